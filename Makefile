@@ -1,0 +1,84 @@
+# peaktrace — kernel-style Makefile: every artifact under $(OUT), quiet unless V=1.
+# Chain: bpf/%.bpf.c -> $(OUT)/%.bpf.o -> $(OUT)/%.skel.h -> user objects -> $(OUT)/peaktrace
+OUT       ?= build
+ARCH      ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CC        ?= cc
+VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
+CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
+USER_CFLAGS := $(CFLAGS) -I$(OUT) -Ibpf -Iuser -D_GNU_SOURCE
+LDLIBS    := -lbpf -lelf -lz -lstdc++
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
+HDRS      := $(wildcard bpf/*.h user/*.h)
+
+.DELETE_ON_ERROR:
+.PHONY: all clean deps test unit demo bench vmlinux check-deps
+
+all: $(OUT)/peaktrace
+
+$(OUT) $(OUT)/user $(OUT)/tests/unit:
+	$(Q)mkdir -p $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(HDRS) $(VMLINUX) | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(OUT)/user/%.o: user/%.c $(HDRS) $(SKELS) | $(OUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUT)/peaktrace: $(OUT)/user/main.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Unit tests: each tests/unit/test_*.c links against every user/ object except main.
+$(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) tests/unit/check.h | $(OUT)/tests/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit $< $(USER_OBJS) $(LDLIBS) -o $@
+
+unit: $(UNIT_BINS)
+
+# Install build and test dependencies from Debian (idempotent).
+DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc g++ python3 pkg-config
+deps:
+	@missing=""; for p in $(DEPS) $(EXTRA_DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else echo "deps: all installed"; fi
+
+test: deps all unit
+	$(Q)python3 tests/run.py --build $(OUT)
+
+demo: deps all
+	$(Q)tools/demo.sh $(OUT)
+
+bench: deps all
+	$(Q)tools/bench/bench.sh $(OUT)
+
+# Regenerate the checked-in vmlinux.h from the running kernel's BTF.
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+clean:
+	rm -rf $(OUT)
