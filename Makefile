@@ -7,8 +7,8 @@ BPFTOOL   ?= bpftool
 CC        ?= cc
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
-USER_CFLAGS := $(CFLAGS) -I$(OUT) -Ibpf -Iuser -D_GNU_SOURCE
-LDLIBS    := -lbpf -lelf -lz -lstdc++
+USER_CFLAGS := $(CFLAGS) -I$(OUT) -iquote bpf -iquote user -D_GNU_SOURCE
+LDLIBS    := -lbpf -lelf -lz -lstdc++ -lm
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
 
 ifeq ($(V),1)
@@ -55,7 +55,7 @@ $(OUT)/peaktrace: $(OUT)/user/main.o $(USER_OBJS)
 # Unit tests: each tests/unit/test_*.c links against every user/ object except main.
 $(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) tests/unit/check.h | $(OUT)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit $< $(USER_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -iquote tests/unit $< $(USER_OBJS) $(LDLIBS) -o $@
 
 unit: $(UNIT_BINS)
 

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * peaktrace.h — the one contract between bpf/ and user/.
+ *
+ * Every struct, enum and limit that crosses the kernel/user line lives here, with __u64-style
+ * types and a size assertion so a layout change breaks the build instead of the data.
+ */
+#ifndef PEAKTRACE_H
+#define PEAKTRACE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Frames kept per stack. frames[0] is the return address found at [rsp] on allocator entry
+ * (the allocation site, exact without frame pointers); the rest come from the unwinder. */
+#define PT_MAX_FRAMES 32
+/* Bytes of user stack copied from rsp in one read; the frame-pointer walk runs inside it and
+ * only reads user memory again for frames above it. */
+#define PT_STACK_WINDOW 1024
+/* Slots per live-table bucket: a bucket is probed in full, so no tombstones are needed. */
+#define PT_BUCKET_SLOTS 8
+
+/* Default table sizes (changed from the command line, set between open and load). */
+#define PT_DEF_MAX_STACKS (1u << 16)
+#define PT_DEF_LIVE_SLOTS (1u << 20)
+#define PT_DEF_OVERFLOW (1u << 16)
+
+/* Stack index 0 is the "[unknown stack]" bucket: allocations whose stack could not be stored
+ * are still counted, here. */
+#define PT_STACK_UNKNOWN 0
+
+/* Allocator entry points; values match enum pt_alloc_fn in user/procmaps.h. */
+enum pt_fn {
+	PT_MALLOC = 0,
+	PT_CALLOC,
+	PT_REALLOC,
+	PT_REALLOCARRAY,
+	PT_FREE,
+	PT_POSIX_MEMALIGN,
+	PT_ALIGNED_ALLOC,
+	PT_MEMALIGN,
+	PT_VALLOC,
+	PT_PVALLOC,
+	PT_FN_COUNT,
+};
+
+/* Every path that can lose or distort data has a per-CPU counter, shown in every report. */
+enum pt_err {
+	PT_ERR_LIVE_FULL = 0,     /* live table and overflow map full: allocation not tracked as live */
+	PT_ERR_STACK_FULL,        /* stack table full: counted under [unknown stack] */
+	PT_ERR_STACK_COLLISION,   /* two stacks hashed alike: counted under [unknown stack] */
+	PT_ERR_MISSED_RETURN,     /* allocator entry without its return (uretprobe lost) */
+	PT_ERR_RINGBUF_LOST,      /* ring buffer full: a rare event was dropped */
+	PT_ERR_UNKNOWN_FREE,      /* free of a pointer not allocated while tracing */
+	PT_ERR_THREAD_STATE,      /* per-thread state could not be created: call not traced */
+	PT_ERR_STACK_READ,        /* user stack unreadable: only frames read so far kept */
+	PT_ERR_STALE_LIVE,        /* allocator returned a pointer still live in our table (missed free) */
+	PT_ERR_PTR_READ,          /* posix_memalign result pointer unreadable */
+	PT_ERR_COUNT,
+};
+
+/* One user stack: program counters, leaf first. Array map indexed by stack index. */
+struct pt_stack_rec {
+	__u64 hash;
+	__u32 nr;
+	__u32 pad;
+	__u64 pcs[PT_MAX_FRAMES];
+};
+_Static_assert(sizeof(struct pt_stack_rec) == 16 + 8 * PT_MAX_FRAMES, "pt_stack_rec layout");
+
+/* Counters per stack. Array map indexed by stack index; updated with atomics.
+ * peak_* is what the stack held at the last live-heap peak, valid when snap_seq equals the
+ * global peak_seq; otherwise the stack has not changed since that peak and live_* is it
+ * (the lazy snapshot of DESIGN.md §4, see peak.h). */
+struct pt_stack_stats {
+	__u64 alloc_count;
+	__u64 alloc_bytes;
+	__u64 free_count;
+	__u64 free_bytes;
+	__s64 live_count;
+	__s64 live_bytes;
+	__s64 peak_count;
+	__s64 peak_bytes;
+	__u64 snap_seq;
+	__u64 mmap_count;   /* mmap/mremap-grow calls made from this stack */
+	__u64 mmap_bytes;
+	__u64 munmap_count; /* munmap calls made from this stack */
+	__u64 munmap_bytes;
+	__u64 pad[3];
+};
+_Static_assert(sizeof(struct pt_stack_stats) == 128, "pt_stack_stats layout");
+
+/* One live allocation. ptr == 0 marks a free slot. */
+struct pt_live_slot {
+	__u64 ptr;
+	__u64 size;
+	__u32 stack;
+	__u32 tid;
+	__u64 ts;   /* bpf_ktime_get_ns() at allocation */
+};
+_Static_assert(sizeof(struct pt_live_slot) == 32, "pt_live_slot layout");
+
+struct pt_live_bucket {
+	struct pt_live_slot s[PT_BUCKET_SLOTS];
+};
+
+/* Value of the overflow hash map (key: pointer). */
+struct pt_live_info {
+	__u64 size;
+	__u32 stack;
+	__u32 tid;
+	__u64 ts;
+};
+_Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
+
+/* rss_stat members, as in the kernel's enum (MM_FILEPAGES ...). */
+enum { PT_RSS_FILE = 0, PT_RSS_ANON = 1, PT_RSS_SWAP = 2, PT_RSS_SHMEM = 3, PT_RSS_COUNT = 4 };
+
+/* Process-wide state kept by the BPF side in .bss (user space reads it through the skeleton). */
+struct pt_global {
+	__s64 live_bytes;
+	__s64 live_count;
+	__s64 peak_bytes;     /* maximum of live_bytes */
+	__s64 peak_count;     /* live_count when peak_bytes was reached */
+	__u64 peak_seq;       /* bumped at every new live-heap peak */
+	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
+	__u64 alloc_count;
+	__u64 alloc_bytes;
+	__u64 free_count;
+	__u64 free_bytes;
+	/* RSS from kmem:rss_stat, in bytes */
+	__u64 mm_id;
+	__s64 rss[PT_RSS_COUNT];
+	__s64 rss_peak;       /* max of FILE + ANON + SHMEM */
+	/* syscalls */
+	__u64 mmap_count;
+	__u64 mmap_bytes;
+	__u64 munmap_count;
+	__u64 munmap_bytes;
+	__u64 mremap_count;
+	__u64 brk_count;
+	__u64 brk_start;      /* first break seen */
+	__u64 brk_cur;
+	__u64 brk_max;
+	__u64 madv_count;
+	__u64 madv_bytes;
+};
+
+/* Rare events sent through the ring buffer (never one per allocation). */
+enum pt_event_type {
+	PT_EV_EXIT = 1,       /* target thread group died */
+	PT_EV_EXEC_MAP = 2,   /* target mapped new code (refresh symbolization maps) */
+	PT_EV_EXEC = 3,       /* target called execve */
+};
+
+struct pt_event {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__s32 exit_code;      /* PT_EV_EXIT: task->exit_code (status << 8 | signal) */
+	__u64 ts;
+	__u64 hiwater_rss;    /* PT_EV_EXIT: mm high-water mark in bytes, 0 if unknown */
+	__u64 addr;           /* PT_EV_EXEC_MAP: mapping address */
+	__u64 len;
+};
+_Static_assert(sizeof(struct pt_event) == 48, "pt_event layout");
+
+#endif /* PEAKTRACE_H */

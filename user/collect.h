@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* collect.h — kernel per-stack tables -> symbolized profile. */
+#ifndef PEAKTRACE_COLLECT_H
+#define PEAKTRACE_COLLECT_H
+#include <stdbool.h>
+#include "report.h"
+#include "symbolize.h"
+
+struct pt_collect_in {
+	const struct pt_stack_rec *stacks;       /* indexed by stack index */
+	const struct pt_stack_stats *stats;
+	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
+	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
+};
+
+/* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.
+ * sym may be NULL (addresses only). Returns 0 or -errno; on error the partial profile is
+ * still owned by p (free with pt_profile_free). */
+int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct pt_profile *p,
+	       struct pt_map_stack **mstacks, uint32_t *nmstacks);
+#endif

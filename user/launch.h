@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* launch.h — start a command held before exec (peaktrace -- CMD). */
+#ifndef PEAKTRACE_LAUNCH_H
+#define PEAKTRACE_LAUNCH_H
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct pt_child {
+	pid_t pid;
+	int go_fd;        /* write one byte: the child execs */
+	int report_fd;    /* exec failure: errno comes back here */
+	bool traced;      /* PTRACE_SEIZEd for the exit stop */
+	bool exited;
+	int status;       /* wait status once exited */
+};
+
+char *pt_resolve_cmd(const char *cmd);
+/* The objects CMD will load, in load order: the executable first (a script's interpreter),
+ * then what its dynamic loader lists. */
+int pt_load_order(const char *cmd, char **exe, char ***paths, int *n);
+void pt_strv_free(char **v, int n);
+
+int pt_launch(char **argv, struct pt_child *c);
+/* Let the child exec. Returns 0, or -errno of a failed exec. */
+int pt_launch_go(struct pt_child *c);
+void pt_launch_abort(struct pt_child *c);
+/* Reap/handle ptrace stops without blocking; calls at_exit at the exit stop.
+ * Returns 1 once the child has exited. */
+int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg);
+/* Stop tracing the child (detach) if it still runs. */
+void pt_child_release(struct pt_child *c);
+#endif

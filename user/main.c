@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * peaktrace — who holds the memory, and when was the peak.
+ *
+ * main(): parse args -> check target -> open -> configure -> load -> attach -> loop -> report,
+ * with one cleanup path.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "peaktrace.h"
+#include "peaktrace.skel.h"
+#include "collect.h"
+#include "launch.h"
+#include "report.h"
+#include "symbolize.h"
+
+/* Exit codes: distinct per failure class so scripts can tell them apart. */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,       /* anything else */
+	EXIT_USAGE = 2,
+	EXIT_NO_PROCESS = 3,
+	EXIT_PERM = 4,
+	EXIT_UNSUPPORTED = 5,
+	EXIT_OUTPUT = 6,
+	EXIT_BPF = 7,
+};
+
+static struct options {
+	pid_t pid;               /* -p: attach to this process */
+	char **cmd;              /* -- CMD ARGS: launch */
+	double duration;         /* -d: seconds, 0 = until exit or Ctrl-C */
+	double interval;         /* -i: status line period, seconds */
+	const char *outdir;      /* -o: write every format here */
+	int top;                 /* --top: stacks per report section */
+	uint32_t max_stacks;     /* --max-stacks */
+	uint32_t live_slots;     /* --max-live */
+	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
+	bool quiet;              /* -q: no text report on stdout */
+	bool verbose;            /* -v: libbpf debug output */
+} env = {
+	.duration = 0,
+	.interval = 1.0,
+	.top = 10,
+	.max_stacks = PT_DEF_MAX_STACKS,
+	.live_slots = PT_DEF_LIVE_SLOTS,
+	.fp_stacks = true,
+};
+
+const char *argp_program_version = "peaktrace " PT_VERSION;
+const char *argp_program_bug_address = NULL;
+static const char doc[] =
+"Trace a process's memory: every allocation counted exactly, the live-heap and RSS peaks,\n"
+"and who held the memory at the peak.\n"
+"\n"
+"USAGE: peaktrace -p PID [-d SECONDS] [-o DIR]\n"
+"       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]\n"
+"\n"
+"EXAMPLES:\n"
+"    peaktrace -p 1234              # attach to PID 1234 until Ctrl-C or its exit\n"
+"    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports and flame graphs to out/\n"
+"    peaktrace -o out -- ./server   # launch ./server traced from its first malloc\n"
+"    peaktrace --top 20 -- python3 app.py\n"
+"\n"
+"Files written with -o: report.txt, report.json, {peak,live,alloc}.folded, .svg and\n"
+".speedscope.json, profile.pb.gz (pprof).\n"
+"Exit codes: 0 ok, 2 usage, 3 no such process, 4 not root, 5 unsupported target,\n"
+"6 output directory not writable, 7 BPF load/attach failure, 1 other.\n";
+
+enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP };
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C)", 0 },
+	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
+	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
+	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
+	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
+	{},
+};
+
+static void die_usage(struct argp_state *st, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "peaktrace: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see --help)\n");
+	exit(EXIT_USAGE);
+}
+
+static double parse_seconds(struct argp_state *st, const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || v < 0)
+		die_usage(st, "invalid number of seconds: %s", arg);
+	return v;
+}
+
+static unsigned long parse_count(struct argp_state *st, const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || !*arg || v == 0 || v > (1UL << 28))
+		die_usage(st, "invalid count: %s", arg);
+	return v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *st)
+{
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX)
+			die_usage(st, "invalid PID: %s", arg);
+		env.pid = (pid_t)v;
+		break;
+	case 'd':
+		env.duration = parse_seconds(st, arg);
+		break;
+	case 'i':
+		env.interval = parse_seconds(st, arg);
+		break;
+	case 'o':
+		env.outdir = arg;
+		break;
+	case OPT_TOP:
+		env.top = (int)parse_count(st, arg);
+		break;
+	case OPT_MAX_STACKS:
+		env.max_stacks = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_MAX_LIVE:
+		env.live_slots = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_NO_FP:
+		env.fp_stacks = false;
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		/* Everything after "--" (or the first non-option) is the command. */
+		env.cmd = &st->argv[st->next - 1];
+		st->next = st->argc;
+		break;
+	case ARGP_KEY_END:
+		if (env.pid && env.cmd)
+			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
+		if (!env.pid && !env.cmd)
+			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !env.verbose)
+		return 0;
+	if (level == LIBBPF_WARN && !env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- target checks ------------------------------------------------------------------------ */
+
+#define PF_KTHREAD 0x00200000
+
+static int check_pid(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
+		return EXIT_NO_PROCESS;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
+		return EXIT_NO_PROCESS;
+	}
+	buf[n] = 0;
+	/* Field 9 (flags) counted after the ")" that ends comm, which may contain spaces. */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 7; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		flags = strtoul(p + 1, NULL, 10);
+	if (flags & PF_KTHREAD) {
+		fprintf(stderr, "peaktrace: PID %d is a kernel thread: it has no user-space heap to trace\n",
+			pid);
+		return EXIT_UNSUPPORTED;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, pid);
+	if (access(path, F_OK)) {
+		fprintf(stderr, "peaktrace: %d is a thread, not a process: use its process ID\n", pid);
+		return EXIT_UNSUPPORTED;
+	}
+	return EXIT_OK;
+}
+
+static int check_outdir(const char *dir)
+{
+	char probe[4096], *p, tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	/* mkdir -p */
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		mkdir(tmp, 0755);
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST) {
+		fprintf(stderr, "peaktrace: cannot create output directory %s: %s\n", dir, strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	snprintf(probe, sizeof(probe), "%s/.peaktrace-write-test", dir);
+	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "peaktrace: output directory %s is not writable: %s\n", dir, strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	close(fd);
+	unlink(probe);
+	return EXIT_OK;
+}
+
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "r");
+	if (f && fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+static uint64_t read_vmhwm(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %" SCNu64 " kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* ---- probes ------------------------------------------------------------------------------- */
+
+static struct bpf_program *entry_prog(struct peaktrace_bpf *skel, int fn)
+{
+	switch (fn) {
+	case PT_FN_MALLOC: return skel->progs.malloc_enter;
+	case PT_FN_CALLOC: return skel->progs.calloc_enter;
+	case PT_FN_REALLOC: return skel->progs.realloc_enter;
+	case PT_FN_REALLOCARRAY: return skel->progs.reallocarray_enter;
+	case PT_FN_FREE: return skel->progs.free_enter;
+	case PT_FN_POSIX_MEMALIGN: return skel->progs.posix_memalign_enter;
+	case PT_FN_ALIGNED_ALLOC: return skel->progs.memalign_enter;
+	case PT_FN_MEMALIGN: return skel->progs.memalign_enter;
+	case PT_FN_VALLOC: return skel->progs.valloc_enter;
+	case PT_FN_PVALLOC: return skel->progs.pvalloc_enter;
+	}
+	return NULL;
+}
+
+#define MAX_LINKS 64
+static struct bpf_link *links[MAX_LINKS];
+static int nlinks;
+
+static int add_link(struct bpf_link *l)
+{
+	if (!l)
+		return -errno;
+	if (nlinks < MAX_LINKS)
+		links[nlinks++] = l;
+	return 0;
+}
+
+static void detach_all(void)
+{
+	while (nlinks)
+		bpf_link__destroy(links[--nlinks]);
+}
+
+static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocator *a, pid_t pid,
+			    struct pt_report *r)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	uint8_t code[32];
+	int fd, fn, k, err;
+
+	fd = open(a->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->open_path, strerror(errno));
+		return err;
+	}
+	for (fn = 0; fn < PT_FN_MAX; fn++) {
+		struct pt_probe_info *pi;
+		bool ret = fn != PT_FN_FREE;
+		ssize_t n;
+
+		if (!a->fn_offset[fn])
+			continue;
+		pi = &r->probes[r->nprobes++];
+		memset(pi, 0, sizeof(*pi));
+		pi->fn = fn;
+		pi->symbol = a->fn_symbol[fn];
+		pi->shared_with = -1;
+		pi->return_probe = ret;
+		/* Several names share one address in glibc (aligned_alloc == memalign): one probe. */
+		for (k = 0; k < r->nprobes - 1; k++) {
+			if (a->fn_offset[r->probes[k].fn] == a->fn_offset[fn]) {
+				pi->shared_with = r->probes[k].fn;
+				pi->offset = r->probes[k].offset;
+				pi->place = r->probes[k].place;
+				break;
+			}
+		}
+		if (pi->shared_with >= 0)
+			continue;
+		n = pread(fd, code, sizeof(code), (off_t)a->fn_offset[fn]);
+		/* Only free may move off its entry: the others also get a uretprobe, which needs
+		 * the return address at [rsp], i.e. the entry. */
+		pt_probe_place_x86(code, n > 0 ? (size_t)n : 0, !ret, &pi->place);
+		pi->offset = a->fn_offset[fn] + pi->place.skip;
+
+		uo.retprobe = false;
+		err = add_link(bpf_program__attach_uprobe_opts(entry_prog(skel, fn), pid, a->open_path,
+							       pi->offset, &uo));
+		if (!err && ret) {
+			uo.retprobe = true;
+			err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_return, pid,
+								       a->open_path, a->fn_offset[fn], &uo));
+		}
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach uprobe to %s in %s: %s\n",
+				pi->symbol, a->path, strerror(-err));
+			close(fd);
+			return err;
+		}
+		pi->attached = true;
+	}
+	close(fd);
+	return 0;
+}
+
+static int attach_tracepoints(struct peaktrace_bpf *skel)
+{
+	struct bpf_program *tps[] = {
+		skel->progs.on_mmap_enter, skel->progs.on_mmap_exit, skel->progs.on_munmap_enter,
+		skel->progs.on_mremap_enter, skel->progs.on_brk_enter, skel->progs.on_brk_exit,
+		skel->progs.on_madvise_enter, skel->progs.on_rss_stat, skel->progs.on_exec,
+		skel->progs.on_exit,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		err = add_link(bpf_program__attach(tps[i]));
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
+				bpf_program__section_name(tps[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* ---- runtime ------------------------------------------------------------------------------ */
+
+struct run {
+	struct peaktrace_bpf *skel;
+	struct pt_symbolizer *sym;
+	struct pt_child child;
+	pid_t pid;
+	bool exited;             /* target group died (event or wait) */
+	int exit_code;           /* task exit code from the exit event */
+	uint64_t hiwater;        /* from the exit event */
+	uint64_t vmhwm;
+	bool need_refresh;
+};
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct run *run = ctx;
+	const struct pt_event *e = data;
+
+	if (len < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case PT_EV_EXIT:
+		run->exited = true;
+		run->exit_code = e->exit_code;
+		if (e->hiwater_rss > run->hiwater)
+			run->hiwater = e->hiwater_rss;
+		break;
+	case PT_EV_EXEC:
+	case PT_EV_EXEC_MAP:
+		run->need_refresh = true;
+		break;
+	}
+	return 0;
+}
+
+/* Launch mode: the child stopped at exit with its mm intact. */
+static void at_child_exit(void *arg)
+{
+	struct run *run = arg;
+	uint64_t hwm = read_vmhwm(run->pid);
+
+	if (run->sym)
+		pt_sym_refresh(run->sym);
+	if (hwm > run->vmhwm)
+		run->vmhwm = hwm;
+}
+
+static void status_line(struct run *run, uint64_t *last_allocs, uint64_t *last_ns)
+{
+	const struct pt_global *g = &run->skel->bss->g;
+	uint64_t now = now_ns(), allocs = g->alloc_count;
+	double rate = (double)(allocs - *last_allocs) * 1e9 / (double)(now - *last_ns + 1);
+	char b1[32], b2[32], b3[32];
+
+	fprintf(stderr, "\r\033[Klive %s (%" PRId64 " blocks)  peak %s  rss %s  %.0f allocs/s",
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes), (int64_t)g->live_count,
+		pt_fmt_bytes(b2, sizeof(b2), (double)g->peak_bytes),
+		pt_fmt_bytes(b3, sizeof(b3),
+			     (double)(g->rss[PT_RSS_FILE] + g->rss[PT_RSS_ANON] + g->rss[PT_RSS_SHMEM])),
+		rate);
+	*last_allocs = allocs;
+	*last_ns = now;
+}
+
+static void read_errors(struct peaktrace_bpf *skel, uint64_t *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(skel->maps.errors);
+	uint64_t *vals;
+	uint32_t k;
+	int c;
+
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (k = 0; k < PT_ERR_COUNT; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+static void *map_mmap(struct bpf_map *m, size_t *len)
+{
+	size_t sz = (size_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	long pg = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	sz = (sz + pg - 1) / pg * pg;
+	p = mmap(NULL, sz, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*len = sz;
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc,
+					  .args_doc = "[-- CMD [ARGS...]]" };
+	struct pt_allocator alloc = { 0 };
+	struct pt_report rep = { 0 };
+	struct run run = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct pt_collect_in cin;
+	struct peaktrace_bpf *skel = NULL;
+	void *stacks_map = NULL, *stats_map = NULL;
+	size_t stacks_len = 0, stats_len = 0;
+	uint64_t start_ns, last_status, last_allocs = 0, last_refresh;
+	char **paths = NULL, *exe = NULL;
+	int npaths = 0, err, code = EXIT_FAIL;
+	bool launched = false, tty;
+	uint32_t buckets, nstk;
+
+	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
+	run.child.go_fd = run.child.report_fd = -1;
+	libbpf_set_print(libbpf_print);
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "peaktrace: must be run as root (loading BPF programs and uprobes needs "
+				"CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)\n");
+		return EXIT_PERM;
+	}
+	if (env.outdir && (code = check_outdir(env.outdir)) != EXIT_OK)
+		return code;
+
+	/* Which allocator, before anything runs. */
+	if (env.pid) {
+		if ((code = check_pid(env.pid)) != EXIT_OK)
+			return code;
+		err = pt_find_allocator(env.pid, &alloc);
+		if (err == -ESRCH) {
+			fprintf(stderr, "peaktrace: no such process: %d\n", env.pid);
+			return EXIT_NO_PROCESS;
+		}
+		if (err) {
+			fprintf(stderr, "peaktrace: no malloc found in the objects PID %d has mapped (a "
+					"static binary without symbols, or an allocator peaktrace does not "
+					"know)\n", env.pid);
+			return EXIT_UNSUPPORTED;
+		}
+		run.pid = env.pid;
+		read_comm(env.pid, rep.comm, sizeof(rep.comm));
+		{
+			char l[64];
+			ssize_t n;
+
+			snprintf(l, sizeof(l), "/proc/%d/exe", env.pid);
+			n = readlink(l, rep.exe, sizeof(rep.exe) - 1);
+			if (n > 0)
+				rep.exe[n] = 0;
+		}
+	} else {
+		err = pt_load_order(env.cmd[0], &exe, &paths, &npaths);
+		if (err) {
+			fprintf(stderr, "peaktrace: cannot execute %s: %s\n", env.cmd[0], strerror(-err));
+			return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
+		}
+		err = pt_find_allocator_in((const char *const *)paths, npaths, &alloc);
+		if (err) {
+			fprintf(stderr, "peaktrace: no malloc found in %s or the libraries it loads (a "
+					"static binary without symbols, or an allocator peaktrace does not "
+					"know)\n", exe);
+			code = EXIT_UNSUPPORTED;
+			goto cleanup;
+		}
+		snprintf(rep.exe, sizeof(rep.exe), "%s", exe);
+		{
+			const char *b = strrchr(exe, '/');
+
+			snprintf(rep.comm, sizeof(rep.comm), "%.15s", b ? b + 1 : exe);
+		}
+		err = pt_launch(env.cmd, &run.child);
+		if (err) {
+			fprintf(stderr, "peaktrace: cannot start %s: %s\n", env.cmd[0], strerror(-err));
+			goto cleanup;
+		}
+		launched = true;
+		run.pid = run.child.pid;
+	}
+
+	/* Open, configure, load. */
+	skel = peaktrace_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "peaktrace: failed to open BPF object: %s\n", strerror(errno));
+		code = EXIT_BPF;
+		goto cleanup;
+	}
+	buckets = 1;
+	while (buckets * PT_BUCKET_SLOTS < env.live_slots)
+		buckets <<= 1;
+	skel->rodata->targ_tgid = (uint32_t)run.pid;
+	skel->rodata->live_bucket_mask = buckets - 1;
+	skel->rodata->max_stacks = env.max_stacks;
+	skel->rodata->capture_stacks = env.fp_stacks;
+	bpf_map__set_max_entries(skel->maps.live, buckets);
+	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
+	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks);
+	bpf_map__set_max_entries(skel->maps.stats, env.max_stacks);
+	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
+
+	err = peaktrace_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
+			err == -EPERM ? " (need root)" : " (kernel with BTF, uprobes and task storage needed)");
+		code = err == -EPERM ? EXIT_PERM : EXIT_BPF;
+		goto cleanup;
+	}
+	run.skel = skel;
+
+	rep.alloc = &alloc;
+	if (attach_allocator(skel, &alloc, run.pid, &rep) || attach_tracepoints(skel)) {
+		code = EXIT_BPF;
+		goto cleanup;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &run, NULL);
+	if (!rb) {
+		fprintf(stderr, "peaktrace: failed to create ring buffer: %s\n", strerror(errno));
+		code = EXIT_BPF;
+		goto cleanup;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	start_ns = now_ns();
+	if (launched) {
+		err = pt_launch_go(&run.child);
+		if (err) {
+			fprintf(stderr, "peaktrace: cannot execute %s: %s\n", env.cmd[0], strerror(-err));
+			code = err == -ENOENT ? EXIT_NO_PROCESS : EXIT_FAIL;
+			goto cleanup;
+		}
+	} else if (kill(run.pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "peaktrace: no such process: %d (it exited while probes were attached)\n",
+			run.pid);
+		code = EXIT_NO_PROCESS;
+		goto cleanup;
+	}
+	run.sym = pt_sym_new(run.pid);
+	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", run.pid, rep.comm,
+		pt_allocator_kind_name(alloc.kind), alloc.path,
+		env.duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
+
+	tty = isatty(STDERR_FILENO) && env.interval > 0;
+	last_status = last_refresh = now_ns();
+	while (!stop_signal) {
+		uint64_t now;
+
+		err = ring_buffer__poll(rb, 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
+			break;
+		}
+		now = now_ns();
+		if (launched && pt_child_poll(&run.child, at_child_exit, &run))
+			run.exited = true;
+		if (run.need_refresh && run.sym && !run.exited) {
+			pt_sym_refresh(run.sym);
+			run.need_refresh = false;
+			last_refresh = now;
+		}
+		if (run.exited)
+			break;
+		if (!launched && kill(run.pid, 0) && errno == ESRCH) {
+			run.exited = true;
+			break;
+		}
+		if (now - last_refresh > 2000000000ULL && run.sym) {
+			/* Periodic refresh also keeps VmHWM: after exit /proc has neither. */
+			uint64_t hwm = read_vmhwm(run.pid);
+
+			pt_sym_refresh(run.sym);
+			if (hwm > run.vmhwm)
+				run.vmhwm = hwm;
+			last_refresh = now;
+		}
+		if (tty && now - last_status >= (uint64_t)(env.interval * 1e9))
+			status_line(&run, &last_allocs, &last_status);
+		if (env.duration > 0 && now - start_ns >= (uint64_t)(env.duration * 1e9))
+			break;
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+
+	/* Stop: final state of a still-running target first, then freeze the counters. */
+	rep.duration_ns = now_ns() - start_ns;
+	if (!run.exited) {
+		uint64_t hwm = read_vmhwm(run.pid);
+
+		if (run.sym)
+			pt_sym_refresh(run.sym);
+		if (hwm > run.vmhwm)
+			run.vmhwm = hwm;
+	}
+	detach_all();
+	ring_buffer__poll(rb, 0);
+	if (launched) {
+		pt_child_release(&run.child);
+		pt_child_poll(&run.child, at_child_exit, &run);
+	}
+
+	/* Collect. */
+	rep.pid = run.pid;
+	rep.launched = launched;
+	rep.g = skel->bss->g;
+	rep.top = env.top;
+	read_errors(skel, rep.errors);
+	rep.exited = run.exited || (launched && run.child.exited);
+	if (launched && run.child.exited) {
+		if (WIFSIGNALED(run.child.status))
+			rep.exit_signal = WTERMSIG(run.child.status);
+		else
+			rep.exit_status = WEXITSTATUS(run.child.status);
+	} else if (run.exited) {
+		if (run.exit_code & 0x7f)
+			rep.exit_signal = run.exit_code & 0x7f;
+		else
+			rep.exit_status = (run.exit_code >> 8) & 0xff;
+	}
+	rep.vmhwm_bytes = run.vmhwm > run.hiwater ? run.vmhwm : run.hiwater;
+	if ((uint64_t)rep.g.rss_peak > rep.vmhwm_bytes && rep.exited && !rep.vmhwm_bytes)
+		rep.vmhwm_bytes = 0;
+	nstk = rep.g.next_stack + 1 < env.max_stacks ? (uint32_t)rep.g.next_stack + 1 : env.max_stacks;
+	rep.stacks_used = rep.g.next_stack < env.max_stacks ? rep.g.next_stack : env.max_stacks;
+	rep.max_stacks = env.max_stacks;
+	stacks_map = map_mmap(skel->maps.stacks, &stacks_len);
+	stats_map = map_mmap(skel->maps.stats, &stats_len);
+	if (!stacks_map || !stats_map) {
+		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	cin.stacks = stacks_map;
+	cin.stats = stats_map;
+	cin.nstacks = nstk;
+	cin.peak_seq = rep.g.peak_seq;
+	err = pt_collect(&cin, run.sym, &rep.prof, &rep.mstacks, &rep.nmstacks);
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	rep.prof.duration_ns = rep.duration_ns;
+	rep.prof.time_ns = (uint64_t)time(NULL) * 1000000000ULL - rep.duration_ns;
+
+	if (!env.quiet)
+		pt_report_text(stdout, &rep);
+	code = EXIT_OK;
+	if (env.outdir) {
+		err = pt_report_write_dir(env.outdir, &rep);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to write reports to %s: %s\n", env.outdir,
+				strerror(-err));
+			code = EXIT_OUTPUT;
+		} else {
+			fprintf(stderr, "peaktrace: reports written to %s/\n", env.outdir);
+		}
+	}
+	if (launched && !run.child.exited && env.duration > 0) {
+		/* -d on a launched command: it was started for tracing only. */
+		kill(run.child.pid, SIGTERM);
+	}
+
+cleanup:
+	/* A launched command that still runs is left running, detached (like a target of -p). */
+	if (launched && run.child.go_fd >= 0)
+		pt_launch_abort(&run.child);
+	detach_all();
+	ring_buffer__free(rb);
+	if (stacks_map)
+		munmap(stacks_map, stacks_len);
+	if (stats_map)
+		munmap(stats_map, stats_len);
+	peaktrace_bpf__destroy(skel);
+	if (run.sym)
+		pt_sym_free(run.sym);
+	pt_report_free(&rep);
+	pt_allocator_free(&alloc);
+	if (paths)
+		pt_strv_free(paths, npaths);
+	free(exe);
+	return code;
+}

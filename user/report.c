@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report.c — the text and JSON reports, and the output directory with every format.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "report.h"
+
+static const char *const err_names[PT_ERR_COUNT] = {
+	[PT_ERR_LIVE_FULL] = "live_table_full",
+	[PT_ERR_STACK_FULL] = "stack_table_full",
+	[PT_ERR_STACK_COLLISION] = "stack_collision",
+	[PT_ERR_MISSED_RETURN] = "missed_return",
+	[PT_ERR_RINGBUF_LOST] = "ringbuf_lost",
+	[PT_ERR_UNKNOWN_FREE] = "unknown_free",
+	[PT_ERR_THREAD_STATE] = "thread_state_failed",
+	[PT_ERR_STACK_READ] = "stack_read_failed",
+	[PT_ERR_STALE_LIVE] = "stale_live",
+	[PT_ERR_PTR_READ] = "result_read_failed",
+};
+
+static const char *const err_help[PT_ERR_COUNT] = {
+	[PT_ERR_LIVE_FULL] = "allocations counted but not tracked as live (raise --max-live)",
+	[PT_ERR_STACK_FULL] = "allocations counted under [unknown stack] (raise --max-stacks)",
+	[PT_ERR_STACK_COLLISION] = "stack hash collisions, counted under [unknown stack]",
+	[PT_ERR_MISSED_RETURN] = "allocator calls whose return was never seen (not counted)",
+	[PT_ERR_RINGBUF_LOST] = "rare events (exit, new code mappings) dropped",
+	[PT_ERR_UNKNOWN_FREE] = "frees of blocks allocated before tracing began (or by glibc internals, e.g. tcache teardown at thread exit)",
+	[PT_ERR_THREAD_STATE] = "allocator calls not traced: per-thread state could not be created",
+	[PT_ERR_STACK_READ] = "stacks whose user memory could not be read (counted under [unknown stack])",
+	[PT_ERR_STALE_LIVE] = "pointers returned again while still live to us (a free was missed)",
+	[PT_ERR_PTR_READ] = "posix_memalign results that could not be read (not counted)",
+};
+
+const char *pt_err_name(int e)
+{
+	return e >= 0 && e < PT_ERR_COUNT ? err_names[e] : "?";
+}
+
+const char *pt_err_help(int e)
+{
+	return e >= 0 && e < PT_ERR_COUNT ? err_help[e] : "?";
+}
+
+const char *pt_fmt_bytes(char *buf, size_t len, double b)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double a = b < 0 ? -b : b;
+	int u = 0;
+
+	while (a >= 1024 && u < 4) {
+		a /= 1024;
+		b /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%.0f B", b);
+	else
+		snprintf(buf, len, "%.2f %s", b, units[u]);
+	return buf;
+}
+
+void pt_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* ---- text ----------------------------------------------------------------------------------- */
+
+static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
+{
+	const struct pt_frame *fr = &p->frames[fi];
+	const char *mod = fr->module && *fr->module ? fr->module : NULL;
+	const char *base = mod ? strrchr(mod, '/') : NULL;
+
+	base = base ? base + 1 : mod;
+	if (fr->func && *fr->func && fr->func[0] != '[')
+		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
+	else if (fr->func && fr->func[0] == '[')
+		fprintf(f, "        %s\n", fr->func);
+	else
+		fprintf(f, "        0x%" PRIx64 "  (%s+0x%" PRIx64 ")\n", fr->addr, base ? base : "?",
+			fr->offset);
+}
+
+struct sort_ctx {
+	const struct pt_profile *p;
+	int m;
+};
+static struct sort_ctx g_sort;
+
+static int cmp_stack_desc(const void *a, const void *b)
+{
+	uint64_t va = g_sort.p->stacks[*(const uint32_t *)a].v[g_sort.m];
+	uint64_t vb = g_sort.p->stacks[*(const uint32_t *)b].v[g_sort.m];
+
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_count,
+		       const char *title, uint64_t total)
+{
+	const struct pt_profile *p = &r->prof;
+	uint32_t *idx, n = 0, i, j;
+	char b1[32], b2[32];
+
+	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
+	idx = calloc(p->nstacks + 1, sizeof(*idx));
+	if (!idx)
+		return;
+	for (i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].v[m_bytes] || p->stacks[i].v[m_count])
+			idx[n++] = i;
+	g_sort.p = p;
+	g_sort.m = m_bytes;
+	qsort(idx, n, sizeof(*idx), cmp_stack_desc);
+	if (n == 0)
+		fprintf(f, "  (none)\n");
+	for (i = 0; i < n && (int)i < r->top; i++) {
+		const struct pt_stack *s = &p->stacks[idx[i]];
+		double pct = total ? 100.0 * s->v[m_bytes] / total : 0;
+
+		fprintf(f, "  #%-2u %s (%.1f%%) in %" PRIu64 " block%s; allocated %s in %" PRIu64
+			   " call%s\n",
+			i + 1, pt_fmt_bytes(b1, sizeof(b1), (double)s->v[m_bytes]), pct, s->v[m_count],
+			s->v[m_count] == 1 ? "" : "s",
+			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_ALLOC_BYTES]),
+			s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_COUNT] == 1 ? "" : "s");
+		for (j = 0; j < s->nframes && j < 16; j++)
+			frame_text(f, p, s->frames[j]);
+		if (s->nframes > 16)
+			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
+	}
+	if (n > (uint32_t)r->top)
+		fprintf(f, "  ... %u more stacks (see the JSON report and flame graphs)\n",
+			n - (uint32_t)r->top);
+	free(idx);
+}
+
+static int cmp_mstack_desc(const void *a, const void *b)
+{
+	const struct pt_map_stack *x = a, *y = b;
+
+	if (x->mmap_bytes != y->mmap_bytes)
+		return x->mmap_bytes < y->mmap_bytes ? 1 : -1;
+	if (x->munmap_bytes != y->munmap_bytes)
+		return x->munmap_bytes < y->munmap_bytes ? 1 : -1;
+	return 0;
+}
+
+void pt_report_text(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	uint64_t lost = 0;
+	int i;
+
+	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
+		r->launched ? "launched" : "attached", r->duration_ns / 1e9);
+	if (r->exited) {
+		if (r->exit_signal)
+			fprintf(f, ", killed by signal %d", r->exit_signal);
+		else
+			fprintf(f, ", exited with status %d", r->exit_status);
+	}
+	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), r->alloc->path);
+	fprintf(f, "probes:\n");
+	for (i = 0; i < r->nprobes; i++) {
+		const struct pt_probe_info *pi = &r->probes[i];
+
+		if (pi->shared_with >= 0) {
+			fprintf(f, "  %-15s same address as %s\n", pt_alloc_fn_name(pi->fn),
+				pt_alloc_fn_name(pi->shared_with));
+			continue;
+		}
+		fprintf(f, "  %-15s %s+%u (file offset 0x%" PRIx64 ")%s: %s, %s", pt_alloc_fn_name(pi->fn),
+			pi->symbol, pi->place.skip, pi->offset, pi->return_probe ? " +return" : "",
+			pi->place.insn, pi->place.emulated ? "emulated" : "single-stepped");
+		if (pi->place.skip)
+			fprintf(f, " (skipped %s)", pi->place.skipped);
+		fputc('\n', f);
+	}
+
+	fprintf(f, "\nHEAP (requested bytes, outermost allocator calls)\n");
+	fprintf(f, "  allocations      %12" PRIu64 "   %s\n", (uint64_t)g->alloc_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->alloc_bytes));
+	fprintf(f, "  frees            %12" PRIu64 "   %s\n", (uint64_t)g->free_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->free_bytes));
+	fprintf(f, "  live at end      %12" PRId64 "   %s\n", (int64_t)g->live_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
+	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
+	fprintf(f, "\nRSS\n");
+	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
+		pt_fmt_bytes(b2, sizeof(b2),
+			     (double)((uint64_t)g->rss[PT_RSS_FILE] + (uint64_t)g->rss[PT_RSS_ANON] + (uint64_t)g->rss[PT_RSS_SHMEM])),
+		pt_fmt_bytes(b3, sizeof(b3), (double)g->rss[PT_RSS_FILE]),
+		pt_fmt_bytes(b4, sizeof(b4), (double)g->rss[PT_RSS_ANON]),
+		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
+	fprintf(f, "  VmHWM (process high-water mark, what Lambda-style tools report)   %s\n",
+		r->vmhwm_bytes ? pt_fmt_bytes(b1, sizeof(b1), (double)r->vmhwm_bytes) : "unknown");
+	fprintf(f, "\nMEMORY SYSCALLS\n");
+	fprintf(f, "  mmap %" PRIu64 " (%s)   munmap %" PRIu64 " (%s)   mremap %" PRIu64
+		   "   brk %" PRIu64 " (heap grew %s)   madvise DONTNEED/FREE %" PRIu64 " (%s)\n",
+		(uint64_t)g->mmap_count, pt_fmt_bytes(b1, sizeof(b1), (double)g->mmap_bytes), (uint64_t)g->munmap_count,
+		pt_fmt_bytes(b2, sizeof(b2), (double)g->munmap_bytes), (uint64_t)g->mremap_count, (uint64_t)g->brk_count,
+		pt_fmt_bytes(b3, sizeof(b3),
+			     (double)((uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0)),
+		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
+
+	fprintf(f, "\nDATA LOSS AND DISTORTION\n");
+	for (i = 0; i < PT_ERR_COUNT; i++) {
+		if (!r->errors[i])
+			continue;
+		lost++;
+		fprintf(f, "  %-20s %10" PRIu64 "  %s\n", pt_err_name(i), r->errors[i], pt_err_help(i));
+	}
+	if (!lost)
+		fprintf(f, "  none: every allocator call and syscall was accounted\n");
+	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots\n", r->stacks_used,
+		r->max_stacks);
+
+	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
+		   (uint64_t)g->peak_bytes);
+	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
+		   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0));
+	top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
+		   (uint64_t)g->alloc_bytes);
+
+	if (r->nmstacks) {
+		struct pt_map_stack *ms = malloc(r->nmstacks * sizeof(*ms));
+		uint32_t k, j;
+
+		if (ms) {
+			memcpy(ms, r->mstacks, r->nmstacks * sizeof(*ms));
+			qsort(ms, r->nmstacks, sizeof(*ms), cmp_mstack_desc);
+			fprintf(f, "\nTOP MMAP/BRK STACKS (address space mapped / unmapped)\n");
+			for (k = 0; k < r->nmstacks && (int)k < r->top; k++) {
+				fprintf(f, "  #%-2u mapped %s in %" PRIu64 " call%s, unmapped %s in %" PRIu64
+					   " call%s\n",
+					k + 1, pt_fmt_bytes(b1, sizeof(b1), (double)ms[k].mmap_bytes),
+					ms[k].mmap_count, ms[k].mmap_count == 1 ? "" : "s",
+					pt_fmt_bytes(b2, sizeof(b2), (double)ms[k].munmap_bytes),
+					ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
+				for (j = 0; j < ms[k].nframes && j < 12; j++)
+					frame_text(f, &r->prof, ms[k].frames[j]);
+			}
+			free(ms);
+		}
+	}
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static void json_frames(FILE *f, const struct pt_profile *p, const uint32_t *fr, uint32_t n)
+{
+	uint32_t i;
+
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		const struct pt_frame *x = &p->frames[fr[i]];
+
+		fprintf(f, "%s{\"func\": ", i ? ", " : "");
+		pt_json_str(f, x->func);
+		fprintf(f, ", \"module\": ");
+		pt_json_str(f, x->module ? x->module : "");
+		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"}", x->addr,
+			x->offset);
+	}
+	fputc(']', f);
+}
+
+void pt_report_json(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	uint32_t i;
+	int k;
+
+	fprintf(f, "{\n  \"version\": 1,\n  \"tool\": \"peaktrace %s\",\n", PT_VERSION);
+	fprintf(f, "  \"target\": {\"pid\": %d, \"comm\": ", r->pid);
+	pt_json_str(f, r->comm);
+	fprintf(f, ", \"exe\": ");
+	pt_json_str(f, r->exe);
+	fprintf(f, ", \"mode\": \"%s\", \"exited\": %s, \"exit_status\": ",
+		r->launched ? "launch" : "attach", r->exited ? "true" : "false");
+	if (r->exited && !r->exit_signal)
+		fprintf(f, "%d", r->exit_status);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"exit_signal\": ");
+	if (r->exited && r->exit_signal)
+		fprintf(f, "%d", r->exit_signal);
+	else
+		fprintf(f, "null");
+	fprintf(f, "},\n  \"duration_ns\": %" PRIu64 ",\n", r->duration_ns);
+	fprintf(f, "  \"allocator\": {\"kind\": \"%s\", \"path\": ", pt_allocator_kind_name(r->alloc->kind));
+	pt_json_str(f, r->alloc->path);
+	fprintf(f, "},\n  \"probes\": [");
+	for (k = 0; k < r->nprobes; k++) {
+		const struct pt_probe_info *pi = &r->probes[k];
+
+		fprintf(f, "%s\n    {\"function\": \"%s\", \"symbol\": ", k ? "," : "",
+			pt_alloc_fn_name(pi->fn));
+		pt_json_str(f, pi->symbol);
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", \"skip\": %u, \"emulated\": %s, "
+			   "\"return_probe\": %s, \"instruction\": ",
+			pi->offset, pi->place.skip, pi->place.emulated ? "true" : "false",
+			pi->return_probe ? "true" : "false");
+		pt_json_str(f, pi->place.insn);
+		fprintf(f, ", \"skipped\": ");
+		pt_json_str(f, pi->place.skipped);
+		fprintf(f, ", \"shared_with\": ");
+		if (pi->shared_with >= 0)
+			fprintf(f, "\"%s\"}", pt_alloc_fn_name(pi->shared_with));
+		else
+			fprintf(f, "null}");
+	}
+	fprintf(f, "\n  ],\n");
+	fprintf(f, "  \"totals\": {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+		   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64 ", \"live_count\": %" PRId64
+		   ", \"live_bytes\": %" PRId64 ", \"peak_live_count\": %" PRId64
+		   ", \"peak_live_bytes\": %" PRId64 "},\n",
+		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
+		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
+	fprintf(f, "  \"rss\": {\"peak_bytes\": %" PRId64 ", \"last_bytes\": %" PRId64
+		   ", \"file_bytes\": %" PRId64 ", \"anon_bytes\": %" PRId64 ", \"shmem_bytes\": %" PRId64
+		   ", \"swap_bytes\": %" PRId64 ", \"vmhwm_bytes\": %" PRIu64 "},\n",
+		(int64_t)g->rss_peak,
+		(int64_t)((uint64_t)g->rss[PT_RSS_FILE] + (uint64_t)g->rss[PT_RSS_ANON] + (uint64_t)g->rss[PT_RSS_SHMEM]),
+		(int64_t)g->rss[PT_RSS_FILE], (int64_t)g->rss[PT_RSS_ANON],
+		(int64_t)g->rss[PT_RSS_SHMEM], (int64_t)g->rss[PT_RSS_SWAP], r->vmhwm_bytes);
+	fprintf(f, "  \"syscalls\": {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
+		   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64
+		   ", \"mremap_count\": %" PRIu64 ", \"brk_count\": %" PRIu64
+		   ", \"brk_growth_bytes\": %" PRIu64 ", \"madvise_dontneed_count\": %" PRIu64
+		   ", \"madvise_dontneed_bytes\": %" PRIu64 "},\n",
+		(uint64_t)g->mmap_count, (uint64_t)g->mmap_bytes, (uint64_t)g->munmap_count, (uint64_t)g->munmap_bytes, (uint64_t)g->mremap_count,
+		(uint64_t)g->brk_count, (uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0,
+		(uint64_t)g->madv_count, (uint64_t)g->madv_bytes);
+	fprintf(f, "  \"errors\": {");
+	for (k = 0; k < PT_ERR_COUNT; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
+	fprintf(f, "},\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
+		r->stacks_used, r->max_stacks);
+	fprintf(f, "  \"stacks\": [");
+	for (i = 0; i < r->prof.nstacks; i++) {
+		const struct pt_stack *s = &r->prof.stacks[i];
+
+		fprintf(f, "%s\n    {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+			   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
+			   ", \"live_count\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+			   ", \"peak_count\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"frames\": ",
+			i ? "," : "", s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_BYTES], s->v[PT_FREE_COUNT],
+			s->v[PT_FREE_BYTES], s->v[PT_LIVE_COUNT], s->v[PT_LIVE_BYTES],
+			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES]);
+		json_frames(f, &r->prof, s->frames, s->nframes);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n  \"mmap_stacks\": [");
+	for (i = 0; i < r->nmstacks; i++) {
+		const struct pt_map_stack *s = &r->mstacks[i];
+
+		fprintf(f, "%s\n    {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
+			   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64 ", \"frames\": ",
+			i ? "," : "", s->mmap_count, s->mmap_bytes, s->munmap_count, s->munmap_bytes);
+		json_frames(f, &r->prof, s->frames, s->nframes);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+/* ---- output directory ----------------------------------------------------------------------- */
+
+static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const struct pt_report *, int),
+		      const struct pt_report *r, int arg)
+{
+	char path[4096];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	err = fn(f, r, arg);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static int w_text(FILE *f, const struct pt_report *r, int a)
+{
+	pt_report_text(f, r);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int w_json(FILE *f, const struct pt_report *r, int a)
+{
+	pt_report_json(f, r);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int w_folded(FILE *f, const struct pt_report *r, int m)
+{
+	return pt_write_folded(f, &r->prof, m);
+}
+
+static const char *metric_title(int m)
+{
+	switch (m) {
+	case PT_PEAK_BYTES: return "Heap live at the peak";
+	case PT_LIVE_BYTES: return "Heap live at end of trace";
+	default: return "Heap allocated in total";
+	}
+}
+
+static int w_svg(FILE *f, const struct pt_report *r, int m)
+{
+	char sub[256], b[32];
+	uint64_t total = m == PT_PEAK_BYTES ? (uint64_t)r->g.peak_bytes :
+			 m == PT_LIVE_BYTES ? (uint64_t)(r->g.live_bytes > 0 ? r->g.live_bytes : 0) :
+			 r->g.alloc_bytes;
+
+	snprintf(sub, sizeof(sub), "PID %d (%s): %s", r->pid, r->comm,
+		 pt_fmt_bytes(b, sizeof(b), (double)total));
+	return pt_write_flamegraph(f, &r->prof, m, metric_title(m), sub);
+}
+
+static int w_speedscope(FILE *f, const struct pt_report *r, int m)
+{
+	return pt_write_speedscope(f, &r->prof, m, metric_title(m));
+}
+
+int pt_report_write_dir(const char *dir, const struct pt_report *r)
+{
+	static const struct { const char *name; int metric; } views[] = {
+		{ "peak", PT_PEAK_BYTES }, { "live", PT_LIVE_BYTES }, { "alloc", PT_ALLOC_BYTES },
+	};
+	char name[64], path[4096];
+	int err = 0, e;
+	size_t i;
+
+	if ((e = write_file(dir, "report.txt", w_text, r, 0)) && !err)
+		err = e;
+	if ((e = write_file(dir, "report.json", w_json, r, 0)) && !err)
+		err = e;
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		snprintf(name, sizeof(name), "%s.folded", views[i].name);
+		if ((e = write_file(dir, name, w_folded, r, views[i].metric)) && !err)
+			err = e;
+		snprintf(name, sizeof(name), "%s.svg", views[i].name);
+		if ((e = write_file(dir, name, w_svg, r, views[i].metric)) && !err)
+			err = e;
+		snprintf(name, sizeof(name), "%s.speedscope.json", views[i].name);
+		if ((e = write_file(dir, name, w_speedscope, r, views[i].metric)) && !err)
+			err = e;
+	}
+	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
+	if ((e = pt_write_pprof(path, &r->prof)) && !err)
+		err = e;
+	return err;
+}
+
+void pt_report_free(struct pt_report *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nmstacks; i++)
+		free(r->mstacks[i].frames);
+	free(r->mstacks);
+	r->mstacks = NULL;
+	r->nmstacks = 0;
+	pt_profile_free(&r->prof);
+}

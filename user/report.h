@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* report.h — everything a report shows, gathered once tracing stops. */
+#ifndef PEAKTRACE_REPORT_H
+#define PEAKTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "peaktrace.h"
+#include "profile.h"
+#include "procmaps.h"
+#include "probeplace.h"
+
+#define PT_VERSION "0.1.0"
+
+/* Where one allocator entry point was probed. */
+struct pt_probe_info {
+	int fn;                 /* enum pt_alloc_fn */
+	const char *symbol;
+	uint64_t offset;        /* file offset of the probe (entry + skip) */
+	struct pt_probe_place place;
+	bool return_probe;
+	int shared_with;        /* -1, or the fn whose probe this address already has */
+	bool attached;
+};
+
+/* A stack of mmap/munmap/brk calls. */
+struct pt_map_stack {
+	uint32_t nframes;
+	uint32_t *frames;       /* into profile.frames */
+	uint64_t mmap_count, mmap_bytes, munmap_count, munmap_bytes;
+};
+
+struct pt_report {
+	/* target */
+	pid_t pid;
+	char comm[64];
+	char exe[4096];
+	bool launched;
+	bool exited;
+	int exit_status;        /* valid when exited and exit_signal == 0 */
+	int exit_signal;
+	uint64_t duration_ns;
+	/* allocator */
+	const struct pt_allocator *alloc;
+	struct pt_probe_info probes[PT_FN_MAX];
+	int nprobes;
+	/* figures from the kernel */
+	struct pt_global g;
+	uint64_t errors[PT_ERR_COUNT];
+	uint64_t vmhwm_bytes;   /* /proc/PID/status VmHWM (or the mm's hiwater at exit) */
+	uint64_t stacks_used;   /* distinct kernel stacks */
+	uint64_t max_stacks;
+	/* symbolized */
+	struct pt_profile prof;
+	struct pt_map_stack *mstacks;
+	uint32_t nmstacks;
+	int top;
+};
+
+const char *pt_err_name(int e);
+const char *pt_err_help(int e);
+
+/* Writes report.txt-style text. */
+void pt_report_text(FILE *f, const struct pt_report *r);
+/* Writes report.json (docs/json-report.md). */
+void pt_report_json(FILE *f, const struct pt_report *r);
+/* Writes every file into dir. Returns 0 or -errno (first failure). */
+int pt_report_write_dir(const char *dir, const struct pt_report *r);
+
+/* Human-readable bytes: "1.50 MiB". buf of at least 32 bytes. */
+const char *pt_fmt_bytes(char *buf, size_t len, double bytes);
+/* JSON string escaping to f, with the quotes. */
+void pt_json_str(FILE *f, const char *s);
+
+void pt_report_free(struct pt_report *r);
+
+#endif
