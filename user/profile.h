@@ -73,4 +73,35 @@ int pt_write_speedscope(FILE *f, const struct pt_profile *p, enum pt_metric m, c
 /* Release everything a profile owns (frames' strings, stacks' frame arrays). */
 void pt_profile_free(struct pt_profile *p);
 
+/*
+ * Helpers shared by the writers (profile.c), so every format names a frame the same way.
+ */
+
+/* Display name of a frame: func if it is a real name; else "[basename(module)+0xOFF]"
+ * when the module is known; else "[0xADDR]"; else func or "[unknown]". func counts as
+ * unknown when empty or "[unknown]...". The result is clean text (see pt_clean_text).
+ * Returns a malloc'd string or NULL (out of memory). */
+char *pt_frame_label(const struct pt_frame *fr);
+
+/* Copy of s safe for any text format: control characters (newlines, tabs) become ' ',
+ * bytes that are not valid UTF-8 become '?'. Returns a malloc'd string or NULL. */
+char *pt_clean_text(const char *s);
+
+/* -EINVAL if a stack refers to a frame index >= nframes (or a count is inconsistent). */
+int pt_profile_check(const struct pt_profile *p);
+
+/* pt_frame_label() of every frame, in frame order. Returns 0 or -errno. */
+int pt_profile_labels(const struct pt_profile *p, char ***labels);
+void pt_labels_free(char **labels, uint32_t n);
+
+/* Rank of each frame in the sorted list of distinct labels (with_module: distinct
+ * (label, module) pairs). Frames that share a name share a rank, and rank order is
+ * strcmp() order, so writers merge and sort by comparing integers.
+ * rank[] has p->nframes entries; *nranks gets the number of distinct ranks. */
+int pt_frame_ranks(const struct pt_profile *p, char *const *labels, int with_module,
+		   uint32_t *rank, uint32_t *nranks);
+
+/* Flush f and report whether any write to it failed: 0 or -errno (-EIO if unknown). */
+int pt_stream_result(FILE *f);
+
 #endif
