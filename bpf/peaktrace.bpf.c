@@ -775,9 +775,17 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	__s64 rss;
 	int m = ctx->member;
 
-	if (ctx->curr && is_target())
+	if (ctx->curr) {
+		/* The current task's own mm: ours only if the task is the target. mm_id is a
+		 * hash of the mm pointer, so once an mm is freed (the pre-exec copy in launch
+		 * mode, the target at exit) another process may show the same id. */
+		if (!is_target())
+			return 0;
 		g.mm_id = ctx->mm_id;
-	else if (!g.mm_id || ctx->mm_id != g.mm_id)
+	} else if (!g.mm_id || ctx->mm_id != g.mm_id) {
+		return 0;
+	}
+	if (g.exited)
 		return 0;
 	if (m < 0 || m >= PT_RSS_COUNT)
 		return 0;
@@ -822,6 +830,8 @@ int on_exit(struct trace_event_raw_sched_process_exit *ctx)
 	} else if ((__u32)id != targ_tgid) {
 		return 0;
 	}
+	/* The mm is torn down next: RSS falls to zero, which is no figure of the program's. */
+	g.exited = 1;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_err(PT_ERR_RINGBUF_LOST);

@@ -145,6 +145,7 @@ struct pt_global {
 	__u64 brk_max;
 	__u64 madv_count;
 	__u64 madv_bytes;
+	__u64 exited;         /* the target's thread group died */
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */

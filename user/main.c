@@ -353,7 +353,7 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
 	uint8_t code[32];
-	int fd, fn, k, err;
+	int fd, fn, k, err, pass;
 
 	fd = open(a->open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -390,24 +390,43 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 		 * the return address at [rsp], i.e. the entry. */
 		pt_probe_place_x86(code, n > 0 ? (size_t)n : 0, !ret, &pi->place);
 		pi->offset = a->fn_offset[fn] + pi->place.skip;
-
-		uo.retprobe = false;
-		err = add_link(bpf_program__attach_uprobe_opts(entry_prog(skel, fn), pid, a->open_path,
-							       pi->offset, &uo));
-		if (!err && ret) {
-			uo.retprobe = true;
-			err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_return, pid,
-								       a->open_path, a->fn_offset[fn], &uo));
-		}
-		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach uprobe to %s in %s: %s\n",
-				pi->symbol, a->path, strerror(-err));
-			close(fd);
-			return err;
-		}
-		pi->attached = true;
 	}
 	close(fd);
+
+	/*
+	 * Attach order matters when the target is already running: free first (a block allocated
+	 * while free was not yet probed would look live forever), then every return probe (a
+	 * return whose entry was not seen is ignored), and the entry probes last (an entry
+	 * whose return probe is missing would leave a thread "inside" malloc). Detaching pops
+	 * links in reverse, which is the safe order too.
+	 */
+	for (pass = 0; pass < 3; pass++) {
+		for (k = 0; k < r->nprobes; k++) {
+			struct pt_probe_info *pi = &r->probes[k];
+			bool is_free = pi->fn == PT_FN_FREE;
+
+			if (pi->shared_with >= 0)
+				continue;
+			uo.retprobe = pass == 1;
+			if (pass == 0 && is_free)
+				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.free_enter, pid,
+									       a->open_path, pi->offset, &uo));
+			else if (pass == 1 && !is_free)
+				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_return, pid,
+									       a->open_path, a->fn_offset[pi->fn], &uo));
+			else if (pass == 2 && !is_free)
+				err = add_link(bpf_program__attach_uprobe_opts(entry_prog(skel, pi->fn), pid,
+									       a->open_path, pi->offset, &uo));
+			else
+				continue;
+			if (err) {
+				fprintf(stderr, "peaktrace: failed to attach %s to %s in %s: %s\n",
+					pass == 1 ? "uretprobe" : "uprobe", pi->symbol, a->path, strerror(-err));
+				return err;
+			}
+			pi->attached = true;
+		}
+	}
 	return 0;
 }
 
@@ -572,6 +591,16 @@ int main(int argc, char **argv)
 		if (err == -ESRCH) {
 			fprintf(stderr, "peaktrace: no such process: %d\n", env.pid);
 			return EXIT_NO_PROCESS;
+		}
+		if (err == -EINVAL) {
+			fprintf(stderr, "peaktrace: PID %d has no user-space memory map (a kernel thread "
+					"or a process that is exiting)\n", env.pid);
+			return EXIT_UNSUPPORTED;
+		}
+		if (err == -EACCES || err == -EPERM) {
+			fprintf(stderr, "peaktrace: cannot read the memory map of PID %d: %s\n", env.pid,
+				strerror(-err));
+			return EXIT_PERM;
 		}
 		if (err) {
 			fprintf(stderr, "peaktrace: no malloc found in the objects PID %d has mapped (a "

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* procmaps.h — /proc/PID/maps parsing and allocator discovery. */
+#ifndef PEAKTRACE_PROCMAPS_H
+#define PEAKTRACE_PROCMAPS_H
+#include <stdint.h>
+#include <sys/types.h>
+
+struct pt_mapping {
+	uint64_t start, end;   /* virtual address range [start, end) */
+	uint64_t pgoff;        /* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	char perms[5];         /* "r-xp" */
+	char *path;            /* as printed in maps ("/usr/lib/...", "[heap]", "" for anon),
+	                        * minus a trailing " (deleted)" on file paths, which sets: */
+	int deleted;           /* file was unlinked/replaced; open it via /proc/PID/map_files */
+};
+
+struct pt_maps {
+	struct pt_mapping *m;
+	int n;
+};
+
+/* Parse /proc/PID/maps (or any file in that format when pid <= 0 and path given).
+ * Returns 0 or -errno: -ESRCH if the process does not exist, -EINVAL on a line
+ * not in maps format. A kernel thread has empty maps: 0 with n == 0. */
+int pt_maps_read(pid_t pid, struct pt_maps *out);
+int pt_maps_parse_file(const char *maps_path, struct pt_maps *out);
+void pt_maps_free(struct pt_maps *m);
+
+/* Path through which the target's file can be opened from our mount namespace:
+ * "/proc/PID/root" + path. Caller frees. */
+char *pt_target_path(pid_t pid, const char *path);
+
+/* Allocator entry points peaktrace probes. */
+enum pt_alloc_fn {
+	PT_FN_MALLOC = 0, PT_FN_CALLOC, PT_FN_REALLOC, PT_FN_REALLOCARRAY, PT_FN_FREE,
+	PT_FN_POSIX_MEMALIGN, PT_FN_ALIGNED_ALLOC, PT_FN_MEMALIGN, PT_FN_VALLOC, PT_FN_PVALLOC,
+	PT_FN_MAX,
+};
+const char *pt_alloc_fn_name(enum pt_alloc_fn fn);
+
+enum pt_allocator_kind { PT_ALLOC_GLIBC = 0, PT_ALLOC_JEMALLOC, PT_ALLOC_TCMALLOC,
+			 PT_ALLOC_MIMALLOC, PT_ALLOC_MUSL, PT_ALLOC_OTHER };
+const char *pt_allocator_kind_name(enum pt_allocator_kind k);
+
+struct pt_allocator {
+	enum pt_allocator_kind kind;
+	char *path;        /* path as in maps */
+	char *open_path;   /* path to open/attach from here (via /proc/PID/root) */
+	/* Per entry point: file offset for the uprobe (0 = not defined in this object),
+	 * and the symbol name found (e.g. "malloc", "je_malloc"). */
+	uint64_t fn_offset[PT_FN_MAX];
+	uint64_t fn_vaddr[PT_FN_MAX];
+	char *fn_symbol[PT_FN_MAX];
+};
+
+/* Walk the target's maps in load order (executable, preloaded libs, libc, ...) and
+ * pick the first ELF object that defines malloc. Returns 0, -ENOENT if no mapped
+ * object defines malloc (static binary without symbols, unsupported allocator),
+ * -ESRCH if the process is gone, -EINVAL for a kernel thread (empty maps),
+ * or another -errno. Load order is ld.so's symbol search order (exe, LD_PRELOAD,
+ * /etc/ld.so.preload, DT_NEEDED breadth first), not address order. */
+int pt_find_allocator(pid_t pid, struct pt_allocator *out);
+/* Same from a list of ELF paths in load order (used for launch mode before exec). */
+int pt_find_allocator_in(const char *const *paths, int npaths, struct pt_allocator *out);
+void pt_allocator_free(struct pt_allocator *a);
+#endif

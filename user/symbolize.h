@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* symbolize.h — address -> function/module for a target process. */
+#ifndef PEAKTRACE_SYMBOLIZE_H
+#define PEAKTRACE_SYMBOLIZE_H
+#include <stdint.h>
+#include <sys/types.h>
+
+struct pt_symbolizer;
+
+struct pt_symres {
+	const char *func;     /* demangled name; NULL if no symbol covers the address */
+	const char *module;   /* mapping path ("" if anonymous); NULL if addr is in no known mapping */
+	uint64_t offset;      /* ELF virtual address (file-relative) of addr; the file offset
+	                       * if the ELF could not be read; for anonymous memory the
+	                       * offset into the mapping */
+	uint64_t func_off;    /* addr - symbol start */
+};
+
+/* Creates a symbolizer that reads /proc/PID/maps now (NULL with errno set, e.g.
+ * ESRCH). Mappings are cached: refresh adds new ones and keeps ones that disappeared,
+ * so an exited target still symbolizes. ELF files are opened through /proc/PID/root
+ * (or /proc/PID/map_files for deleted ones) and kept open. Not thread-safe: use one
+ * symbolizer from one thread. */
+struct pt_symbolizer *pt_sym_new(pid_t pid);
+/* 0 or -errno (-ESRCH once the target is gone; the cache is kept either way). */
+int pt_sym_refresh(struct pt_symbolizer *s);
+/* Returns 0 when the address fell in a known mapping (res filled, strings owned by s),
+ * -ENOENT (res->module == NULL) otherwise. */
+int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res);
+/* True if addr lies in an executable mapping ever seen. */
+int pt_sym_is_code(struct pt_symbolizer *s, uint64_t addr);
+void pt_sym_free(struct pt_symbolizer *s);
+
+/* Demangle a C++ (Itanium ABI) name; returns malloc'd string or NULL if not mangled. */
+char *pt_demangle(const char *name);
+#endif
