@@ -66,22 +66,23 @@ static struct options {
 const char *argp_program_version = "peaktrace " PT_VERSION;
 const char *argp_program_bug_address = NULL;
 static const char doc[] =
-"Trace a process's memory: every allocation counted exactly, the live-heap and RSS peaks,\n"
-"and who held the memory at the peak.\n"
+"Trace a process's memory: every allocation counted exactly, the live-heap\n"
+"and RSS peaks, and who held the memory at the peak.\n"
 "\n"
 "USAGE: peaktrace -p PID [-d SECONDS] [-o DIR]\n"
-"       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]\n"
-"\n"
+"       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]"
+"\v"
 "EXAMPLES:\n"
-"    peaktrace -p 1234              # attach to PID 1234 until Ctrl-C or its exit\n"
-"    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports and flame graphs to out/\n"
-"    peaktrace -o out -- ./server   # launch ./server traced from its first malloc\n"
+"    peaktrace -p 1234              # attach until Ctrl-C or the target exits\n"
+"    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
+"    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
 "    peaktrace --top 20 -- python3 app.py\n"
 "\n"
-"Files written with -o: report.txt, report.json, {peak,live,alloc}.folded, .svg and\n"
-".speedscope.json, profile.pb.gz (pprof).\n"
-"Exit codes: 0 ok, 2 usage, 3 no such process, 4 not root, 5 unsupported target,\n"
-"6 output directory not writable, 7 BPF load/attach failure, 1 other.\n";
+"Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
+"{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz.\n"
+"\n"
+"Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
+"5 unsupported target, 6 output directory not writable, 7 BPF failure.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP };
 
