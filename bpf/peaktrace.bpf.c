@@ -14,6 +14,7 @@
 #include <bpf/bpf_core_read.h>
 #include "peaktrace.h"
 #include "peak.h"
+#include "chunk.h"
 
 /* libbpf 1.1 (Debian 12) has no BPF_UPROBE; the kprobe macros read the same pt_regs. */
 
@@ -24,6 +25,8 @@ const volatile __u32 targ_tgid = 0;
 const volatile __u32 live_bucket_mask = 0;  /* live buckets - 1 (power of two) */
 const volatile __u32 max_stacks = PT_DEF_MAX_STACKS;
 const volatile bool capture_stacks = true;
+/* The allocator is glibc: classify each block by its chunk header (chunk.h). */
+const volatile bool glibc_chunks = false;
 
 /* Process-wide counters; user space reads them through the skeleton's .bss. */
 struct pt_global g = {};
@@ -301,7 +304,7 @@ static __always_inline void stack_account(__u32 stack, __s64 bytes, bool alloc)
 }
 
 /* Remove ptr from the live table. Returns true and its size/stack when it was live. */
-static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack)
+static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u32 *tid)
 {
 	__u32 b = bucket_of(ptr);
 	struct pt_live_bucket *bk = bpf_map_lookup_elem(&live, &b);
@@ -315,6 +318,7 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack)
 				continue;
 			*size = s->size;
 			*stack = s->stack;
+			*tid = s->tid;
 			/* Only one of two racing frees of the same pointer wins the slot. */
 			if (__sync_val_compare_and_swap(&s->ptr, ptr, 0) == ptr)
 				return true;
@@ -324,6 +328,7 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack)
 	if (info) {
 		*size = info->size;
 		*stack = info->stack;
+		*tid = info->tid;
 		if (bpf_map_delete_elem(&live_overflow, &ptr) == 0)
 			return true;
 	}
@@ -333,13 +338,16 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack)
 static __always_inline void do_free(__u64 ptr, bool quiet)
 {
 	__u64 size;
-	__u32 stack;
+	__u32 stack, tid, kind;
 
-	if (!live_take(ptr, &size, &stack)) {
+	if (!live_take(ptr, &size, &stack, &tid)) {
 		if (!quiet)
 			count_err(PT_ERR_UNKNOWN_FREE);
 		return;
 	}
+	kind = pt_tid_kind(tid) & 3;
+	__sync_fetch_and_add(&g.kind_live_count[kind], -1);
+	__sync_fetch_and_add(&g.kind_live_bytes[kind], -(__s64)size);
 	stack_account(stack, size, false);
 	__sync_fetch_and_add(&g.free_count, 1);
 	__sync_fetch_and_add(&g.free_bytes, size);
@@ -350,8 +358,15 @@ static __always_inline void do_alloc(__u64 ptr, __u64 size, __u32 stack, __u32 t
 {
 	__u32 b = bucket_of(ptr);
 	struct pt_live_bucket *bk = bpf_map_lookup_elem(&live, &b);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), hdr;
 	bool stored = false;
+	__u32 kind = PT_CHUNK_UNKNOWN;
+
+	/* One 8-byte read of the fresh chunk's header (cache-hot): main arena, thread arena or
+	 * mmapped, the split the arena report needs. */
+	if (glibc_chunks && bpf_probe_read_user(&hdr, sizeof(hdr), (void *)(ptr - 8)) == 0)
+		kind = pt_chunk_kind(hdr, size);
+	tid = pt_tid_pack(tid, kind);
 
 	if (bk) {
 		int i;
@@ -397,6 +412,8 @@ static __always_inline void do_alloc(__u64 ptr, __u64 size, __u32 stack, __u32 t
 		}
 	}
 	stack_account(stack, size, true);
+	__sync_fetch_and_add(&g.kind_live_count[kind & 3], 1);
+	__sync_fetch_and_add(&g.kind_live_bytes[kind & 3], size);
 	__sync_fetch_and_add(&g.alloc_count, 1);
 	__sync_fetch_and_add(&g.alloc_bytes, size);
 	global_add(size, 1);

@@ -96,7 +96,7 @@ struct pt_live_slot {
 	__u64 ptr;
 	__u64 size;
 	__u32 stack;
-	__u32 tid;
+	__u32 tid;  /* allocating thread; chunk kind in the top 2 bits (chunk.h) */
 	__u64 ts;   /* bpf_ktime_get_ns() at allocation */
 };
 _Static_assert(sizeof(struct pt_live_slot) == 32, "pt_live_slot layout");
@@ -146,6 +146,9 @@ struct pt_global {
 	__u64 madv_count;
 	__u64 madv_bytes;
 	__u64 exited;         /* the target's thread group died */
+	/* live blocks and bytes per glibc chunk kind (enum pt_chunk_kind), glibc only */
+	__s64 kind_live_count[4];
+	__s64 kind_live_bytes[4];
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */

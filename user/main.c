@@ -663,6 +663,7 @@ int main(int argc, char **argv)
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = env.max_stacks;
 	skel->rodata->capture_stacks = env.fp_stacks;
+	skel->rodata->glibc_chunks = alloc.kind == PT_ALLOC_GLIBC;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks);

@@ -210,6 +210,13 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
 	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
+	if (r->alloc->kind == PT_ALLOC_GLIBC)
+		fprintf(f, "  live at end by glibc chunk: main arena %s (%" PRId64 "), thread arenas %s (%"
+			   PRId64 "), mmapped %s (%" PRId64 ")%s\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)g->kind_live_bytes[1]), (int64_t)g->kind_live_count[1],
+			pt_fmt_bytes(b2, sizeof(b2), (double)g->kind_live_bytes[2]), (int64_t)g->kind_live_count[2],
+			pt_fmt_bytes(b3, sizeof(b3), (double)g->kind_live_bytes[3]), (int64_t)g->kind_live_count[3],
+			g->kind_live_count[0] ? ", unclassified some" : "");
 	fprintf(f, "\nRSS\n");
 	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
@@ -343,6 +350,14 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"peak_live_bytes\": %" PRId64 "},\n",
 		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
 		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
+	fprintf(f, "  \"live_by_chunk\": {\"main_arena_count\": %" PRId64 ", \"main_arena_bytes\": %" PRId64
+		   ", \"thread_arena_count\": %" PRId64 ", \"thread_arena_bytes\": %" PRId64
+		   ", \"mmapped_count\": %" PRId64 ", \"mmapped_bytes\": %" PRId64
+		   ", \"unclassified_count\": %" PRId64 ", \"unclassified_bytes\": %" PRId64 "},\n",
+		(int64_t)g->kind_live_count[1], (int64_t)g->kind_live_bytes[1],
+		(int64_t)g->kind_live_count[2], (int64_t)g->kind_live_bytes[2],
+		(int64_t)g->kind_live_count[3], (int64_t)g->kind_live_bytes[3],
+		(int64_t)g->kind_live_count[0], (int64_t)g->kind_live_bytes[0]);
 	fprintf(f, "  \"rss\": {\"peak_bytes\": %" PRId64 ", \"last_bytes\": %" PRId64
 		   ", \"file_bytes\": %" PRId64 ", \"anon_bytes\": %" PRId64 ", \"shmem_bytes\": %" PRId64
 		   ", \"swap_bytes\": %" PRId64 ", \"vmhwm_bytes\": %" PRIu64 "},\n",

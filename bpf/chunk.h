@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * chunk.h — glibc malloc chunk headers, decoded. Pure functions shared by the BPF program and the
+ * host unit tests (tests/unit/test_chunk.c checks them against the real glibc).
+ *
+ * glibc keeps, 8 bytes before every pointer it returns, the chunk's size with three flags in the
+ * low bits (malloc/malloc.c: PREV_INUSE 0x1, IS_MMAPPED 0x2, NON_MAIN_ARENA 0x4). A chunk from a
+ * thread arena lives in a heap aligned to HEAP_MAX_SIZE (64 MiB on 64-bit: 2 * the 32 MiB
+ * DEFAULT_MMAP_THRESHOLD_MAX), whose first word (heap_info.ar_ptr) names its arena.
+ */
+#ifndef PEAKTRACE_CHUNK_H
+#define PEAKTRACE_CHUNK_H
+
+#include "peaktrace.h"
+
+#define PT_CHUNK_PREV_INUSE 0x1ULL
+#define PT_CHUNK_IS_MMAPPED 0x2ULL
+#define PT_CHUNK_NON_MAIN_ARENA 0x4ULL
+#define PT_CHUNK_FLAGS 0x7ULL
+#define PT_HEAP_MAX_SIZE (64ULL << 20)
+
+/* Where a block lives; values fit in 2 bits (they are packed into the live slot's tid). */
+enum pt_chunk_kind {
+	PT_CHUNK_UNKNOWN = 0,  /* not glibc, or the header made no sense */
+	PT_CHUNK_MAIN = 1,     /* main arena (brk heap) */
+	PT_CHUNK_THREAD = 2,   /* a thread arena's mmapped heap */
+	PT_CHUNK_MMAPPED = 3,  /* its own mmap (>= the mmap threshold) */
+	PT_CHUNK_KINDS = 4,
+};
+
+static inline __u64 pt_chunk_size(__u64 hdr)
+{
+	return hdr & ~PT_CHUNK_FLAGS;
+}
+
+/* Bytes the program may use: an mmapped chunk carries two header words; a heap chunk one, since
+ * it borrows the next chunk's prev_size word (malloc_usable_size agrees). */
+static inline __u64 pt_chunk_usable(__u64 hdr)
+{
+	__u64 sz = pt_chunk_size(hdr), ovh = (hdr & PT_CHUNK_IS_MMAPPED) ? 16 : 8;
+
+	return sz > ovh ? sz - ovh : 0;
+}
+
+/* Kind of the chunk holding a block of `req` requested bytes, or PT_CHUNK_UNKNOWN when the header
+ * cannot belong to it (sizes are multiples of 16 and at least req plus the header). */
+static inline __u32 pt_chunk_kind(__u64 hdr, __u64 req)
+{
+	__u64 sz = pt_chunk_size(hdr);
+
+	if (sz < 32 || (sz & 15) || pt_chunk_usable(hdr) < req)
+		return PT_CHUNK_UNKNOWN;
+	if (hdr & PT_CHUNK_IS_MMAPPED)
+		return PT_CHUNK_MMAPPED;
+	if (hdr & PT_CHUNK_NON_MAIN_ARENA)
+		return PT_CHUNK_THREAD;
+	return PT_CHUNK_MAIN;
+}
+
+/* The heap_info of a thread-arena chunk: its first word is the arena pointer. */
+static inline __u64 pt_chunk_heap(__u64 ptr)
+{
+	return ptr & ~(PT_HEAP_MAX_SIZE - 1);
+}
+
+/* The live slot keeps the chunk kind in the top two bits of the thread id (pid_max <= 2^22). */
+#define PT_TID_KIND_SHIFT 30
+static inline __u32 pt_tid_pack(__u32 tid, __u32 kind)
+{
+	return (tid & ((1u << PT_TID_KIND_SHIFT) - 1)) | (kind << PT_TID_KIND_SHIFT);
+}
+static inline __u32 pt_tid_kind(__u32 packed)
+{
+	return packed >> PT_TID_KIND_SHIFT;
+}
+
+#endif
