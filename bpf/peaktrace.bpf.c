@@ -63,19 +63,17 @@ struct {
 	__type(value, __u32);
 } stack_ids SEC(".maps");
 
-/* key: stack index; value: the stack's PCs. mmapped by user space. */
+/* key: stack index; value: the stack's PCs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, PT_DEF_MAX_STACKS);
 	__type(key, __u32);
 	__type(value, struct pt_stack_rec);
 } stacks SEC(".maps");
 
-/* key: stack index; value: its counters. mmapped by user space. */
+/* key: stack index; value: its counters. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, PT_DEF_MAX_STACKS);
 	__type(key, __u32);
 	__type(value, struct pt_stack_stats);

@@ -540,18 +540,26 @@ static void read_errors(struct peaktrace_bpf *skel, uint64_t *out)
 	free(vals);
 }
 
-static void *map_mmap(struct bpf_map *m, size_t *len)
+/*
+ * Copy entries [0, n) of an array map. Not mmap: mapping a BPF array inserts every page of it at
+ * once, which would count the whole table (26 MiB at the default sizes) in the tracer's RSS.
+ */
+static void *map_copy(struct bpf_map *m, uint32_t n)
 {
-	size_t sz = (size_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
-	long pg = sysconf(_SC_PAGESIZE);
-	void *p;
+	size_t vsz = bpf_map__value_size(m);
+	char *buf = calloc(n ? n : 1, vsz);
+	int fd = bpf_map__fd(m);
+	uint32_t k;
 
-	sz = (sz + pg - 1) / pg * pg;
-	p = mmap(NULL, sz, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
-	if (p == MAP_FAILED)
+	if (!buf)
 		return NULL;
-	*len = sz;
-	return p;
+	for (k = 0; k < n; k++) {
+		if (bpf_map_lookup_elem(fd, &k, buf + (size_t)k * vsz)) {
+			free(buf);
+			return NULL;
+		}
+	}
+	return buf;
 }
 
 int main(int argc, char **argv)
@@ -565,7 +573,6 @@ int main(int argc, char **argv)
 	struct pt_collect_in cin;
 	struct peaktrace_bpf *skel = NULL;
 	void *stacks_map = NULL, *stats_map = NULL;
-	size_t stacks_len = 0, stats_len = 0;
 	uint64_t start_ns, last_status, last_allocs = 0, last_refresh;
 	char **paths = NULL, *exe = NULL;
 	int npaths = 0, err, code = EXIT_FAIL;
@@ -795,8 +802,8 @@ int main(int argc, char **argv)
 	nstk = rep.g.next_stack + 1 < env.max_stacks ? (uint32_t)rep.g.next_stack + 1 : env.max_stacks;
 	rep.stacks_used = rep.g.next_stack < env.max_stacks ? rep.g.next_stack : env.max_stacks;
 	rep.max_stacks = env.max_stacks;
-	stacks_map = map_mmap(skel->maps.stacks, &stacks_len);
-	stats_map = map_mmap(skel->maps.stats, &stats_len);
+	stacks_map = map_copy(skel->maps.stacks, nstk);
+	stats_map = map_copy(skel->maps.stats, nstk);
 	if (!stacks_map || !stats_map) {
 		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(errno));
 		goto cleanup;
@@ -811,6 +818,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	rep.prof.duration_ns = rep.duration_ns;
+	/* The tracer's own footprint, for the report (its peak is reached by now). */
+	rep.tracer_vmhwm = read_vmhwm(getpid());
 	rep.prof.time_ns = (uint64_t)time(NULL) * 1000000000ULL - rep.duration_ns;
 
 	if (!env.quiet)
@@ -837,10 +846,8 @@ cleanup:
 		pt_launch_abort(&run.child);
 	detach_all();
 	ring_buffer__free(rb);
-	if (stacks_map)
-		munmap(stacks_map, stacks_len);
-	if (stats_map)
-		munmap(stats_map, stats_len);
+	free(stacks_map);
+	free(stats_map);
 	peaktrace_bpf__destroy(skel);
 	if (run.sym)
 		pt_sym_free(run.sym);

@@ -245,8 +245,8 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	}
 	if (!lost)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
-	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots\n", r->stacks_used,
-		r->max_stacks);
+	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots; tracer RSS peak %s\n",
+		r->stacks_used, r->max_stacks, pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
 
 	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 		   (uint64_t)g->peak_bytes);
@@ -378,6 +378,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
 	fprintf(f, "},\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
+	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
 	fprintf(f, "  \"stacks\": [");
 	for (i = 0; i < r->prof.nstacks; i++) {
 		const struct pt_stack *s = &r->prof.stacks[i];

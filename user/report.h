@@ -50,6 +50,7 @@ struct pt_report {
 	struct pt_global g;
 	uint64_t errors[PT_ERR_COUNT];
 	uint64_t vmhwm_bytes;   /* /proc/PID/status VmHWM (or the mm's hiwater at exit) */
+	uint64_t tracer_vmhwm;  /* peaktrace's own VmHWM */
 	uint64_t stacks_used;   /* distinct kernel stacks */
 	uint64_t max_stacks;
 	/* symbolized */
