@@ -110,7 +110,7 @@ struct pt_live_info {
 	__u64 size;
 	__u32 stack;
 	__u32 tid;
-	__u64 ts;
+	__u64 ts;   /* bpf_ktime_get_ns() at allocation */
 };
 _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
 

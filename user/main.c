@@ -52,6 +52,7 @@ static struct options {
 	uint32_t max_stacks;     /* --max-stacks */
 	uint32_t live_slots;     /* --max-live */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
+	bool chunk_kinds;        /* --chunk-kinds: classify blocks by glibc chunk header */
 	bool quiet;              /* -q: no text report on stdout */
 	bool verbose;            /* -v: libbpf debug output */
 } env = {
@@ -84,7 +85,7 @@ static const char doc[] =
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure.\n";
 
-enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP };
+enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -95,6 +96,7 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
+	{ "chunk-kinds", OPT_CHUNKS, NULL, 0, "Split live bytes by glibc chunk: main arena, thread arenas, mmapped (one extra read per allocation)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -161,6 +163,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_FP:
 		env.fp_stacks = false;
+		break;
+	case OPT_CHUNKS:
+		env.chunk_kinds = true;
 		break;
 	case 'q':
 		env.quiet = true;
@@ -670,7 +675,8 @@ int main(int argc, char **argv)
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = env.max_stacks;
 	skel->rodata->capture_stacks = env.fp_stacks;
-	skel->rodata->glibc_chunks = alloc.kind == PT_ALLOC_GLIBC;
+	skel->rodata->glibc_chunks = env.chunk_kinds && alloc.kind == PT_ALLOC_GLIBC;
+	rep.chunk_kinds = skel->rodata->glibc_chunks;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks);
@@ -680,7 +686,7 @@ int main(int argc, char **argv)
 	err = peaktrace_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
-			err == -EPERM ? " (need root)" : " (kernel with BTF, uprobes and task storage needed)");
+			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");
 		code = err == -EPERM ? EXIT_PERM : EXIT_BPF;
 		goto cleanup;
 	}

@@ -210,7 +210,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
 	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
-	if (r->alloc->kind == PT_ALLOC_GLIBC)
+	if (r->chunk_kinds)
 		fprintf(f, "  live at end by glibc chunk: main arena %s (%" PRId64 "), thread arenas %s (%"
 			   PRId64 "), mmapped %s (%" PRId64 ")%s\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)g->kind_live_bytes[1]), (int64_t)g->kind_live_count[1],
@@ -350,7 +350,8 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"peak_live_bytes\": %" PRId64 "},\n",
 		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
 		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
-	fprintf(f, "  \"live_by_chunk\": {\"main_arena_count\": %" PRId64 ", \"main_arena_bytes\": %" PRId64
+	if (r->chunk_kinds)
+		fprintf(f, "  \"live_by_chunk\": {\"main_arena_count\": %" PRId64 ", \"main_arena_bytes\": %" PRId64
 		   ", \"thread_arena_count\": %" PRId64 ", \"thread_arena_bytes\": %" PRId64
 		   ", \"mmapped_count\": %" PRId64 ", \"mmapped_bytes\": %" PRId64
 		   ", \"unclassified_count\": %" PRId64 ", \"unclassified_bytes\": %" PRId64 "},\n",

@@ -58,6 +58,7 @@ struct pt_report {
 	struct pt_map_stack *mstacks;
 	uint32_t nmstacks;
 	int top;
+	bool chunk_kinds;       /* live bytes per glibc chunk kind were collected */
 };
 
 const char *pt_err_name(int e);
