@@ -8,7 +8,7 @@ CC        ?= cc
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 USER_CFLAGS := $(CFLAGS) -I$(OUT) -iquote bpf -iquote user -D_GNU_SOURCE
-LDLIBS    := -lbpf -lelf -lz -lstdc++ -lm
+LDLIBS    := -lbpf -lelf -lz -lstdc++ -lm -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
 
 ifeq ($(V),1)

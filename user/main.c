@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -337,21 +338,54 @@ static struct bpf_program *entry_prog(struct peaktrace_bpf *skel, int fn)
 
 #define MAX_LINKS 64
 static struct bpf_link *links[MAX_LINKS];
-static int nlinks;
+static int link_group[MAX_LINKS];  /* detach order: higher groups first */
+static int nlinks, cur_group;
 
 static int add_link(struct bpf_link *l)
 {
 	if (!l)
 		return -errno;
-	if (nlinks < MAX_LINKS)
+	if (nlinks < MAX_LINKS) {
+		link_group[nlinks] = cur_group;
 		links[nlinks++] = l;
+	}
 	return 0;
 }
 
+static void *destroy_link(void *l)
+{
+	bpf_link__destroy(l);
+	return NULL;
+}
+
+/*
+ * Each uprobe detach waits for an RCU-tasks grace period (~100 ms here), so 20 links destroyed
+ * one after the other held the report back 2.5 s. Destroyed from parallel threads, the waits
+ * overlap. Links are still destroyed in reverse attach order within each group of threads:
+ * entry probes, then return probes, then free (see attach_allocator()).
+ */
 static void detach_all(void)
 {
-	while (nlinks)
-		bpf_link__destroy(links[--nlinks]);
+	pthread_t th[MAX_LINKS];
+	int started[MAX_LINKS], i, grp, maxg = 0;
+
+	for (i = 0; i < nlinks; i++)
+		maxg = link_group[i] > maxg ? link_group[i] : maxg;
+	for (grp = maxg; grp >= 0; grp--) {
+		for (i = 0; i < nlinks; i++) {
+			started[i] = 0;
+			if (link_group[i] != grp)
+				continue;
+			if (pthread_create(&th[i], NULL, destroy_link, links[i]) == 0)
+				started[i] = 1;
+			else
+				bpf_link__destroy(links[i]);
+		}
+		for (i = 0; i < nlinks; i++)
+			if (started[i])
+				pthread_join(th[i], NULL);
+	}
+	nlinks = 0;
 }
 
 static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocator *a, pid_t pid,
@@ -407,6 +441,7 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 	 * links in reverse, which is the safe order too.
 	 */
 	for (pass = 0; pass < 3; pass++) {
+		cur_group = pass;
 		for (k = 0; k < r->nprobes; k++) {
 			struct pt_probe_info *pi = &r->probes[k];
 			bool is_free = pi->fn == PT_FN_FREE;
@@ -447,6 +482,7 @@ static int attach_tracepoints(struct peaktrace_bpf *skel)
 	size_t i;
 	int err;
 
+	cur_group = 0;   /* detached last, with free */
 	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		err = add_link(bpf_program__attach(tps[i]));
 		if (err) {
@@ -777,7 +813,10 @@ int main(int argc, char **argv)
 		if (hwm > run.vmhwm)
 			run.vmhwm = hwm;
 	}
-	detach_all();
+	/* A live target stops paying for the probes now. For one that has exited nothing more can
+	 * arrive: detaching (~100 ms of grace period per uprobe) waits until the report is out. */
+	if (!run.exited)
+		detach_all();
 	ring_buffer__poll(rb, 0);
 	if (launched) {
 		pt_child_release(&run.child);
