@@ -16,7 +16,6 @@
 #include "peak.h"
 #include "chunk.h"
 
-/* libbpf 1.1 (Debian 12) has no BPF_UPROBE; the kprobe macros read the same pt_regs. */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -518,59 +517,43 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 	}
 }
 
+/*
+ * One entry program for every allocation function: the attach cookie says which one, so the
+ * loader can attach all of them with a single uprobe-multi link (one RCU grace period to detach
+ * instead of one per probe) and fall back to one perf-event uprobe per address on older kernels.
+ */
 SEC("uprobe")
-int BPF_KPROBE(malloc_enter, size_t size)
+int alloc_enter_prog(struct pt_regs *ctx)
 {
-	return alloc_enter(ctx, PT_MALLOC, size, 0);
-}
+	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
+	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 
-SEC("uprobe")
-int BPF_KPROBE(calloc_enter, size_t nmemb, size_t size)
-{
-	/* An overflowing product fails in calloc and is never counted. */
-	return alloc_enter(ctx, PT_CALLOC, nmemb * size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(realloc_enter, void *ptr, size_t size)
-{
-	return alloc_enter(ctx, PT_REALLOC, size, (__u64)ptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(reallocarray_enter, void *ptr, size_t nmemb, size_t size)
-{
-	return alloc_enter(ctx, PT_REALLOCARRAY, nmemb * size, (__u64)ptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(posix_memalign_enter, void **memptr, size_t align, size_t size)
-{
-	return alloc_enter(ctx, PT_POSIX_MEMALIGN, size, (__u64)memptr);
-}
-
-/* aligned_alloc, memalign: (alignment, size) */
-SEC("uprobe")
-int BPF_KPROBE(memalign_enter, size_t align, size_t size)
-{
-	return alloc_enter(ctx, PT_MEMALIGN, size, 0);
-}
-
-/* valloc(size) rounds nothing we count: the requested size is what the program asked for. */
-SEC("uprobe")
-int BPF_KPROBE(valloc_enter, size_t size)
-{
-	return alloc_enter(ctx, PT_VALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(pvalloc_enter, size_t size)
-{
-	return alloc_enter(ctx, PT_PVALLOC, size, 0);
+	switch (fn) {
+	case PT_MALLOC:
+	case PT_VALLOC:
+	case PT_PVALLOC:
+		/* valloc/pvalloc: the requested size is counted, not the page rounding. */
+		return alloc_enter(ctx, fn, a0, 0);
+	case PT_CALLOC:
+		/* An overflowing product fails in calloc and is never counted. */
+		return alloc_enter(ctx, fn, a0 * a1, 0);
+	case PT_REALLOC:
+		return alloc_enter(ctx, fn, a1, a0);
+	case PT_REALLOCARRAY:
+		return alloc_enter(ctx, fn, a1 * a2, a0);
+	case PT_POSIX_MEMALIGN:
+		/* (memptr, alignment, size) */
+		return alloc_enter(ctx, fn, a2, a0);
+	case PT_ALIGNED_ALLOC:
+	case PT_MEMALIGN:
+		/* (alignment, size) */
+		return alloc_enter(ctx, PT_MEMALIGN, a1, 0);
+	}
+	return 0;
 }
 
 SEC("uretprobe")
-int BPF_KRETPROBE(alloc_return)
+int alloc_return(struct pt_regs *ctx)
 {
 	return alloc_exit(ctx);
 }
@@ -581,11 +564,13 @@ int BPF_KRETPROBE(alloc_return)
  * `je` instead of single-stepping the test: 1.15 µs instead of 5.8 µs); rdi is unchanged there.
  */
 SEC("uprobe")
-int BPF_KPROBE(free_enter, void *ptr)
+int free_enter(struct pt_regs *ctx)
 {
+	__u64 ptr = PT_REGS_PARM1(ctx);
+
 	if (!ptr || !is_target())
 		return 0;
-	do_free((__u64)ptr, false);
+	do_free(ptr, false);
 	return 0;
 }
 

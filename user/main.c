@@ -30,6 +30,7 @@
 #include "launch.h"
 #include "report.h"
 #include "symbolize.h"
+#include "umulti.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum {
@@ -54,6 +55,7 @@ static struct options {
 	uint32_t live_slots;     /* --max-live */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
 	bool chunk_kinds;        /* --chunk-kinds: classify blocks by glibc chunk header */
+	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
 	bool quiet;              /* -q: no text report on stdout */
 	bool verbose;            /* -v: libbpf debug output */
 } env = {
@@ -86,7 +88,7 @@ static const char doc[] =
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure.\n";
 
-enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS };
+enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -97,6 +99,7 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
+	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "chunk-kinds", OPT_CHUNKS, NULL, 0, "Split live bytes by glibc chunk: main arena, thread arenas, mmapped (one extra read per allocation)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
@@ -167,6 +170,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_CHUNKS:
 		env.chunk_kinds = true;
+		break;
+	case OPT_PERF_UPROBES:
+		env.perf_uprobes = true;
 		break;
 	case 'q':
 		env.quiet = true;
@@ -319,26 +325,13 @@ static uint64_t read_vmhwm(pid_t pid)
 
 /* ---- probes ------------------------------------------------------------------------------- */
 
-static struct bpf_program *entry_prog(struct peaktrace_bpf *skel, int fn)
-{
-	switch (fn) {
-	case PT_FN_MALLOC: return skel->progs.malloc_enter;
-	case PT_FN_CALLOC: return skel->progs.calloc_enter;
-	case PT_FN_REALLOC: return skel->progs.realloc_enter;
-	case PT_FN_REALLOCARRAY: return skel->progs.reallocarray_enter;
-	case PT_FN_FREE: return skel->progs.free_enter;
-	case PT_FN_POSIX_MEMALIGN: return skel->progs.posix_memalign_enter;
-	case PT_FN_ALIGNED_ALLOC: return skel->progs.memalign_enter;
-	case PT_FN_MEMALIGN: return skel->progs.memalign_enter;
-	case PT_FN_VALLOC: return skel->progs.valloc_enter;
-	case PT_FN_PVALLOC: return skel->progs.pvalloc_enter;
-	}
-	return NULL;
-}
-
 #define MAX_LINKS 64
-static struct bpf_link *links[MAX_LINKS];
-static int link_group[MAX_LINKS];  /* detach order: higher groups first */
+/* Attached probes: libbpf links, or raw uprobe-multi link fds. */
+static struct {
+	struct bpf_link *link;
+	int fd;
+	int group;          /* detach order: higher groups first */
+} links[MAX_LINKS];
 static int nlinks, cur_group;
 
 static int add_link(struct bpf_link *l)
@@ -346,23 +339,40 @@ static int add_link(struct bpf_link *l)
 	if (!l)
 		return -errno;
 	if (nlinks < MAX_LINKS) {
-		link_group[nlinks] = cur_group;
-		links[nlinks++] = l;
+		links[nlinks].link = l;
+		links[nlinks].fd = -1;
+		links[nlinks++].group = cur_group;
 	}
 	return 0;
 }
 
-static void *destroy_link(void *l)
+static int add_link_fd(int fd)
 {
-	bpf_link__destroy(l);
+	if (fd < 0)
+		return fd;
+	if (nlinks < MAX_LINKS) {
+		links[nlinks].link = NULL;
+		links[nlinks].fd = fd;
+		links[nlinks++].group = cur_group;
+	}
+	return 0;
+}
+
+static void *destroy_link(void *arg)
+{
+	int i = (int)(long)arg;
+
+	if (links[i].link)
+		bpf_link__destroy(links[i].link);
+	else
+		close(links[i].fd);
 	return NULL;
 }
 
 /*
- * Each uprobe detach waits for an RCU-tasks grace period (~100 ms here), so 20 links destroyed
- * one after the other held the report back 2.5 s. Destroyed from parallel threads, the waits
- * overlap. Links are still destroyed in reverse attach order within each group of threads:
- * entry probes, then return probes, then free (see attach_allocator()).
+ * Each uprobe detach waits for an RCU-tasks grace period (~100 ms here). Links of one group go
+ * from parallel threads; groups go in order: entry probes, then return probes, then free and the
+ * tracepoints (the reverse of attach_allocator()'s order, for the same reasons).
  */
 static void detach_all(void)
 {
@@ -370,16 +380,16 @@ static void detach_all(void)
 	int started[MAX_LINKS], i, grp, maxg = 0;
 
 	for (i = 0; i < nlinks; i++)
-		maxg = link_group[i] > maxg ? link_group[i] : maxg;
+		maxg = links[i].group > maxg ? links[i].group : maxg;
 	for (grp = maxg; grp >= 0; grp--) {
 		for (i = 0; i < nlinks; i++) {
 			started[i] = 0;
-			if (link_group[i] != grp)
+			if (links[i].group != grp)
 				continue;
-			if (pthread_create(&th[i], NULL, destroy_link, links[i]) == 0)
+			if (pthread_create(&th[i], NULL, destroy_link, (void *)(long)i) == 0)
 				started[i] = 1;
 			else
-				bpf_link__destroy(links[i]);
+				destroy_link((void *)(long)i);
 		}
 		for (i = 0; i < nlinks; i++)
 			if (started[i])
@@ -388,12 +398,11 @@ static void detach_all(void)
 	nlinks = 0;
 }
 
-static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocator *a, pid_t pid,
-			    struct pt_report *r)
+/* Where each allocator entry point is probed (decided before load, attached after). */
+static int plan_probes(const struct pt_allocator *a, struct pt_report *r)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo);
 	uint8_t code[32];
-	int fd, fn, k, err, pass;
+	int fd, fn, k, err;
 
 	fd = open(a->open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -432,23 +441,62 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 		pi->offset = a->fn_offset[fn] + pi->place.skip;
 	}
 	close(fd);
+	return 0;
+}
 
-	/*
-	 * Attach order matters when the target is already running: free first (a block allocated
-	 * while free was not yet probed would look live forever), then every return probe (a
-	 * return whose entry was not seen is ignored), and the entry probes last (an entry
-	 * whose return probe is missing would leave a thread "inside" malloc). Detaching pops
-	 * links in reverse, which is the safe order too.
-	 */
-	for (pass = 0; pass < 3; pass++) {
+/*
+ * Attach order matters when the target is already running: free first (a block allocated while
+ * free was not yet probed would look live forever), then every return probe (a return whose
+ * entry was not seen is ignored), and the entry probes last (an entry whose return probe is
+ * missing would leave a thread "inside" malloc). The entry program learns which function it is
+ * in from the attach cookie.
+ */
+static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocator *a, pid_t pid,
+			    struct pt_report *r, bool multi)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	uint64_t ent_off[PT_FN_MAX], ret_off[PT_FN_MAX], cookie[PT_FN_MAX];
+	uint32_t n = 0;
+	int k, err = 0, pass;
+
+	for (k = 0; k < r->nprobes; k++) {
+		const struct pt_probe_info *pi = &r->probes[k];
+
+		if (pi->shared_with >= 0 || pi->fn == PT_FN_FREE)
+			continue;
+		ent_off[n] = pi->offset;
+		ret_off[n] = a->fn_offset[pi->fn];
+		cookie[n++] = (uint64_t)pi->fn;
+	}
+	for (pass = 0; pass < 3 && !err; pass++) {
 		cur_group = pass;
-		for (k = 0; k < r->nprobes; k++) {
+		if (multi) {
+			if (pass == 1 || pass == 2) {
+				if (!n)
+					continue;
+				err = add_link_fd(pt_umulti_attach(
+					bpf_program__fd(pass == 1 ? skel->progs.alloc_return :
+								    skel->progs.alloc_enter_prog),
+					a->open_path, pass == 1 ? ret_off : ent_off, cookie, n, pass == 1, pid));
+				continue;
+			}
+			for (k = 0; k < r->nprobes && !err; k++) {
+				uint64_t off = r->probes[k].offset, c = PT_FN_FREE;
+
+				if (r->probes[k].fn == PT_FN_FREE && r->probes[k].shared_with < 0)
+					err = add_link_fd(pt_umulti_attach(bpf_program__fd(skel->progs.free_enter),
+									   a->open_path, &off, &c, 1, false, pid));
+			}
+			continue;
+		}
+		for (k = 0; k < r->nprobes && !err; k++) {
 			struct pt_probe_info *pi = &r->probes[k];
 			bool is_free = pi->fn == PT_FN_FREE;
 
 			if (pi->shared_with >= 0)
 				continue;
 			uo.retprobe = pass == 1;
+			uo.bpf_cookie = (uint64_t)pi->fn;
 			if (pass == 0 && is_free)
 				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.free_enter, pid,
 									       a->open_path, pi->offset, &uo));
@@ -456,18 +504,17 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_return, pid,
 									       a->open_path, a->fn_offset[pi->fn], &uo));
 			else if (pass == 2 && !is_free)
-				err = add_link(bpf_program__attach_uprobe_opts(entry_prog(skel, pi->fn), pid,
+				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_enter_prog, pid,
 									       a->open_path, pi->offset, &uo));
-			else
-				continue;
-			if (err) {
-				fprintf(stderr, "peaktrace: failed to attach %s to %s in %s: %s\n",
-					pass == 1 ? "uretprobe" : "uprobe", pi->symbol, a->path, strerror(-err));
-				return err;
-			}
-			pi->attached = true;
 		}
 	}
+	if (err) {
+		fprintf(stderr, "peaktrace: failed to attach %s to the allocator in %s: %s\n",
+			pass - 1 == 1 ? "uretprobes" : "uprobes", a->path, strerror(-err));
+		return err;
+	}
+	for (k = 0; k < r->nprobes; k++)
+		r->probes[k].attached = true;
 	return 0;
 }
 
@@ -494,6 +541,9 @@ static int attach_tracepoints(struct peaktrace_bpf *skel)
 	return 0;
 }
 
+_Static_assert((int)PT_FN_MAX == (int)PT_FN_COUNT && (int)PT_FN_FREE == (int)PT_FREE &&
+	       (int)PT_FN_PVALLOC == (int)PT_PVALLOC, "enum pt_alloc_fn and enum pt_fn must agree");
+
 /* ---- runtime ------------------------------------------------------------------------------ */
 
 struct run {
@@ -506,6 +556,7 @@ struct run {
 	uint64_t hiwater;        /* from the exit event */
 	uint64_t vmhwm;
 	bool need_refresh;
+	bool multi;              /* uprobe-multi links */
 };
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -719,6 +770,18 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.stats, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
+	rep.alloc = &alloc;
+	if (plan_probes(&alloc, &rep)) {
+		code = EXIT_UNSUPPORTED;
+		goto cleanup;
+	}
+	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
+	run.multi = !env.perf_uprobes && pt_umulti_supported();
+	if (run.multi) {
+		bpf_program__set_expected_attach_type(skel->progs.alloc_enter_prog, PT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.alloc_return, PT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.free_enter, PT_BPF_TRACE_UPROBE_MULTI);
+	}
 	err = peaktrace_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
@@ -728,8 +791,7 @@ int main(int argc, char **argv)
 	}
 	run.skel = skel;
 
-	rep.alloc = &alloc;
-	if (attach_allocator(skel, &alloc, run.pid, &rep) || attach_tracepoints(skel)) {
+	if (attach_allocator(skel, &alloc, run.pid, &rep, run.multi) || attach_tracepoints(skel)) {
 		code = EXIT_BPF;
 		goto cleanup;
 	}
@@ -828,6 +890,7 @@ int main(int argc, char **argv)
 	rep.launched = launched;
 	rep.g = skel->bss->g;
 	rep.top = env.top;
+	rep.attach_multi = run.multi;
 	read_errors(skel, rep.errors);
 	rep.exited = run.exited || (launched && run.child.exited);
 	if (launched && run.child.exited) {

@@ -184,7 +184,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 			fprintf(f, ", exited with status %d", r->exit_status);
 	}
 	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), r->alloc->path);
-	fprintf(f, "probes:\n");
+	fprintf(f, "probes (%s):\n", r->attach_multi ? "uprobe-multi links" : "perf-event uprobes");
 	for (i = 0; i < r->nprobes; i++) {
 		const struct pt_probe_info *pi = &r->probes[i];
 
@@ -323,7 +323,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "},\n  \"duration_ns\": %" PRIu64 ",\n", r->duration_ns);
 	fprintf(f, "  \"allocator\": {\"kind\": \"%s\", \"path\": ", pt_allocator_kind_name(r->alloc->kind));
 	pt_json_str(f, r->alloc->path);
-	fprintf(f, "},\n  \"probes\": [");
+	fprintf(f, "},\n  \"attach\": \"%s\",\n  \"probes\": [", r->attach_multi ? "uprobe_multi" : "perf_event");
 	for (k = 0; k < r->nprobes; k++) {
 		const struct pt_probe_info *pi = &r->probes[k];
 

@@ -59,6 +59,7 @@ struct pt_report {
 	uint32_t nmstacks;
 	int top;
 	bool chunk_kinds;       /* live bytes per glibc chunk kind were collected */
+	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
 };
 
 const char *pt_err_name(int e);
