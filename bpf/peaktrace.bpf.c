@@ -15,6 +15,7 @@
 #include "peaktrace.h"
 #include "peak.h"
 #include "chunk.h"
+#include "rapi.h"
 
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -26,6 +27,8 @@ const volatile __u32 max_stacks = PT_DEF_MAX_STACKS;
 const volatile bool capture_stacks = true;
 /* The allocator is glibc: classify each block by its chunk header (chunk.h). */
 const volatile bool glibc_chunks = false;
+/* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
+const volatile bool rapi_boundaries = false;
 
 /* Process-wide counters; user space reads them through the skeleton's .bss. */
 struct pt_global g = {};
@@ -254,11 +257,42 @@ static __always_inline __u32 capture(struct thread_state *ts, __u64 sp, __u64 bp
 }
 
 /* Global live total; bumps peak_seq when a new maximum is set. */
+/* Before a stack's counters change: keep what it held at the current invocation's peak. */
+static __always_inline void inv_touch(struct pt_stack_stats *st)
+{
+	__u32 p = g.inv_seq & 1, q = p ^ 1;
+	__u64 seq = g.inv[p].peak_seq, qseq = g.inv[q].peak_seq;
+
+	if (st->inv_snap_seq[p] != seq) {
+		st->inv_peak_count[p] = st->live_count;
+		st->inv_peak_bytes[p] = st->live_bytes;
+		st->inv_snap_seq[p] = seq;
+	}
+	/* The previous invocation has ended but user space may not have read it yet: a stack that
+	 * changes now must first keep what it held at that invocation's peak too. */
+	if (st->inv_snap_seq[q] != qseq && g.inv[q].state == PT_INV_ENDED) {
+		st->inv_peak_count[q] = st->live_count;
+		st->inv_peak_bytes[q] = st->live_bytes;
+		st->inv_snap_seq[q] = qseq;
+	}
+}
+
 static __always_inline void global_add(__s64 bytes, __s64 count)
 {
 	__s64 total = __sync_fetch_and_add(&g.live_bytes, bytes) + bytes;
 
 	__sync_fetch_and_add(&g.live_count, count);
+	if (bytes > 0) {
+		struct pt_inv *inv = &g.inv[g.inv_seq & 1];
+
+		/* The invocation's own peak: a new peak_seq, unique across invocations, makes
+		 * every stack snapshot itself lazily as for the global peak. */
+		if (inv->state == PT_INV_RUNNING && total > inv->heap_peak) {
+			inv->heap_peak = total;
+			inv->heap_peak_count = g.live_count;
+			inv->peak_seq = __sync_fetch_and_add(&g.inv_peak_counter, 1) + 1;
+		}
+	}
 	if (bytes > 0 && total > g.peak_bytes) {
 		/* Racy max between CPUs is settled with compare-and-swap (bounded retries). */
 		for (int i = 0; i < 4; i++) {
@@ -287,6 +321,7 @@ static __always_inline void stack_account(__u32 stack, __s64 bytes, bool alloc)
 	if (!st)
 		return;
 	pt_peak_touch(st, g.peak_seq);
+	inv_touch(st);
 	if (alloc) {
 		__sync_fetch_and_add(&st->alloc_count, 1);
 		__sync_fetch_and_add(&st->alloc_bytes, bytes);
@@ -769,6 +804,238 @@ int on_madvise_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
+/* ---- invocation boundaries (Runtime API traffic) ------------------------------------------ */
+
+/* key: tgid << 32 | fd; value: RAPI_AWAITING once the socket sent "GET .../next" and awaits its
+ * answer; RAPI_CONNECTED for a Runtime API socket found by user space at attach time, whose
+ * request may have been sent before we were there. */
+#define RAPI_AWAITING 1
+#define RAPI_CONNECTED 2
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u32);
+} rapi_fds SEC(".maps");
+
+/* Scratch for reading a write's first bytes (per CPU: used within one program run). */
+struct rapi_scratch {
+	char buf[PT_RAPI_SCAN];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rapi_scratch);
+} rapi_buf SEC(".maps");
+
+static __always_inline void inv_emit(__u32 type, __u64 seq, __u32 fd, const void *data, __u32 len)
+{
+	struct pt_inv_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		count_err(PT_ERR_RINGBUF_LOST);
+		return;
+	}
+	e->type = type;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->fd = fd;
+	e->seq = seq;
+	e->ts = bpf_ktime_get_ns();
+	e->pad = 0;
+	e->len = 0;
+	if (data && len) {
+		__u64 n = len;
+
+		/* Clamp after an opaque move, or clang hands the helper the unclamped copy. */
+		asm volatile("" : "+r"(n));
+		if (n > PT_RAPI_COPY)
+			n = PT_RAPI_COPY;
+		if (bpf_probe_read_user(e->data, n, data) == 0)
+			e->len = n;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* End the running invocation (or init phase). id may be NULL. */
+static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len, __u32 fd)
+{
+	__u64 seq = g.inv_seq;
+	struct pt_inv *inv = &g.inv[seq & 1];
+
+	if (inv->state != PT_INV_RUNNING)
+		return;
+	inv->end_ns = bpf_ktime_get_ns();
+	inv->rss_end = g.rss[PT_RSS_FILE] + g.rss[PT_RSS_ANON] + g.rss[PT_RSS_SHMEM];
+	inv->heap_end = g.live_bytes;
+	inv->alloc_count = g.alloc_count - inv->alloc_count0;
+	inv->alloc_bytes = g.alloc_bytes - inv->alloc_bytes0;
+	inv->free_count = g.free_count - inv->free_count0;
+	inv->free_bytes = g.free_bytes - inv->free_bytes0;
+	inv->outcome = outcome;
+	if (id && id_len) {
+		if (id_len > PT_REQID_LEN)
+			id_len = PT_REQID_LEN;
+		for (int i = 0; i < PT_REQID_LEN; i++) {
+			if (i >= id_len)
+				break;
+			inv->id[i] = id[i & (PT_RAPI_SCAN - 1)];
+		}
+		inv->id_len = id_len;
+	}
+	inv->boundary_fd = fd;
+	inv->state = PT_INV_ENDED;
+	inv_emit(PT_EV_INV_END, seq, fd, NULL, 0);
+}
+
+/* Start invocation seq + 1 in the other half of the double buffer. */
+static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
+{
+	__u64 seq = g.inv_seq + 1;
+	struct pt_inv *inv = &g.inv[seq & 1];
+	__s64 rss = g.rss[PT_RSS_FILE] + g.rss[PT_RSS_ANON] + g.rss[PT_RSS_SHMEM];
+
+	/* The previous one never posted its result (or the init phase never asked for work). */
+	inv_end(PT_OUT_UNFINISHED, NULL, 0, 0);
+	__builtin_memset(inv, 0, sizeof(*inv));
+	inv->seq = seq;
+	inv->start_ns = bpf_ktime_get_ns();
+	inv->rss_start = inv->rss_peak = rss;
+	inv->heap_start = inv->heap_peak = g.live_bytes;
+	inv->heap_peak_count = g.live_count;
+	inv->alloc_count0 = g.alloc_count;
+	inv->alloc_bytes0 = g.alloc_bytes;
+	inv->free_count0 = g.free_count;
+	inv->free_bytes0 = g.free_bytes;
+	inv->peak_seq = __sync_fetch_and_add(&g.inv_peak_counter, 1) + 1;
+	inv->boundary_fd = fd;
+	inv->state = PT_INV_RUNNING;
+	/* Publish last: the hot path reads g.inv_seq to pick the half it updates. */
+	g.inv_seq = seq;
+	inv_emit(PT_EV_INV_START, seq, fd, data, len);
+}
+
+/* A write-like syscall of the target: look at its first bytes for a Runtime API request. */
+static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
+{
+	struct rapi_scratch *sc;
+	__u32 zero = 0, len, id_off, id_len;
+	__u64 key;
+	int kind;
+
+	if (!rapi_boundaries || !is_target() || count < PT_RAPI_NEXT_LEN)
+		return;
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return;
+	len = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
+	if (bpf_probe_read_user(sc->buf, PT_RAPI_SCAN, buf) &&
+	    bpf_probe_read_user(sc->buf, PT_RAPI_NEXT_LEN, buf))
+		return;
+	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
+	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
+		return;
+	kind = pt_rapi_classify(sc->buf, len, &id_off, &id_len);
+	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | fd;
+	switch (kind) {
+	case PT_RAPI_NEXT: {
+		__u32 one = RAPI_AWAITING;
+
+		bpf_map_update_elem(&rapi_fds, &key, &one, BPF_ANY);
+		/* Lambda's init phase ends when the runtime first asks for work. */
+		if (g.inv_seq == 0)
+			inv_end(PT_OUT_INIT, NULL, 0, fd);
+		break;
+	}
+	case PT_RAPI_RESPONSE:
+	case PT_RAPI_ERROR:
+		inv_end(kind == PT_RAPI_RESPONSE ? PT_OUT_RESPONSE : PT_OUT_ERROR,
+			sc->buf + (id_off & (PT_RAPI_SCAN - 1)), id_len, fd);
+		break;
+	case PT_RAPI_INIT_ERROR:
+		if (g.inv_seq == 0)
+			inv_end(PT_OUT_ERROR, NULL, 0, fd);
+		break;
+	}
+}
+
+SEC("tp/syscalls/sys_enter_write")
+int on_write_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	rapi_write(ctx->args[0], (const void *)ctx->args[1], ctx->args[2]);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_sendto")
+int on_sendto_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	rapi_write(ctx->args[0], (const void *)ctx->args[1], ctx->args[2]);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_writev")
+int on_writev_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct { __u64 base, len; } iov;
+
+	if (!rapi_boundaries || !is_target() || ctx->args[2] < 1)
+		return 0;
+	/* The request line is at the start of the first buffer. */
+	if (bpf_probe_read_user(&iov, sizeof(iov), (const void *)ctx->args[1]))
+		return 0;
+	rapi_write(ctx->args[0], (const void *)iov.base, iov.len);
+	return 0;
+}
+
+/*
+ * The answer to "next" arrives as a read/recvfrom returning > 0 on the socket that asked. Its
+ * fd and buffer come from the user registers saved at syscall entry (still intact at exit), not
+ * from an entry probe: a runtime found waiting when we attach entered that syscall before us.
+ */
+static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct pt_regs *regs;
+	__u32 *awaiting, fd;
+	const void *buf;
+	__u64 key;
+
+	if (!rapi_boundaries || ctx->ret <= 0 || !is_target())
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	fd = (__u32)BPF_CORE_READ(regs, di);
+	buf = (const void *)BPF_CORE_READ(regs, si);
+	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | fd;
+	awaiting = bpf_map_lookup_elem(&rapi_fds, &key);
+	if (!awaiting)
+		return 0;
+	if (*awaiting == RAPI_CONNECTED) {
+		/* Attached while the runtime waited for work: on a Runtime API socket only the
+		 * answer to "next" is a 200 (posting a result gets 202). */
+		char st[12];
+
+		if (bpf_probe_read_user(st, sizeof(st), buf) || !pt_rapi_prefix(st, "HTTP/1.1 200", 12))
+			return 0;
+	}
+	/* The first bytes of the answer to "next": the invocation starts now. */
+	bpf_map_delete_elem(&rapi_fds, &key);
+	inv_start(fd, buf, (__u32)ctx->ret);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_read")
+int on_read_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return rapi_read_exit(ctx);
+}
+
+SEC("tp/syscalls/sys_exit_recvfrom")
+int on_recvfrom_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return rapi_read_exit(ctx);
+}
+
 /* ---- RSS ---------------------------------------------------------------------------------- */
 
 /*
@@ -800,6 +1067,12 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	rss = g.rss[PT_RSS_FILE] + g.rss[PT_RSS_ANON] + g.rss[PT_RSS_SHMEM];
 	if (rss > g.rss_peak)
 		g.rss_peak = rss;
+	{
+		struct pt_inv *inv = &g.inv[g.inv_seq & 1];
+
+		if (inv->state == PT_INV_RUNNING && rss > inv->rss_peak)
+			inv->rss_peak = rss;
+	}
 	return 0;
 }
 
@@ -839,6 +1112,7 @@ int on_exit(struct trace_event_raw_sched_process_exit *ctx)
 	}
 	/* The mm is torn down next: RSS falls to zero, which is no figure of the program's. */
 	g.exited = 1;
+	inv_end(PT_OUT_KILLED, NULL, 0, 0);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_err(PT_ERR_RINGBUF_LOST);

@@ -87,9 +87,14 @@ struct pt_stack_stats {
 	__u64 mmap_bytes;
 	__u64 munmap_count; /* munmap calls made from this stack */
 	__u64 munmap_bytes;
+	/* The same lazy snapshot for the peak of the current invocation, double-buffered by the
+	 * invocation's parity so the last one can be read while the next one runs. */
+	__s64 inv_peak_count[2];
+	__s64 inv_peak_bytes[2];
+	__u64 inv_snap_seq[2];
 	__u64 pad[3];
 };
-_Static_assert(sizeof(struct pt_stack_stats) == 128, "pt_stack_stats layout");
+_Static_assert(sizeof(struct pt_stack_stats) == 176, "pt_stack_stats layout");
 
 /* One live allocation. ptr == 0 marks a free slot. */
 struct pt_live_slot {
@@ -116,6 +121,52 @@ _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
 
 /* rss_stat members, as in the kernel's enum (MM_FILEPAGES ...). */
 enum { PT_RSS_FILE = 0, PT_RSS_ANON = 1, PT_RSS_SWAP = 2, PT_RSS_SHMEM = 3, PT_RSS_COUNT = 4 };
+
+/* Request ids are UUIDs (36 characters); room for longer ones from other runtimes. */
+#define PT_REQID_LEN 64
+/* Bytes of a Runtime API "next" response copied to user space, which reads the request id
+ * from its headers. */
+#define PT_RAPI_COPY 1024
+
+enum pt_inv_state { PT_INV_IDLE = 0, PT_INV_RUNNING = 1, PT_INV_ENDED = 2 };
+enum pt_inv_outcome {
+	PT_OUT_NONE = 0,
+	PT_OUT_RESPONSE = 1,   /* POST .../response */
+	PT_OUT_ERROR = 2,      /* POST .../error */
+	PT_OUT_KILLED = 3,     /* the process died during the invocation */
+	PT_OUT_INIT = 4,       /* the init phase ended (first GET .../next) */
+	PT_OUT_UNFINISHED = 5, /* tracing stopped, or the next invocation began without an end */
+};
+
+/* One invocation (seq >= 1) or the init phase (seq 0). Two of them live in pt_global, indexed by
+ * seq & 1: user space reads a finished one while the next runs. */
+struct pt_inv {
+	__u64 seq;
+	__u64 start_ns;
+	__u64 end_ns;
+	__s64 rss_start;
+	__s64 rss_peak;        /* true peak RSS within the invocation (kmem:rss_stat) */
+	__s64 rss_end;
+	__s64 heap_start;      /* live heap bytes */
+	__s64 heap_peak;
+	__s64 heap_peak_count;
+	__s64 heap_end;
+	__u64 alloc_count0;    /* global alloc/free counters at the start */
+	__u64 alloc_bytes0;
+	__u64 free_count0;
+	__u64 free_bytes0;
+	__u64 alloc_count;     /* ... and during the invocation, set at its end */
+	__u64 alloc_bytes;
+	__u64 free_count;
+	__u64 free_bytes;
+	__u64 peak_seq;        /* unique across invocations: stacks' inv_snap_seq compare to it */
+	__u32 state;
+	__u32 outcome;
+	__u32 id_len;
+	__u32 boundary_fd;     /* Runtime API socket that carried the boundary */
+	char id[PT_REQID_LEN];
+};
+_Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN, "pt_inv layout");
 
 /* Process-wide state kept by the BPF side in .bss (user space reads it through the skeleton). */
 struct pt_global {
@@ -149,6 +200,10 @@ struct pt_global {
 	/* live blocks and bytes per glibc chunk kind (enum pt_chunk_kind), glibc only */
 	__s64 kind_live_count[4];
 	__s64 kind_live_bytes[4];
+	/* invocations */
+	__u64 inv_seq;        /* current invocation (0 = init phase) */
+	__u64 inv_peak_counter;
+	struct pt_inv inv[2];
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */
@@ -156,6 +211,8 @@ enum pt_event_type {
 	PT_EV_EXIT = 1,       /* target thread group died */
 	PT_EV_EXEC_MAP = 2,   /* target mapped new code (refresh symbolization maps) */
 	PT_EV_EXEC = 3,       /* target called execve */
+	PT_EV_INV_START = 4,  /* an invocation began: seq, and the response bytes in data[] */
+	PT_EV_INV_END = 5,    /* an invocation (or the init phase) ended: seq */
 };
 
 struct pt_event {
@@ -169,5 +226,19 @@ struct pt_event {
 	__u64 len;
 };
 _Static_assert(sizeof(struct pt_event) == 48, "pt_event layout");
+
+/* PT_EV_INV_START / PT_EV_INV_END. */
+struct pt_inv_event {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 fd;
+	__u64 seq;
+	__u64 ts;
+	__u32 len;            /* bytes valid in data[] */
+	__u32 pad;
+	char data[PT_RAPI_COPY];
+};
+_Static_assert(sizeof(struct pt_inv_event) == 40 + PT_RAPI_COPY, "pt_inv_event layout");
 
 #endif /* PEAKTRACE_H */

@@ -31,6 +31,7 @@
 #include "report.h"
 #include "symbolize.h"
 #include "umulti.h"
+#include "invocation.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum {
@@ -42,6 +43,7 @@ enum {
 	EXIT_UNSUPPORTED = 5,
 	EXIT_OUTPUT = 6,
 	EXIT_BPF = 7,
+	EXIT_MAX_PEAK = 8,   /* an invocation's true peak exceeded --max-peak */
 };
 
 static struct options {
@@ -56,6 +58,8 @@ static struct options {
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
 	bool chunk_kinds;        /* --chunk-kinds: classify blocks by glibc chunk header */
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
+	int boundary;            /* --boundary: BOUNDARY_* */
+	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */
 	bool quiet;              /* -q: no text report on stdout */
 	bool verbose;            /* -v: libbpf debug output */
 } env = {
@@ -65,7 +69,11 @@ static struct options {
 	.max_stacks = PT_DEF_MAX_STACKS,
 	.live_slots = PT_DEF_LIVE_SLOTS,
 	.fp_stacks = true,
+	.boundary = 0,
 };
+
+enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE };
+static const char *const boundary_names[] = { "auto", "runtime-api", "none" };
 
 const char *argp_program_version = "peaktrace " PT_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -88,7 +96,8 @@ static const char doc[] =
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure.\n";
 
-enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES };
+enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES,
+       OPT_BOUNDARY, OPT_MAX_PEAK };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -99,6 +108,8 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
+	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default), runtime-api (Lambda Runtime API traffic), none", 0 },
+	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "chunk-kinds", OPT_CHUNKS, NULL, 0, "Split live bytes by glibc chunk: main arena, thread arenas, mmapped (one extra read per allocation)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
@@ -174,6 +185,33 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_PERF_UPROBES:
 		env.perf_uprobes = true;
 		break;
+	case OPT_BOUNDARY:
+		for (v = 0; v < 3; v++)
+			if (strcmp(arg, boundary_names[v]) == 0)
+				break;
+		if (v == 3)
+			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api or none)", arg);
+		env.boundary = (int)v;
+		break;
+	case OPT_MAX_PEAK: {
+		double x = strtod(arg, &end);
+
+		if (end == arg || x <= 0)
+			die_usage(st, "invalid size: %s", arg);
+		switch (*end) {
+		case 'k': case 'K': x *= 1024; end++; break;
+		case 'm': case 'M': x *= 1024 * 1024; end++; break;
+		case 'g': case 'G': x *= 1024.0 * 1024 * 1024; end++; break;
+		}
+		if (*end == 'i' || *end == 'B' || *end == 'b')
+			end += (*end == 'i') ? 1 : 0;
+		if (*end == 'B' || *end == 'b')
+			end++;
+		if (*end)
+			die_usage(st, "invalid size: %s", arg);
+		env.max_peak = (uint64_t)x;
+		break;
+	}
 	case 'q':
 		env.quiet = true;
 		break;
@@ -518,8 +556,12 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 	return 0;
 }
 
-static int attach_tracepoints(struct peaktrace_bpf *skel)
+static int attach_tracepoints(struct peaktrace_bpf *skel, bool boundaries)
 {
+	struct bpf_program *rapi[] = {
+		skel->progs.on_write_enter, skel->progs.on_sendto_enter, skel->progs.on_writev_enter,
+		skel->progs.on_read_exit, skel->progs.on_recvfrom_exit,
+	};
 	struct bpf_program *tps[] = {
 		skel->progs.on_mmap_enter, skel->progs.on_mmap_exit, skel->progs.on_munmap_enter,
 		skel->progs.on_mremap_enter, skel->progs.on_brk_enter, skel->progs.on_brk_exit,
@@ -535,6 +577,14 @@ static int attach_tracepoints(struct peaktrace_bpf *skel)
 		if (err) {
 			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
 				bpf_program__section_name(tps[i]), strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; boundaries && i < sizeof(rapi) / sizeof(rapi[0]); i++) {
+		err = add_link(bpf_program__attach(rapi[i]));
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
+				bpf_program__section_name(rapi[i]), strerror(-err));
 			return err;
 		}
 	}
@@ -557,17 +607,59 @@ struct run {
 	uint64_t vmhwm;
 	bool need_refresh;
 	bool multi;              /* uprobe-multi links */
+	/* invocations */
+	struct pt_inv_list invs;
+	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
+	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
+	bool quiet;
 };
+
+/* An invocation (or the init phase) ended: read its half of the double buffer now. */
+static void invocation_ended(struct run *run, uint64_t seq)
+{
+	const struct pt_inv *inv = &run->skel->bss->g.inv[seq & 1];
+	uint32_t nstk = (uint32_t)run->skel->bss->g.next_stack + 1;
+	struct pt_inv_record rec;
+
+	if (nstk > env.max_stacks)
+		nstk = env.max_stacks;
+	pt_inv_capture(&rec, inv, bpf_map__fd(run->skel->maps.stats), nstk);
+	/* Two more invocations began before we got here: the buffer holds a newer one. */
+	if (inv->seq != seq) {
+		memset(&rec, 0, sizeof(rec));
+		rec.seq = seq;
+		rec.overwritten = true;
+	}
+	if (!rec.id[0] && seq)
+		snprintf(rec.id, sizeof(rec.id), "%s", run->start_id[seq & 1]);
+	rec.vmhwm = read_vmhwm(run->pid);
+	if (rec.vmhwm < run->vmhwm)
+		rec.vmhwm = run->vmhwm;
+	else
+		run->vmhwm = rec.vmhwm;
+	pt_inv_append(&run->invs, &rec);
+	if (seq && !run->quiet) {
+		fputs("peaktrace: ", stderr);
+		pt_inv_line(stderr, &rec);
+	}
+	if (run->jsonl) {
+		pt_inv_json(run->jsonl, &rec, bpf_map__fd(run->skel->maps.stacks), run->sym);
+		fputc('\n', run->jsonl);
+		fflush(run->jsonl);
+	}
+}
 
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct run *run = ctx;
 	const struct pt_event *e = data;
 
-	if (len < sizeof(*e))
+	if (len < sizeof(__u32))
 		return 0;
 	switch (e->type) {
 	case PT_EV_EXIT:
+		if (len < sizeof(*e))
+			return 0;
 		run->exited = true;
 		run->exit_code = e->exit_code;
 		if (e->hiwater_rss > run->hiwater)
@@ -577,6 +669,23 @@ static int on_event(void *ctx, void *data, size_t len)
 	case PT_EV_EXEC_MAP:
 		run->need_refresh = true;
 		break;
+	case PT_EV_INV_START: {
+		const struct pt_inv_event *ie = data;
+
+		if (len < sizeof(*ie))
+			return 0;
+		pt_rapi_request_id(ie->data, ie->len < PT_RAPI_COPY ? ie->len : PT_RAPI_COPY,
+				   run->start_id[ie->seq & 1], sizeof(run->start_id[0]));
+		break;
+	}
+	case PT_EV_INV_END: {
+		const struct pt_inv_event *ie = data;
+
+		if (len < sizeof(*ie))
+			return 0;
+		invocation_ended(run, ie->seq);
+		break;
+	}
 	}
 	return 0;
 }
@@ -673,6 +782,7 @@ int main(int argc, char **argv)
 
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
 	run.child.go_fd = run.child.report_fd = -1;
+	rep.stacks_fd = -1;
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0) {
@@ -764,6 +874,7 @@ int main(int argc, char **argv)
 	skel->rodata->capture_stacks = env.fp_stacks;
 	skel->rodata->glibc_chunks = env.chunk_kinds && alloc.kind == PT_ALLOC_GLIBC;
 	rep.chunk_kinds = skel->rodata->glibc_chunks;
+	skel->rodata->rapi_boundaries = env.boundary != BOUNDARY_NONE;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks);
@@ -790,8 +901,59 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	run.skel = skel;
+	run.quiet = env.quiet;
+	/* The init phase (seq 0) runs from now until the runtime first asks for work. */
+	skel->bss->g.inv[0].state = PT_INV_RUNNING;
+	skel->bss->g.inv[0].start_ns = now_ns();
+	skel->bss->g.inv[0].peak_seq = 1;
+	skel->bss->g.inv_peak_counter = 1;
+	if (env.outdir) {
+		char path[4096];
 
-	if (attach_allocator(skel, &alloc, run.pid, &rep, run.multi) || attach_tracepoints(skel)) {
+		snprintf(path, sizeof(path), "%s/invocations.jsonl", env.outdir);
+		run.jsonl = fopen(path, "w");
+		if (!run.jsonl) {
+			fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+			code = EXIT_OUTPUT;
+			goto cleanup;
+		}
+	}
+
+	if (!launched) {
+		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
+		char path[64], line[256];
+		long long kb;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", run.pid);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "RssAnon: %lld kB", &kb) == 1)
+				skel->bss->g.rss[PT_RSS_ANON] = kb * 1024;
+			else if (sscanf(line, "RssFile: %lld kB", &kb) == 1)
+				skel->bss->g.rss[PT_RSS_FILE] = kb * 1024;
+			else if (sscanf(line, "RssShmem: %lld kB", &kb) == 1)
+				skel->bss->g.rss[PT_RSS_SHMEM] = kb * 1024;
+		}
+		if (f)
+			fclose(f);
+		skel->bss->g.rss_peak = skel->bss->g.rss[PT_RSS_ANON] + skel->bss->g.rss[PT_RSS_FILE] +
+					skel->bss->g.rss[PT_RSS_SHMEM];
+		skel->bss->g.inv[0].rss_start = skel->bss->g.inv[0].rss_peak = skel->bss->g.rss_peak;
+	}
+	if (env.boundary != BOUNDARY_NONE && !launched) {
+		/* Attaching to a runtime that may already be waiting for its next invocation. */
+		int fds[16], n = pt_rapi_sockets(run.pid, fds, 16), k;
+		uint32_t connected = 2;
+
+		for (k = 0; k < n; k++) {
+			uint64_t key = ((uint64_t)run.pid << 32) | (uint32_t)fds[k];
+
+			bpf_map_update_elem(bpf_map__fd(skel->maps.rapi_fds), &key, &connected, BPF_ANY);
+		}
+	}
+	if (attach_allocator(skel, &alloc, run.pid, &rep, run.multi) ||
+	    attach_tracepoints(skel, env.boundary != BOUNDARY_NONE)) {
 		code = EXIT_BPF;
 		goto cleanup;
 	}
@@ -885,12 +1047,48 @@ int main(int argc, char **argv)
 		pt_child_poll(&run.child, at_child_exit, &run);
 	}
 
+	/* The invocation (or init phase) still running when tracing stopped. */
+	{
+		struct pt_inv cur = skel->bss->g.inv[skel->bss->g.inv_seq & 1];
+		const struct pt_global *gg = &skel->bss->g;
+		struct pt_inv_record rec;
+		uint32_t n = (uint32_t)gg->next_stack + 1;
+
+		if (cur.state == PT_INV_RUNNING) {
+			cur.end_ns = now_ns();
+			cur.rss_end = gg->rss[PT_RSS_FILE] + gg->rss[PT_RSS_ANON] + gg->rss[PT_RSS_SHMEM];
+			cur.heap_end = gg->live_bytes;
+			cur.alloc_count = gg->alloc_count - cur.alloc_count0;
+			cur.alloc_bytes = gg->alloc_bytes - cur.alloc_bytes0;
+			cur.free_count = gg->free_count - cur.free_count0;
+			cur.free_bytes = gg->free_bytes - cur.free_bytes0;
+			cur.outcome = PT_OUT_UNFINISHED;
+			pt_inv_capture(&rec, &cur, bpf_map__fd(skel->maps.stats),
+				       n < env.max_stacks ? n : env.max_stacks);
+			if (!rec.id[0] && rec.seq)
+				snprintf(rec.id, sizeof(rec.id), "%s", run.start_id[rec.seq & 1]);
+			rec.vmhwm = run.vmhwm > run.hiwater ? run.vmhwm : run.hiwater;
+			pt_inv_append(&run.invs, &rec);
+			if (run.jsonl) {
+				pt_inv_json(run.jsonl, &rec, bpf_map__fd(skel->maps.stacks), run.sym);
+				fputc('\n', run.jsonl);
+				fflush(run.jsonl);
+			}
+		}
+	}
+
 	/* Collect. */
 	rep.pid = run.pid;
 	rep.launched = launched;
 	rep.g = skel->bss->g;
 	rep.top = env.top;
 	rep.attach_multi = run.multi;
+	rep.invs = &run.invs;
+	rep.boundary = boundary_names[env.boundary];
+	rep.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	rep.sym = run.sym;
+	rep.max_peak = env.max_peak;
+	rep.launched = launched;
 	read_errors(skel, rep.errors);
 	rep.exited = run.exited || (launched && run.child.exited);
 	if (launched && run.child.exited) {
@@ -943,6 +1141,23 @@ int main(int argc, char **argv)
 			fprintf(stderr, "peaktrace: reports written to %s/\n", env.outdir);
 		}
 	}
+	if (env.max_peak) {
+		uint32_t k;
+
+		for (k = 0; k < run.invs.n; k++) {
+			const struct pt_inv_record *ir = &run.invs.r[k];
+			char b1[32], b2[32];
+
+			if (ir->seq == 0 || (uint64_t)ir->rss_peak <= env.max_peak)
+				continue;
+			fprintf(stderr, "peaktrace: invocation %" PRIu64 " (RequestId %s) peaked at %s RSS, over "
+					"--max-peak %s; top stacks at its peak in the report\n",
+				ir->seq, ir->id[0] ? ir->id : "?",
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+				pt_fmt_bytes(b2, sizeof(b2), (double)env.max_peak));
+			code = EXIT_MAX_PEAK;
+		}
+	}
 	if (launched && !run.child.exited && env.duration > 0) {
 		/* -d on a launched command: it was started for tracing only. */
 		kill(run.child.pid, SIGTERM);
@@ -960,6 +1175,9 @@ cleanup:
 	if (run.sym)
 		pt_sym_free(run.sym);
 	pt_report_free(&rep);
+	if (run.jsonl)
+		fclose(run.jsonl);
+	pt_inv_list_free(&run.invs);
 	pt_allocator_free(&alloc);
 	if (paths)
 		pt_strv_free(paths, npaths);

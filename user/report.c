@@ -83,6 +83,16 @@ void pt_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static bool has_invocations(const struct pt_report *r)
+{
+	uint32_t k;
+
+	for (k = 0; r->invs && k < r->invs->n; k++)
+		if (r->invs->r[k].seq)
+			return true;
+	return false;
+}
+
 /* ---- text ----------------------------------------------------------------------------------- */
 
 static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
@@ -235,6 +245,33 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b3, sizeof(b3),
 			     (double)((uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0)),
 		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
+
+	if (has_invocations(r)) {
+		uint32_t k;
+
+		fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
+		fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s\n", "#", "request id",
+			"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
+			"HWM (Lambda)");
+		for (k = 0; k < r->invs->n; k++) {
+			const struct pt_inv_record *ir = &r->invs->r[k];
+			double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
+
+			char num[24];
+
+			snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
+			fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s\n",
+				ir->seq ? num : r->launched ? "init" : "-",
+				ir->seq ? ir->id : r->launched ? "(init phase)" : "(before the first invocation)", ms,
+				pt_outcome_name(ir->outcome),
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
+				pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
+				ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
+		}
+		if (r->max_peak)
+			fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
+	}
 
 	fprintf(f, "\nDATA LOSS AND DISTORTION\n");
 	for (i = 0; i < PT_ERR_COUNT; i++) {
@@ -393,6 +430,13 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES]);
 		json_frames(f, &r->prof, s->frames, s->nframes);
 		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n  \"boundary\": ");
+	pt_json_str(f, r->boundary ? r->boundary : "none");
+	fprintf(f, ",\n  \"invocations\": [");
+	for (i = 0; r->invs && i < r->invs->n; i++) {
+		fprintf(f, "%s\n    ", i ? "," : "");
+		pt_inv_json(f, &r->invs->r[i], r->stacks_fd, r->sym);
 	}
 	fprintf(f, "\n  ],\n  \"mmap_stacks\": [");
 	for (i = 0; i < r->nmstacks; i++) {

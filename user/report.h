@@ -11,6 +11,7 @@
 #include "profile.h"
 #include "procmaps.h"
 #include "probeplace.h"
+#include "invocation.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -60,6 +61,12 @@ struct pt_report {
 	int top;
 	bool chunk_kinds;       /* live bytes per glibc chunk kind were collected */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
+	/* invocations */
+	const struct pt_inv_list *invs;
+	const char *boundary;   /* --boundary mode */
+	int stacks_fd;          /* for symbolizing per-invocation stacks; -1 if none */
+	struct pt_symbolizer *sym;
+	uint64_t max_peak;
 };
 
 const char *pt_err_name(int e);

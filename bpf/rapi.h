@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rapi.h — recognizing Lambda Runtime API requests in the bytes a runtime writes to its socket.
+ * Pure functions shared by the BPF program and the host unit tests (tests/unit/test_rapi.c).
+ *
+ * A runtime asks for work with "GET /2018-06-01/runtime/invocation/next" and the response that
+ * comes back on that socket starts the invocation; it ends the invocation with
+ * "POST /2018-06-01/runtime/invocation/ID/response" (or ".../error"). Runtimes keep several
+ * keep-alive sockets, so callers key state on (process, fd).
+ */
+#ifndef PEAKTRACE_RAPI_H
+#define PEAKTRACE_RAPI_H
+
+#include "peaktrace.h"
+
+/* Bytes of a write examined: the request line only. */
+#define PT_RAPI_SCAN 128
+
+enum pt_rapi_kind {
+	PT_RAPI_OTHER = 0,
+	PT_RAPI_NEXT = 1,        /* GET .../invocation/next */
+	PT_RAPI_RESPONSE = 2,    /* POST .../invocation/ID/response */
+	PT_RAPI_ERROR = 3,       /* POST .../invocation/ID/error */
+	PT_RAPI_INIT_ERROR = 4,  /* POST .../init/error */
+};
+
+#define PT_RAPI_NEXT_LINE "GET /2018-06-01/runtime/invocation/next"
+#define PT_RAPI_NEXT_LEN 39
+#define PT_RAPI_POST_LINE "POST /2018-06-01/runtime/invocation/"
+#define PT_RAPI_POST_LEN 36
+#define PT_RAPI_INIT_ERR_LINE "POST /2018-06-01/runtime/init/error"
+#define PT_RAPI_INIT_ERR_LEN 35
+
+/* Constant-length compare the BPF verifier can unroll. */
+static inline int pt_rapi_prefix(const char *b, const char *lit, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (b[i] != lit[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * Classify the first len bytes (len <= PT_RAPI_SCAN) of a write. For RESPONSE and ERROR the
+ * request id is b[*id_off .. *id_off + *id_len).
+ */
+static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u32 *id_len)
+{
+	__u32 i, end = 0;
+
+	*id_off = 0;
+	*id_len = 0;
+	if (len >= PT_RAPI_NEXT_LEN && pt_rapi_prefix(b, PT_RAPI_NEXT_LINE, PT_RAPI_NEXT_LEN)) {
+		/* "next" followed by a space or '?' — not "nextfoo". */
+		if (len == PT_RAPI_NEXT_LEN || b[PT_RAPI_NEXT_LEN] == ' ' || b[PT_RAPI_NEXT_LEN] == '?')
+			return PT_RAPI_NEXT;
+		return PT_RAPI_OTHER;
+	}
+	if (len >= PT_RAPI_INIT_ERR_LEN && pt_rapi_prefix(b, PT_RAPI_INIT_ERR_LINE, PT_RAPI_INIT_ERR_LEN))
+		return PT_RAPI_INIT_ERROR;
+	if (len < PT_RAPI_POST_LEN + 2 || !pt_rapi_prefix(b, PT_RAPI_POST_LINE, PT_RAPI_POST_LEN))
+		return PT_RAPI_OTHER;
+	for (i = PT_RAPI_POST_LEN; i < PT_RAPI_POST_LEN + PT_REQID_LEN && i < len && i < PT_RAPI_SCAN; i++) {
+		if (b[i] == '/') {
+			end = i;
+			break;
+		}
+		if (b[i] == ' ' || b[i] == '\r' || b[i] == '\n')
+			return PT_RAPI_OTHER;
+	}
+	if (!end || end == PT_RAPI_POST_LEN)
+		return PT_RAPI_OTHER;
+	*id_off = PT_RAPI_POST_LEN;
+	*id_len = end - PT_RAPI_POST_LEN;
+	if (end + 9 <= len && end + 9 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/response", 9))
+		return PT_RAPI_RESPONSE;
+	if (end + 6 <= len && end + 6 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/error", 6))
+		return PT_RAPI_ERROR;
+	return PT_RAPI_OTHER;
+}
+
+#endif

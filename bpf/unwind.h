@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * unwind.h — the kernel/user contract for .eh_frame unwinding on x86-64 (issue 5).
+ *
+ * Userspace (user/cfi.c) compiles the CFI of one ELF file into a table of pt_unwind_row sorted
+ * by pc; the BPF program binary-searches it for each frame and computes the caller's registers
+ * with the pure functions below, which the host unit tests (tests/unit/test_cfi.c) run too.
+ *
+ * Why so little per row: an x86-64 unwinder needs only three registers to go up one frame.
+ * The return address is always at CFA - 8 (the call pushed it; the builder checks that the CIE
+ * says so and marks every other rule unsupported), the caller's rsp is the CFA itself, and rbp
+ * is the only callee-saved register later frames may use as a CFA base. Everything else the
+ * DWARF rules describe (rbx, r12..r15) cannot move a later CFA, so it is dropped. That gives
+ * 8 bytes a row, so libc's ~25k rules fit in ~130 KiB of map.
+ *
+ * Rows:
+ *  - pc is the ELF virtual address as written in the file (the symbol-table address): the BPF
+ *    side subtracts the mapping's load bias first. Tables are per file and need vaddrs below
+ *    4 GiB; the builder drops FDEs above that (and counts them).
+ *  - A row holds from its pc up to the next row's pc. Consecutive equal rules are merged, so
+ *    one row may span several FDEs. Code below the first row or between FDEs has no CFI: the
+ *    builder closes every FDE that is not immediately followed by another with a PT_CFA_NONE
+ *    row, so the walker can fall back to frame pointers there instead of trusting a rule of
+ *    the function before.
+ *  - For every frame but the innermost, look up (return address - 1): the call instruction,
+ *    not the one after it, which may already be the next function when the call is the last
+ *    instruction of a noreturn path.
+ */
+#ifndef PEAKTRACE_UNWIND_H
+#define PEAKTRACE_UNWIND_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* pt_unwind_row.cfa_reg. PT_CFA_NONE is 0 so a zeroed (never written) map slot reads as
+ * "no information", never as a rule. */
+enum pt_cfa_kind {
+	PT_CFA_NONE = 0,        /* no CFI covers this pc: try frame pointers */
+	PT_CFA_RSP = 1,         /* CFA = rsp + cfa_off */
+	PT_CFA_RBP = 2,         /* CFA = rbp + cfa_off */
+	/* Lazy-binding .plt stubs share one DWARF expression (binutils emits it for the whole
+	 * section): CFA = rsp + 8, plus 8 once the stub's `push $index` ran, i.e. when
+	 * (pc & 15) >= N. cfa_off holds N: 11 for the classic 16-byte stub (jmp *GOT; push;
+	 * jmp .plt0), 10 for binutils' lazy IBT stub. */
+	PT_CFA_PLT = 3,
+	PT_CFA_END = 4,         /* return address undefined: outermost frame (_start, clone) */
+	PT_CFA_UNSUPPORTED = 5, /* a rule this format cannot express; cfa_off = enum pt_unwind_why */
+	PT_CFA_KINDS,
+};
+
+/* Why a row is PT_CFA_UNSUPPORTED (kept in its cfa_off so the BPF side can count stops by
+ * cause); also the index of user/cfi.h's per-cause statistics. */
+enum pt_unwind_why {
+	PT_UNW_WHY_NONE = 0,
+	PT_UNW_WHY_CFA_EXPR,    /* CFA is a DWARF expression other than the .plt one (signal
+	                         * trampolines, stack realignment) */
+	PT_UNW_WHY_CFA_REG,     /* CFA based on a register other than rsp/rbp (r10 in realigned
+	                         * prologues) */
+	PT_UNW_WHY_CFA_RANGE,   /* CFA offset does not fit in s16 */
+	PT_UNW_WHY_RA_RULE,     /* return address not saved at CFA - 8 */
+	PT_UNW_WHY_RBP_RULE,    /* rbp kept in a register, an expression or as a value */
+	PT_UNW_WHY_RBP_RANGE,   /* rbp slot not a multiple of 8, zero, or beyond s8 * 8 */
+	PT_UNW_WHY_BAD_CIE,     /* CIE this unwinder cannot use (return column not 16) */
+	PT_UNW_WHY_BAD_FDE,     /* malformed instructions (truncated, unknown opcode, state
+	                         * stack underflow): the whole FDE gets this one row */
+	PT_UNW_WHY_COUNT,
+};
+
+struct pt_unwind_row {
+	__u32 pc;               /* first ELF vaddr this rule holds for */
+	__s16 cfa_off;          /* RSP/RBP: CFA offset; PLT: threshold; UNSUPPORTED: why */
+	__s8 rbp_off8;          /* caller's rbp saved at CFA + 8 * rbp_off8; 0 = not saved
+	                         * (rbp still holds the caller's value) */
+	__u8 cfa_reg;           /* enum pt_cfa_kind */
+};
+_Static_assert(sizeof(struct pt_unwind_row) == 8, "pt_unwind_row layout");
+
+/* The return address slot, fixed by the x86-64 call instruction. */
+#define PT_UNWIND_RA_OFF (-8)
+/* Largest table: with lo < hi halving, the search below ends within 25 steps, a bound the
+ * verifier can see. */
+#define PT_UNWIND_MAX_ROWS (1u << 24)
+#define PT_UNWIND_SEARCH_STEPS 25
+
+/* Index of the last row with rows[i].pc <= pc, or -1 when pc lies below the first row.
+ * n must not exceed PT_UNWIND_MAX_ROWS. */
+static inline int pt_unwind_search(const struct pt_unwind_row *rows, __u32 n, __u32 pc)
+{
+	__u32 lo = 0, hi = n;
+	int i;
+
+	/* Invariant: rows[0..lo) have pc <= target, rows[hi..n) have pc > target. */
+	for (i = 0; i < PT_UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int)lo - 1;
+}
+
+/*
+ * CFA of the frame executing at pc (runtime or file address: only pc & 15 is used, and the
+ * load bias is page aligned) with registers rsp and rbp. Returns 0 with *cfa set, or -1 when
+ * the walk cannot go through this row (its cfa_reg says why: NONE, END or UNSUPPORTED).
+ * The caller then reads its return address at *cfa - 8 and, when r->rbp_off8 != 0, its rbp
+ * at *cfa + 8 * r->rbp_off8; its rsp is *cfa.
+ */
+static inline int pt_unwind_cfa(const struct pt_unwind_row *r, __u64 pc, __u64 rsp, __u64 rbp,
+				__u64 *cfa)
+{
+	switch (r->cfa_reg) {
+	case PT_CFA_RSP:
+		*cfa = rsp + (__s64)r->cfa_off;
+		return 0;
+	case PT_CFA_RBP:
+		*cfa = rbp + (__s64)r->cfa_off;
+		return 0;
+	case PT_CFA_PLT:
+		*cfa = rsp + 8 + ((pc & 15) >= (__u64)r->cfa_off ? 8 : 0);
+		return 0;
+	default:
+		return -1;
+	}
+}
+#endif

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* invocation.h — per-invocation records (Lambda-style invocations found in the kernel). */
+#ifndef PEAKTRACE_INVOCATION_H
+#define PEAKTRACE_INVOCATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "peaktrace.h"
+#include "symbolize.h"
+
+#define PT_INV_TOP 5
+
+struct pt_inv_stack {
+	uint32_t stack;        /* kernel stack index */
+	int64_t bytes;         /* held at the invocation's peak */
+	int64_t count;
+};
+
+struct pt_inv_record {
+	uint64_t seq;          /* 0 = init phase */
+	char id[PT_REQID_LEN + 1];
+	uint32_t outcome;      /* enum pt_inv_outcome */
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
+	int64_t rss_start, rss_peak, rss_end;
+	int64_t heap_start, heap_peak, heap_peak_count, heap_end;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+	uint64_t vmhwm;        /* the process high-water mark when it ended: Lambda's figure */
+	uint32_t ntop;
+	struct pt_inv_stack top[PT_INV_TOP];
+	bool overwritten;      /* the kernel reused its buffer before we read it */
+};
+
+struct pt_inv_list {
+	struct pt_inv_record *r;
+	uint32_t n, cap;
+};
+
+const char *pt_outcome_name(uint32_t outcome);
+
+/* Find "Lambda-Runtime-Aws-Request-Id:" (case-insensitive) in HTTP response bytes and copy its
+ * value. Returns the value's length, 0 when absent. Pure, unit tested. */
+size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen);
+
+/* The target's sockets connected to its Runtime API (AWS_LAMBDA_RUNTIME_API in its
+ * environment), so a request sent before attaching is recognized. Returns the number of fds
+ * stored (0 if the process is no Lambda runtime). */
+int pt_rapi_sockets(pid_t pid, int *fds, int max);
+
+/* Fill rec from the kernel's record and the stats of stacks [0, nstacks) (read through
+ * stats_fd): the top stacks held at the invocation's peak. */
+int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
+		   uint32_t nstacks);
+
+int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
+void pt_inv_list_free(struct pt_inv_list *l);
+
+/* Lambda-style one-line summary, with the true peak beside the high-water mark. */
+void pt_inv_line(FILE *f, const struct pt_inv_record *rec);
+/* One JSON object (no newline); frames symbolized through stacks_fd + sym when given. */
+void pt_inv_json(FILE *f, const struct pt_inv_record *rec, int stacks_fd, struct pt_symbolizer *sym);
+
+#endif
