@@ -69,7 +69,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-test: deps all unit
+test: deps all unit lambda-host
 	$(Q)python3 tests/run.py --build $(OUT)
 
 demo: deps all
@@ -96,7 +96,8 @@ FN_DIR     := tools/functions
 LH_CFLAGS  := $(CFLAGS) -D_GNU_SOURCE -pthread -fno-omit-frame-pointer
 LH_SRCS    := $(addprefix $(LH_DIR)/,main.c server.c sandbox.c logfmt.c)
 FN_NAMES   := oom leaky arena
-LH_BINS    := $(OUT)/tools/lambda-host $(OUT)/tools/invoke $(patsubst %,$(OUT)/tools/functions/%,$(FN_NAMES))
+LH_BINS    := $(OUT)/tools/lambda-host $(OUT)/tools/invoke $(patsubst %,$(OUT)/tools/functions/%,$(FN_NAMES)) \
+	      $(OUT)/tests/host/test_logfmt
 
 .PHONY: lambda-host test-host
 lambda-host: $(LH_BINS)
@@ -118,6 +119,12 @@ $(OUT)/tools/functions/$(1): $(FN_DIR)/$(1)/$(1).c $(FN_DIR)/runtime.c $(FN_DIR)
 	$$(Q)$$(CC) $$(LH_CFLAGS) -iquote $(FN_DIR) $(FN_DIR)/$(1)/$(1).c $(FN_DIR)/runtime.c -o $$@
 endef
 $(foreach f,$(FN_NAMES),$(eval $(call LH_FUNCTION_RULE,$(f))))
+
+# Unit test of the pure formatting functions (REPORT line, rounding, ids, event scraps).
+$(OUT)/tests/host/test_logfmt: tests/host/test_logfmt.c $(LH_DIR)/logfmt.c $(LH_DIR)/host.h $(FN_DIR)/runtime.c $(FN_DIR)/runtime.h
+	$(Q)mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LH_CFLAGS) -iquote tests/unit -iquote $(LH_DIR) -iquote $(FN_DIR) $< $(LH_DIR)/logfmt.c $(FN_DIR)/runtime.c -o $@
 
 # The host's own tests (python3 stdlib); tests/run.py can run the same script.
 test-host: lambda-host

@@ -1199,6 +1199,8 @@ def main():
             sleep_case = next((c for c in cases if c["command"][0] == "wl_sleep"), None)
             run_cli_section(res, built, pt, tmp, sleep_case)
             run_pprof_section(res, keep_dirs, tmp)
+            from lambda_cases import run_lambda_section
+            run_lambda_section(res, args.build, pt, tmp, Proc, run, TIMEOUT)
     finally:
         cleanup_procs()
         if args.keep or res.failed:

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Lambda end-to-end tests for tests/run.py: peaktrace on a real runtime loop served by the
+project's Lambda-like host (tools/lambda-host), with the `oom` sample function, which mallocs
+and touches exactly the number of MiB each event asks for (tools/functions/oom/oom.c).
+
+Ground truth for each invocation's peak RSS is independent of peaktrace: before each invoke the
+test writes 5 to /proc/PID/clear_refs (the kernel resets VmHWM to the current RSS), and after it
+reads VmHWM back. The request ids come from the host's own REPORT lines.
+
+Tolerance for peak RSS: the kernel's RSS counters are per-CPU with a batch of 32 pages, so each
+kmem:rss_stat value can be off by up to 32 pages per CPU per counter (file, anon): 2 counters x
+2 CPUs x 32 x 4 KiB = 512 KiB on this machine; the test allows 1 MiB.
+"""
+
+import json
+import os
+import random
+import re
+import signal
+import time
+
+MiB = 1 << 20
+TOLERANCE = 1 * MiB
+
+
+def vmhwm(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def clear_hwm(pid):
+    with open("/proc/%d/clear_refs" % pid, "w") as f:
+        f.write("5")
+
+
+def report_ids(text):
+    return re.findall(r"^REPORT RequestId: (\S+)\t", text, re.M)
+
+
+def invocations(rep):
+    return [i for i in rep.get("invocations", []) if i.get("seq", 0) >= 1]
+
+
+def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
+    host = os.path.join(build, "tools", "lambda-host")
+    fn = os.path.join(build, "tools", "functions", "oom")
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
+        res.skip("lambda/*", "lambda-host not built (make lambda-host)")
+        return
+    base = 20000 + random.randint(0, 4000) * 2
+
+    def start_host(name, memory_mb, runtime_argv, port):
+        pidfile = os.path.join(tmp, name + ".pid")
+        if os.path.exists(pidfile):
+            os.unlink(pidfile)
+        h = Proc([host, "-m", str(memory_mb), "--runtime-port", str(port),
+                  "--invoke-port", str(port + 1), "--pid-file", pidfile, "--"] + runtime_argv)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and h.running():
+            if os.path.exists(pidfile):
+                try:
+                    with open(pidfile) as f:
+                        pid = int(f.read().split()[0])
+                    return h, pid
+                except (ValueError, IndexError):
+                    pass
+            time.sleep(0.05)
+        return h, None
+
+    def do_invoke(port, event):
+        return run([invoke, "--port", str(port + 1), json.dumps(event)], timeout=timeout)
+
+    # ---- attach: four invocations, each one's own peak vs the kernel's per-invocation VmHWM
+    name = "lambda/attach"
+    port = base
+    h, rt = start_host("attach", 512, [fn], port)
+    if not rt:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return
+    outdir = os.path.join(tmp, "lambda-attach")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    sizes = [16, 128, 64, 8]
+    truth = []
+    for mb in sizes:
+        clear_hwm(rt)
+        rc, out, err = do_invoke(port, {"mb": mb})
+        truth.append(vmhwm(rt))
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    time.sleep(0.3)
+    p.signal(signal.SIGINT)
+    rc = p.wait(timeout)
+    res.eq("%s: peaktrace exit status" % name, rc, 0)
+    time.sleep(0.2)
+    ids = report_ids(h.out + h.err)
+    h.signal(signal.SIGTERM)
+    h.wait(timeout)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report.json: %s" % e)
+        return
+    invs = invocations(rep)
+    res.eq("%s: host printed one REPORT per invoke" % name, len(ids), len(sizes))
+    res.eq("%s: every invocation found once, with the host's request ids, in order" % name,
+           [i["request_id"] for i in invs], ids)
+    lines = []
+    try:
+        with open(os.path.join(outdir, "invocations.jsonl")) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+    except (OSError, ValueError) as e:
+        res.fail(name + ": invocations.jsonl", str(e))
+    res.eq("%s: invocations.jsonl has the same invocations" % name,
+           [l["request_id"] for l in lines if l["seq"] >= 1], ids)
+    for k, inv in enumerate(invs[:len(sizes)]):
+        mb = sizes[k]
+        what = "%s: invocation %d (%d MiB)" % (name, k + 1, mb)
+        res.eq(what + ": outcome", inv["outcome"], "response")
+        print("INFO %s: peaktrace peak RSS %d, VmHWM reset at start %d, diff %+d bytes"
+              % (what, inv["rss_peak_bytes"], truth[k], inv["rss_peak_bytes"] - truth[k]), flush=True)
+        res.true(what + ": true peak RSS agrees with VmHWM reset at its start (within 1 MiB)",
+                 abs(inv["rss_peak_bytes"] - truth[k]) <= TOLERANCE,
+                 "peaktrace %d, VmHWM %d, diff %d" % (inv["rss_peak_bytes"], truth[k],
+                                                      inv["rss_peak_bytes"] - truth[k]))
+        top = inv["top_stacks_at_peak"][0] if inv["top_stacks_at_peak"] else {}
+        res.eq(what + ": largest block at its peak is exactly the event's", top.get("bytes"), mb * MiB)
+        res.eq(what + ": ... allocated in grab()",
+               (top.get("frames") or [{}])[0].get("func"), "grab")
+        res.true(what + ": peak heap holds it", inv["heap_peak_bytes"] >= mb * MiB,
+                 "heap peak %d" % inv["heap_peak_bytes"])
+        res.eq(what + ": allocations", inv["alloc_count"] >= 1, True)
+    if len(invs) >= 3:
+        third = invs[2]
+        res.true("%s: the 64 MiB invocation after a 128 MiB one is reported at ~64 MiB" % name,
+                 64 * MiB <= third["rss_peak_bytes"] < 72 * MiB,
+                 "peak %d" % third["rss_peak_bytes"])
+        res.true("%s: ... while the high-water mark (Lambda's figure) still says >= 128 MiB" % name,
+                 third["vmhwm_bytes"] >= 128 * MiB, "vmhwm %d" % third["vmhwm_bytes"])
+
+    # ---- --max-peak: fails on the 128 MiB invocation, names it; passes with a higher limit
+    for limit, want_rc in (("100M", 8), ("200M", 0)):
+        name = "lambda/--max-peak %s" % limit
+        port = base + 10 + (2 if want_rc else 4)
+        h, rt = start_host("maxpeak", 512, [fn], port)
+        if not rt:
+            res.fail(name, "host did not start")
+            h.kill()
+            continue
+        p = Proc([pt, "-q", "-p", rt, "--max-peak", limit])
+        if not p.wait_for("err", r"^peaktrace: tracing PID"):
+            res.fail(name, "peaktrace did not start: " + p.err[-300:])
+            p.kill()
+            h.kill()
+            continue
+        for mb in (16, 128, 8):
+            do_invoke(port, {"mb": mb})
+        time.sleep(0.3)
+        p.signal(signal.SIGINT)
+        rc = p.wait(timeout)
+        ids = report_ids(h.out + h.err)
+        h.signal(signal.SIGTERM)
+        h.wait(timeout)
+        res.eq(name + ": exit status", rc, want_rc)
+        named = len(ids) == 3 and re.search(r"invocation 2 \(RequestId %s\) peaked" % re.escape(ids[1]), p.err)
+        if want_rc:
+            res.true(name + ": names the offending invocation and its request id", named, p.err[-400:])
+        else:
+            res.true(name + ": names no invocation", "over --max-peak" not in p.err, p.err[-400:])
+
+    # ---- OOM: the memory limit kills the runtime; the report names the invocation it died in
+    name = "lambda/oom kill"
+    port = base + 20
+    h, rt = start_host("oom", 96, [fn], port)
+    if not rt:
+        res.fail(name, "host did not start")
+        h.kill()
+        return
+    outdir = os.path.join(tmp, "lambda-oom")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    do_invoke(port, {"mb": 8})
+    rc, out, err = do_invoke(port, {"mb": 256})
+    rc = p.wait(timeout)
+    ids = report_ids(h.out + h.err)
+    h.signal(signal.SIGTERM)
+    h.wait(timeout)
+    res.eq(name + ": peaktrace ends with its target", rc, 0)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report.json: %s" % e)
+        return
+    invs = invocations(rep)
+    res.eq(name + ": two invocations", len(invs), 2)
+    if len(invs) == 2:
+        res.eq(name + ": the first one responded", invs[0]["outcome"], "response")
+        res.eq(name + ": the second one was killed", invs[1]["outcome"], "killed")
+        res.eq(name + ": ... and is named by its request id", invs[1]["request_id"], ids[1] if len(ids) > 1 else None)
+        top = invs[1]["top_stacks_at_peak"][0] if invs[1]["top_stacks_at_peak"] else {}
+        res.eq(name + ": the killing allocation is at the top of its stacks",
+               (top.get("frames") or [{}])[0].get("func"), "grab")
+        res.eq(name + ": ... with the bytes it asked for", top.get("bytes"), 256 * MiB)
+    res.eq(name + ": target killed by SIGKILL", rep["target"].get("exit_signal"), 9)
