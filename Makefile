@@ -30,7 +30,7 @@ HDRS      := $(wildcard bpf/*.h user/*.h)
 .DELETE_ON_ERROR:
 # Keep the BPF object and skeleton: they are inputs of several rules, not throwaways.
 .SECONDARY:
-.PHONY: all clean deps test unit demo bench vmlinux check-deps
+.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help
 
 all: $(OUT)/peaktrace
 
@@ -72,11 +72,15 @@ deps:
 test: deps all unit lambda-host
 	$(Q)python3 tests/run.py --build $(OUT)
 
-demo: deps all
+demo: deps all lambda-host
 	$(Q)tools/demo.sh $(OUT)
 
 bench: deps all
 	$(Q)tools/bench/bench.sh $(OUT)
+
+# Refresh the README's copy of `peaktrace --help` (a test checks they agree).
+readme-help: all
+	$(Q)python3 -c 'import re,subprocess,sys; h=subprocess.run(["$(OUT)/peaktrace","--help"],capture_output=True,text=True).stdout.rstrip(); r=open("README.md").read(); r=re.sub(r"<!-- help:begin -->\n```\n.*?\n```\n<!-- help:end -->", lambda m: "<!-- help:begin -->\n```\n"+h+"\n```\n<!-- help:end -->", r, flags=re.S); open("README.md","w").write(r)'
 
 # Regenerate the checked-in vmlinux.h from the running kernel's BTF.
 vmlinux:

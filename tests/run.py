@@ -1147,6 +1147,28 @@ def run_pprof_section(res, keep_dirs, tmp):
 
 # --------------------------------------------------------------------------------------
 
+def run_docs_section(res, pt):
+    """The README shows `peaktrace --help` verbatim between its help markers (make readme-help)."""
+    name = "docs/README help block matches peaktrace --help"
+    if not res.wanted(name):
+        return
+    rc, out, err = run([pt, "--help"])
+    try:
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+    except OSError as e:
+        res.fail(name, str(e))
+        return
+    m = re.search(r"<!-- help:begin -->\n```\n(.*?)\n```\n<!-- help:end -->", readme, re.S)
+    if not m:
+        res.fail(name, "no help block in README.md")
+        return
+    if m.group(1).rstrip() == out.rstrip():
+        res.ok(name)
+    else:
+        res.fail(name, "README.md is stale: run `make readme-help`")
+
+
 def bpf_available():
     if os.geteuid() != 0:
         return "not running as root"
@@ -1199,6 +1221,7 @@ def main():
             sleep_case = next((c for c in cases if c["command"][0] == "wl_sleep"), None)
             run_cli_section(res, built, pt, tmp, sleep_case)
             run_pprof_section(res, keep_dirs, tmp)
+            run_docs_section(res, pt)
             from lambda_cases import run_lambda_section
             run_lambda_section(res, args.build, pt, tmp, Proc, run, TIMEOUT)
     finally:

@@ -1,17 +1,73 @@
-#!/bin/sh
-# make demo: trace the bundled demo function with peaktrace and write the report and flame graphs.
-# Usage: tools/demo.sh BUILD_DIR   (run as root; `make demo` builds peaktrace first)
-set -eu
+#!/bin/bash
+# make demo: the main job on the bundled Lambda-like demo.
+#
+# Starts the project's Lambda-like host (tools/lambda-host) with the bundled Python function
+# (tools/functions/python: buffers its whole response and deep-copies its context per request),
+# attaches peaktrace to the runtime process, sends a series of invocations, and writes the
+# per-invocation report and flame graphs to demo-out/. The host's REPORT lines (Lambda's
+# "Max Memory Used", the sandbox high-water mark) print beside peaktrace's true per-invocation
+# peaks. Loopback only. Usage: tools/demo.sh BUILD_DIR (as root; `make demo` builds first).
+set -euo pipefail
 BUILD=${1:-build}
 OUT=${DEMO_OUT:-demo-out}
-mkdir -p "$BUILD/tools"
-cc -O2 -g -fno-omit-frame-pointer -pthread tools/demo/demo_app.c -o "$BUILD/tools/demo_app"
+RT_PORT=${DEMO_RUNTIME_PORT:-9001}
+INV_PORT=${DEMO_INVOKE_PORT:-8080}
+HOST=$BUILD/tools/lambda-host
+INVOKE=$BUILD/tools/invoke
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
-echo "== peaktrace -o $OUT -- $BUILD/tools/demo_app"
-"$BUILD/peaktrace" -o "$OUT" -- "$BUILD/tools/demo_app"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+PIDFILE=$OUT/.runtime.pid
+HOSTLOG=$OUT/lambda-host.log
+PTPID=
+HOSTPID=
+
+cleanup() {
+	[ -n "$PTPID" ] && kill -INT "$PTPID" 2>/dev/null || true
+	[ -n "$HOSTPID" ] && kill -TERM "$HOSTPID" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -f "$PIDFILE"
+}
+trap cleanup EXIT
+
+echo "== lambda-host -m 256 -- python3 tools/functions/python/bootstrap.py  (function.handler)"
+"$HOST" -m 256 --runtime-port "$RT_PORT" --invoke-port "$INV_PORT" --pid-file "$PIDFILE" \
+	--handler function.handler --task-root tools/functions/python \
+	-- python3 "$PWD/tools/functions/python/bootstrap.py" >"$HOSTLOG" 2>&1 &
+HOSTPID=$!
+for _ in $(seq 100); do [ -s "$PIDFILE" ] && break; sleep 0.1; done
+[ -s "$PIDFILE" ] || { echo "demo: the host did not start the runtime:"; cat "$HOSTLOG"; exit 1; }
+RT=$(cut -d' ' -f1 "$PIDFILE")
+
+echo "== peaktrace -p $RT -o $OUT --per-invocation --emf"
+"$BUILD/peaktrace" -p "$RT" -o "$OUT" --per-invocation --emf >"$OUT/stdout.txt" 2>"$OUT/stderr.txt" &
+PTPID=$!
+for _ in $(seq 100); do grep -q "^peaktrace: tracing" "$OUT/stderr.txt" 2>/dev/null && break; sleep 0.1; done
+
+# A big invocation, then smaller ones: Lambda's Max Memory Used stays at the first one's level.
+for mb in 4 48 8 16 8; do
+	echo "== invoke {\"mb\": $mb}"
+	"$INVOKE" --port "$INV_PORT" "{\"mb\": $mb}"
+	echo
+done
+sleep 0.5
+kill -INT "$PTPID"
+wait "$PTPID" || true
+PTPID=
+kill -TERM "$HOSTPID" 2>/dev/null || true
+wait "$HOSTPID" 2>/dev/null || true
+HOSTPID=
+
 echo
+echo "== Lambda's REPORT lines (lambda-host):"
+grep "^REPORT" "$HOSTLOG" || true
+echo
+echo "== peaktrace, per invocation (true peak, reset at every start):"
+grep "^peaktrace: INVOCATION" "$OUT/stderr.txt" | sed 's/^peaktrace: //' || true
+echo
+sed -n '/^INVOCATIONS/,/^$/p' "$OUT/report.txt"
 echo "== files written to $OUT/:"
-ls -l "$OUT"
+ls "$OUT"
 echo
-echo "Open $OUT/peak.svg (live at the heap peak), $OUT/live.svg (leaks) and $OUT/alloc.svg"
-echo "(everything allocated) in a browser; 'go tool pprof -top $OUT/profile.pb.gz' reads the pprof."
+echo "Open $OUT/invocation-N.peak.svg (what each invocation held at its own peak), $OUT/peak.svg,"
+echo "$OUT/live.svg and $OUT/alloc.svg in a browser; $OUT/report.txt has the whole report."

@@ -293,9 +293,12 @@ struct fde {
 	uint8_t skip;           /* empty or dropped: no rows */
 };
 
+struct interp;
+
 struct builder {
 	const struct pt_cfi_section *s;
 	struct pt_unwind_table *t;
+	struct interp *in;      /* one interpreter, reused: its state stack is ~2 KiB */
 	uint32_t cap;
 	struct cie *cies;
 	uint32_t ncies, cies_cap;
@@ -736,23 +739,23 @@ static int parse_cie(struct builder *b, struct cie *c, struct rd *r)
 static void cie_init_state(struct builder *b, struct cie *c)
 {
 	static const struct cfa_state zero;
-	struct interp *in;
+	struct interp *in = b->in;
 
 	/* Only the x86-64 return column: anything else is not a frame this walker can climb. */
 	if (c->ra_reg != DW_RA)
 		return;
-	in = calloc(1, sizeof(*in));
-	if (!in)
-		return;
 	in->b = b;
 	in->cie = c;
 	in->init = &zero;
+	in->st = zero;
+	in->depth = 0;
+	in->loc = 0;
 	in->end = UINT64_MAX;
+	in->emit = 0;
 	if (run_insns(in, c->insns, c->insns_end) == 0) {
 		c->init = in->st;
 		c->supported = 1;
 	}
-	free(in);
 }
 
 static int add_cie(struct builder *b, struct cie **out)
@@ -934,7 +937,7 @@ static int run_fde(struct builder *b, const struct fde *f, uint64_t end)
 	struct pt_cfi_stats saved_stats = t->stats;
 	struct pt_unwind_row saved_last = { 0 };
 	uint32_t saved_n = t->nrows;
-	struct interp *in;
+	struct interp *in = b->in;
 	int err;
 
 	if (!c->supported) {
@@ -944,20 +947,17 @@ static int run_fde(struct builder *b, const struct fde *f, uint64_t end)
 	}
 	if (saved_n)
 		saved_last = t->rows[saved_n - 1];
-	in = calloc(1, sizeof(*in));
-	if (!in)
-		return -ENOMEM;
 	in->b = b;
 	in->cie = c;
 	in->init = &c->init;
 	in->st = c->init;
+	in->depth = 0;
 	in->loc = f->start;
 	in->end = end;
 	in->emit = 1;
 	err = run_insns(in, f->insns, f->insns_end);
 	if (!err)
 		err = emit_state(in);
-	free(in);
 	if (err == -ENOMEM || err == -E2BIG)
 		return err;
 	if (err) {
@@ -1047,7 +1047,8 @@ static int build(struct builder *b, const uint8_t *hdr, size_t hdr_size, uint64_
 			b->fdes[i].start = b->fdes[i].end = UINT64_MAX;
 		}
 	}
-	qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
+	if (b->nfdes)
+		qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_fde);
 	if (hdr)
 		check_hdr(b, hdr, hdr_size, hdr_vaddr);
 
@@ -1116,7 +1117,11 @@ static int build_sections(const struct pt_cfi_section *sec, const uint8_t *hdr, 
 	out->stats.debug_frame = !!sec->debug_frame;
 	if (!sec->data && sec->size)
 		return -EINVAL;
+	b.in = malloc(sizeof(*b.in));
+	if (!b.in)
+		return -ENOMEM;
 	err = build(&b, hdr, hdr_size, hdr_vaddr);
+	free(b.in);
 	free(b.cies);
 	free(b.fdes);
 	if (err) {
@@ -1218,8 +1223,11 @@ int pt_cfi_build_elf(struct pt_elf *e, struct pt_unwind_table *out)
 		}
 	}
 	/* A .eh_frame holding only its 4-byte terminator is no CFI: prefer .debug_frame then. */
-	if (eh && eh_sh.sh_type != SHT_NOBITS && eh_sh.sh_size > 4 &&
-	    scn_bytes(eh, &eh_sh, (const uint8_t **)&sec.data, &sec.size) == 0) {
+	if (eh && eh_sh.sh_type != SHT_NOBITS && eh_sh.sh_size > 4) {
+		int err = scn_bytes(eh, &eh_sh, (const uint8_t **)&sec.data, &sec.size);
+
+		if (err)
+			return err;
 		sec.vaddr = eh_sh.sh_addr;
 		if (hdr && scn_bytes(hdr, &hdr_sh, &hdr_p, &hdr_n))
 			hdr_p = NULL;
@@ -1264,7 +1272,7 @@ const struct pt_unwind_row *pt_cfi_lookup(const struct pt_unwind_table *t, uint6
 	/* Tables only describe vaddrs below 4 GiB (decode_fde drops the rest). */
 	if (!t || !t->nrows || pc > UINT32_MAX)
 		return NULL;
-	i = pt_unwind_search(t->rows, t->nrows, (uint32_t)pc);
+	i = pt_unwind_search(t->rows, t->nrows, t->nrows, (uint32_t)pc);
 	return i < 0 ? NULL : &t->rows[i];
 }
 

@@ -86,7 +86,7 @@ static void top_insert(struct pt_inv_record *rec, uint32_t stack, int64_t bytes,
 }
 
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
-		   uint32_t nstacks)
+		   uint32_t nstacks, bool keep_all)
 {
 	struct pt_stack_stats st;
 	uint32_t k, p = inv->seq & 1;
@@ -127,6 +127,16 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 			c = st.live_count;
 		}
 		top_insert(rec, k, b, c);
+		if (keep_all && b > 0) {
+			struct pt_inv_stack *a = realloc(rec->all, (rec->nall + 1) * sizeof(*a));
+
+			if (!a)
+				return -ENOMEM;
+			rec->all = a;
+			rec->all[rec->nall].stack = k;
+			rec->all[rec->nall].bytes = b;
+			rec->all[rec->nall++].count = c;
+		}
 	}
 	return 0;
 }
@@ -148,6 +158,8 @@ int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec)
 
 void pt_inv_list_free(struct pt_inv_list *l)
 {
+	for (uint32_t i = 0; i < l->n; i++)
+		free(l->r[i].all);
 	free(l->r);
 	memset(l, 0, sizeof(*l));
 }
@@ -333,4 +345,24 @@ int pt_rapi_sockets(pid_t pid, int *fds, int max)
 	}
 	closedir(d);
 	return n;
+}
+
+void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_name, uint64_t wall_ms)
+{
+	/* https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html */
+	fprintf(f, "{\"_aws\": {\"Timestamp\": %" PRIu64 ", \"CloudWatchMetrics\": [{\"Namespace\": "
+		   "\"peaktrace\", \"Dimensions\": [[\"FunctionName\"]], \"Metrics\": ["
+		   "{\"Name\": \"PeakRSS\", \"Unit\": \"Bytes\"}, {\"Name\": \"PeakHeap\", \"Unit\": \"Bytes\"}, "
+		   "{\"Name\": \"HeapGrowth\", \"Unit\": \"Bytes\"}, {\"Name\": \"MaxMemoryUsed\", \"Unit\": \"Bytes\"}, "
+		   "{\"Name\": \"Allocations\", \"Unit\": \"Count\"}, {\"Name\": \"Duration\", \"Unit\": \"Milliseconds\"}]}]}, "
+		   "\"FunctionName\": ", wall_ms);
+	pt_json_str(f, function_name ? function_name : "");
+	fprintf(f, ", \"RequestId\": ");
+	pt_json_str(f, r->id);
+	fprintf(f, ", \"Outcome\": \"%s\", \"PeakRSS\": %" PRId64 ", \"PeakHeap\": %" PRId64
+		   ", \"HeapGrowth\": %" PRId64 ", \"MaxMemoryUsed\": %" PRIu64 ", \"Allocations\": %" PRIu64
+		   ", \"Duration\": %.3f}",
+		pt_outcome_name(r->outcome), r->rss_peak, r->heap_peak, r->heap_end - r->heap_start,
+		r->vmhwm, r->alloc_count,
+		r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0.0);
 }

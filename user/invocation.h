@@ -30,6 +30,9 @@ struct pt_inv_record {
 	uint32_t ntop;
 	struct pt_inv_stack top[PT_INV_TOP];
 	bool overwritten;      /* the kernel reused its buffer before we read it */
+	/* Every stack that held memory at the peak (only with --per-invocation). */
+	struct pt_inv_stack *all;
+	uint32_t nall;
 };
 
 struct pt_inv_list {
@@ -51,7 +54,7 @@ int pt_rapi_sockets(pid_t pid, int *fds, int max);
 /* Fill rec from the kernel's record and the stats of stacks [0, nstacks) (read through
  * stats_fd): the top stacks held at the invocation's peak. */
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
-		   uint32_t nstacks);
+		   uint32_t nstacks, bool keep_all);
 
 int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
 void pt_inv_list_free(struct pt_inv_list *l);
@@ -60,5 +63,9 @@ void pt_inv_list_free(struct pt_inv_list *l);
 void pt_inv_line(FILE *f, const struct pt_inv_record *rec);
 /* One JSON object (no newline); frames symbolized through stacks_fd + sym when given. */
 void pt_inv_json(FILE *f, const struct pt_inv_record *rec, int stacks_fd, struct pt_symbolizer *sym);
+
+/* CloudWatch embedded metric format: one JSON object (no newline) for an invocation. */
+void pt_inv_emf(FILE *f, const struct pt_inv_record *rec, const char *function_name,
+		uint64_t wall_ms);
 
 #endif

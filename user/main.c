@@ -60,6 +60,8 @@ static struct options {
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
 	int boundary;            /* --boundary: BOUNDARY_* */
 	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */
+	bool per_invocation;     /* --per-invocation: flame graphs of each invocation's peak */
+	bool emf;                /* --emf: CloudWatch EMF line per invocation */
 	bool quiet;              /* -q: no text report on stdout */
 	bool verbose;            /* -v: libbpf debug output */
 } env = {
@@ -97,7 +99,7 @@ static const char doc[] =
 "5 unsupported target, 6 output directory not writable, 7 BPF failure.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES,
-       OPT_BOUNDARY, OPT_MAX_PEAK };
+       OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -110,6 +112,8 @@ static const struct argp_option opts[] = {
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
 	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default), runtime-api (Lambda Runtime API traffic), none", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
+	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
+	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "chunk-kinds", OPT_CHUNKS, NULL, 0, "Split live bytes by glibc chunk: main arena, thread arenas, mmapped (one extra read per allocation)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
@@ -184,6 +188,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_PERF_UPROBES:
 		env.perf_uprobes = true;
+		break;
+	case OPT_PER_INV:
+		env.per_invocation = true;
+		break;
+	case OPT_EMF:
+		env.emf = true;
 		break;
 	case OPT_BOUNDARY:
 		for (v = 0; v < 3; v++)
@@ -611,6 +621,8 @@ struct run {
 	struct pt_inv_list invs;
 	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
 	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
+	FILE *emf;               /* --emf output */
+	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
 	bool quiet;
 };
 
@@ -623,7 +635,7 @@ static void invocation_ended(struct run *run, uint64_t seq)
 
 	if (nstk > env.max_stacks)
 		nstk = env.max_stacks;
-	pt_inv_capture(&rec, inv, bpf_map__fd(run->skel->maps.stats), nstk);
+	pt_inv_capture(&rec, inv, bpf_map__fd(run->skel->maps.stats), nstk, env.per_invocation);
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
 		memset(&rec, 0, sizeof(rec));
@@ -646,6 +658,15 @@ static void invocation_ended(struct run *run, uint64_t seq)
 		pt_inv_json(run->jsonl, &rec, bpf_map__fd(run->skel->maps.stacks), run->sym);
 		fputc('\n', run->jsonl);
 		fflush(run->jsonl);
+	}
+	if (run->emf && seq) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		pt_inv_emf(run->emf, &rec, run->function_name,
+			   (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+		fputc('\n', run->emf);
+		fflush(run->emf);
 	}
 }
 
@@ -763,6 +784,62 @@ static void *map_copy(struct bpf_map *m, uint32_t n)
 	return buf;
 }
 
+/* DIR/invocation-N.peak.folded and .svg: the stacks held at each invocation's own peak. */
+static void write_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
+				    const struct pt_stack_rec *stacks, uint32_t nstk,
+				    struct pt_symbolizer *sym, const char *comm)
+{
+	struct pt_stack_stats *st = calloc(nstk ? nstk : 1, sizeof(*st));
+	uint32_t k, i;
+
+	if (!st)
+		return;
+	for (k = 0; k < invs->n; k++) {
+		const struct pt_inv_record *ir = &invs->r[k];
+		struct pt_collect_in cin = { .stacks = stacks, .stats = st, .nstacks = nstk, .peak_seq = 1 };
+		struct pt_profile prof;
+		struct pt_map_stack *ms = NULL;
+		uint32_t nms = 0;
+		char path[4096], title[128], sub[256], b[32];
+		FILE *f;
+
+		if (!ir->nall)
+			continue;
+		memset(st, 0, nstk * sizeof(*st));
+		/* A stats table that holds only this invocation's peak, in the fields the
+		 * collector reads for "at the peak". */
+		for (i = 0; i < ir->nall; i++) {
+			if (ir->all[i].stack >= nstk)
+				continue;
+			st[ir->all[i].stack].alloc_count = 1;
+			st[ir->all[i].stack].peak_bytes = ir->all[i].bytes;
+			st[ir->all[i].stack].peak_count = ir->all[i].count;
+			st[ir->all[i].stack].snap_seq = 1;
+		}
+		if (pt_collect(&cin, sym, &prof, &ms, &nms) == 0) {
+			snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".peak.folded", dir, ir->seq);
+			if ((f = fopen(path, "w"))) {
+				pt_write_folded(f, &prof, PT_PEAK_BYTES);
+				fclose(f);
+			}
+			snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".peak.svg", dir, ir->seq);
+			snprintf(title, sizeof(title), "%s %" PRIu64 ": heap live at its peak",
+				 ir->seq ? "Invocation" : "Init phase", ir->seq);
+			snprintf(sub, sizeof(sub), "%s %s: peak heap %s", comm, ir->id,
+				 pt_fmt_bytes(b, sizeof(b), (double)ir->heap_peak));
+			if ((f = fopen(path, "w"))) {
+				pt_write_flamegraph(f, &prof, PT_PEAK_BYTES, title, sub);
+				fclose(f);
+			}
+		}
+		for (i = 0; i < nms; i++)
+			free(ms[i].frames);
+		free(ms);
+		pt_profile_free(&prof);
+	}
+	free(st);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc,
@@ -778,7 +855,7 @@ int main(int argc, char **argv)
 	char **paths = NULL, *exe = NULL;
 	int npaths = 0, err, code = EXIT_FAIL;
 	bool launched = false, tty;
-	uint32_t buckets, nstk;
+	uint32_t buckets, nstk = 0;
 
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
 	run.child.go_fd = run.child.report_fd = -1;
@@ -917,6 +994,35 @@ int main(int argc, char **argv)
 			code = EXIT_OUTPUT;
 			goto cleanup;
 		}
+		if (env.emf) {
+			snprintf(path, sizeof(path), "%s/emf.jsonl", env.outdir);
+			run.emf = fopen(path, "w");
+			if (!run.emf) {
+				fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+				code = EXIT_OUTPUT;
+				goto cleanup;
+			}
+		}
+	} else if (env.emf) {
+		run.emf = stdout;
+	}
+	if (env.emf) {
+		/* The function's name, from its environment (attach) or ours (launch: inherited). */
+		const char *fnm = getenv("AWS_LAMBDA_FUNCTION_NAME");
+		char path[64], buf[65536];
+		FILE *f;
+		size_t n, i;
+
+		snprintf(run.function_name, sizeof(run.function_name), "%s", fnm ? fnm : rep.comm);
+		snprintf(path, sizeof(path), "/proc/%d/environ", run.pid);
+		f = launched ? NULL : fopen(path, "r");
+		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		for (i = 0; i < n; i += strlen(buf + i) + 1)
+			if (strncmp(buf + i, "AWS_LAMBDA_FUNCTION_NAME=", 25) == 0)
+				snprintf(run.function_name, sizeof(run.function_name), "%.100s", buf + i + 25);
 	}
 
 	if (!launched) {
@@ -1064,7 +1170,7 @@ int main(int argc, char **argv)
 			cur.free_bytes = gg->free_bytes - cur.free_bytes0;
 			cur.outcome = PT_OUT_UNFINISHED;
 			pt_inv_capture(&rec, &cur, bpf_map__fd(skel->maps.stats),
-				       n < env.max_stacks ? n : env.max_stacks);
+				       n < env.max_stacks ? n : env.max_stacks, env.per_invocation);
 			if (!rec.id[0] && rec.seq)
 				snprintf(rec.id, sizeof(rec.id), "%s", run.start_id[rec.seq & 1]);
 			rec.vmhwm = run.vmhwm > run.hiwater ? run.vmhwm : run.hiwater;
@@ -1141,6 +1247,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "peaktrace: reports written to %s/\n", env.outdir);
 		}
 	}
+	if (env.outdir && env.per_invocation)
+		write_invocation_graphs(env.outdir, &run.invs, stacks_map, nstk, run.sym, rep.comm);
 	if (env.max_peak) {
 		uint32_t k;
 
@@ -1177,6 +1285,8 @@ cleanup:
 	pt_report_free(&rep);
 	if (run.jsonl)
 		fclose(run.jsonl);
+	if (run.emf && run.emf != stdout)
+		fclose(run.emf);
 	pt_inv_list_free(&run.invs);
 	pt_allocator_free(&alloc);
 	if (paths)
