@@ -96,7 +96,8 @@ static const char doc[] =
 "{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz.\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
-"5 unsupported target, 6 output directory not writable, 7 BPF failure.\n";
+"5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
+"8 an invocation's true peak exceeded --max-peak.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF };
