@@ -4,7 +4,8 @@
  *
  * Userspace (user/cfi.c) compiles the CFI of one ELF file into a table of pt_unwind_row sorted
  * by pc; the BPF program binary-searches it for each frame and computes the caller's registers
- * with the pure functions below, which the host unit tests (tests/unit/test_cfi.c) run too.
+ * with the pure functions below, which the host unit tests (tests/unit/test_cfi.c) run too
+ * (they unwind the test's own stack with them).
  *
  * Why so little per row: an x86-64 unwinder needs only three registers to go up one frame.
  * The return address is always at CFA - 8 (the call pushed it; the builder checks that the CIE
@@ -78,26 +79,52 @@ _Static_assert(sizeof(struct pt_unwind_row) == 8, "pt_unwind_row layout");
 
 /* The return address slot, fixed by the x86-64 call instruction. */
 #define PT_UNWIND_RA_OFF (-8)
-/* Largest table: with lo < hi halving, the search below ends within 25 steps, a bound the
- * verifier can see. */
+/* Largest table: halving [lo, hi) ends within 25 steps, a bound the verifier can see. */
 #define PT_UNWIND_MAX_ROWS (1u << 24)
 #define PT_UNWIND_SEARCH_STEPS 25
 
-/* Index of the last row with rows[i].pc <= pc, or -1 when pc lies below the first row.
+/*
+ * Binary search for the last row with row.pc <= pc, one step at a time, so the host and the
+ * BPF program share the arithmetic while each reads rows its own way:
+ *
+ *	lo = 0, hi = nrows;
+ *	for (i = 0; i < PT_UNWIND_SEARCH_STEPS && lo < hi; i++) {
+ *		mid = pt_unwind_mid(lo, hi);
+ *		row = <row mid>;
+ *		pt_unwind_step(&lo, &hi, mid, row->pc, pc);
+ *	}
+ *	index = lo - 1 (none when lo == 0: pc lies below the first row)
+ *
+ * In BPF, read row mid with bpf_map_lookup_elem() on an ARRAY map of rows, not by indexing
+ * one big map value. Measured on kernel 6.18: indexing a 16K-row map value makes the
+ * verifier track lo and hi precisely (they form a pointer offset), no loop state is pruned
+ * and the 25 steps exceed the 1M-instruction limit; through a lookup key they stay imprecise
+ * and the whole walk above verifies in ~2.3K instructions.
+ */
+static inline __u32 pt_unwind_mid(__u32 lo, __u32 hi)
+{
+	return lo + (hi - lo) / 2;
+}
+
+static inline void pt_unwind_step(__u32 *lo, __u32 *hi, __u32 mid, __u32 row_pc, __u32 pc)
+{
+	/* Invariant: rows [0, lo) have pc <= target, rows [hi, n) have pc > target. */
+	if (row_pc <= pc)
+		*lo = mid + 1;
+	else
+		*hi = mid;
+}
+
+/* The loop above over rows in plain memory (host code): index, or -1 below the first row.
  * n must not exceed PT_UNWIND_MAX_ROWS. */
 static inline int pt_unwind_search(const struct pt_unwind_row *rows, __u32 n, __u32 pc)
 {
-	__u32 lo = 0, hi = n;
+	__u32 lo = 0, hi = n, mid;
 	int i;
 
-	/* Invariant: rows[0..lo) have pc <= target, rows[hi..n) have pc > target. */
 	for (i = 0; i < PT_UNWIND_SEARCH_STEPS && lo < hi; i++) {
-		__u32 mid = lo + (hi - lo) / 2;
-
-		if (rows[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+		mid = pt_unwind_mid(lo, hi);
+		pt_unwind_step(&lo, &hi, mid, rows[mid].pc, pc);
 	}
 	return (int)lo - 1;
 }

@@ -39,6 +39,7 @@ Case file format (tests/cases/NAME.json):
     "command": ["wl_basic", ARGS...],   workload name (built flavors are NAME_fp/_nofp)
     "build": {"fp": true},              optional: pin one flavor
     "mode": "launch" | "attach" | [..], optional: pin mode(s); default both
+    "peaktrace_args": ["--perf-uprobes"], optional extra peaktrace options
     "stop": "exit" | "sigterm",         how the workload ends (default: exits by itself;
                                         "sigterm": sent once it prints "wl: sleeping")
     "expect": {                         figures, all exact
@@ -812,7 +813,8 @@ def run_case_section(res, cases, built, pt, tmp, keep_dirs):
                     continue
                 outdir = os.path.join(tmp, "%s-%s-%s" % (case["name"], flavor, mode))
                 trace = trace_launch if mode == "launch" else trace_attach
-                r = trace(pt, built[wl][flavor], args, outdir, stop=case.get("stop"))
+                r = trace(pt, built[wl][flavor], args, outdir, extra=tuple(case.get("peaktrace_args", ())),
+                          stop=case.get("stop"))
                 if r.why:
                     res.fail(prefix, r.why)
                     continue

@@ -673,6 +673,8 @@ static int parse_cie(struct builder *b, struct cie *c, struct rd *r)
 		return -EINVAL;
 	aug = (const char *)r->p;
 	r->p = nul + 1;
+	if (!strcmp(aug, "eh"))
+		rd_skip(r, 8);  /* old GCC: exception table address, before the factors */
 	if (version >= 4) {
 		/* .debug_frame v4: address and segment selector sizes. */
 		if (rd_u8(r) != 8 || rd_u8(r) != 0)
@@ -709,7 +711,9 @@ static int parse_cie(struct builder *b, struct cie *c, struct rd *r)
 			case 'L':       /* LSDA encoding; the LSDA pointer is in FDE augmentation data */
 				rd_u8(&ar);
 				break;
-			case 'S':       /* signal frame: affects only the pc-1 lookup rule */
+			case 'S':       /* signal frame. It would change the caller's lookup (pc, not
+					 * pc - 1), but not kept: signal trampolines' CFA is an
+					 * expression, so the walk stops there anyway. */
 			case 'B':       /* AArch64 BTI, 'G' MTE: no data */
 			case 'G':
 				break;
@@ -722,9 +726,7 @@ static int parse_cie(struct builder *b, struct cie *c, struct rd *r)
 				return -EINVAL;
 		}
 		r->p = aug_end;
-	} else if (!strcmp(aug, "eh")) {
-		rd_skip(r, 8); /* old GCC: address of the exception table */
-	} else if (aug[0]) {
+	} else if (aug[0] && strcmp(aug, "eh")) {
 		return -EINVAL;
 	}
 	if (r->bad)
@@ -1272,7 +1274,7 @@ const struct pt_unwind_row *pt_cfi_lookup(const struct pt_unwind_table *t, uint6
 	/* Tables only describe vaddrs below 4 GiB (decode_fde drops the rest). */
 	if (!t || !t->nrows || pc > UINT32_MAX)
 		return NULL;
-	i = pt_unwind_search(t->rows, t->nrows, t->nrows, (uint32_t)pc);
+	i = pt_unwind_search(t->rows, t->nrows, (uint32_t)pc);
 	return i < 0 ? NULL : &t->rows[i];
 }
 
