@@ -899,7 +899,14 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 
 	/* The previous one never posted its result (or the init phase never asked for work). */
 	inv_end(PT_OUT_UNFINISHED, NULL, 0, 0);
-	__builtin_memset(inv, 0, sizeof(*inv));
+	/* Field by field: the record is too large for an inlined memset; id and traj[] are
+	 * only read up to id_len and traj_n. */
+	inv->end_ns = 0;
+	inv->rss_end = inv->heap_end = 0;
+	inv->alloc_count = inv->alloc_bytes = inv->free_count = inv->free_bytes = 0;
+	inv->outcome = 0;
+	inv->id_len = 0;
+	inv->traj_n = 0;
 	inv->seq = seq;
 	inv->start_ns = bpf_ktime_get_ns();
 	inv->rss_start = inv->rss_peak = rss;
@@ -1070,8 +1077,23 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	{
 		struct pt_inv *inv = &g.inv[g.inv_seq & 1];
 
-		if (inv->state == PT_INV_RUNNING && rss > inv->rss_peak)
-			inv->rss_peak = rss;
+		if (inv->state == PT_INV_RUNNING) {
+			__u32 n = inv->traj_n;
+			__s64 step = (__s64)((__u64)inv->rss_peak >> 4), last;
+
+			if (rss > inv->rss_peak)
+				inv->rss_peak = rss;
+			if (step < (1 << 20))
+				step = 1 << 20;
+			last = n ? inv->traj[(n - 1) & (PT_TRAJ_MAX - 1)].rss : inv->rss_start;
+			if (rss - last >= step || last - rss >= step) {
+				if (n >= PT_TRAJ_MAX)
+					n = PT_TRAJ_MAX - 1;
+				inv->traj[n & (PT_TRAJ_MAX - 1)].t_ns = bpf_ktime_get_ns();
+				inv->traj[n & (PT_TRAJ_MAX - 1)].rss = rss;
+				inv->traj_n = n + 1;
+			}
+		}
 	}
 	return 0;
 }
@@ -1112,10 +1134,10 @@ int on_exit(struct trace_event_raw_sched_process_exit *ctx)
 	}
 	/* The mm is torn down next: RSS falls to zero, which is no figure of the program's. */
 	g.exited = 1;
-	inv_end(PT_OUT_KILLED, NULL, 0, 0);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_err(PT_ERR_RINGBUF_LOST);
+		inv_end(PT_OUT_KILLED, NULL, 0, 0);
 		return 0;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
@@ -1131,5 +1153,8 @@ int on_exit(struct trace_event_raw_sched_process_exit *ctx)
 	if (mm)
 		e->hiwater_rss = BPF_CORE_READ(mm, hiwater_rss) * 4096;
 	bpf_ringbuf_submit(e, 0);
+	/* After the exit event, so user space knows the high-water mark when it reads the
+	 * invocation the process died in. */
+	inv_end(PT_OUT_KILLED, NULL, 0, 0);
 	return 0;
 }

@@ -128,6 +128,8 @@ enum { PT_RSS_FILE = 0, PT_RSS_ANON = 1, PT_RSS_SWAP = 2, PT_RSS_SHMEM = 3, PT_R
  * from its headers. */
 #define PT_RAPI_COPY 1024
 
+#define PT_TRAJ_MAX 64
+
 enum pt_inv_state { PT_INV_IDLE = 0, PT_INV_RUNNING = 1, PT_INV_ENDED = 2 };
 enum pt_inv_outcome {
 	PT_OUT_NONE = 0,
@@ -165,8 +167,14 @@ struct pt_inv {
 	__u32 id_len;
 	__u32 boundary_fd;     /* Runtime API socket that carried the boundary */
 	char id[PT_REQID_LEN];
+	/* RSS trajectory: a sample whenever RSS moved by max(1 MiB, peak/16) since the last one;
+	 * when full, the last slot keeps being overwritten so the final state (death) is kept. */
+	__u32 traj_n;
+	__u32 traj_pad;
+	struct { __u64 t_ns; __s64 rss; } traj[PT_TRAJ_MAX];
 };
-_Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN, "pt_inv layout");
+_Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX,
+	       "pt_inv layout");
 
 /* Process-wide state kept by the BPF side in .bss (user space reads it through the skeleton). */
 struct pt_global {

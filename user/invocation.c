@@ -111,6 +111,11 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 	rec->alloc_bytes = inv->alloc_bytes;
 	rec->free_count = inv->free_count;
 	rec->free_bytes = inv->free_bytes;
+	rec->traj_n = inv->traj_n < PT_TRAJ_MAX ? inv->traj_n : PT_TRAJ_MAX;
+	for (k = 0; k < rec->traj_n; k++) {
+		rec->traj[k].t_ns = inv->traj[k].t_ns;
+		rec->traj[k].rss = inv->traj[k].rss;
+	}
 	if (stats_fd < 0)
 		return 0;
 	for (k = 0; k < nstacks; k++) {
@@ -224,11 +229,18 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, int stacks_fd, struct p
 		   ", \"heap_peak_count\": %" PRId64 ", \"heap_end_bytes\": %" PRId64
 		   ", \"heap_growth_bytes\": %" PRId64 ", \"alloc_count\": %" PRIu64
 		   ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
-		   ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"top_stacks_at_peak\": [",
+		   ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"rss_trajectory\": [",
 		pt_outcome_name(r->outcome), r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0,
 		r->rss_start, r->rss_peak, r->rss_end, r->heap_start, r->heap_peak, r->heap_peak_count,
 		r->heap_end, r->heap_end - r->heap_start, r->alloc_count, r->alloc_bytes, r->free_count,
 		r->free_bytes, r->vmhwm, r->overwritten ? "true" : "false");
+	/* [ms since the start, RSS bytes], starting with the RSS at the start. */
+	fprintf(f, "[0, %" PRId64 "]", r->rss_start);
+	for (i = 0; i < r->traj_n; i++)
+		fprintf(f, ", [%.3f, %" PRId64 "]",
+			r->traj[i].t_ns > r->start_ns ? (r->traj[i].t_ns - r->start_ns) / 1e6 : 0.0,
+			r->traj[i].rss);
+	fputs("], \"top_stacks_at_peak\": [", f);
 	for (i = 0; i < r->ntop; i++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
 			r->top[i].bytes, r->top[i].count);
@@ -365,4 +377,33 @@ void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_nam
 		pt_outcome_name(r->outcome), r->rss_peak, r->heap_peak, r->heap_end - r->heap_start,
 		r->vmhwm, r->alloc_count,
 		r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0.0);
+}
+
+void pt_inv_stack_text(FILE *f, int stacks_fd, struct pt_symbolizer *sym, uint32_t idx,
+		       unsigned int maxframes)
+{
+	struct pt_stack_rec rec;
+	uint32_t i;
+
+	if (stacks_fd < 0 || idx == PT_STACK_UNKNOWN || bpf_map_lookup_elem(stacks_fd, &idx, &rec)) {
+		fprintf(f, "        [unknown stack]\n");
+		return;
+	}
+	for (i = 0; i < rec.nr && i < PT_MAX_FRAMES && i < maxframes; i++) {
+		struct pt_symres res;
+		uint64_t pc = rec.pcs[i];
+		const char *mod;
+
+		if (i > 0 && sym && !pt_sym_is_code(sym, pc))
+			break;
+		memset(&res, 0, sizeof(res));
+		if (!sym || pt_sym_resolve(sym, pc ? pc - 1 : 0, &res))
+			memset(&res, 0, sizeof(res));
+		mod = res.module ? strrchr(res.module, '/') : NULL;
+		mod = mod ? mod + 1 : (res.module ? res.module : "?");
+		if (res.func)
+			fprintf(f, "        %s  (%s)\n", res.func, mod);
+		else
+			fprintf(f, "        0x%" PRIx64 "  (%s)\n", pc, mod);
+	}
 }

@@ -30,6 +30,8 @@ struct pt_inv_record {
 	uint32_t ntop;
 	struct pt_inv_stack top[PT_INV_TOP];
 	bool overwritten;      /* the kernel reused its buffer before we read it */
+	uint32_t traj_n;       /* RSS trajectory (see struct pt_inv) */
+	struct { uint64_t t_ns; int64_t rss; } traj[PT_TRAJ_MAX];
 	/* Every stack that held memory at the peak (only with --per-invocation). */
 	struct pt_inv_stack *all;
 	uint32_t nall;
@@ -63,6 +65,10 @@ void pt_inv_list_free(struct pt_inv_list *l);
 void pt_inv_line(FILE *f, const struct pt_inv_record *rec);
 /* One JSON object (no newline); frames symbolized through stacks_fd + sym when given. */
 void pt_inv_json(FILE *f, const struct pt_inv_record *rec, int stacks_fd, struct pt_symbolizer *sym);
+
+/* The frames of kernel stack idx, one per line, indented for the text report. */
+void pt_inv_stack_text(FILE *f, int stacks_fd, struct pt_symbolizer *sym, uint32_t idx,
+		       unsigned int maxframes);
 
 /* CloudWatch embedded metric format: one JSON object (no newline) for an invocation. */
 void pt_inv_emf(FILE *f, const struct pt_inv_record *rec, const char *function_name,

@@ -646,6 +646,8 @@ static void invocation_ended(struct run *run, uint64_t seq)
 	if (!rec.id[0] && seq)
 		snprintf(rec.id, sizeof(rec.id), "%s", run->start_id[seq & 1]);
 	rec.vmhwm = read_vmhwm(run->pid);
+	if (rec.vmhwm < run->hiwater)
+		rec.vmhwm = run->hiwater;   /* the process is gone: its mm's mark at exit */
 	if (rec.vmhwm < run->vmhwm)
 		rec.vmhwm = run->vmhwm;
 	else

@@ -271,6 +271,31 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		}
 		if (r->max_peak)
 			fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
+		for (k = 0; k < r->invs->n; k++) {
+			const struct pt_inv_record *ir = &r->invs->r[k];
+			uint32_t t;
+
+			if (ir->outcome != PT_OUT_KILLED)
+				continue;
+			fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
+				ir->seq ? "invocation" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
+			fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
+			for (t = 0; t < ir->traj_n; t++)
+				fprintf(f, ", %.1f: %s",
+					ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
+					pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
+			fprintf(f, "\n  stacks holding memory at its peak:\n");
+			for (t = 0; t < ir->ntop; t++) {
+				fprintf(f, "    %s in %" PRId64 " block%s\n",
+					pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes), ir->top[t].count,
+					ir->top[t].count == 1 ? "" : "s");
+				pt_inv_stack_text(f, r->stacks_fd, r->sym, ir->top[t].stack, 8);
+			}
+			fprintf(f, "  what was live at the moment of death: TOP STACKS LIVE AT END below\n");
+		}
 	}
 
 	fprintf(f, "\nDATA LOSS AND DISTORTION\n");
