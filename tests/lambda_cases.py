@@ -215,4 +215,10 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
         res.eq(name + ": the killing allocation is at the top of its stacks",
                (top.get("frames") or [{}])[0].get("func"), "grab")
         res.eq(name + ": ... with the bytes it asked for", top.get("bytes"), 256 * MiB)
+        traj = invs[1].get("rss_trajectory") or []
+        res.true(name + ": RSS trajectory climbs to the 96 MB limit",
+                 len(traj) >= 10 and traj[-1][1] >= 80 * MiB and traj[-1][1] > traj[0][1],
+                 "trajectory %s" % traj[-3:])
+        res.true(name + ": its high-water mark (Lambda's figure) is the limit it died at",
+                 invs[1]["vmhwm_bytes"] >= 80 * MiB, "vmhwm %d" % invs[1]["vmhwm_bytes"])
     res.eq(name + ": target killed by SIGKILL", rep["target"].get("exit_signal"), 9)

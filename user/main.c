@@ -648,6 +648,8 @@ static void invocation_ended(struct run *run, uint64_t seq)
 	rec.vmhwm = read_vmhwm(run->pid);
 	if (rec.vmhwm < run->hiwater)
 		rec.vmhwm = run->hiwater;   /* the process is gone: its mm's mark at exit */
+	if (rec.vmhwm < (uint64_t)rec.rss_end)
+		rec.vmhwm = rec.rss_end;    /* VmHWM is never below the RSS of the moment */
 	if (rec.vmhwm < run->vmhwm)
 		rec.vmhwm = run->vmhwm;
 	else
