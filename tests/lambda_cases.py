@@ -222,3 +222,63 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
         res.true(name + ": its high-water mark (Lambda's figure) is the limit it died at",
                  invs[1]["vmhwm_bytes"] >= 80 * MiB, "vmhwm %d" % invs[1]["vmhwm_bytes"])
     res.eq(name + ": target killed by SIGKILL", rep["target"].get("exit_signal"), 9)
+
+
+def run_lambda_launch(res, build, pt, tmp, Proc, run, timeout):
+    """Launch mode under the host: the host starts peaktrace as the runtime command, and
+    peaktrace launches the real runtime (inheriting Lambda's environment): the init phase is
+    seen from the runtime's first instruction to its first GET .../next."""
+    host = os.path.join(build, "tools", "lambda-host")
+    fn = os.path.join(build, "tools", "functions", "oom")
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
+        res.skip("lambda/launch", "lambda-host not built")
+        return
+    name = "lambda/launch"
+    port = 26000 + random.randint(0, 2000) * 2
+    outdir = os.path.join(tmp, "lambda-launch")
+    pidfile = os.path.join(tmp, "launch.pid")
+    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--init-timeout", "30", "--pid-file", pidfile, "--", pt, "-q", "-o", outdir, "--", fn])
+    if not h.wait_for("err", r"^peaktrace: tracing PID") and not h.wait_for("out", r"^peaktrace: tracing PID", 1):
+        res.fail(name, "peaktrace did not start under the host: " + (h.err + h.out)[-400:])
+        h.kill()
+        return
+    sizes = [8, 32]
+    for mb in sizes:
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=timeout)
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    ptpid = None
+    try:
+        with open(pidfile) as f:
+            ptpid = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    res.true(name + ": the host's runtime is peaktrace", ptpid is not None, "no pid file")
+    if ptpid:
+        os.kill(ptpid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and os.path.exists("/proc/%d" % ptpid):
+            try:
+                with open("/proc/%d/stat" % ptpid) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        break
+            except OSError:
+                break
+            time.sleep(0.1)
+    ids = report_ids(h.out + h.err)
+    h.signal(signal.SIGTERM)
+    h.wait(timeout)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report.json: %s" % e)
+        return
+    init = [i for i in rep.get("invocations", []) if i.get("seq") == 0]
+    res.eq(name + ": the init phase ends at the first GET next", init[0]["outcome"] if init else None, "init")
+    invs = invocations(rep)
+    res.eq(name + ": every invocation found once with the host's request ids", [i["request_id"] for i in invs], ids)
+    for k, inv in enumerate(invs[:len(sizes)]):
+        top = inv["top_stacks_at_peak"][0] if inv["top_stacks_at_peak"] else {}
+        res.eq("%s: invocation %d: largest block at its peak" % (name, k + 1), top.get("bytes"), sizes[k] * MiB)

@@ -1224,8 +1224,9 @@ def main():
             run_cli_section(res, built, pt, tmp, sleep_case)
             run_pprof_section(res, keep_dirs, tmp)
             run_docs_section(res, pt)
-            from lambda_cases import run_lambda_section
+            from lambda_cases import run_lambda_section, run_lambda_launch
             run_lambda_section(res, args.build, pt, tmp, Proc, run, TIMEOUT)
+            run_lambda_launch(res, args.build, pt, tmp, Proc, run, TIMEOUT)
     finally:
         cleanup_procs()
         if args.keep or res.failed:
