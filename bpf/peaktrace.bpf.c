@@ -25,6 +25,8 @@ const volatile __u32 targ_tgid = 0;
 const volatile __u32 live_bucket_mask = 0;  /* live buckets - 1 (power of two) */
 const volatile __u32 max_stacks = PT_DEF_MAX_STACKS;
 const volatile bool capture_stacks = true;
+/* Unwind with the .eh_frame tables user/unwind_maps.c loads (--unwind dwarf), not frame pointers. */
+const volatile bool dwarf_unwind = false;
 /* The allocator is glibc: classify each block by its chunk header (chunk.h). */
 const volatile bool glibc_chunks = false;
 /* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
@@ -140,12 +142,15 @@ static __always_inline __u64 mix64(__u64 h, __u64 v)
 	return h ^ (h >> 29);
 }
 
+#include "unwind.bpf.h"
+
 /*
  * Stack capture. frames[0] = the return address at [sp] (exact on function entry). Then a
  * frame-pointer walk from bp, done inside one copy of PT_STACK_WINDOW bytes from sp: the kernel's
  * own walk (bpf_get_stackid) costs ~1.3 µs here mostly because it ends by faulting on the last
  * saved frame pointer; this one stops before reading an implausible frame pointer (zero,
- * misaligned, not above the previous frame, or more than 8 MiB above sp).
+ * misaligned, not above the previous frame, or more than 8 MiB above sp). With dwarf_unwind
+ * set, frames 1.. come from the .eh_frame walk of unwind.bpf.h instead.
  *
  * Returns the number of PCs in ts->pcs and their hash in *hash.
  */
@@ -171,6 +176,11 @@ static __always_inline __u32 unwind(struct thread_state *ts, __u64 sp, __u64 bp,
 	n = 1;
 	if (!capture_stacks)
 		goto out;
+	if (dwarf_unwind) {
+		/* CFI walk (unwind.bpf.h), frame pointers only where code has no CFI. */
+		n = pt_dwarf_walk(ts, sp, bp, whole ? PT_STACK_WINDOW : 8, &h);
+		goto out;
+	}
 
 	for (i = 1; i < PT_MAX_FRAMES; i++) {
 		__u64 next, ra, off;
@@ -1041,6 +1051,25 @@ SEC("tp/syscalls/sys_exit_recvfrom")
 int on_recvfrom_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	return rapi_read_exit(ctx);
+}
+
+/*
+ * Boundaries from uprobes on runtime functions (--boundary start=LIB:SYM,end=LIB:SYM). The
+ * attach cookie says which edge this is.
+ */
+#define BOUNDARY_START 1
+#define BOUNDARY_END 2
+
+SEC("uprobe")
+int boundary_hit(struct pt_regs *ctx)
+{
+	if (!is_target())
+		return 0;
+	if (bpf_get_attach_cookie(ctx) == BOUNDARY_START)
+		inv_start(0, NULL, 0);
+	else
+		inv_end(PT_OUT_RESPONSE, NULL, 0, 0);
+	return 0;
 }
 
 /* ---- RSS ---------------------------------------------------------------------------------- */

@@ -14,7 +14,7 @@
 
 /* Frames kept per stack. frames[0] is the return address found at [rsp] on allocator entry
  * (the allocation site, exact without frame pointers); the rest come from the unwinder. */
-#define PT_MAX_FRAMES 32
+#define PT_MAX_FRAMES 64
 /* Bytes of user stack copied from rsp in one read; the frame-pointer walk runs inside it and
  * only reads user memory again for frames above it. */
 #define PT_STACK_WINDOW 1024
@@ -57,6 +57,18 @@ enum pt_err {
 	PT_ERR_STACK_READ,        /* user stack unreadable: only frames read so far kept */
 	PT_ERR_STALE_LIVE,        /* allocator returned a pointer still live in our table (missed free) */
 	PT_ERR_PTR_READ,          /* posix_memalign result pointer unreadable */
+	/* .eh_frame unwinder (--unwind dwarf, bpf/unwind.bpf.h): why a stack was cut short, one
+	 * count per cut stack (frames unwound so far are kept). */
+	PT_ERR_UNWIND_NO_CFI,     /* a frame in code without CFI and without a usable frame pointer */
+	PT_ERR_UNWIND_UNSUPPORTED,/* a CFI rule the row format cannot express (signal frame, ...) */
+	PT_ERR_UNWIND_BAD_FRAME,  /* a CFA or frame pointer not above the previous frame, or > 8 MiB up */
+	PT_ERR_UNWIND_READ,       /* a saved return address or rbp unreadable */
+	PT_ERR_UNWIND_DEPTH,      /* more than PT_MAX_FRAMES frames */
+	PT_ERR_UNWIND_FP_FALLBACK,/* stacks with frames unwound by frame pointer for lack of CFI */
+	/* Counted by user space (user/unwind_maps.c writes CPU 0's slot; BPF never touches them). */
+	PT_ERR_UNWIND_ROWS_FULL,  /* executable files left without CFI: row table full */
+	PT_ERR_UNWIND_MAPS_FULL,  /* executable mappings beyond the mapping table */
+	PT_ERR_UNWIND_FILE,       /* executable files whose CFI could not be read */
 	PT_ERR_COUNT,
 };
 

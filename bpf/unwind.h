@@ -153,4 +153,55 @@ static inline int pt_unwind_cfa(const struct pt_unwind_row *r, __u64 pc, __u64 r
 		return -1;
 	}
 }
+/*
+ * Where the rows of a running process are (user/unwind_maps.c loads them, bpf/unwind.bpf.h
+ * reads them). All files' tables are concatenated in one ARRAY map of rows; a file mapped by
+ * several processes, or twice, is built and stored once.
+ */
+
+/* Executable mappings kept per published set, and binary-search steps over them. */
+#define PT_UNWIND_MAX_MAPS 4096
+#define PT_UNWIND_MAP_STEPS 13
+/* Files the in-kernel fallback can find by (device, inode). */
+#define PT_UNWIND_MAX_FILES 1024
+/* Default size of the row table: 8 MiB of kernel memory (libc ~ 25k rows, python3.11 ~ 150k). */
+#define PT_DEF_UNWIND_ROWS (1u << 20)
+
+/* One executable mapping [start, end): its code runs rows[first, first + nrows), looked up
+ * with pc - bias (the ELF vaddr the rows use). An array of these sorted by start is
+ * binary-searched; two such arrays (halves) let user space rewrite one while BPF reads the
+ * other. */
+struct pt_unwind_map {
+	__u64 start;
+	__u64 end;
+	__u64 bias;
+	__u32 first;
+	__u32 nrows;
+};
+_Static_assert(sizeof(struct pt_unwind_map) == 32, "pt_unwind_map layout");
+
+/* A file as the kernel names it: dev is the kernel's dev_t (major << 20 | minor, what
+ * /proc/PID/maps prints as major:minor), ino the inode number. */
+struct pt_unwind_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+_Static_assert(sizeof(struct pt_unwind_file_key) == 16, "pt_unwind_file_key layout");
+
+/* A file's rows, for mappings not (yet) in the published array: bias = vm_start -
+ * vm_pgoff * 4096 - adj, adj = p_vaddr - p_offset of its executable PT_LOAD. */
+struct pt_unwind_file {
+	__u64 adj;
+	__u32 first;
+	__u32 nrows;
+};
+_Static_assert(sizeof(struct pt_unwind_file) == 16, "pt_unwind_file layout");
+
+/* Publication state (BPF .bss, written by user space through the skeleton's mapping). */
+struct pt_unwind_ctl {
+	__u64 sel;      /* (half << 32) | number of mappings in that half: one store publishes */
+	__u64 mm;       /* mm_struct the published mappings describe; 0 = the next walk claims
+	                 * them for its mm (set by user space with every publication) */
+};
+_Static_assert(sizeof(struct pt_unwind_ctl) == 16, "pt_unwind_ctl layout");
 #endif

@@ -147,6 +147,42 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
         res.true("%s: ... while the high-water mark (Lambda's figure) still says >= 128 MiB" % name,
                  third["vmhwm_bytes"] >= 128 * MiB, "vmhwm %d" % third["vmhwm_bytes"])
 
+    # ---- --boundary start=LIB:SYM,end=LIB:SYM: the runtime's own handler call as the boundary
+    name = "lambda/uprobe boundary"
+    port = base + 30
+    h, rt = start_host("uprobe", 512, [fn], port)
+    if rt:
+        outdir = os.path.join(tmp, "lambda-uprobe")
+        p = Proc([pt, "-q", "-p", rt, "-o", outdir, "--boundary", "start=oom:handle:entry,end=oom:handle:return"])
+        if p.wait_for("err", r"^peaktrace: tracing PID"):
+            for mb in (16, 64, 8):
+                do_invoke(port, {"mb": mb})
+            time.sleep(0.3)
+            p.signal(signal.SIGINT)
+            res.eq(name + ": exit status", p.wait(timeout), 0)
+            try:
+                with open(os.path.join(outdir, "report.json")) as f:
+                    rep = json.load(f)
+                invs = invocations(rep)
+                res.eq(name + ": mode in the report", rep.get("boundary"), "uprobe")
+                res.eq(name + ": one invocation per handler call", len(invs), 3)
+                res.eq(name + ": largest block at each peak",
+                       [(i["top_stacks_at_peak"] or [{}])[0].get("bytes") for i in invs], [16 * MiB, 64 * MiB, 8 * MiB])
+                res.true(name + ": each peak RSS is its own (64 MiB one between 64 and 72 MiB)",
+                         len(invs) == 3 and 64 * MiB <= invs[1]["rss_peak_bytes"] < 72 * MiB and
+                         invs[2]["rss_peak_bytes"] < 16 * MiB, [i["rss_peak_bytes"] for i in invs])
+            except (OSError, ValueError) as e:
+                res.fail(name, "no report.json: %s" % e)
+        else:
+            res.fail(name, "peaktrace did not start: " + p.err[-300:])
+            p.kill()
+    else:
+        res.fail(name, "host did not start")
+    h.signal(signal.SIGTERM)
+    h.wait(timeout)
+    rc, out, err = run([pt, "-p", str(os.getpid()), "--boundary", "start=nosuchlib:f,end=nosuchlib:g"])
+    res.eq("lambda/uprobe boundary: unknown library is an error", rc != 0 and "no function f" in err, True)
+
     # ---- --max-peak: fails on the 128 MiB invocation, names it; passes with a higher limit
     for limit, want_rc in (("100M", 8), ("200M", 0)):
         name = "lambda/--max-peak %s" % limit

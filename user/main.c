@@ -32,6 +32,7 @@
 #include "symbolize.h"
 #include "umulti.h"
 #include "invocation.h"
+#include "boundary.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum {
@@ -74,8 +75,9 @@ static struct options {
 	.boundary = 0,
 };
 
-enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE };
-static const char *const boundary_names[] = { "auto", "runtime-api", "none" };
+enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE, BOUNDARY_UPROBE };
+static const char *const boundary_names[] = { "auto", "runtime-api", "none", "uprobe" };
+static struct pt_boundary_spec boundary_spec;   /* --boundary start=..,end=.. */
 
 const char *argp_program_version = "peaktrace " PT_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -111,7 +113,7 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
-	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default), runtime-api (Lambda Runtime API traffic), none", 0 },
+	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default), runtime-api (Lambda Runtime API traffic), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
@@ -197,11 +199,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		env.emf = true;
 		break;
 	case OPT_BOUNDARY:
+		if (strncmp(arg, "start=", 6) == 0 || strncmp(arg, "end=", 4) == 0) {
+			if (pt_boundary_parse(arg, &boundary_spec))
+				die_usage(st, "invalid --boundary: %s (start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return])", arg);
+			env.boundary = BOUNDARY_UPROBE;
+			break;
+		}
 		for (v = 0; v < 3; v++)
 			if (strcmp(arg, boundary_names[v]) == 0)
 				break;
 		if (v == 3)
-			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api or none)", arg);
+			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api, none, or start=LIB:SYM,end=LIB:SYM)", arg);
 		env.boundary = (int)v;
 		break;
 	case OPT_MAX_PEAK: {
@@ -605,6 +613,43 @@ static int attach_tracepoints(struct peaktrace_bpf *skel, bool boundaries)
 _Static_assert((int)PT_FN_MAX == (int)PT_FN_COUNT && (int)PT_FN_FREE == (int)PT_FREE &&
 	       (int)PT_FN_PVALLOC == (int)PT_PVALLOC, "enum pt_alloc_fn and enum pt_fn must agree");
 
+/* Uprobes on the runtime's own functions mark invocation boundaries (--boundary start=..). */
+static int attach_boundaries(struct peaktrace_bpf *skel, pid_t pid, const char *const *paths,
+			     int npaths, bool launched)
+{
+	const struct pt_boundary_point *pts[2] = { &boundary_spec.start, &boundary_spec.end };
+	int k, err;
+
+	for (k = 0; k < 2; k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo);
+		char *path = NULL;
+		uint64_t off;
+
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, pts[k], &path, &off);
+		if (err) {
+			fprintf(stderr, "peaktrace: --boundary %s: no function %s in an object matching %s%s\n",
+				k ? "end" : "start", pts[k]->sym, pts[k]->lib,
+				launched ? " (launch mode sees the program and the libraries it links)" : "");
+			return err;
+		}
+		uo.retprobe = pts[k]->at_return;
+		uo.bpf_cookie = k ? 2 : 1;
+		if (env.verbose)
+			fprintf(stderr, "peaktrace: %s boundary: %s at %s+0x%" PRIx64 " (%s)\n", k ? "end" : "start",
+				pts[k]->sym, path, off, pts[k]->at_return ? "return" : "entry");
+		cur_group = 2;
+		err = add_link(bpf_program__attach_uprobe_opts(skel->progs.boundary_hit, pid, path, off, &uo));
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach the %s boundary to %s in %s: %s\n",
+				k ? "end" : "start", pts[k]->sym, path, strerror(-err));
+			free(path);
+			return err;
+		}
+		free(path);
+	}
+	return 0;
+}
+
 /* ---- runtime ------------------------------------------------------------------------------ */
 
 struct run {
@@ -956,7 +1001,7 @@ int main(int argc, char **argv)
 	skel->rodata->capture_stacks = env.fp_stacks;
 	skel->rodata->glibc_chunks = env.chunk_kinds && alloc.kind == PT_ALLOC_GLIBC;
 	rep.chunk_kinds = skel->rodata->glibc_chunks;
-	skel->rodata->rapi_boundaries = env.boundary != BOUNDARY_NONE;
+	skel->rodata->rapi_boundaries = env.boundary == BOUNDARY_AUTO || env.boundary == BOUNDARY_RUNTIME_API;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks);
@@ -1052,7 +1097,7 @@ int main(int argc, char **argv)
 					skel->bss->g.rss[PT_RSS_SHMEM];
 		skel->bss->g.inv[0].rss_start = skel->bss->g.inv[0].rss_peak = skel->bss->g.rss_peak;
 	}
-	if (env.boundary != BOUNDARY_NONE && !launched) {
+	if (skel->rodata->rapi_boundaries && !launched) {
 		/* Attaching to a runtime that may already be waiting for its next invocation. */
 		int fds[16], n = pt_rapi_sockets(run.pid, fds, 16), k;
 		uint32_t connected = 2;
@@ -1064,7 +1109,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (attach_allocator(skel, &alloc, run.pid, &rep, run.multi) ||
-	    attach_tracepoints(skel, env.boundary != BOUNDARY_NONE)) {
+	    attach_tracepoints(skel, skel->rodata->rapi_boundaries) ||
+	    (env.boundary == BOUNDARY_UPROBE &&
+	     attach_boundaries(skel, run.pid, (const char *const *)paths, npaths, launched))) {
 		code = EXIT_BPF;
 		goto cleanup;
 	}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* boundary.h — invocation boundaries from uprobes on runtime functions (--boundary start=..,end=..). */
+#ifndef PEAKTRACE_BOUNDARY_H
+#define PEAKTRACE_BOUNDARY_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct pt_boundary_point {
+	char lib[256];     /* object: a path, or the start of a file name ("oom", "libfoo") */
+	char sym[256];     /* symbol: plain or mangled name, or a demangled C++ name */
+	bool at_return;    /* fire when the function returns (else at its entry) */
+};
+
+struct pt_boundary_spec {
+	struct pt_boundary_point start;  /* default: at return (a get-next call returned work) */
+	struct pt_boundary_point end;    /* default: at entry (the result is being posted) */
+};
+
+/* "start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return]". Returns 0 or -EINVAL. Pure. */
+int pt_boundary_parse(const char *spec, struct pt_boundary_spec *out);
+
+/* Find the point's object among the target's mapped objects (pid > 0) or the given paths
+ * (launch mode), and the file offset of its symbol. *open_path is malloc'd. Returns 0,
+ * -ENOENT (no such object or symbol) or -errno. */
+int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
+			const struct pt_boundary_point *p, char **open_path, uint64_t *offset);
+#endif
