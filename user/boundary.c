@@ -47,9 +47,10 @@ int pt_boundary_parse(const char *spec, struct pt_boundary_spec *out)
 	while (s && *s) {
 		size_t n;
 
-		comma = strstr(s, ",end=");
-		if (strncmp(s, "end=", 4) == 0)
-			comma = NULL;
+		const char *c1 = strstr(s + 1, ",end="), *c2 = strstr(s + 1, ",start=");
+
+		/* The next key starts at the nearest ",end=" or ",start=". */
+		comma = c1 && (!c2 || c1 < c2) ? c1 : c2;
 		n = comma ? (size_t)(comma - s) : strlen(s);
 		if (strncmp(s, "start=", 6) == 0) {
 			if (parse_point(s + 6, n - 6, &out->start, true))
