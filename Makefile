@@ -130,6 +130,12 @@ $(OUT)/tests/host/test_logfmt: tests/host/test_logfmt.c $(LH_DIR)/logfmt.c $(LH_
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LH_CFLAGS) -iquote tests/unit -iquote $(LH_DIR) -iquote $(FN_DIR) $< $(LH_DIR)/logfmt.c $(FN_DIR)/runtime.c -o $@
 
+# Optional: the real Node.js runtime interface client for tools/functions/node (see its README;
+# needs cmake autoconf automake libtool g++, about 2 minutes).
+.PHONY: lambda-node-ric
+lambda-node-ric:
+	$(Q)cd $(FN_DIR)/node && npm_config_nodedir=/usr npm install --no-audit --no-fund
+
 # The host's own tests (python3 stdlib); tests/run.py can run the same script.
 test-host: lambda-host
 	$(Q)python3 tests/host/test_host.py --build $(OUT)

@@ -59,6 +59,11 @@ UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[
 
 VERBOSE = False
 _port_base = random.randint(0, 400) * 2
+# How each lambda-host stopped by a test ended; checked after the test (exit 0, no sanitizer).
+EXITS = []
+# Hosts started by the running test: their stderr (lambda-host's notices) goes into a FAIL line.
+HOSTS = []
+SANITIZER_RE = re.compile(r"AddressSanitizer|LeakSanitizer|\.c:\d+:\d+: runtime error:")
 
 
 class Fail(Exception):
@@ -101,9 +106,13 @@ class Host:
         self.rport, self.iport = next_ports()
         self.tmp = tmp
         self.ready_file = os.path.join(tmp, "ready.%d" % self.rport)
+        # No -q: lambda-host's notices (e.g. who signalled it) land in failure messages. A
+        # generous --timeout first (a test's own comes later and wins) keeps a loaded machine
+        # from turning slow invocations into timeouts.
         self.argv = [os.path.join(build, "tools", "lambda-host"),
                      "--runtime-port", str(self.rport), "--invoke-port", str(self.iport),
-                     "--ready-file", self.ready_file, "-q"] + list(args) + ["--"] + list(cmd)
+                     "--ready-file", self.ready_file, "--timeout", "60"] + list(args) + \
+            ["--"] + list(cmd)
         self.out, self.err = [], []
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -115,6 +124,7 @@ class Host:
         for t in self.readers:
             t.start()
         self.info = {}
+        HOSTS.append(self)
         if ready:
             self.wait_ready()
 
@@ -186,6 +196,8 @@ class Host:
                 self.proc.wait(5)
         for t in self.readers:
             t.join(5)
+        with self.lock:
+            EXITS.append((self.proc.returncode, "\n".join(self.err)))
         return self.proc.returncode
 
     def kill(self):
@@ -205,15 +217,16 @@ def run_events(build, cmd, events, args=(), timeout=60.0):
             f.write((ev if isinstance(ev, str) else json.dumps(ev)) + "\n")
         path = f.name
     try:
-        p = subprocess.run([os.path.join(build, "tools", "lambda-host"), "-q",
+        p = subprocess.run([os.path.join(build, "tools", "lambda-host"), "--timeout", "60",
                             "--runtime-port", str(rport), "--invoke-port", str(iport),
                             "--events", path] + list(args) + ["--"] + list(cmd),
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
                            stdin=subprocess.DEVNULL, start_new_session=True)
     finally:
         os.unlink(path)
-    return p.returncode, p.stdout.decode(errors="replace").splitlines(), \
-        p.stderr.decode(errors="replace")
+    err = p.stderr.decode(errors="replace")
+    EXITS.append((p.returncode, err))
+    return p.returncode, p.stdout.decode(errors="replace").splitlines(), err
 
 
 def parse_reports(lines):
@@ -256,6 +269,28 @@ def test_help(build, tmp):
     check(p.returncode == 0, "--help exit %d" % p.returncode)
     for word in ("USAGE:", "EXAMPLES:", "--memory", "--events", "--timeout", "--ready-file"):
         check(word in text, "--help lacks %s" % word)
+
+
+def test_help_matches_readme(build, tmp):
+    """tools/lambda-host/README.md shows the real --help between its help markers."""
+    p = subprocess.run([os.path.join(build, "tools", "lambda-host"), "--help"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=10)
+    with open(os.path.join(ROOT, "tools", "lambda-host", "README.md")) as f:
+        readme = f.read()
+    m = re.search(r"<!-- help:begin -->\n```\n(.*?)```\n<!-- help:end -->", readme, re.S)
+    check(m, "README.md has no help:begin/help:end block")
+    check(m.group(1) == p.stdout.decode(), "README.md's --help block is stale (paste the output "
+          "of lambda-host --help)")
+
+
+def test_logfmt_unit(build, tmp):
+    """The C unit test of the pure formatting functions (BUILD/tests/host/test_logfmt)."""
+    p = subprocess.run([os.path.join(build, "tests", "host", "test_logfmt")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    lines = p.stdout.decode(errors="replace").splitlines()
+    bad = [l for l in lines if l.startswith("not ok")]
+    check(p.returncode == 0 and not bad and any(l.startswith("ok - ") for l in lines),
+          "exit %d: %s" % (p.returncode, "; ".join(bad) or lines[-3:]))
 
 
 def test_usage_errors(build, tmp):
@@ -316,8 +351,8 @@ def test_unique_ids(build, tmp):
         check(len(results) == 8, "%d of 8 invokes answered" % len(results))
         ids = set()
         for i, st, hdr, body in results:
-            check(st == 200 and "x-amz-function-error" not in hdr, "invoke %d: HTTP %d %s" %
-                  (i, st, hdr))
+            check(st == 200 and "x-amz-function-error" not in hdr, "invoke %d: HTTP %d %r" %
+                  (i, st, body))
             rid = hdr.get("x-amzn-requestid", "")
             check(UUID_RE.match(rid), "request id %r is not a UUID v4" % rid)
             check(body["request_id"] == rid, "response for %s carries %s" % (rid,
@@ -486,8 +521,8 @@ def test_report_and_monotonic(build, tmp):
         floor = 0
         for i, mb in enumerate(sizes):
             st, hdr, body = h.invoke({"mb": mb})
-            check(st == 200 and json.loads(body)["touched"] == mb * MIB, "mb=%d: %d %r" %
-                  (mb, st, body))
+            check(st == 200 and json.loads(body).get("touched") == mb * MIB, "mb=%d: %d %r" %
+                  (mb, st, body[:300]))
             rep = h.wait_reports(i + 1)[i]
             floor = max(floor, mb)
             check(int(rep["used"]) >= floor, "after mb=%d Max Memory Used %s MB < %d" %
@@ -541,13 +576,15 @@ def test_oom_kill(build, tmp):
         check(st == 200 and hdr.get("x-amz-function-error") == "Unhandled",
               "mb=200: HTTP %d %s" % (st, hdr))
         want = {"errorType": "Runtime.ExitError",
-                "errorMessage": "RequestId: %s Error: Runtime exited with error: signal: killed" % rid}
+                "errorMessage": "RequestId: %s Error: Runtime exited with error: signal: killed"
+                                % rid}
         check(json.loads(body) == want, "mb=200 answered %r, want %r" % (body, want))
         reps = h.wait_reports(2)
         check(reps[1]["id"] == rid and reps[1]["status"] == "error" and
               reps[1]["etype"] == "Runtime.OutOfMemory",
               "REPORT after OOM: %r" % reps[1])
-        check(int(reps[1]["used"]) >= 127, "Max Memory Used %s MB at the OOM kill" % reps[1]["used"])
+        check(int(reps[1]["used"]) >= 127, "Max Memory Used %s MB at the OOM kill" %
+              reps[1]["used"])
         lines = h.stdout_lines()
         check("RequestId: %s Error: Runtime exited with error: signal: killed" % rid in lines and
               "Runtime.ExitError" in lines, "runtime exit not logged")
@@ -555,7 +592,8 @@ def test_oom_kill(build, tmp):
         check(st == 200 and "x-amz-function-error" not in hdr, "after OOM: HTTP %d %r" %
               (st, body))
         rep = h.wait_reports(3)[2]
-        check(rep["init"] is not None, "invocation after the OOM kill is not a cold start: %r" % rep)
+        check(rep["init"] is not None, "invocation after the OOM kill is not a cold start: %r" %
+              rep)
         check(int(rep["used"]) < 100, "new sandbox inherited the old high-water mark: %s MB" %
               rep["used"])
         check(h.proc.poll() is None, "lambda-host died")
@@ -573,7 +611,8 @@ def test_timeout(build, tmp):
               (st, hdr))
         err = json.loads(body)
         check(err.get("errorType") == "Sandbox.Timedout" and
-              err.get("errorMessage") == "RequestId: %s Error: Task timed out after 1.00 seconds" % rid,
+              err.get("errorMessage") ==
+              "RequestId: %s Error: Task timed out after 1.00 seconds" % rid,
               "timeout answered %r" % body)
         rep = h.wait_reports(1)[0]
         check(rep["status"] == "timeout" and 1000 <= float(rep["dur"]) < 2500,
@@ -710,13 +749,34 @@ def test_environment_and_cgroup(build, tmp):
         h.stop()
 
 
+def test_no_cgroup(build, tmp):
+    """--no-cgroup: no limit, Max Memory Used from the process group's VmHWM, still monotonic."""
+    rc, lines, err = run_events(build, [os.path.join(build, "tools", "functions", "oom")],
+                                [{"mb": 32}, {"mb": 8}, {"mb": 160}], ["--no-cgroup"])
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    check("cgroup none" in err, "no 'cgroup none' notice: %r" % err[-300:])
+    resp = json_lines(lines)
+    check([r.get("mb") for r in resp] == [32, 8, 160], "responses %r (160 MB must pass the "
+                                                       "128 MB size: nothing enforces it)" % resp)
+    reps = parse_reports(lines)
+    check_report_invariants(reps, 128)
+    check(int(reps[0]["used"]) >= 32 and int(reps[2]["used"]) >= 160,
+          "Max Memory Used %r below the footprints 32/160" % [r["used"] for r in reps])
+
+
 def test_sigterm_cleanup(build, tmp):
     """SIGTERM mid-invocation: the invoker is answered, the runtime killed, the cgroup removed."""
     h = Host(build, [os.path.join(build, "tools", "functions", "oom")], ["--timeout", "30"],
              tmp=tmp)
     box = {}
-    t = threading.Thread(target=lambda: box.update(r=h.invoke({"mb": 4, "sleep_ms": 20000})),
-                         daemon=True)
+
+    def pending_invoke():
+        try:
+            box["r"] = h.invoke({"mb": 4, "sleep_ms": 20000})
+        except Exception as e:  # noqa: BLE001
+            box["error"] = repr(e)
+
+    t = threading.Thread(target=pending_invoke, daemon=True)
     t.start()
     try:
         deadline = time.monotonic() + 5
@@ -729,7 +789,11 @@ def test_sigterm_cleanup(build, tmp):
         check(rc == 0, "exit status %s after SIGTERM" % rc)
         check(time.monotonic() - t0 < 5, "took %.1f s to stop" % (time.monotonic() - t0))
         t.join(5)
-        check("r" in box, "the pending invoke was never answered")
+        check("r" in box, "the pending invoke was never answered: %s" % box.get("error"))
+        st, hdr, body = box["r"]
+        check(st == 200 and hdr.get("x-amz-function-error") == "Unhandled" and
+              json.loads(body)["errorType"] == "Runtime.ExitError",
+              "pending invoke answered %d %r" % (st, body))
         check(not os.path.exists("/proc/%d" % pid) or
               open("/proc/%d/stat" % pid).read().split(") ")[1][0] == "Z",
               "runtime %d still running" % pid)
@@ -740,28 +804,38 @@ def test_sigterm_cleanup(build, tmp):
 
 
 def test_node_ric(build, tmp):
-    """The real Node.js runtime interface client, if someone installed it (npm aws-lambda-ric)."""
-    ric = os.path.join(ROOT, "tools", "functions", "node", "node_modules", ".bin", "aws-lambda-ric")
+    """The real Node.js runtime interface client (npm aws-lambda-ric: aws-lambda-cpp + libcurl)."""
+    node_dir = os.path.join(ROOT, "tools", "functions", "node")
+    ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
     if not (shutil.which("node") and os.path.exists(ric)):
-        raise Skip("aws-lambda-ric not installed (see tools/functions/README.md)")
-    rc, lines, err = run_events(build, [ric, "index.handler"], [{"mb": 4}, {"mb": 2}],
-                                ["--task-root", os.path.join(ROOT, "tools", "functions", "node")])
+        raise Skip("aws-lambda-ric not installed (cd tools/functions/node && "
+                   "npm_config_nodedir=/usr npm install)")
+    rc, lines, err = run_events(build, [ric, "index.handler"],
+                                [{"mb": 4}, {"mb": 2}, {"mb": -1}, {"mb": 8}],
+                                ["--task-root", node_dir, "--memory", "256"])
     check(rc == 0, "exit %d: %s" % (rc, err))
     resp = json_lines(lines)
-    check(len(resp) == 2 and all("bytes" in r for r in resp), "responses %r" % resp)
-    check_report_invariants(parse_reports(lines), 128)
+    check([r.get("bytes") for r in resp] == [4 * MIB, 2 * MIB, None, 8 * MIB],
+          "responses %r" % [r.get("bytes", r.get("errorType")) for r in resp])
+    check(resp[2].get("errorType") == "RangeError", "mb=-1 answered %r" % resp[2])
+    reps = parse_reports(lines)
+    check([r["id"] for r in reps] == [r.get("request_id", reps[2]["id"]) for r in resp],
+          "REPORT ids differ from the responses' ids")
+    check_report_invariants(reps, 256)
 
 
-TESTS = [test_help, test_usage_errors, test_bad_command, test_port_in_use, test_unique_ids,
-         test_runtime_api_status, test_report_and_monotonic, test_own_footprint_after_bigger,
-         test_oom_kill, test_timeout, test_events_leaky, test_events_python, test_events_arena,
-         test_arena_retention, test_init_error, test_environment_and_cgroup,
-         test_sigterm_cleanup, test_node_ric]
+TESTS = [test_help, test_help_matches_readme, test_logfmt_unit, test_usage_errors,
+         test_bad_command, test_port_in_use, test_unique_ids, test_runtime_api_status,
+         test_report_and_monotonic, test_own_footprint_after_bigger, test_oom_kill, test_timeout,
+         test_events_leaky, test_events_python, test_events_arena, test_arena_retention,
+         test_init_error, test_environment_and_cgroup, test_no_cgroup, test_sigterm_cleanup,
+         test_node_ric]
 
 
 def ensure_built(build):
     bins = [os.path.join(build, "tools", n) for n in
-            ("lambda-host", "invoke", "functions/oom", "functions/leaky", "functions/arena")]
+            ("lambda-host", "invoke", "functions/oom", "functions/leaky", "functions/arena",
+             "../tests/host/test_logfmt")]
     if all(os.access(b, os.X_OK) for b in bins):
         return None
     try:
@@ -797,15 +871,22 @@ def main():
                 failed += 1
                 continue
             t0 = time.monotonic()
+            del EXITS[:]
+            del HOSTS[:]
             try:
                 fn(build, tmp)
+                for rc, err in EXITS:
+                    check(rc == 0, "lambda-host exited %s: %s" % (rc, err[-300:]))
+                    check(not SANITIZER_RE.search(err), "sanitizer: %s" % err[-600:])
                 print("PASS %s (%.1f s)" % (name, time.monotonic() - t0), flush=True)
                 passed += 1
             except Skip as e:
                 print("SKIP %s: %s" % (name, e), flush=True)
                 skipped += 1
             except Fail as e:
-                print("FAIL %s: %s" % (name, e), flush=True)
+                notes = " ".join("[lambda-host stderr: %s]" % h.stderr_text()[-300:]
+                                 for h in HOSTS if h.stderr_text())
+                print("FAIL %s: %s %s" % (name, e, notes), flush=True)
                 failed += 1
             except Exception as e:  # noqa: BLE001 -- a crash in a test is a failure, not an abort
                 print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
