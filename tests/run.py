@@ -1171,6 +1171,29 @@ def run_docs_section(res, pt):
         res.fail(name, "README.md is stale: run `make readme-help`")
 
 
+def run_host_section(res, build):
+    """The Lambda-like host's own tests (tests/host/test_host.py), counted here line by line."""
+    rc, out, err = run([sys.executable, os.path.join(ROOT, "tests", "host", "test_host.py"),
+                        "--build", build], timeout=600)
+    seen = 0
+    for line in out.splitlines():
+        m = re.match(r"^(PASS|FAIL|SKIP) (\S+)(.*)$", line)
+        if not m:
+            continue
+        seen += 1
+        name = "host/" + m.group(2)
+        if m.group(1) == "PASS":
+            res.ok(name)
+        elif m.group(1) == "SKIP":
+            res.skip(name, m.group(3).strip(": "))
+        else:
+            res.fail(name, m.group(3).strip(": "))
+    if rc != 0 and not any(l.startswith("FAIL ") for l in out.splitlines()):
+        res.fail("host/test_host.py", "exit %r: %s" % (rc, short(err, 500)))
+    elif seen == 0:
+        res.fail("host/test_host.py", "no test ran: %s" % short(out + err, 500))
+
+
 def bpf_available():
     if os.geteuid() != 0:
         return "not running as root"
@@ -1224,6 +1247,7 @@ def main():
             run_cli_section(res, built, pt, tmp, sleep_case)
             run_pprof_section(res, keep_dirs, tmp)
             run_docs_section(res, pt)
+            run_host_section(res, args.build)
             from lambda_cases import run_lambda_section, run_lambda_launch
             run_lambda_section(res, args.build, pt, tmp, Proc, run, TIMEOUT)
             run_lambda_launch(res, args.build, pt, tmp, Proc, run, TIMEOUT)
