@@ -318,3 +318,63 @@ def run_lambda_launch(res, build, pt, tmp, Proc, run, timeout):
     for k, inv in enumerate(invs[:len(sizes)]):
         top = inv["top_stacks_at_peak"][0] if inv["top_stacks_at_peak"] else {}
         res.eq("%s: invocation %d: largest block at its peak" % (name, k + 1), top.get("bytes"), sizes[k] * MiB)
+
+
+def run_lambda_node(res, build, pt, tmp, Proc, run, timeout):
+    """The real Node.js runtime interface client (npm aws-lambda-ric: aws-lambda-cpp + libcurl in a
+    native addon) under the host: its Runtime API traffic goes through libcurl's own sockets."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    node_dir = os.path.join(root, "tools", "functions", "node")
+    ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
+    host = os.path.join(build, "tools", "lambda-host")
+    invoke = os.path.join(build, "tools", "invoke")
+    name = "lambda/node aws-lambda-ric"
+    if not os.path.exists(ric) or not os.access(host, os.X_OK):
+        res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
+        return
+    port = 28000 + random.randint(0, 1000) * 2
+    pidfile = os.path.join(tmp, "node.pid")
+    h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--init-timeout", "30", "--pid-file", pidfile, "--task-root", node_dir, "--", ric,
+              "index.handler"])
+    rt = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and h.running() and rt is None:
+        try:
+            with open(pidfile) as f:
+                rt = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            time.sleep(0.1)
+    if rt is None:
+        res.fail(name, "host did not start the Node runtime: " + h.err[-300:])
+        h.kill()
+        return
+    # Let the runtime reach its first GET next (node start-up).
+    time.sleep(1.5)
+    outdir = os.path.join(tmp, "lambda-node")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    for mb in (4, 32, 8):
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=timeout)
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    time.sleep(0.3)
+    p.signal(signal.SIGINT)
+    res.eq(name + ": peaktrace exit status", p.wait(timeout), 0)
+    ids = report_ids(h.out + h.err)
+    h.signal(signal.SIGTERM)
+    h.wait(timeout)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report.json: %s" % e)
+        return
+    invs = invocations(rep)
+    res.eq(name + ": every invocation found once, with the host's request ids", [i["request_id"] for i in invs], ids)
+    res.true(name + ": the 32 MiB one peaks at least 32 MiB above its start (V8 strings: RSS, not malloc)",
+             len(invs) == 3 and invs[1]["rss_peak_bytes"] - invs[1]["rss_start_bytes"] >= 32 * MiB,
+             [(i["rss_start_bytes"], i["rss_peak_bytes"]) for i in invs])
