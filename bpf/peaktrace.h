@@ -11,6 +11,8 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+/* The .eh_frame unwinder's rows, mappings and publication state (.bss unw_ctl). */
+#include "unwind.h"
 
 /* Frames kept per stack. frames[0] is the return address found at [rsp] on allocator entry
  * (the allocation site, exact without frame pointers); the rest come from the unwinder. */

@@ -3,32 +3,45 @@
  * unwind.bpf.h — .eh_frame unwinding in the kernel, x86-64 (issue 5, part 1).
  *
  * Included by peaktrace.bpf.c just before its unwind(), which calls pt_dwarf_walk() when the
- * loader set dwarf_unwind; uses its count_err(), mix64() and struct thread_state (the 1 KiB
- * stack window and the pcs[] being filled).
+ * loader set dwarf_unwind; uses its count_err(), mix64() and struct thread_state (the stack
+ * window ts->win and the pcs[] being filled).
  *
  * Tables (bpf/unwind.h, loaded by user/unwind_maps.c):
- *  - unwind_rows: every file's CFI rows, concatenated (one ARRAY map: a lookup is inlined by
- *    the verifier, ~2 ns, and keeps the binary search's indices imprecise so its 25 steps
- *    verify once, see unwind.h);
+ *  - unwind_rows: every file's CFI rows, concatenated (an ARRAY map: its lookups are inlined
+ *    by the verifier, and keep the binary search's indices imprecise, see unwind.h);
  *  - unwind_maps: the target's executable mappings sorted by start, twice (two halves): user
  *    space rewrites the half BPF does not read, then flips unw_ctl.sel with one store. A
- *    sorted array costs log2(mappings) inlined lookups (<= 13, ~30 ns); a hash keyed by page
- *    would cost one real hash lookup per frame (~50-100 ns) and one entry per code page;
+ *    sorted array costs log2(mappings) inlined lookups (<= 13); a hash keyed by page would
+ *    cost a real hash lookup per frame and an entry per page of code;
  *  - unwind_files: (device, inode) -> rows, for code the published array does not cover yet:
  *    in launch mode the program runs before user space has read its maps (ld.so maps the
  *    libraries after exec), and after a dlopen until the refresh. bpf_find_vma() then names
- *    the file behind pc (~0.2 µs, and only while the array is stale).
+ *    the file behind pc (only while the array is stale);
+ *  - unwind_cache: per CPU, the row last found for a return address (most allocations come
+ *    from a few call chains): a hit skips both searches.
  *
  * Per frame: find the mapping of (return address - 1), binary-search its rows, compute the
  * CFA from rsp or rbp, read the return address at CFA - 8 and the saved rbp if the row says
  * where, go up. Code without CFI (a PT_CFA_NONE row, no table, JIT code) is crossed with the
- * frame pointer when rbp looks like one. The walk ends at a PT_CFA_END row (_start, clone3:
- * the stack is complete) or is cut, counted by cause (PT_ERR_UNWIND_*).
+ * frame pointer when rbp looks like one. The walk ends at a PT_CFA_END row (_start, clone3),
+ * at rbp == 0 in code without CFI (ld.so's _start), or is cut, counted by cause
+ * (PT_ERR_UNWIND_*).
  *
- * User memory: the window ts->win holds up to PT_STACK_WINDOW bytes of stack; when a frame's
- * slots lie outside it, the window moves up to them with one read (never past the end of the
- * page holding them, so a read next to the stack top cannot fail on bytes nobody needs), so
- * a deep stack costs one user read per KiB, not two per frame.
+ * User memory: ts->win holds up to PT_STACK_WINDOW bytes of stack; when a frame's slots lie
+ * outside it, the window moves up to them with one read (never past the end of their page,
+ * so a read next to the stack top cannot fail on bytes nobody needs): a deep stack costs one
+ * user read per KiB, not one or two per frame.
+ *
+ * The verifier: every function that loops or does real work per frame is a global function
+ * (pt_dwarf_walk, pt_unw_frame, the two searches, the by-file lookup). A global function is
+ * verified once, for any arguments; a static one is re-verified at every call site and for
+ * every state reaching it. Written as inlined code under bpf_loop, the walk needed 350K
+ * instructions per program (with constants per frame and per stop cause multiplying the
+ * callback's states) up to the 1M limit (the searches inlined); as global functions, ~10K.
+ * A plain bounded loop calling pt_unw_frame verifies as fast as bpf_loop and runs faster.
+ * Stack: the deepest call chain (alloc_enter_prog -> pt_dwarf_walk -> pt_unw_frame -> search /
+ * bpf_find_vma callback) uses ~430 of the 512 bytes BPF allows in all frames together: keep
+ * struct unw_walk and the locals small.
  */
 #ifndef PEAKTRACE_UNWIND_BPF_H
 #define PEAKTRACE_UNWIND_BPF_H
@@ -60,27 +73,71 @@ struct {
 	__type(value, struct pt_unwind_file);
 } unwind_files SEC(".maps");
 
-/* Which half of unwind_maps is live, and for which mm (user space writes it). */
+/* Which half of unwind_maps is live, for which mm, and its generation (user space writes it). */
 struct pt_unwind_ctl unw_ctl = {};
+
+/*
+ * Frame cache: the row found for a return address, per CPU, direct-mapped. Allocation-heavy
+ * code calls the allocator from the same few call chains over and over; a hit replaces the
+ * mapping and row binary searches (~70 ns a frame here) with one inlined lookup (the whole
+ * walk of allocbench's 4-frame stacks went from ~520 to ~275 ns over frame pointers). An entry is
+ * valid for one publication of the mappings (a refresh may put other code at that address):
+ * its tag mixes the address, the generation and the row itself, so a stale or half-written
+ * entry never matches.
+ */
+#define UNW_CACHE_SLOTS 4096
+struct unw_cache_ent {
+	__u64 tag;
+	__u64 row;              /* struct pt_unwind_row, as one word */
+};
+
+/* key: slot (hash of the return address); value: its cached row. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNW_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct unw_cache_ent);
+} unwind_cache SEC(".maps");
+
+static __always_inline __u32 unw_cache_slot(__u64 pc)
+{
+	return (__u32)((pc * 0x9E3779B97F4A7C15ULL) >> 40) & (UNW_CACHE_SLOTS - 1);
+}
+
+static __always_inline __u64 unw_cache_tag(__u64 pc, __u64 gen, __u64 row)
+{
+	/* Never 0, the "being written" tag. */
+	return (mix64(pc ^ (gen << 48), row) | 1);
+}
 
 /* Beyond this above the allocator's rsp a CFA or frame pointer is not on this stack: the
  * default stack limit (a thread's stack is smaller still). */
 #define UNW_MAX_SPAN (8ULL << 20)
 
+/* The walk's registers and bookkeeping, on pt_dwarf_walk's stack; pt_unw_frame gets it as
+ * plain memory. */
 struct unw_walk {
-	struct thread_state *ts;
 	__u64 pc;               /* return address into the frame being unwound */
 	__u64 sp, bp;           /* that frame's rsp (its callee's CFA) and rbp */
 	__u64 sp0;              /* rsp at the allocator's entry: lower bound of the stack */
 	__u64 win_lo, win_hi;   /* user addresses ts->win holds, [lo, hi) */
 	__u64 h;                /* hash of the pcs so far */
-	__u32 n;                /* pcs in ts->pcs */
-	__u32 stop;             /* why the walk was cut: PT_ERR_UNWIND_*, 0 = complete */
-	__u32 half, nmaps;      /* published mappings usable by this walk (nmaps 0: none) */
-	__u32 fp_frames;        /* frames crossed with frame pointers */
-	__u32 m_first, m_nrows; /* mapping of the previous frame: most frames stay in one file */
-	__u64 m_start, m_end, m_bias;
+	__u64 n;                /* pcs in ts->pcs */
+	__u64 stop;             /* why the walk was cut: PT_ERR_UNWIND_*, 0 = complete */
+	__u64 half, nmaps;      /* published mappings usable by this walk (nmaps 0: none) */
+	__u64 gen;              /* their generation: tags frame-cache entries */
+	__u64 fp_frames;        /* frames crossed with frame pointers */
+	/* mapping of the previous frame: most frames stay in one file */
+	__u64 m_start, m_end, m_bias, m_first, m_nrows;
+	__u64 m_published;      /* it came from the published array (its rows may be cached) */
 };
+
+/* End the walk, cut short for this reason (enum pt_err). */
+static __always_inline long unw_cut(struct unw_walk *w, __u32 why)
+{
+	w->stop = why;
+	return 1;
+}
 
 /* 8 bytes of user stack at addr from the window, if it holds them. */
 static __always_inline bool unw_in_win(struct unw_walk *w, __u64 addr)
@@ -92,7 +149,7 @@ static __always_inline bool unw_in_win(struct unw_walk *w, __u64 addr)
  * Make the window hold [lo, lo + 8) (and what follows, up to PT_STACK_WINDOW bytes in lo's
  * page). A failed read zeroes the buffer: the window is then empty.
  */
-static __always_inline int unw_rewindow(struct unw_walk *w, __u64 lo)
+static __always_inline int unw_rewindow(struct unw_walk *w, struct thread_state *ts, __u64 lo)
 {
 	__u64 len = 4096 - (lo & 4095);
 
@@ -102,7 +159,7 @@ static __always_inline int unw_rewindow(struct unw_walk *w, __u64 lo)
 	asm volatile("" : "+r"(len));
 	if (len > PT_STACK_WINDOW || len < 8)
 		len = 8;
-	if (bpf_probe_read_user(w->ts->win, len, (void *)lo)) {
+	if (bpf_probe_read_user(ts->win, len, (void *)lo)) {
 		w->win_lo = w->win_hi = 0;
 		return -1;
 	}
@@ -111,7 +168,8 @@ static __always_inline int unw_rewindow(struct unw_walk *w, __u64 lo)
 	return 0;
 }
 
-static __always_inline int unw_read(struct unw_walk *w, __u64 addr, __u64 *val)
+static __always_inline int unw_read(struct unw_walk *w, struct thread_state *ts, __u64 addr,
+				    __u64 *val)
 {
 	__u64 off;
 
@@ -120,37 +178,79 @@ static __always_inline int unw_read(struct unw_walk *w, __u64 addr, __u64 *val)
 		 * alone rather than move the window somewhere useless. */
 		if (addr & 7)
 			return bpf_probe_read_user(val, 8, (void *)addr) ? -1 : 0;
-		if (unw_rewindow(w, addr))
+		if (unw_rewindow(w, ts, addr))
 			return bpf_probe_read_user(val, 8, (void *)addr) ? -1 : 0;
 	}
 	off = (addr - w->win_lo) / 8;
-	*val = w->ts->win[off & (PT_STACK_WINDOW / 8 - 1)];
+	*val = ts->win[off & (PT_STACK_WINDOW / 8 - 1)];
 	return 0;
 }
 
-/* Binary search of the published mappings for the one holding pc. */
-static __always_inline bool unw_find_map(struct unw_walk *w, __u64 pc)
+/* The searches: global functions, each verified once, whose bounded loops over imprecise
+ * indices prune to a few hundred instructions (unwind.h). */
+
+/* Index in unwind_maps of the published mapping holding pc, or -1. */
+__noinline int pt_unw_map_search(__u32 half, __u32 nmaps, __u64 pc)
 {
-	__u32 lo = 0, hi = w->nmaps, base = w->half ? PT_UNWIND_MAX_MAPS : 0, key, mid;
+	__u32 lo = 0, hi = nmaps, base = half ? PT_UNWIND_MAX_MAPS : 0, key, mid;
 	struct pt_unwind_map *m;
 	int i;
 
+	/* No clamp of hi here: a constant bound would make lo and hi exact and the verifier
+	 * walk every path of the search. Beyond the half, lookups fail or find no mapping. */
 	for (i = 0; i < PT_UNWIND_MAP_STEPS && lo < hi; i++) {
 		mid = lo + (hi - lo) / 2;
 		key = base + mid;
 		m = bpf_map_lookup_elem(&unwind_maps, &key);
 		if (!m)
-			return false;
+			return -1;
 		if (m->start <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
-		return false;
+		return -1;
 	key = base + lo - 1;
 	m = bpf_map_lookup_elem(&unwind_maps, &key);
 	if (!m || pc >= m->end)
+		return -1;
+	return (int)key;
+}
+
+/* Index in unwind_rows of the row in force at vaddr among rows[first, first + nrows), or -1
+ * below the first one. */
+__noinline int pt_unw_row_search(__u32 first, __u32 nrows, __u32 vaddr)
+{
+	__u32 lo = first, hi = first + nrows, mid;
+	struct pt_unwind_row *r;
+	int i;
+
+	if (nrows > PT_UNWIND_MAX_ROWS)
+		return -1;
+	for (i = 0; i < PT_UNWIND_SEARCH_STEPS && lo < hi; i++) {
+		mid = pt_unwind_mid(lo, hi);
+		r = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!r)
+			return -1;
+		pt_unwind_step(&lo, &hi, mid, r->pc, vaddr);
+	}
+	if (lo == first)
+		return -1;
+	return (int)(lo - 1);
+}
+
+static __always_inline bool unw_find_map(struct unw_walk *w, __u64 pc)
+{
+	struct pt_unwind_map *m;
+	int idx = pt_unw_map_search(w->half, w->nmaps, pc);
+	__u32 key;
+
+	if (idx < 0)
+		return false;
+	key = idx;
+	m = bpf_map_lookup_elem(&unwind_maps, &key);
+	if (!m)
 		return false;
 	w->m_start = m->start;
 	w->m_end = m->end;
@@ -188,23 +288,40 @@ static long unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 	return 0;
 }
 
-/* pc in no published mapping: ask the kernel which file it is in. */
-static __always_inline bool unw_find_file(struct unw_walk *w, __u64 pc)
+/* pc in no published mapping: ask the kernel which file it is in, and find that file's rows.
+ * 0 with *out set, or -1. */
+__noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 {
 	struct unw_vma v = {};
 	struct pt_unwind_file *f;
 
+	if (!out)
+		return -1;
 	/* -EBUSY when another thread holds mmap_lock for writing (mmap, munmap): no table. */
 	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unw_vma_cb, &v, 0) || !v.file)
-		return false;
+		return -1;
 	f = bpf_map_lookup_elem(&unwind_files, &v.key);
 	if (!f)
+		return -1;
+	out->start = v.start;
+	out->end = v.end;
+	out->bias = v.start - v.pgoff * 4096 - f->adj;
+	out->first = f->first;
+	out->nrows = f->nrows;
+	return 0;
+}
+
+static __always_inline bool unw_find_file(struct unw_walk *w, __u64 pc)
+{
+	struct pt_unwind_map m;
+
+	if (pt_unw_file_map(pc, &m))
 		return false;
-	w->m_start = v.start;
-	w->m_end = v.end;
-	w->m_bias = v.start - v.pgoff * 4096 - f->adj;
-	w->m_first = f->first;
-	w->m_nrows = f->nrows;
+	w->m_start = m.start;
+	w->m_end = m.end;
+	w->m_bias = m.bias;
+	w->m_first = m.first;
+	w->m_nrows = m.nrows;
 	return true;
 }
 
@@ -212,93 +329,132 @@ static __always_inline bool unw_find_file(struct unw_walk *w, __u64 pc)
 static __always_inline struct pt_unwind_row *unw_find_row(struct unw_walk *w, __u64 pc)
 {
 	__u64 vaddr = pc - w->m_bias;
-	__u32 lo = w->m_first, hi = w->m_first + w->m_nrows, mid, idx;
-	struct pt_unwind_row *r;
-	int i;
+	__u32 key;
+	int idx;
 
-	if (vaddr > 0xffffffffULL)
+	if (vaddr > 0xffffffffULL || !w->m_nrows)
 		return NULL;
-	for (i = 0; i < PT_UNWIND_SEARCH_STEPS && lo < hi; i++) {
-		mid = pt_unwind_mid(lo, hi);
-		r = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!r)
-			return NULL;
-		pt_unwind_step(&lo, &hi, mid, r->pc, (__u32)vaddr);
-	}
-	if (lo == w->m_first)
+	idx = pt_unw_row_search(w->m_first, w->m_nrows, (__u32)vaddr);
+	if (idx < 0)
 		return NULL;
-	idx = lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	key = idx;
+	return bpf_map_lookup_elem(&unwind_rows, &key);
 }
 
-/* One frame: from (pc, sp, bp) of a frame to its caller's. bpf_loop callback: 1 ends the walk. */
-static long unw_step(__u32 i, void *ctx)
+/* The row for (return address - 1) in the frame cache, if this publication stored it there. */
+static __always_inline bool unw_cache_get(struct unw_walk *w, __u64 look, struct pt_unwind_row *row)
 {
-	struct unw_walk *w = ctx;
-	struct pt_unwind_row *row = NULL;
-	__u64 look = w->pc - 1, cfa, ra, bp = w->bp, bp_at = 0;
-	__u32 n = w->n;
-	bool found;
+	__u32 slot = unw_cache_slot(look);
+	struct unw_cache_ent *e = bpf_map_lookup_elem(&unwind_cache, &slot);
+	__u64 bits;
 
-	/* Return addresses point after the call: look up the call itself (unwind.h). */
-	found = look >= w->m_start && look < w->m_end;
-	if (!found)
-		found = unw_find_map(w, look) || unw_find_file(w, look);
-	if (found)
-		row = unw_find_row(w, look);
-	if (row && row->cfa_reg == PT_CFA_END)
+	if (!e)
+		return false;
+	bits = e->row;
+	if (e->tag != unw_cache_tag(look, w->gen, bits))
+		return false;
+	__builtin_memcpy(row, &bits, sizeof(*row));
+	return true;
+}
+
+static __always_inline void unw_cache_put(struct unw_walk *w, __u64 look,
+					  const struct pt_unwind_row *row)
+{
+	__u32 slot = unw_cache_slot(look);
+	struct unw_cache_ent *e = bpf_map_lookup_elem(&unwind_cache, &slot);
+	__u64 bits;
+
+	if (!e)
+		return;
+	__builtin_memcpy(&bits, row, sizeof(bits));
+	/* A program preempted between these stores and another one reading the slot on this
+	 * CPU sees a tag that does not match the row: a miss, never a wrong row. */
+	e->tag = 0;
+	e->row = bits;
+	e->tag = unw_cache_tag(look, w->gen, bits);
+}
+
+/* One frame: from (pc, sp, bp) of a frame to its caller's. 0, or 1 when the walk ends. */
+__noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
+{
+	struct pt_unwind_row row = {}, *r;
+	__u64 look, cfa, ra, bp, bp_at = 0;
+	bool have = false;
+	__u64 n;
+
+	if (!w || !ts)
+		return 1;
+	n = w->n;
+	look = w->pc - 1;       /* return addresses point after the call: look up the call */
+	bp = w->bp;
+
+	/* Only rows of the published mappings are cached (their generation tags them); the
+	 * by-file fallback is for the moments before a refresh. */
+	if (w->nmaps && unw_cache_get(w, look, &row)) {
+		have = true;
+	} else if (look >= w->m_start && look < w->m_end) {
+		r = unw_find_row(w, look);
+		if (r) {
+			row = *r;
+			have = true;
+			if (w->m_published)
+				unw_cache_put(w, look, &row);
+		}
+	} else if (unw_find_map(w, look)) {
+		w->m_published = 1;
+		r = unw_find_row(w, look);
+		if (r) {
+			row = *r;
+			have = true;
+			unw_cache_put(w, look, &row);
+		}
+	} else if (unw_find_file(w, look)) {
+		w->m_published = 0;
+		r = unw_find_row(w, look);
+		if (r) {
+			row = *r;
+			have = true;
+		}
+	}
+	if (have && row.cfa_reg == PT_CFA_END)
 		return 1;       /* outermost frame: the stack is complete */
-	if (n >= PT_MAX_FRAMES) {
-		w->stop = PT_ERR_UNWIND_DEPTH;
-		return 1;
-	}
-	if (row && row->cfa_reg == PT_CFA_UNSUPPORTED) {
-		w->stop = PT_ERR_UNWIND_UNSUPPORTED;
-		return 1;
-	}
-	if (row && row->cfa_reg != PT_CFA_NONE) {
-		if (pt_unwind_cfa(row, look, w->sp, w->bp, &cfa)) {
-			w->stop = PT_ERR_UNWIND_UNSUPPORTED;
-			return 1;
-		}
-		if (row->rbp_off8)
-			bp_at = cfa + 8 * (__s64)row->rbp_off8;
+	if (n >= PT_MAX_FRAMES)
+		return unw_cut(w, PT_ERR_UNWIND_DEPTH);
+	if (have && row.cfa_reg == PT_CFA_UNSUPPORTED)
+		return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
+	if (have && row.cfa_reg != PT_CFA_NONE) {
+		if (pt_unwind_cfa(&row, look, w->sp, w->bp, &cfa))
+			return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
+		if (row.rbp_off8)
+			bp_at = cfa + 8 * (__s64)row.rbp_off8;
 	} else {
-		/* No CFI here: trust rbp if it looks like a frame pointer of this frame
-		 * (aligned, at or above its rsp, on this stack). */
-		if ((w->bp & 7) || w->bp < w->sp || w->bp - w->sp0 > UNW_MAX_SPAN) {
-			w->stop = PT_ERR_UNWIND_NO_CFI;
+		/* No CFI here. rbp == 0 marks the outermost frame (x86-64 psABI; the kernel
+		 * starts a program with it, and ld.so's _start, which has no CFI, keeps it):
+		 * the stack is complete. Otherwise trust rbp if it looks like a frame pointer
+		 * of this frame (aligned, at or above its rsp, on this stack). */
+		if (w->bp == 0)
 			return 1;
-		}
+		if ((w->bp & 7) || w->bp < w->sp || w->bp - w->sp0 > UNW_MAX_SPAN)
+			return unw_cut(w, PT_ERR_UNWIND_NO_CFI);
 		cfa = w->bp + 16;
 		bp_at = w->bp;
 		w->fp_frames++;
 	}
 	/* The caller's rsp must be above ours (progress) and on this stack. */
-	if (cfa <= w->sp || cfa - w->sp0 > UNW_MAX_SPAN) {
-		w->stop = PT_ERR_UNWIND_BAD_FRAME;
-		return 1;
-	}
+	if (cfa <= w->sp || cfa - w->sp0 > UNW_MAX_SPAN)
+		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
 	/* The lower slot first: with the usual rbp at CFA - 16, one window move covers both. */
-	if (bp_at && bp_at < cfa - 8 && unw_read(w, bp_at, &bp)) {
-		w->stop = PT_ERR_UNWIND_READ;
-		return 1;
-	}
-	if (unw_read(w, cfa + PT_UNWIND_RA_OFF, &ra)) {
-		w->stop = PT_ERR_UNWIND_READ;
-		return 1;
-	}
-	if (bp_at && bp_at >= cfa - 8 && unw_read(w, bp_at, &bp)) {
-		w->stop = PT_ERR_UNWIND_READ;
-		return 1;
-	}
+	if (bp_at && bp_at < cfa - 8 && unw_read(w, ts, bp_at, &bp))
+		return unw_cut(w, PT_ERR_UNWIND_READ);
+	if (unw_read(w, ts, cfa + PT_UNWIND_RA_OFF, &ra))
+		return unw_cut(w, PT_ERR_UNWIND_READ);
+	if (bp_at && bp_at >= cfa - 8 && unw_read(w, ts, bp_at, &bp))
+		return unw_cut(w, PT_ERR_UNWIND_READ);
 	if (ra == 0)
 		return 1;       /* some runtimes end their chains with a zero return address */
-	if (ra < 4096) {
-		w->stop = PT_ERR_UNWIND_BAD_FRAME;
-		return 1;
-	}
-	w->ts->pcs[n & (PT_MAX_FRAMES - 1)] = ra;
+	if (ra < 4096)
+		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
+	ts->pcs[n & (PT_MAX_FRAMES - 1)] = ra;
 	w->h = mix64(w->h, ra);
 	w->n = n + 1;
 	w->pc = ra;
@@ -313,28 +469,39 @@ static long unw_step(__u32 i, void *ctx)
  * entry, so the walk starts in the caller: pc = pcs[0], rsp = sp + 8, rbp unchanged.
  * ts->win holds [sp, sp + win_len). Returns the number of pcs; *hash is updated.
  */
-static __always_inline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp,
-					   __u64 win_len, __u64 *hash)
+__noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
+			       __u64 *hash)
 {
-	struct unw_walk w = {
-		.ts = ts, .pc = ts->pcs[0], .sp = sp + 8, .bp = bp, .sp0 = sp,
-		.win_lo = sp, .win_hi = sp + win_len, .h = *hash, .n = 1,
-	};
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 sel = unw_ctl.sel, mm = (__u64)task->mm, owner = unw_ctl.mm;
+	/* gen before sel, in this order: user space stores sel first, then gen (unwind_maps.c),
+	 * so a walk that sees a new generation also sees the new mappings, and rows of an older
+	 * set are never cached under a newer generation. */
+	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
+	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
+	__u64 mm = (__u64)task->mm, owner = unw_ctl.mm;
+	struct unw_walk w = {
+		.sp = sp + 8, .bp = bp, .sp0 = sp, .win_lo = sp, .win_hi = sp + win_len, .n = 1,
+	};
+	int i;
 
+	/* A global function's pointer arguments may be NULL to the verifier. */
+	if (!ts || !hash)
+		return 1;
+	w.pc = ts->pcs[0];
+	w.h = *hash;
 	/* The published mappings describe one address space: claim a fresh publication for
 	 * ours; after an exec (another mm) they are stale until the next refresh, and only the
 	 * by-file fallback is used. */
-	if (owner != mm && owner == 0)
+	if (owner == 0)
 		owner = __sync_val_compare_and_swap(&unw_ctl.mm, 0, mm) ?: mm;
 	if (owner == mm) {
 		w.half = sel >> 32;
 		w.nmaps = (__u32)sel;
-		if (w.nmaps > PT_UNWIND_MAX_MAPS)
-			w.nmaps = PT_UNWIND_MAX_MAPS;
+		w.gen = gen;
 	}
-	bpf_loop(PT_MAX_FRAMES, unw_step, &w, 0);
+	for (i = 0; i < PT_MAX_FRAMES; i++)
+		if (pt_unw_frame(&w, ts))
+			break;
 	if (w.stop)
 		count_err(w.stop);
 	if (w.fp_frames)

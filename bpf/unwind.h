@@ -164,7 +164,8 @@ static inline int pt_unwind_cfa(const struct pt_unwind_row *r, __u64 pc, __u64 r
 #define PT_UNWIND_MAP_STEPS 13
 /* Files the in-kernel fallback can find by (device, inode). */
 #define PT_UNWIND_MAX_FILES 1024
-/* Default size of the row table: 8 MiB of kernel memory (libc ~ 25k rows, python3.11 ~ 150k). */
+/* Default size of the row table: 8 MiB of kernel memory (libc 28k rows, libstdc++ 34k,
+ * python3.11 65k, node 372k: a node process with its libraries fits). */
 #define PT_DEF_UNWIND_ROWS (1u << 20)
 
 /* One executable mapping [start, end): its code runs rows[first, first + nrows), looked up
@@ -202,6 +203,7 @@ struct pt_unwind_ctl {
 	__u64 sel;      /* (half << 32) | number of mappings in that half: one store publishes */
 	__u64 mm;       /* mm_struct the published mappings describe; 0 = the next walk claims
 	                 * them for its mm (set by user space with every publication) */
+	__u64 gen;      /* publications so far: rows cached in the kernel carry it */
 };
-_Static_assert(sizeof(struct pt_unwind_ctl) == 16, "pt_unwind_ctl layout");
+_Static_assert(sizeof(struct pt_unwind_ctl) == 24, "pt_unwind_ctl layout");
 #endif

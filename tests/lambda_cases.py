@@ -44,6 +44,23 @@ def invocations(rep):
     return [i for i in rep.get("invocations", []) if i.get("seq", 0) >= 1]
 
 
+def stop_host(h, timeout):
+    """SIGTERM the host; returns the request ids of its REPORT lines."""
+    ids = report_ids(h.out + h.err)
+    h.signal(signal.SIGTERM)
+    h.wait(timeout)
+    return ids
+
+
+def load_report(res, name, outdir):
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report.json: %s" % e)
+        return None
+
+
 def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
     host = os.path.join(build, "tools", "lambda-host")
     fn = os.path.join(build, "tools", "functions", "oom")
@@ -101,14 +118,9 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
     rc = p.wait(timeout)
     res.eq("%s: peaktrace exit status" % name, rc, 0)
     time.sleep(0.2)
-    ids = report_ids(h.out + h.err)
-    h.signal(signal.SIGTERM)
-    h.wait(timeout)
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
-    except (OSError, ValueError) as e:
-        res.fail(name, "no report.json: %s" % e)
+    ids = stop_host(h, timeout)
+    rep = load_report(res, name, outdir)
+    if rep is None:
         return
     invs = invocations(rep)
     res.eq("%s: host printed one REPORT per invoke" % name, len(ids), len(sizes))
@@ -302,14 +314,9 @@ def run_lambda_launch(res, build, pt, tmp, Proc, run, timeout):
             except OSError:
                 break
             time.sleep(0.1)
-    ids = report_ids(h.out + h.err)
-    h.signal(signal.SIGTERM)
-    h.wait(timeout)
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
-    except (OSError, ValueError) as e:
-        res.fail(name, "no report.json: %s" % e)
+    ids = stop_host(h, timeout)
+    rep = load_report(res, name, outdir)
+    if rep is None:
         return
     init = [i for i in rep.get("invocations", []) if i.get("seq") == 0]
     res.eq(name + ": the init phase ends at the first GET next", init[0]["outcome"] if init else None, "init")
@@ -364,14 +371,9 @@ def run_lambda_node(res, build, pt, tmp, Proc, run, timeout):
     time.sleep(0.3)
     p.signal(signal.SIGINT)
     res.eq(name + ": peaktrace exit status", p.wait(timeout), 0)
-    ids = report_ids(h.out + h.err)
-    h.signal(signal.SIGTERM)
-    h.wait(timeout)
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
-    except (OSError, ValueError) as e:
-        res.fail(name, "no report.json: %s" % e)
+    ids = stop_host(h, timeout)
+    rep = load_report(res, name, outdir)
+    if rep is None:
         return
     invs = invocations(rep)
     res.eq(name + ": every invocation found once, with the host's request ids", [i["request_id"] for i in invs], ids)

@@ -45,10 +45,14 @@ Case file format (tests/cases/NAME.json):
     "expect": {                         figures, all exact
       "totals": {"alloc_count": N, ...},          report.totals.*
       "peak_live_bytes": N,                       = report.totals.peak_live_bytes
+      "unwind": "fp",                             = report.unwind (default "dwarf")
       "errors": {"unknown_free": N},              unlisted counters must be 0; in attach
                                                   mode unknown_free is free unless listed
       "stacks": [{"name": "...", "frame0": REGEX, stacks whose frames[0].func matches
                   "frame1": REGEX, "fp_only": true,  (narrowing, _fp flavor only)
+                  "frame": REGEX,                 some frame's func matches
+                  "frames": [REGEX, ...],         each matches a frame's func, in this
+                                                  order, leaf first (gaps allowed)
                   "alloc_count": N, "alloc_bytes": N, "free_count": N, "free_bytes": N,
                   "live_count": N, "live_bytes": N, "peak_count": N, "peak_bytes": N}]
     },                                  figures of a selector are sums over its matches
@@ -418,12 +422,25 @@ def case_expect(case, mode):
     return merge(case.get("expect", {}), case.get("expect_" + mode, {}))
 
 
+def frames_in_order(rxs, funcs):
+    """True if every regex matches a function of funcs, in order (leaf first)."""
+    i = 0
+    for rx in rxs:
+        while i < len(funcs) and not rx.search(funcs[i]):
+            i += 1
+        if i == len(funcs):
+            return False
+        i += 1
+    return True
+
+
 def select_stacks(stacks, sel, flavor, reference):
     """Stacks matched by a selector. The reference tracer only knows frames[0], so
     its runs ignore the narrowing frame1/frame conditions."""
     rx0 = re.compile(sel["frame0"]) if "frame0" in sel else None
     rx1 = re.compile(sel["frame1"]) if "frame1" in sel and not reference else None
     rxa = re.compile(sel["frame"]) if "frame" in sel and not reference else None
+    rxs = [re.compile(r) for r in sel["frames"]] if "frames" in sel and not reference else []
     out = []
     for st in stacks:
         funcs = [str(fr.get("func", "")) for fr in st.get("frames", [])]
@@ -432,6 +449,8 @@ def select_stacks(stacks, sel, flavor, reference):
         if rx1 and not (len(funcs) > 1 and rx1.search(funcs[1])):
             continue
         if rxa and not any(rxa.search(f) for f in funcs):
+            continue
+        if rxs and not frames_in_order(rxs, funcs):
             continue
         out.append(st)
     return out
@@ -449,7 +468,7 @@ def check_figures(res, prefix, report, expect, mode, flavor, reference=False):
 
     stacks = report.get("stacks", [])
     for sel in expect.get("stacks", []):
-        name = sel.get("name") or sel.get("frame0") or sel.get("frame")
+        name = sel.get("name") or sel.get("frame0") or sel.get("frame") or " ".join(sel.get("frames", []))
         if sel.get("fp_only") and flavor != "fp":
             continue
         if reference and "frame0" not in sel:
@@ -833,6 +852,7 @@ def run_case_section(res, cases, built, pt, tmp, keep_dirs):
                 res.eq("%s: target.exited" % prefix, tgt.get("exited"), True)
                 res.eq("%s: target.exit_status" % prefix, tgt.get("exit_status"),
                        expect.get("exit_status", 0))
+                res.eq("%s: unwind" % prefix, rep.get("unwind"), expect.get("unwind", "dwarf"))
                 check_figures(res, prefix, rep, expect, mode, flavor)
                 check_errors(res, prefix, rep, expect, mode)
                 check_invariants(res, prefix, rep)
@@ -1248,9 +1268,10 @@ def main():
             run_pprof_section(res, keep_dirs, tmp)
             run_docs_section(res, pt)
             run_host_section(res, args.build)
-            from lambda_cases import run_lambda_section, run_lambda_launch
+            from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node
             run_lambda_section(res, args.build, pt, tmp, Proc, run, TIMEOUT)
             run_lambda_launch(res, args.build, pt, tmp, Proc, run, TIMEOUT)
+            run_lambda_node(res, args.build, pt, tmp, Proc, run, TIMEOUT)
     finally:
         cleanup_procs()
         if args.keep or res.failed:

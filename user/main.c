@@ -32,6 +32,7 @@
 #include "symbolize.h"
 #include "umulti.h"
 #include "invocation.h"
+#include "unwind_maps.h"
 #include "boundary.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
@@ -57,6 +58,7 @@ static struct options {
 	uint32_t max_stacks;     /* --max-stacks */
 	uint32_t live_slots;     /* --max-live */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
+	bool dwarf;              /* --unwind dwarf (default) or fp */
 	bool chunk_kinds;        /* --chunk-kinds: classify blocks by glibc chunk header */
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
 	int boundary;            /* --boundary: BOUNDARY_* */
@@ -72,6 +74,7 @@ static struct options {
 	.max_stacks = PT_DEF_MAX_STACKS,
 	.live_slots = PT_DEF_LIVE_SLOTS,
 	.fp_stacks = true,
+	.dwarf = true,
 	.boundary = 0,
 };
 
@@ -102,7 +105,7 @@ static const char doc[] =
 "8 an invocation's true peak exceeded --max-peak.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES,
-       OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF };
+       OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -112,7 +115,8 @@ static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
-	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no frame-pointer walk", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
+	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
 	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default), runtime-api (Lambda Runtime API traffic), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
@@ -185,6 +189,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_FP:
 		env.fp_stacks = false;
+		break;
+	case OPT_UNWIND:
+		if (strcmp(arg, "dwarf") && strcmp(arg, "fp"))
+			die_usage(st, "invalid --unwind mode: %s (dwarf or fp)", arg);
+		env.dwarf = strcmp(arg, "dwarf") == 0;
 		break;
 	case OPT_CHUNKS:
 		env.chunk_kinds = true;
@@ -890,6 +899,19 @@ static void write_invocation_graphs(const char *dir, const struct pt_inv_list *i
 	free(st);
 }
 
+/* A streaming output file in the output directory; NULL after saying why. */
+static FILE *open_out(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+	return f;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc,
@@ -900,6 +922,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct pt_collect_in cin;
 	struct peaktrace_bpf *skel = NULL;
+	struct pt_unwinder *unw = NULL;
 	void *stacks_map = NULL, *stats_map = NULL;
 	uint64_t start_ns, last_status, last_allocs = 0, last_refresh;
 	char **paths = NULL, *exe = NULL;
@@ -946,6 +969,35 @@ int main(int argc, char **argv)
 			return EXIT_UNSUPPORTED;
 		}
 		run.pid = env.pid;
+		{
+			/* Probe the file the process really maps: /proc/PID/map_files/ names the mapped
+			 * inode even when the path now holds another file (a library upgraded on disk
+			 * while the process runs) or none (deleted). */
+			struct pt_maps maps = { 0 };
+			int k;
+
+			if (pt_maps_read(env.pid, &maps) == 0) {
+				for (k = 0; k < maps.n; k++) {
+					char mf[128];
+
+					if (!maps.m[k].path || strcmp(maps.m[k].path, alloc.path) ||
+					    !strchr(maps.m[k].perms, 'x'))
+						continue;
+					snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, env.pid,
+						 maps.m[k].start, maps.m[k].end);
+					if (access(mf, R_OK) == 0) {
+						char *dup = strdup(mf);
+
+						if (dup) {
+							free(alloc.open_path);
+							alloc.open_path = dup;
+						}
+					}
+					break;
+				}
+				pt_maps_free(&maps);
+			}
+		}
 		read_comm(env.pid, rep.comm, sizeof(rep.comm));
 		{
 			char l[64];
@@ -999,6 +1051,7 @@ int main(int argc, char **argv)
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = env.max_stacks;
 	skel->rodata->capture_stacks = env.fp_stacks;
+	pt_unwind_configure(skel, env.dwarf && env.fp_stacks, 0);
 	skel->rodata->glibc_chunks = env.chunk_kinds && alloc.kind == PT_ALLOC_GLIBC;
 	rep.chunk_kinds = skel->rodata->glibc_chunks;
 	skel->rodata->rapi_boundaries = env.boundary == BOUNDARY_AUTO || env.boundary == BOUNDARY_RUNTIME_API;
@@ -1029,29 +1082,18 @@ int main(int argc, char **argv)
 	}
 	run.skel = skel;
 	run.quiet = env.quiet;
+	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
+	unw = pt_unwind_load(skel, run.pid, launched ? paths : NULL, npaths);
 	/* The init phase (seq 0) runs from now until the runtime first asks for work. */
 	skel->bss->g.inv[0].state = PT_INV_RUNNING;
 	skel->bss->g.inv[0].start_ns = now_ns();
 	skel->bss->g.inv[0].peak_seq = 1;
 	skel->bss->g.inv_peak_counter = 1;
 	if (env.outdir) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/invocations.jsonl", env.outdir);
-		run.jsonl = fopen(path, "w");
-		if (!run.jsonl) {
-			fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+		if (!(run.jsonl = open_out(env.outdir, "invocations.jsonl")) ||
+		    (env.emf && !(run.emf = open_out(env.outdir, "emf.jsonl")))) {
 			code = EXIT_OUTPUT;
 			goto cleanup;
-		}
-		if (env.emf) {
-			snprintf(path, sizeof(path), "%s/emf.jsonl", env.outdir);
-			run.emf = fopen(path, "w");
-			if (!run.emf) {
-				fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
-				code = EXIT_OUTPUT;
-				goto cleanup;
-			}
 		}
 	} else if (env.emf) {
 		run.emf = stdout;
@@ -1159,6 +1201,7 @@ int main(int argc, char **argv)
 			run.exited = true;
 		if (run.need_refresh && run.sym && !run.exited) {
 			pt_sym_refresh(run.sym);
+			pt_unwind_refresh(unw);
 			run.need_refresh = false;
 			last_refresh = now;
 		}
@@ -1241,6 +1284,7 @@ int main(int argc, char **argv)
 	rep.g = skel->bss->g;
 	rep.top = env.top;
 	rep.attach_multi = run.multi;
+	rep.unwind = !env.fp_stacks ? "none" : env.dwarf ? "dwarf" : "fp";
 	rep.invs = &run.invs;
 	rep.boundary = boundary_names[env.boundary];
 	rep.stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -1331,6 +1375,7 @@ cleanup:
 	ring_buffer__free(rb);
 	free(stacks_map);
 	free(stats_map);
+	pt_unwind_free(unw);
 	peaktrace_bpf__destroy(skel);
 	if (run.sym)
 		pt_sym_free(run.sym);

@@ -20,6 +20,15 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_STACK_READ] = "stack_read_failed",
 	[PT_ERR_STALE_LIVE] = "stale_live",
 	[PT_ERR_PTR_READ] = "result_read_failed",
+	[PT_ERR_UNWIND_NO_CFI] = "unwind_no_cfi",
+	[PT_ERR_UNWIND_UNSUPPORTED] = "unwind_unsupported",
+	[PT_ERR_UNWIND_BAD_FRAME] = "unwind_bad_frame",
+	[PT_ERR_UNWIND_READ] = "unwind_read_failed",
+	[PT_ERR_UNWIND_DEPTH] = "unwind_too_deep",
+	[PT_ERR_UNWIND_FP_FALLBACK] = "unwind_fp_fallback",
+	[PT_ERR_UNWIND_ROWS_FULL] = "unwind_rows_full",
+	[PT_ERR_UNWIND_MAPS_FULL] = "unwind_maps_full",
+	[PT_ERR_UNWIND_FILE] = "unwind_file_failed",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -33,6 +42,15 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_STACK_READ] = "stacks whose user memory could not be read (counted under [unknown stack])",
 	[PT_ERR_STALE_LIVE] = "pointers returned again while still live to us (a free was missed)",
 	[PT_ERR_PTR_READ] = "posix_memalign results that could not be read (not counted)",
+	[PT_ERR_UNWIND_NO_CFI] = "stacks cut at code without CFI or frame pointer (JIT code, or a library not loaded yet)",
+	[PT_ERR_UNWIND_UNSUPPORTED] = "stacks cut at a CFI rule the unwinder cannot follow (signal frame, realigned stack)",
+	[PT_ERR_UNWIND_BAD_FRAME] = "stacks cut at an implausible frame (CFA or frame pointer not above the previous one)",
+	[PT_ERR_UNWIND_READ] = "stacks cut where a saved return address could not be read",
+	[PT_ERR_UNWIND_DEPTH] = "stacks deeper than the frames kept per stack (PT_MAX_FRAMES = 64), cut there",
+	[PT_ERR_UNWIND_FP_FALLBACK] = "stacks with frames in code without CFI, unwound by frame pointer (may be wrong)",
+	[PT_ERR_UNWIND_ROWS_FULL] = "executable files left without unwind tables: row table full",
+	[PT_ERR_UNWIND_MAPS_FULL] = "executable mappings beyond the unwinder's mapping table",
+	[PT_ERR_UNWIND_FILE] = "executable files whose .eh_frame could not be read (their frames use frame pointers)",
 };
 
 const char *pt_err_name(int e)
@@ -194,6 +212,9 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 			fprintf(f, ", exited with status %d", r->exit_status);
 	}
 	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), r->alloc->path);
+	fprintf(f, "unwinder: %s\n", !r->unwind ? "?" :
+		!strcmp(r->unwind, "dwarf") ? "dwarf (.eh_frame tables in the kernel, frame pointers where code has no CFI)" :
+		!strcmp(r->unwind, "fp") ? "fp (frame pointers)" : "none (allocation site only)");
 	fprintf(f, "probes (%s):\n", r->attach_multi ? "uprobe-multi links" : "perf-event uprobes");
 	for (i = 0; i < r->nprobes; i++) {
 		const struct pt_probe_info *pi = &r->probes[i];
@@ -385,7 +406,8 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "},\n  \"duration_ns\": %" PRIu64 ",\n", r->duration_ns);
 	fprintf(f, "  \"allocator\": {\"kind\": \"%s\", \"path\": ", pt_allocator_kind_name(r->alloc->kind));
 	pt_json_str(f, r->alloc->path);
-	fprintf(f, "},\n  \"attach\": \"%s\",\n  \"probes\": [", r->attach_multi ? "uprobe_multi" : "perf_event");
+	fprintf(f, "},\n  \"attach\": \"%s\",\n  \"unwind\": \"%s\",\n  \"probes\": [",
+		r->attach_multi ? "uprobe_multi" : "perf_event", r->unwind ? r->unwind : "fp");
 	for (k = 0; k < r->nprobes; k++) {
 		const struct pt_probe_info *pi = &r->probes[k];
 

@@ -61,6 +61,7 @@ struct pt_report {
 	int top;
 	bool chunk_kinds;       /* live bytes per glibc chunk kind were collected */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
+	const char *unwind;     /* stack unwinder: "dwarf", "fp" or "none" (--no-fp-walk) */
 	/* invocations */
 	const struct pt_inv_list *invs;
 	const char *boundary;   /* --boundary mode */

@@ -4,7 +4,8 @@
 # tools/bench/bench.sh BUILD_DIR — tracing overhead of peaktrace on allocbench, beside
 # bcc's memleak-bpfcc and heaptrack when installed. Not part of `make test` (`make bench`).
 #
-# Environment: ROUNDS (default 5), OPS (allocbench operations, default 1000000).
+# Environment: ROUNDS (default 5), OPS (allocbench operations, default 1000000),
+# PEAKTRACE_ARGS (extra peaktrace options, e.g. "--unwind fp" to compare unwinders).
 #
 # What is measured, and why this way:
 #  * Configurations run interleaved (untraced, peaktrace, memleak, heaptrack, then again)
@@ -70,11 +71,12 @@ if command -v memleak-bpfcc >/dev/null 2>&1 && [ -z "${BCC_KERNEL_SOURCE:-}" ] &
 fi
 
 exec python3 - "$BUILD" "$ROUNDS" "$OPS" <<'PYEOF'
-import json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
+import json, os, re, shlex, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
 
 build, rounds, ops = os.path.abspath(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 bench = os.path.join(build, "bench", "allocbench")
 peaktrace = os.path.join(build, "peaktrace")
+peaktrace_args = shlex.split(os.environ.get("PEAKTRACE_ARGS", ""))
 memleak = shutil.which("memleak-bpfcc") or ("/usr/sbin/memleak-bpfcc" if os.access("/usr/sbin/memleak-bpfcc", os.X_OK) else None)
 heaptrack = shutil.which("heaptrack")
 gnu_time = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
@@ -158,7 +160,7 @@ last_peaktrace_dir = [None]
 def run_peaktrace(i):
     out = os.path.join(tmp, "peaktrace-%d" % i)
     t0 = time.monotonic()
-    pr = Proc([peaktrace, "-o", out, "--", bench, "--time", ops])
+    pr = Proc([peaktrace] + peaktrace_args + ["-o", out, "--", bench, "--time", ops])
     rc = pr.wait()
     loop, ck = parse(pr.text("out"), pr.text("err"))
     last_peaktrace_dir[0] = out
@@ -249,8 +251,9 @@ if heaptrack:
 else:
     notes.append("heaptrack not installed: skipped")
 
-print("allocbench: %s ops, %d interleaved rounds of: %s" % (ops, rounds, ", ".join(c for c, _ in configs)),
-      flush=True)
+print("allocbench: %s ops, %d interleaved rounds of: %s%s" % (
+      ops, rounds, ", ".join(c for c, _ in configs),
+      " (peaktrace %s)" % " ".join(peaktrace_args) if peaktrace_args else ""), flush=True)
 results = {name: [] for name, _ in configs}
 try:
     for i in range(rounds):
@@ -294,6 +297,7 @@ try:
             rep = json.load(open(os.path.join(last_peaktrace_dir[0], "report.json")))
             errs = rep.get("errors", {})
             tot = rep.get("totals", {})
+            print("peaktrace unwinder: %s" % rep.get("unwind", "?"))
             print("peaktrace errors: " + " ".join("%s=%s" % kv for kv in errs.items()))
             print("peaktrace totals: alloc_count=%s free_count=%s" % (tot.get("alloc_count"), tot.get("free_count")))
         except (OSError, ValueError) as e:
@@ -304,8 +308,8 @@ try:
         rss_file = os.path.join(tmp, "rss")
         wl = Proc([bench, "--wait", "--time", ops])
         if wl.wait_for("out", r"waiting for SIGUSR1"):
-            pt = Proc([gnu_time, "-f", "%M", "-o", rss_file, peaktrace, "-p", str(wl.p.pid),
-                       "-o", os.path.join(tmp, "peaktrace-rss")])
+            pt = Proc([gnu_time, "-f", "%M", "-o", rss_file, peaktrace] + peaktrace_args +
+                      ["-p", str(wl.p.pid), "-o", os.path.join(tmp, "peaktrace-rss")])
             memlock = None
             attached = pt.wait_for("err", r"^peaktrace: tracing")
             if not attached:
