@@ -30,14 +30,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== lambda-host -m 256 -- python3 tools/functions/python/bootstrap.py  (function.handler)"
+# Debian's python3 (a version manager's shim would exec it later, after we looked).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+echo "== lambda-host -m 256 -- $PY tools/functions/python/bootstrap.py  (function.handler)"
 "$HOST" -m 256 --runtime-port "$RT_PORT" --invoke-port "$INV_PORT" --pid-file "$PIDFILE" \
 	--handler function.handler --task-root tools/functions/python \
-	-- python3 "$PWD/tools/functions/python/bootstrap.py" >"$HOSTLOG" 2>&1 &
+	-- "$PY" "$PWD/tools/functions/python/bootstrap.py" >"$HOSTLOG" 2>&1 &
 HOSTPID=$!
 for _ in $(seq 100); do [ -s "$PIDFILE" ] && break; sleep 0.1; done
 [ -s "$PIDFILE" ] || { echo "demo: the host did not start the runtime:"; cat "$HOSTLOG"; exit 1; }
 RT=$(cut -d' ' -f1 "$PIDFILE")
+# The runtime may start through a wrapper that execs python (pyenv's shim): attach to the python.
+for _ in $(seq 100); do readlink "/proc/$RT/exe" 2>/dev/null | grep -q python && break; sleep 0.1; done
 
 echo "== peaktrace -p $RT -o $OUT --per-invocation --emf"
 "$BUILD/peaktrace" -p "$RT" -o "$OUT" --per-invocation --emf >"$OUT/stdout.txt" 2>"$OUT/stderr.txt" &

@@ -970,9 +970,10 @@ int main(int argc, char **argv)
 		}
 		run.pid = env.pid;
 		{
-			/* Probe the file the process really maps: /proc/PID/map_files/ names the mapped
-			 * inode even when the path now holds another file (a library upgraded on disk
-			 * while the process runs) or none (deleted). */
+			/* Probe the file the process really maps. Its path is the stable name (it
+			 * survives an exec between here and the attach); only when the path now holds
+			 * another file (a library upgraded on disk while the process runs) or none
+			 * (deleted) does /proc/PID/map_files/, which names the mapped inode, take over. */
 			struct pt_maps maps = { 0 };
 			int k;
 
@@ -983,6 +984,10 @@ int main(int argc, char **argv)
 					if (!maps.m[k].path || strcmp(maps.m[k].path, alloc.path) ||
 					    !strchr(maps.m[k].perms, 'x'))
 						continue;
+					struct stat pst;
+
+					if (stat(alloc.open_path, &pst) == 0 && pst.st_ino == maps.m[k].inode)
+						break;
 					snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, env.pid,
 						 maps.m[k].start, maps.m[k].end);
 					if (access(mf, R_OK) == 0) {
