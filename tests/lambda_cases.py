@@ -91,21 +91,29 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
     def do_invoke(port, event):
         return run([invoke, "--port", str(port + 1), json.dumps(event)], timeout=timeout)
 
+    def start_traced(name, tag, memory_mb, port, pt_args):
+        """Host + runtime + peaktrace attached to it; (host, runtime pid, peaktrace) or None."""
+        h, rt = start_host(tag, memory_mb, [fn], port)
+        if not rt:
+            res.fail(name, "host did not start the runtime: " + h.err[-300:])
+            h.kill()
+            return None
+        p = Proc([pt, "-q", "-p", rt] + list(pt_args))
+        if not p.wait_for("err", r"^peaktrace: tracing PID"):
+            res.fail(name, "peaktrace did not start: " + p.err[-300:])
+            p.kill()
+            h.kill()
+            return None
+        return h, rt, p
+
     # ---- attach: four invocations, each one's own peak vs the kernel's per-invocation VmHWM
     name = "lambda/attach"
     port = base
-    h, rt = start_host("attach", 512, [fn], port)
-    if not rt:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
-        return
     outdir = os.path.join(tmp, "lambda-attach")
-    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
+    started = start_traced(name, "attach", 512, port, ["-o", outdir])
+    if not started:
         return
+    h, rt, p = started
     sizes = [16, 128, 64, 8]
     truth = []
     for mb in sizes:
@@ -199,17 +207,10 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
     for limit, want_rc in (("100M", 8), ("200M", 0)):
         name = "lambda/--max-peak %s" % limit
         port = base + 10 + (2 if want_rc else 4)
-        h, rt = start_host("maxpeak", 512, [fn], port)
-        if not rt:
-            res.fail(name, "host did not start")
-            h.kill()
+        started = start_traced(name, "maxpeak", 512, port, ["--max-peak", limit])
+        if not started:
             continue
-        p = Proc([pt, "-q", "-p", rt, "--max-peak", limit])
-        if not p.wait_for("err", r"^peaktrace: tracing PID"):
-            res.fail(name, "peaktrace did not start: " + p.err[-300:])
-            p.kill()
-            h.kill()
-            continue
+        h, rt, p = started
         for mb in (16, 128, 8):
             do_invoke(port, {"mb": mb})
         time.sleep(0.3)
@@ -228,18 +229,11 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
     # ---- OOM: the memory limit kills the runtime; the report names the invocation it died in
     name = "lambda/oom kill"
     port = base + 20
-    h, rt = start_host("oom", 96, [fn], port)
-    if not rt:
-        res.fail(name, "host did not start")
-        h.kill()
-        return
     outdir = os.path.join(tmp, "lambda-oom")
-    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
+    started = start_traced(name, "oom", 96, port, ["-o", outdir])
+    if not started:
         return
+    h, rt, p = started
     do_invoke(port, {"mb": 8})
     rc, out, err = do_invoke(port, {"mb": 256})
     rc = p.wait(timeout)

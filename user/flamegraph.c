@@ -466,12 +466,7 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 	double scale = 0;
 	int err, top, height, frames_bottom;
 
-	if ((unsigned)m >= PT_METRIC_MAX)
-		return -EINVAL;
-	err = pt_profile_check(p);
-	if (err)
-		return err;
-	err = pt_profile_labels(p, &labels);
+	err = pt_writer_prepare(p, m, &labels);
 	if (err)
 		return err;
 	err = -ENOMEM;

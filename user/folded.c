@@ -64,12 +64,7 @@ int pt_write_folded(FILE *f, const struct pt_profile *p, enum pt_metric m)
 	char *c;
 	int err;
 
-	if ((unsigned)m >= PT_METRIC_MAX)
-		return -EINVAL;
-	err = pt_profile_check(p);
-	if (err)
-		return err;
-	err = pt_profile_labels(p, &labels);
+	err = pt_writer_prepare(p, m, &labels);
 	if (err)
 		return err;
 	/* Labels are already free of newlines (pt_clean_text); only ';' is special here. */

@@ -190,6 +190,19 @@ void pt_labels_free(char **labels, uint32_t n)
 	free(labels);
 }
 
+/* The common start of every writer: a known metric, a consistent profile, and its labels. */
+int pt_writer_prepare(const struct pt_profile *p, enum pt_metric m, char ***labels)
+{
+	int err;
+
+	if ((unsigned)m >= PT_METRIC_MAX)
+		return -EINVAL;
+	err = pt_profile_check(p);
+	if (err)
+		return err;
+	return pt_profile_labels(p, labels);
+}
+
 int pt_profile_labels(const struct pt_profile *p, char ***labels)
 {
 	char **l;

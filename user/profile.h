@@ -92,6 +92,8 @@ int pt_profile_check(const struct pt_profile *p);
 
 /* pt_frame_label() of every frame, in frame order. Returns 0 or -errno. */
 int pt_profile_labels(const struct pt_profile *p, char ***labels);
+/* Metric in range, profile consistent (pt_profile_check), labels built: 0 or -errno. */
+int pt_writer_prepare(const struct pt_profile *p, enum pt_metric m, char ***labels);
 void pt_labels_free(char **labels, uint32_t n);
 
 /* Rank of each frame in the sorted list of distinct labels (with_module: distinct
