@@ -1054,21 +1054,80 @@ int on_recvfrom_exit(struct trace_event_raw_sys_exit *ctx)
 }
 
 /*
- * Boundaries from uprobes on runtime functions (--boundary start=LIB:SYM,end=LIB:SYM). The
- * attach cookie says which edge this is.
+ * Boundaries from uprobes on runtime functions. The attach cookie says which edge this is:
+ * a user-named pair (--boundary start=LIB:SYM,end=LIB:SYM), or aws-lambda-cpp's own functions
+ * (--boundary uprobe), whose arguments carry the request id.
  */
 #define BOUNDARY_START 1
 #define BOUNDARY_END 2
+#define BOUNDARY_AWS_NEXT 3      /* runtime::get_next() returned: outcome in rax (sret) */
+#define BOUNDARY_AWS_SUCCESS 4   /* runtime::post_success(const std::string &id, ...) */
+#define BOUNDARY_AWS_FAILURE 5   /* runtime::post_failure(const std::string &id, ...) */
+
+/* libstdc++'s std::string (C++11 ABI) starts with its data pointer and length. */
+struct cxx_string {
+	__u64 ptr;
+	__u64 len;
+};
+
+/* Copy a std::string at addr into the per-CPU scratch; returns its length (0 if unreadable). */
+static __always_inline __u32 read_cxx_string(const void *addr, struct rapi_scratch *sc)
+{
+	struct cxx_string cs;
+	__u64 n;
+
+	if (bpf_probe_read_user(&cs, sizeof(cs), addr))
+		return 0;
+	n = cs.len;
+	asm volatile("" : "+r"(n));
+	if (n > PT_REQID_LEN)
+		n = PT_REQID_LEN;
+	if (!n || bpf_probe_read_user(sc->buf, n, (const void *)cs.ptr))
+		return 0;
+	return (__u32)n;
+}
 
 SEC("uprobe")
 int boundary_hit(struct pt_regs *ctx)
 {
+	struct rapi_scratch *sc;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 zero = 0, n;
+
 	if (!is_target())
 		return 0;
-	if (bpf_get_attach_cookie(ctx) == BOUNDARY_START)
+	switch (cookie) {
+	case BOUNDARY_START:
 		inv_start(0, NULL, 0);
-	else
+		return 0;
+	case BOUNDARY_END:
 		inv_end(PT_OUT_RESPONSE, NULL, 0, 0);
+		return 0;
+	}
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 0;
+	if (cookie == BOUNDARY_AWS_NEXT) {
+		/* get_next() returns outcome<invocation_request, ...> through a hidden pointer,
+		 * handed back in rax; invocation_request's request_id follows its payload string
+		 * (32 bytes). */
+		struct pt_inv *inv;
+
+		n = read_cxx_string((const void *)(PT_REGS_RC(ctx) + 32), sc);
+		inv_start(0, NULL, 0);
+		inv = &g.inv[g.inv_seq & 1];
+		for (int i = 0; i < PT_REQID_LEN; i++) {
+			if (i >= n)
+				break;
+			inv->id[i] = sc->buf[i & (PT_RAPI_SCAN - 1)];
+		}
+		inv->id_len = n;
+		return 0;
+	}
+	/* post_success/post_failure return an outcome through a hidden pointer too: rdi is it,
+	 * rsi `this`, rdx the request id. */
+	n = read_cxx_string((const void *)PT_REGS_PARM3(ctx), sc);
+	inv_end(cookie == BOUNDARY_AWS_SUCCESS ? PT_OUT_RESPONSE : PT_OUT_ERROR, sc->buf, n, 0);
 	return 0;
 }
 

@@ -78,8 +78,8 @@ static struct options {
 	.boundary = 0,
 };
 
-enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE, BOUNDARY_UPROBE };
-static const char *const boundary_names[] = { "auto", "runtime-api", "none", "uprobe" };
+enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE, BOUNDARY_AWS, BOUNDARY_UPROBE };
+static const char *const boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
 static struct pt_boundary_spec boundary_spec;   /* --boundary start=..,end=.. */
 
 const char *argp_program_version = "peaktrace " PT_VERSION;
@@ -117,7 +117,7 @@ static const struct argp_option opts[] = {
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
-	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default), runtime-api (Lambda Runtime API traffic), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
+	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default: runtime-api), runtime-api (Lambda Runtime API traffic), uprobe (aws-lambda-cpp's get_next/post_success/post_failure), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
@@ -214,11 +214,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			env.boundary = BOUNDARY_UPROBE;
 			break;
 		}
-		for (v = 0; v < 3; v++)
+		for (v = 0; v < 4; v++)
 			if (strcmp(arg, boundary_names[v]) == 0)
 				break;
-		if (v == 3)
-			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api, none, or start=LIB:SYM,end=LIB:SYM)", arg);
+		if (v == 4)
+			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api, uprobe, none, or start=LIB:SYM,end=LIB:SYM)", arg);
 		env.boundary = (int)v;
 		break;
 	case OPT_MAX_PEAK: {
@@ -659,6 +659,53 @@ static int attach_boundaries(struct peaktrace_bpf *skel, pid_t pid, const char *
 	return 0;
 }
 
+/*
+ * aws-lambda-cpp (inside the official Node.js and Python runtime interface clients): get_next()
+ * returning starts an invocation, post_success()/post_failure() end it; the request id comes
+ * from their arguments. LOCAL symbols, found in .symtab of whichever mapped object has them.
+ */
+static int attach_aws_boundaries(struct peaktrace_bpf *skel, pid_t pid, const char *const *paths,
+				 int npaths, bool launched)
+{
+	static const struct { const char *sym; bool ret; uint64_t cookie; } fns[] = {
+		{ "_ZN3aws14lambda_runtime7runtime8get_nextEv", true, 3 },
+		{ "_ZN3aws14lambda_runtime7runtime12post_successERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS0_19invocation_responseE", false, 4 },
+		{ "_ZN3aws14lambda_runtime7runtime12post_failureERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS0_19invocation_responseE", false, 5 },
+	};
+	size_t k;
+	int err;
+
+	for (k = 0; k < sizeof(fns) / sizeof(fns[0]); k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo);
+		struct pt_boundary_point pt = { .lib = "", .at_return = fns[k].ret };
+		char *path = NULL;
+		uint64_t off;
+
+		snprintf(pt.sym, sizeof(pt.sym), "%s", fns[k].sym);
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, &pt, &path, &off);
+		if (err) {
+			fprintf(stderr, "peaktrace: --boundary uprobe: no aws-lambda-cpp runtime (%s) in the "
+					"objects %s maps%s\n", k == 0 ? "runtime::get_next" : k == 1 ?
+					"runtime::post_success" : "runtime::post_failure",
+				launched ? "the program" : "the process",
+				launched ? " before it runs (a runtime that dlopens it: use -p)" : "");
+			return err;
+		}
+		uo.retprobe = fns[k].ret;
+		uo.bpf_cookie = fns[k].cookie;
+		cur_group = 2;
+		err = add_link(bpf_program__attach_uprobe_opts(skel->progs.boundary_hit, pid, path, off, &uo));
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach to aws-lambda-cpp in %s: %s\n", path,
+				strerror(-err));
+			free(path);
+			return err;
+		}
+		free(path);
+	}
+	return 0;
+}
+
 /* ---- runtime ------------------------------------------------------------------------------ */
 
 struct run {
@@ -679,6 +726,7 @@ struct run {
 	FILE *emf;               /* --emf output */
 	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
 	bool quiet;
+	uint32_t written;        /* invocations already printed and streamed */
 };
 
 /* An invocation (or the init phase) ended: read its half of the double buffer now. */
@@ -709,24 +757,53 @@ static void invocation_ended(struct run *run, uint64_t seq)
 	else
 		run->vmhwm = rec.vmhwm;
 	pt_inv_append(&run->invs, &rec);
-	if (seq && !run->quiet) {
-		fputs("peaktrace: ", stderr);
-		pt_inv_line(stderr, &rec);
-	}
-	if (run->jsonl) {
-		pt_inv_json(run->jsonl, &rec, bpf_map__fd(run->skel->maps.stacks), run->sym);
-		fputc('\n', run->jsonl);
-		fflush(run->jsonl);
-	}
-	if (run->emf && seq) {
-		struct timespec now;
+}
 
-		clock_gettime(CLOCK_REALTIME, &now);
-		pt_inv_emf(run->emf, &rec, run->function_name,
-			   (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-		fputc('\n', run->emf);
-		fflush(run->emf);
+/*
+ * Print and stream the invocations captured since the last call. Kept out of the event callback:
+ * symbolizing can take a while (a large binary's first lookup), and the kernel keeps only two
+ * invocations, so every pending end is captured first and written afterwards.
+ */
+static void flush_invocations(struct run *run)
+{
+	for (; run->written < run->invs.n; run->written++) {
+		const struct pt_inv_record *rec = &run->invs.r[run->written];
+
+		if (rec->seq && !run->quiet) {
+			fputs("peaktrace: ", stderr);
+			pt_inv_line(stderr, rec);
+		}
+		if (run->jsonl) {
+			pt_inv_json(run->jsonl, rec, bpf_map__fd(run->skel->maps.stacks), run->sym);
+			fputc('\n', run->jsonl);
+			fflush(run->jsonl);
+		}
+		if (run->emf && rec->seq) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			pt_inv_emf(run->emf, rec, run->function_name,
+				   (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+			fputc('\n', run->emf);
+			fflush(run->emf);
+		}
 	}
+}
+
+/* Load the symbol tables of everything the target maps now, so that symbolizing the first
+ * invocation's stacks does not stall event handling. */
+static void warm_symbolizer(struct run *run)
+{
+	struct pt_maps maps = { 0 };
+	struct pt_symres res;
+	int k;
+
+	if (!run->sym || pt_maps_read(run->pid, &maps))
+		return;
+	for (k = 0; k < maps.n; k++)
+		if (strchr(maps.m[k].perms, 'x') && maps.m[k].path && maps.m[k].path[0] == '/')
+			pt_sym_resolve(run->sym, maps.m[k].start, &res);
+	pt_maps_free(&maps);
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -1158,7 +1235,9 @@ int main(int argc, char **argv)
 	if (attach_allocator(skel, &alloc, run.pid, &rep, run.multi) ||
 	    attach_tracepoints(skel, skel->rodata->rapi_boundaries) ||
 	    (env.boundary == BOUNDARY_UPROBE &&
-	     attach_boundaries(skel, run.pid, (const char *const *)paths, npaths, launched))) {
+	     attach_boundaries(skel, run.pid, (const char *const *)paths, npaths, launched)) ||
+	    (env.boundary == BOUNDARY_AWS &&
+	     attach_aws_boundaries(skel, run.pid, (const char *const *)paths, npaths, launched))) {
 		code = EXIT_BPF;
 		goto cleanup;
 	}
@@ -1187,6 +1266,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	run.sym = pt_sym_new(run.pid);
+	if (!launched)
+		warm_symbolizer(&run);
 	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", run.pid, rep.comm,
 		pt_allocator_kind_name(alloc.kind), alloc.path,
 		env.duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
@@ -1201,6 +1282,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
 		}
+		flush_invocations(&run);
 		now = now_ns();
 		if (launched && pt_child_poll(&run.child, at_child_exit, &run))
 			run.exited = true;
@@ -1275,12 +1357,8 @@ int main(int argc, char **argv)
 				snprintf(rec.id, sizeof(rec.id), "%s", run.start_id[rec.seq & 1]);
 			rec.vmhwm = run.vmhwm > run.hiwater ? run.vmhwm : run.hiwater;
 			pt_inv_append(&run.invs, &rec);
-			if (run.jsonl) {
-				pt_inv_json(run.jsonl, &rec, bpf_map__fd(skel->maps.stacks), run.sym);
-				fputc('\n', run.jsonl);
-				fflush(run.jsonl);
-			}
 		}
+		flush_invocations(&run);
 	}
 
 	/* Collect. */
