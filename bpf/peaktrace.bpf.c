@@ -830,8 +830,21 @@ struct {
 
 /* Scratch for reading a write's first bytes (per CPU: used within one program run). */
 struct rapi_scratch {
-	char buf[PT_RAPI_SCAN];
+	char buf[PT_RAPI_HDR_SCAN + 16];   /* slack: pt_rapi_is_streaming reads past its index */
+	char tail[8];
 };
+
+/* key: tgid << 32 | fd; value: the request id of a streaming response in progress on it. */
+struct rapi_stream {
+	__u32 id_len;
+	char id[PT_REQID_LEN];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, struct rapi_stream);
+} rapi_streams SEC(".maps");
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -938,14 +951,33 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 {
 	struct rapi_scratch *sc;
+	struct rapi_stream *stream;
 	__u32 zero = 0, len, id_off, id_len;
 	__u64 key;
 	int kind;
 
-	if (!rapi_boundaries || !is_target() || count < PT_RAPI_NEXT_LEN)
+	if (!rapi_boundaries || !is_target())
 		return;
 	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
 	if (!sc)
+		return;
+	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | fd;
+	stream = bpf_map_lookup_elem(&rapi_streams, &key);
+	if (stream) {
+		/* A streamed response in progress: the invocation ends with its last chunk. */
+		__u32 n = count < 8 ? count : 8;
+
+		if (bpf_probe_read_user(sc->buf, 3, buf))
+			return;
+		if (count >= 7 && bpf_probe_read_user(sc->tail, 7, buf + count - 7))
+			return;
+		if (pt_rapi_chunked_end(sc->buf, n, count >= 7 ? sc->tail : NULL)) {
+			inv_end(PT_OUT_RESPONSE, stream->id, stream->id_len, fd);
+			bpf_map_delete_elem(&rapi_streams, &key);
+		}
+		return;
+	}
+	if (count < PT_RAPI_NEXT_LEN)
 		return;
 	len = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
 	if (bpf_probe_read_user(sc->buf, PT_RAPI_SCAN, buf) &&
@@ -955,7 +987,27 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
 		return;
 	kind = pt_rapi_classify(sc->buf, len, &id_off, &id_len);
-	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | fd;
+	if (kind == PT_RAPI_RESPONSE) {
+		/* The headers may say the body will be streamed. Read exactly what was written
+		 * (up to PT_RAPI_HDR_SCAN): a longer read could cross into an unmapped page. */
+		__u64 hl = count < PT_RAPI_HDR_SCAN ? count : PT_RAPI_HDR_SCAN;
+
+		asm volatile("" : "+r"(hl));
+		if (hl > PT_RAPI_HDR_SCAN)
+			hl = PT_RAPI_HDR_SCAN;
+		if ((hl <= PT_RAPI_SCAN || bpf_probe_read_user(sc->buf, hl, buf) == 0) &&
+		    pt_rapi_is_streaming(sc->buf, (__u32)hl)) {
+			struct rapi_stream rs = { .id_len = id_len < PT_REQID_LEN ? id_len : PT_REQID_LEN };
+
+			for (int i = 0; i < PT_REQID_LEN; i++) {
+				if (i >= rs.id_len)
+					break;
+				rs.id[i] = sc->buf[(id_off + i) & (PT_RAPI_HDR_SCAN - 1)];
+			}
+			bpf_map_update_elem(&rapi_streams, &key, &rs, BPF_ANY);
+			return;
+		}
+	}
 	switch (kind) {
 	case PT_RAPI_NEXT: {
 		__u32 one = RAPI_AWAITING;

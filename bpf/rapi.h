@@ -79,4 +79,32 @@ static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u3
 	return PT_RAPI_OTHER;
 }
 
+/* Bytes of a "POST .../response" write searched for the streaming response-mode header. */
+#define PT_RAPI_HDR_SCAN 512
+
+/* "Lambda-Runtime-Function-Response-Mode: streaming" among the headers in b[0, len): the body
+ * follows as chunks and the invocation ends with the zero-length chunk, not with the POST line.
+ * b must have 16 bytes of slack after PT_RAPI_HDR_SCAN (the compare reads past i). */
+static inline int pt_rapi_is_streaming(const char *b, __u32 len)
+{
+	if (len > PT_RAPI_HDR_SCAN)
+		len = PT_RAPI_HDR_SCAN;
+	for (__u32 i = 0; i < PT_RAPI_HDR_SCAN - 15; i++) {
+		if (i + 15 > len)
+			break;
+		if (b[i] == 'M' && pt_rapi_prefix(b + (i & (PT_RAPI_HDR_SCAN - 1)), "Mode: streaming", 15))
+			return 1;
+	}
+	return 0;
+}
+
+/* The end of a chunked body: a write that starts with the zero-length chunk ("0\r\n"), given
+ * its first bytes; or one whose last 7 bytes are "\r\n0\r\n\r\n". */
+static inline int pt_rapi_chunked_end(const char *first, __u32 len, const char *last7)
+{
+	if (len >= 3 && pt_rapi_prefix(first, "0\r\n", 3))
+		return 1;
+	return len >= 7 && last7 && pt_rapi_prefix(last7, "\r\n0\r\n\r\n", 7);
+}
+
 #endif

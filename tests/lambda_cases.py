@@ -391,3 +391,61 @@ def _lambda_node(res, build, pt, tmp, Proc, run, timeout, extra):
     res.true(name + ": the 32 MiB one peaks at least 32 MiB above its start (V8 strings: RSS, not malloc)",
              len(invs) == 3 and invs[1]["rss_peak_bytes"] - invs[1]["rss_start_bytes"] >= 32 * MiB,
              [(i["rss_start_bytes"], i["rss_peak_bytes"]) for i in invs])
+
+
+def run_lambda_streaming(res, build, pt, tmp, Proc, run, timeout):
+    """Response streaming (Python runtime, {"stream": N}): the POST line goes first and the body
+    follows in N chunks 100 ms apart; the invocation must end with the last chunk, as the host's
+    own Duration says, not at the POST line."""
+    host = os.path.join(build, "tools", "lambda-host")
+    invoke = os.path.join(build, "tools", "invoke")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fdir = os.path.join(root, "tools", "functions", "python")
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+    name = "lambda/streaming response"
+    if not os.access(host, os.X_OK):
+        res.skip(name, "lambda-host not built")
+        return
+    port = 29000 + random.randint(0, 400) * 2
+    pidfile = os.path.join(tmp, "stream.pid")
+    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--pid-file", pidfile, "--handler", "function.handler", "--task-root", fdir, "--",
+              py, os.path.join(fdir, "bootstrap.py")])
+    rt = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and h.running() and rt is None:
+        try:
+            with open(pidfile) as f:
+                rt = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            time.sleep(0.1)
+    if rt is None:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return
+    time.sleep(1.0)
+    outdir = os.path.join(tmp, "lambda-stream")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    for ev in ({"mb": 1}, {"mb": 2, "stream": 4}, {"mb": 1}):
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=timeout)
+        res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
+    time.sleep(0.3)
+    p.signal(signal.SIGINT)
+    res.eq(name + ": peaktrace exit status", p.wait(timeout), 0)
+    text = h.out + h.err
+    durations = [float(x) for x in re.findall(r"^REPORT RequestId: \S+\tDuration: ([0-9.]+) ms", text, re.M)]
+    ids = stop_host(h, timeout)
+    rep = load_report(res, name, outdir)
+    if rep is None:
+        return
+    invs = invocations(rep)
+    res.eq(name + ": every invocation found once, with the host's request ids", [i["request_id"] for i in invs], ids)
+    if len(invs) == 3 and len(durations) == 3:
+        ms = invs[1]["duration_ns"] / 1e6
+        res.true(name + ": the streamed one ends with its last chunk (>= 4 x 100 ms), as the host's Duration",
+                 ms >= 350 and abs(ms - durations[1]) < max(50.0, 0.25 * durations[1]), "peaktrace %.1f ms, host %.1f ms" % (ms, durations[1]))

@@ -1268,10 +1268,11 @@ def main():
             run_pprof_section(res, keep_dirs, tmp)
             run_docs_section(res, pt)
             run_host_section(res, args.build)
-            from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node
+            from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node, run_lambda_streaming
             run_lambda_section(res, args.build, pt, tmp, Proc, run, TIMEOUT)
             run_lambda_launch(res, args.build, pt, tmp, Proc, run, TIMEOUT)
             run_lambda_node(res, args.build, pt, tmp, Proc, run, TIMEOUT)
+            run_lambda_streaming(res, args.build, pt, tmp, Proc, run, TIMEOUT)
     finally:
         cleanup_procs()
         if args.keep or res.failed:

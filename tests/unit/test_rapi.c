@@ -74,5 +74,24 @@ int main(void)
 	pt_rapi_request_id(resp, strlen(resp), out, 5);
 	CHECK_STR(out, "0123", "value truncated to the output size");
 	CHECK_EQ_U64(pt_rapi_request_id("", 0, out, sizeof(out)), 0, "empty input");
+
+	{
+		static char hb[PT_RAPI_HDR_SCAN + 16];
+		const char *h = "POST /2018-06-01/runtime/invocation/abc/response HTTP/1.1\r\nHost: x\r\n"
+				"Lambda-Runtime-Function-Response-Mode: streaming\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+		memset(hb, 0, sizeof(hb));
+		memcpy(hb, h, strlen(h));
+		CHECK(pt_rapi_is_streaming(hb, strlen(h)), "streaming response mode header found");
+		CHECK(!pt_rapi_is_streaming(hb, 60), "... not when cut before it");
+		memset(hb, 0, sizeof(hb));
+		memcpy(hb, "POST /x HTTP/1.1\r\nContent-Type: application/json\r\n\r\n{}", 52);
+		CHECK(!pt_rapi_is_streaming(hb, 52), "a buffered response is not streaming");
+		CHECK(pt_rapi_chunked_end("0\r\n\r\n", 5, NULL), "a write of the zero-length chunk ends the body");
+		CHECK(pt_rapi_chunked_end("4\r\nabcd\r\n0\r\n\r\n", 16, "\r\n0\r\n\r\n"),
+		      "a last chunk written with the terminator ends the body");
+		CHECK(!pt_rapi_chunked_end("4\r\nabcd\r\n", 11, "cd\r\nabc"), "a data chunk does not");
+		CHECK(!pt_rapi_chunked_end("10\r\n", 4, NULL), "a chunk size starting with 1 does not");
+	}
 	return CHECK_DONE();
 }

@@ -4,7 +4,8 @@
 
     lambda-host --handler function.handler -- python3 tools/functions/python/bootstrap.py
 
-Loads the module and function named by _HANDLER (MODULE.FUNCTION) from LAMBDA_TASK_ROOT (or this
+An event with "stream": N sends the response with Lambda's response streaming (chunked, N chunks
+100 ms apart). Loads the module and function named by _HANDLER (MODULE.FUNCTION) from LAMBDA_TASK_ROOT (or this
 file's folder), then loops: GET /runtime/invocation/next -> handler(event, context) -> POST
 /runtime/invocation/{id}/response (or /error with the exception as Lambda's error JSON). Like the
 official runtime it speaks over ONE keep-alive http.client connection, json.dumps the handler's
@@ -82,6 +83,25 @@ def load_handler(conn):
         sys.exit(1)
 
 
+def post_streaming(conn, path, body, chunks, pause_s):
+    """Lambda response streaming: the POST line and headers first, then the body as chunks of a
+    chunked transfer, the invocation ending with the zero-length chunk."""
+    conn.putrequest("POST", API_PREFIX + path)
+    conn.putheader("Content-Type", "application/json")
+    conn.putheader("Lambda-Runtime-Function-Response-Mode", "streaming")
+    conn.putheader("Transfer-Encoding", "chunked")
+    conn.endheaders()
+    step = max(1, (len(body) + chunks - 1) // chunks)
+    for i in range(0, len(body), step):
+        part = body[i:i + step]
+        conn.send(b"%x\r\n%s\r\n" % (len(part), part))
+        time.sleep(pause_s)
+    conn.send(b"0\r\n\r\n")
+    resp = conn.getresponse()
+    resp.read()
+    return resp.status
+
+
 def main():
     api = os.environ.get("AWS_LAMBDA_RUNTIME_API")
     if not api or ":" not in api:
@@ -107,7 +127,12 @@ def main():
         except Exception as exc:  # noqa: BLE001 -- every handler failure goes to /error
             post(conn, "/invocation/%s/error" % request_id, error_json(exc), "Unhandled")
         else:
-            post(conn, "/invocation/%s/response" % request_id, payload)
+            if isinstance(event, dict) and event.get("stream"):
+                # {"stream": N}: stream the response in N chunks, 100 ms apart.
+                post_streaming(conn, "/invocation/%s/response" % request_id, payload,
+                               int(event["stream"]), 0.1)
+            else:
+                post(conn, "/invocation/%s/response" % request_id, payload)
         event = payload = body = None  # nothing of this invocation outlives it
 
 
