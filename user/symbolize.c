@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +74,18 @@ struct pt_symbolizer {
 	size_t last_mod;	/* consecutive maps lines are usually the same file */
 	struct range *exec;	/* executable ranges ever seen, sorted and merged */
 	size_t nexec;
+	/* JIT code named in /tmp/perf-PID.map (Node --perf-basic-prof, Python -X perf), read
+	 * incrementally: the runtime appends as it compiles. */
+	struct jit_sym *jit;
+	size_t njit, capjit;
+	long jit_off;
+	bool jit_sorted;
+};
+
+struct jit_sym {
+	uint64_t start, size;
+	uint64_t seq;		/* line number: a later line for the same code wins */
+	char *name;
 };
 
 char *pt_demangle(const char *name)
@@ -648,6 +661,124 @@ fail:
 	return err;
 }
 
+/* The target's own pid, as it names its perf map inside its pid namespace (NSpid's last field). */
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t last = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			last = (pid_t)v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return last;
+}
+
+/* Read what was appended to /tmp/perf-PID.map ("START SIZE name", hex) since the last call. */
+static void perfmap_read(struct pt_symbolizer *s)
+{
+	char path[128], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", s->pid, ns_pid(s->pid));
+	f = fopen(path, "r");
+	if (!f) {
+		/* The target is gone (no /proc/PID/root): its map stays in /tmp when it ran in
+		 * our mount namespace. */
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", s->pid);
+		f = fopen(path, "r");
+	}
+	if (!f)
+		return;
+	if (s->jit_off && fseek(f, s->jit_off, SEEK_SET)) {
+		fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, size;
+		int n = 0;
+
+		if (!strchr(line, '\n'))
+			break;	/* a line still being written: read it next time */
+		s->jit_off += (long)strlen(line);
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llx %llx %n", &start, &size, &n) != 2 || !n || !size)
+			continue;
+		if (s->njit == s->capjit) {
+			size_t nc = s->capjit ? s->capjit * 2 : 256;
+			struct jit_sym *j = realloc(s->jit, nc * sizeof(*j));
+
+			if (!j)
+				break;
+			s->jit = j;
+			s->capjit = nc;
+		}
+		s->jit[s->njit].start = start;
+		s->jit[s->njit].size = size;
+		s->jit[s->njit].seq = s->njit;
+		s->jit[s->njit].name = strdup(line + n);
+		if (!s->jit[s->njit].name)
+			break;
+		s->njit++;
+		s->jit_sorted = false;
+	}
+	fclose(f);
+}
+
+static int cmp_jit(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The JIT symbol covering addr (the most recent one among those starting at the same place). */
+static const struct jit_sym *jit_lookup(struct pt_symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!s->jit_sorted) {
+		qsort(s->jit, s->njit, sizeof(*s->jit), cmp_jit);
+		s->jit_sorted = true;
+	}
+	hi = s->njit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->jit[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Code can be replaced in place: walk back over entries that could cover addr. */
+	for (size_t k = lo; k > 0 && lo - k < 16; k--) {
+		const struct jit_sym *j = &s->jit[k - 1];
+
+		if (addr < j->start + j->size)
+			return j;
+	}
+	return NULL;
+}
+
 int pt_sym_refresh(struct pt_symbolizer *s)
 {
 	struct pt_maps pm;
@@ -658,6 +789,7 @@ int pt_sym_refresh(struct pt_symbolizer *s)
 
 	if (!s)
 		return -EINVAL;
+	perfmap_read(s);
 	err = pt_maps_read(s->pid, &pm);
 	if (err)
 		return err;	/* the cache stays as it was: an exited target still resolves */
@@ -738,6 +870,9 @@ void pt_sym_free(struct pt_symbolizer *s)
 	free(s->mods);
 	free(s->maps);
 	free(s->exec);
+	for (i = 0; i < s->njit; i++)
+		free(s->jit[i].name);
+	free(s->jit);
 	free(s);
 }
 
@@ -776,8 +911,15 @@ int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res
 	m = mp->mod;
 	res->module = m->path;
 	if (!m->is_file) {
+		const struct jit_sym *j;
+
 		/* Anonymous pgoff is the page number of the address, not a file offset. */
 		res->offset = addr - mp->start;
+		/* JIT code: named by the runtime's perf map, if it writes one. */
+		if ((j = jit_lookup(s, addr))) {
+			res->func = j->name;
+			res->func_off = addr - j->start;
+		}
 		return 0;
 	}
 	file_off = addr - mp->start + mp->pgoff;

@@ -263,6 +263,45 @@ static void test_speed(void)
 	pt_sym_free(s);
 }
 
+/* JIT code named by /tmp/perf-PID.map (Node --perf-basic-prof, Python -X perf): an anonymous
+ * executable mapping of ours, named by a map file written as those runtimes write it; lines
+ * appended later (code recompiled at the same place) win. */
+static void test_perf_map(void)
+{
+	char path[64];
+	struct pt_symbolizer *s;
+	struct pt_symres r;
+	FILE *f;
+	char *code = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)code;
+
+	CHECK(code != MAP_FAILED, "anonymous executable mapping for JIT code");
+	if (code == MAP_FAILED)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	f = fopen(path, "w");
+	fprintf(f, "%" PRIx64 " 100 JS:*handler /var/task/index.js:3:20\n", base);
+	fprintf(f, "%" PRIx64 " 40 LazyCompile:~helper index.js:9\n", base + 0x200);
+	fclose(f);
+	s = pt_sym_new(getpid());
+	CHECK(s && pt_sym_resolve(s, base + 0x10, &r) == 0 && r.func &&
+	      strcmp(r.func, "JS:*handler /var/task/index.js:3:20") == 0 && r.func_off == 0x10,
+	      "JIT address named from the perf map, with its offset");
+	CHECK(s && pt_sym_resolve(s, base + 0x150, &r) == 0 && !r.func, "between JIT symbols: no name");
+	/* The runtime recompiles at the same address and appends a line. */
+	f = fopen(path, "a");
+	fprintf(f, "%" PRIx64 " 100 JS:^handler-v2 index.js:3\n", base);
+	fclose(f);
+	pt_sym_refresh(s);
+	CHECK(s && pt_sym_resolve(s, base + 0x10, &r) == 0 && r.func && strcmp(r.func, "JS:^handler-v2 index.js:3") == 0,
+	      "a later line for the same code wins");
+	CHECK(s && pt_sym_resolve(s, base + 0x210, &r) == 0 && r.func && strncmp(r.func, "LazyCompile:~helper", 19) == 0,
+	      "second JIT symbol");
+	pt_sym_free(s);
+	unlink(path);
+	munmap(code, 8192);
+}
+
 int main(void)
 {
 	struct pt_symbolizer *s;
@@ -281,5 +320,6 @@ int main(void)
 	pt_sym_free(s);
 	test_other_process_exits();
 	test_speed();
+	test_perf_map();
 	return CHECK_DONE();
 }
