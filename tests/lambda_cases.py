@@ -44,6 +44,18 @@ def invocations(rep):
     return [i for i in rep.get("invocations", []) if i.get("seq", 0) >= 1]
 
 
+def wait_pidfile(h, pidfile, timeout):
+    """The runtime pid the host writes at each (re)start, or None if it never came."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and h.running():
+        try:
+            with open(pidfile) as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            time.sleep(0.1)
+    return None
+
+
 def stop_host(h, timeout):
     """SIGTERM the host; returns the request ids of its REPORT lines."""
     ids = report_ids(h.out + h.err)
@@ -344,14 +356,7 @@ def _lambda_node(res, build, pt, tmp, Proc, run, timeout, extra):
     h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
               "--init-timeout", "30", "--pid-file", pidfile, "--task-root", node_dir, "--", ric,
               "index.handler"])
-    rt = None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and h.running() and rt is None:
-        try:
-            with open(pidfile) as f:
-                rt = int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            time.sleep(0.1)
+    rt = wait_pidfile(h, pidfile, timeout)
     if rt is None:
         res.fail(name, "host did not start the Node runtime: " + h.err[-300:])
         h.kill()
@@ -411,14 +416,7 @@ def run_lambda_streaming(res, build, pt, tmp, Proc, run, timeout):
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
               "--pid-file", pidfile, "--handler", "function.handler", "--task-root", fdir, "--",
               py, os.path.join(fdir, "bootstrap.py")])
-    rt = None
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and h.running() and rt is None:
-        try:
-            with open(pidfile) as f:
-                rt = int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            time.sleep(0.1)
+    rt = wait_pidfile(h, pidfile, timeout)
     if rt is None:
         res.fail(name, "host did not start the runtime: " + h.err[-300:])
         h.kill()
