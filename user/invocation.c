@@ -220,8 +220,9 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, int stacks_fd, struct p
 {
 	uint32_t i;
 
-	fprintf(f, "{\"seq\": %" PRIu64 ", \"phase\": \"%s\", \"request_id\": ", r->seq,
-		r->seq ? "invocation" : "init");
+	fprintf(f, "{\"seq\": %" PRIu64 ", \"phase\": \"%s\", \"started_before_trace\": %s, \"request_id\": ",
+		r->seq, r->seq || pt_inv_started_before(r) ? "invocation" : "init",
+		pt_inv_started_before(r) ? "true" : "false");
 	pt_json_str(f, r->id);
 	fprintf(f, ", \"outcome\": \"%s\", \"duration_ns\": %" PRIu64 ", \"rss_start_bytes\": %" PRId64
 		   ", \"rss_peak_bytes\": %" PRId64 ", \"rss_end_bytes\": %" PRId64

@@ -43,6 +43,13 @@ struct pt_inv_list {
 };
 
 const char *pt_outcome_name(uint32_t outcome);
+/* The phase before the first START ended as an invocation does, with a request id: an invocation
+ * already running when tracing began (its start was not seen; its figures start with tracing). */
+static inline bool pt_inv_started_before(const struct pt_inv_record *r)
+{
+	return r->seq == 0 && r->id[0] &&
+	       (r->outcome == PT_OUT_RESPONSE || r->outcome == PT_OUT_ERROR || r->outcome == PT_OUT_KILLED);
+}
 
 /* Find "Lambda-Runtime-Aws-Request-Id:" (case-insensitive) in HTTP response bytes and copy its
  * value. Returns the value's length, 0 when absent. Pure, unit tested. */

@@ -1369,7 +1369,7 @@ int main(int argc, char **argv)
 	rep.attach_multi = run.multi;
 	rep.unwind = !env.fp_stacks ? "none" : env.dwarf ? "dwarf" : "fp";
 	rep.invs = &run.invs;
-	rep.boundary = boundary_names[env.boundary];
+	rep.boundary = env.boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : boundary_names[env.boundary];
 	rep.stacks_fd = bpf_map__fd(skel->maps.stacks);
 	rep.sym = run.sym;
 	rep.max_peak = env.max_peak;

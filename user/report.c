@@ -282,14 +282,17 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 			snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
 			fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s\n",
-				ir->seq ? num : r->launched ? "init" : "-",
-				ir->seq ? ir->id : r->launched ? "(init phase)" : "(before the first invocation)", ms,
+				ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
+				ir->seq || pt_inv_started_before(ir) ? ir->id :
+				r->launched ? "(init phase)" : "(before the first invocation)", ms,
 				pt_outcome_name(ir->outcome),
 				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
 				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
 				pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
 				ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
 		}
+		if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
+			fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
 		if (r->max_peak)
 			fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
 		for (k = 0; k < r->invs->n; k++) {
