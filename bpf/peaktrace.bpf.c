@@ -1004,7 +1004,10 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 					break;
 				rs.id[i] = sc->buf[(id_off + i) & (PT_RAPI_HDR_SCAN - 1)];
 			}
-			bpf_map_update_elem(&rapi_streams, &key, &rs, BPF_ANY);
+			/* A global counter, not count_err(): this program is near the verifier's
+			 * limit and a map lookup here pushes it over. */
+			if (bpf_map_update_elem(&rapi_streams, &key, &rs, BPF_ANY))
+				__sync_fetch_and_add(&g.rapi_full, 1);
 			return;
 		}
 	}
@@ -1012,7 +1015,8 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	case PT_RAPI_NEXT: {
 		__u32 one = RAPI_AWAITING;
 
-		bpf_map_update_elem(&rapi_fds, &key, &one, BPF_ANY);
+		if (bpf_map_update_elem(&rapi_fds, &key, &one, BPF_ANY))
+			__sync_fetch_and_add(&g.rapi_full, 1);
 		/* Lambda's init phase ends when the runtime first asks for work. */
 		if (g.inv_seq == 0)
 			inv_end(PT_OUT_INIT, NULL, 0, fd);

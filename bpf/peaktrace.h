@@ -59,6 +59,8 @@ enum pt_err {
 	PT_ERR_STACK_READ,        /* user stack unreadable: only frames read so far kept */
 	PT_ERR_STALE_LIVE,        /* allocator returned a pointer still live in our table (missed free) */
 	PT_ERR_PTR_READ,          /* posix_memalign result pointer unreadable */
+	PT_ERR_RAPI_FULL,         /* (from g.rapi_full) Runtime API socket or stream table full */
+	PT_ERR_INV_LOST,          /* (user space) invocations overwritten before they were read */
 	/* .eh_frame unwinder (--unwind dwarf, bpf/unwind.bpf.h): why a stack was cut short, one
 	 * count per cut stack (frames unwound so far are kept). */
 	PT_ERR_UNWIND_NO_CFI,     /* a frame in code without CFI and without a usable frame pointer */
@@ -223,6 +225,7 @@ struct pt_global {
 	__s64 kind_live_count[4];
 	__s64 kind_live_bytes[4];
 	/* invocations */
+	__u64 rapi_full;      /* Runtime API table updates that failed (PT_ERR_RAPI_FULL) */
 	__u64 inv_seq;        /* current invocation (0 = init phase) */
 	__u64 inv_peak_counter;
 	struct pt_inv inv[2];

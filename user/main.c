@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1119,6 +1120,12 @@ int main(int argc, char **argv)
 		run.pid = run.child.pid;
 	}
 
+	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
+	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		fprintf(stderr, "peaktrace: warning: cannot mount tracefs on /sys/kernel/tracing: %s\n",
+			strerror(errno));
+
 	/* Open, configure, load. */
 	skel = peaktrace_bpf__open();
 	if (!skel) {
@@ -1375,6 +1382,9 @@ int main(int argc, char **argv)
 	rep.max_peak = env.max_peak;
 	rep.launched = launched;
 	read_errors(skel, rep.errors);
+	rep.errors[PT_ERR_RAPI_FULL] += rep.g.rapi_full;
+	for (uint32_t k = 0; k < run.invs.n; k++)
+		rep.errors[PT_ERR_INV_LOST] += run.invs.r[k].overwritten;
 	rep.exited = run.exited || (launched && run.child.exited);
 	if (launched && run.child.exited) {
 		if (WIFSIGNALED(run.child.status))
