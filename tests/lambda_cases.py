@@ -90,17 +90,7 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
             os.unlink(pidfile)
         h = Proc([host, "-m", str(memory_mb), "--runtime-port", str(port),
                   "--invoke-port", str(port + 1), "--pid-file", pidfile, "--"] + runtime_argv)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and h.running():
-            if os.path.exists(pidfile):
-                try:
-                    with open(pidfile) as f:
-                        pid = int(f.read().split()[0])
-                    return h, pid
-                except (ValueError, IndexError):
-                    pass
-            time.sleep(0.05)
-        return h, None
+        return h, wait_pidfile(h, pidfile, timeout)
 
     def do_invoke(port, event):
         return run([invoke, "--port", str(port + 1), json.dumps(event)], timeout=timeout)
