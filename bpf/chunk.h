@@ -63,15 +63,54 @@ static inline __u64 pt_chunk_heap(__u64 ptr)
 	return ptr & ~(PT_HEAP_MAX_SIZE - 1);
 }
 
-/* The live slot keeps the chunk kind in the top two bits of the thread id (pid_max <= 2^22). */
+/*
+ * The live slot's tid word: thread id in the low 22 bits (pid_max <= 2^22), the arena index
+ * (peaktrace.h, 0..PT_ARENA_OTHER) in the next 8 and the chunk kind in the top 2.
+ */
+#define PT_TID_BITS 22
+#define PT_TID_ARENA_SHIFT 22
 #define PT_TID_KIND_SHIFT 30
-static inline __u32 pt_tid_pack(__u32 tid, __u32 kind)
+static inline __u32 pt_tid_pack(__u32 tid, __u32 kind, __u32 arena)
 {
-	return (tid & ((1u << PT_TID_KIND_SHIFT) - 1)) | (kind << PT_TID_KIND_SHIFT);
+	return (tid & ((1u << PT_TID_BITS) - 1)) | ((arena & 0xff) << PT_TID_ARENA_SHIFT) |
+	       (kind << PT_TID_KIND_SHIFT);
 }
 static inline __u32 pt_tid_kind(__u32 packed)
 {
 	return packed >> PT_TID_KIND_SHIFT;
+}
+static inline __u32 pt_tid_arena(__u32 packed)
+{
+	return (packed >> PT_TID_ARENA_SHIFT) & 0xff;
+}
+static inline __u32 pt_tid_tid(__u32 packed)
+{
+	return packed & ((1u << PT_TID_BITS) - 1);
+}
+
+/*
+ * The live slot's size word: requested bytes in the low 48 bits, and the chunk's slack (chunk
+ * size - requested) in the top 16. glibc's slack is below 16 bytes of rounding + a remainder too
+ * small to split (< 32) for heap chunks and below a page + 16 for mmapped ones; a larger slack
+ * saturates (and the chunk bytes of that block are then short by the excess).
+ */
+#define PT_SIZE_BITS 48
+#define PT_SLACK_MAX 0xffffULL
+static inline __u64 pt_size_pack(__u64 size, __u64 chunk)
+{
+	__u64 slack = chunk > size ? chunk - size : 0;
+
+	if (slack > PT_SLACK_MAX)
+		slack = PT_SLACK_MAX;
+	return (size & ((1ULL << PT_SIZE_BITS) - 1)) | (slack << PT_SIZE_BITS);
+}
+static inline __u64 pt_size_req(__u64 packed)
+{
+	return packed & ((1ULL << PT_SIZE_BITS) - 1);
+}
+static inline __u64 pt_size_chunk(__u64 packed)
+{
+	return pt_size_req(packed) + (packed >> PT_SIZE_BITS);
 }
 
 #endif

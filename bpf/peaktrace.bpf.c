@@ -27,8 +27,8 @@ const volatile __u32 max_stacks = PT_DEF_MAX_STACKS;
 const volatile bool capture_stacks = true;
 /* Unwind with the .eh_frame tables user/unwind_maps.c loads (--unwind dwarf), not frame pointers. */
 const volatile bool dwarf_unwind = false;
-/* The allocator is glibc: classify each block by its chunk header (chunk.h). */
-const volatile bool glibc_chunks = false;
+/* The allocator is glibc: attribute each block to its arena from its chunk header (chunk.h). */
+const volatile bool glibc_arenas = false;
 /* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
 const volatile bool rapi_boundaries = false;
 
@@ -47,6 +47,9 @@ struct thread_state {
 	__u32 fn;
 	__u32 stack;     /* stack index of the outermost call */
 	__u32 sc_nr;     /* syscall in progress (for the exit tracepoint) */
+	__u64 heap_base; /* the thread arena heap of this thread's last allocation ... */
+	__u32 heap_arena;/* ... and that arena's index (0: none cached) */
+	__u32 pad0;
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
@@ -101,6 +104,30 @@ struct {
 	__type(key, __u64);
 	__type(value, struct pt_live_info);
 } live_overflow SEC(".maps");
+
+/* glibc arenas. key: malloc_state address (heap_info.ar_ptr); value: arena index. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PT_MAX_ARENAS);
+	__type(key, __u64);
+	__type(value, __u32);
+} arena_ids SEC(".maps");
+
+/* key: arena index; value: its counters. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PT_MAX_ARENAS);
+	__type(key, __u32);
+	__type(value, struct pt_arena_stats);
+} arenas SEC(".maps");
+
+/* key: (allocating thread, arena); value: its counters. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PT_MAX_THREAD_ARENAS);
+	__type(key, struct pt_thread_arena_key);
+	__type(value, struct pt_thread_arena);
+} thread_arenas SEC(".maps");
 
 /* key: enum pt_err; value: count. Per CPU so counting never contends. */
 struct {
@@ -345,6 +372,137 @@ static __always_inline void stack_account(__u32 stack, __s64 bytes, bool alloc)
 	}
 }
 
+/* Raise *peak to v (racy between CPUs; settled with a few compare-and-swaps). */
+static __always_inline void max_s64(__s64 *peak, __s64 v)
+{
+	for (int i = 0; i < 3; i++) {
+		__s64 old = *peak;
+
+		if (v <= old || __sync_val_compare_and_swap(peak, old, v) == old)
+			break;
+	}
+}
+
+/*
+ * Arena of a fresh glibc block (DESIGN.md §2, chunk.h): the chunk header says main arena, thread
+ * arena or mmapped; a thread arena is named by the first word of its 64 MiB-aligned heap. A
+ * thread keeps allocating from the same heap, so the heap -> arena index pair is cached in its
+ * state: the second read and the map lookup happen only when the heap changes. Returns the packed
+ * tid word (chunk.h) and sets *chunk to the chunk size.
+ */
+static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 size, __u32 tid,
+				      __u64 *chunk)
+{
+	__u64 hdr, heap, ar;
+	__u32 kind, idx, *known;
+
+	if (bpf_probe_read_user(&hdr, sizeof(hdr), (void *)(ptr - 8)))
+		goto unknown;
+	kind = pt_chunk_kind(hdr, size);
+	if (kind == PT_CHUNK_UNKNOWN)
+		goto unknown;
+	*chunk = pt_chunk_size(hdr);
+	if (kind != PT_CHUNK_THREAD)
+		return pt_tid_pack(tid, kind, PT_ARENA_MAIN);
+	heap = pt_chunk_heap(ptr);
+	if (ts->heap_arena && ts->heap_base == heap)
+		return pt_tid_pack(tid, kind, ts->heap_arena);
+	if (bpf_probe_read_user(&ar, sizeof(ar), (void *)heap) || !ar)
+		goto unknown;
+	known = bpf_map_lookup_elem(&arena_ids, &ar);
+	if (known) {
+		idx = *known;
+	} else {
+		idx = __sync_fetch_and_add(&g.arena_next, 1) + 1;
+		if (idx >= PT_ARENA_OTHER) {
+			/* Beyond the table: lumped together, and counted at every lookup. */
+			count_err(PT_ERR_ARENA_FULL);
+			idx = PT_ARENA_OTHER;
+		} else if (bpf_map_update_elem(&arena_ids, &ar, &idx, BPF_NOEXIST)) {
+			/* Another CPU named it first (its index is wasted). */
+			known = bpf_map_lookup_elem(&arena_ids, &ar);
+			idx = known ? *known : PT_ARENA_OTHER;
+		} else {
+			struct pt_arena_stats *a = bpf_map_lookup_elem(&arenas, &idx);
+
+			if (a)
+				a->addr = ar;
+		}
+	}
+	ts->heap_base = heap;
+	ts->heap_arena = idx;
+	return pt_tid_pack(tid, kind, idx);
+unknown:
+	count_err(PT_ERR_CHUNK_READ);
+	return pt_tid_pack(tid, PT_CHUNK_UNKNOWN, PT_ARENA_MAIN);
+}
+
+/* Count a glibc block in (alloc) or out of its arena, its chunk kind and its thread's row. */
+static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, bool alloc)
+{
+	__u32 kind = pt_tid_kind(tidw) & 3, idx = pt_tid_arena(tidw);
+	__s64 c = alloc ? 1 : -1, b = alloc ? (__s64)size : -(__s64)size;
+	__s64 cb = alloc ? (__s64)chunk : -(__s64)chunk;
+	struct pt_thread_arena_key k = { .tid = pt_tid_tid(tidw), .arena = idx };
+	struct pt_thread_arena *t;
+
+	__sync_fetch_and_add(&g.kind_live_count[kind], c);
+	__sync_fetch_and_add(&g.kind_live_bytes[kind], b);
+	__sync_fetch_and_add(&g.kind_live_chunk_bytes[kind], cb);
+	if (kind == PT_CHUNK_MAIN || kind == PT_CHUNK_THREAD) {
+		struct pt_arena_stats *a = bpf_map_lookup_elem(&arenas, &idx);
+
+		if (a) {
+			__s64 now;
+
+			if (alloc) {
+				__sync_fetch_and_add(&a->alloc_count, 1);
+				__sync_fetch_and_add(&a->alloc_bytes, size);
+			} else {
+				__sync_fetch_and_add(&a->free_count, 1);
+				__sync_fetch_and_add(&a->free_bytes, size);
+			}
+			__sync_fetch_and_add(&a->live_count, c);
+			__sync_fetch_and_add(&a->live_bytes, b);
+			now = __sync_fetch_and_add(&a->live_chunk_bytes, cb) + cb;
+			if (alloc)
+				max_s64(&a->peak_chunk_bytes, now);
+			if (size >= PT_ARENA_LARGE) {
+				if (alloc) {
+					__sync_fetch_and_add(&a->large_count, 1);
+					__sync_fetch_and_add(&a->large_bytes, size);
+				}
+				now = __sync_fetch_and_add(&a->large_live_chunk_bytes, cb) + cb;
+				if (alloc)
+					max_s64(&a->large_peak_chunk_bytes, now);
+			}
+		}
+	} else {
+		k.arena = kind == PT_CHUNK_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
+	}
+	t = bpf_map_lookup_elem(&thread_arenas, &k);
+	if (!t && alloc) {
+		struct pt_thread_arena zero = {};
+
+		bpf_map_update_elem(&thread_arenas, &k, &zero, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&thread_arenas, &k);
+		if (!t)
+			count_err(PT_ERR_ARENA_FULL);
+	}
+	if (!t)
+		return;
+	if (alloc) {
+		__sync_fetch_and_add(&t->alloc_count, 1);
+		__sync_fetch_and_add(&t->alloc_bytes, size);
+	} else {
+		__sync_fetch_and_add(&t->free_count, 1);
+		__sync_fetch_and_add(&t->free_bytes, size);
+	}
+	__sync_fetch_and_add(&t->live_count, c);
+	__sync_fetch_and_add(&t->live_bytes, b);
+	__sync_fetch_and_add(&t->live_chunk_bytes, cb);
+}
+
 /* Remove ptr from the live table. Returns true and its size/stack when it was live. */
 static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u32 *tid)
 {
@@ -379,41 +537,38 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u3
 
 static __always_inline void do_free(__u64 ptr, bool quiet)
 {
-	__u64 size;
-	__u32 stack, tid, kind;
+	__u64 packed, size;
+	__u32 stack, tid;
 
-	if (!live_take(ptr, &size, &stack, &tid)) {
+	if (!live_take(ptr, &packed, &stack, &tid)) {
 		if (!quiet)
 			count_err(PT_ERR_UNKNOWN_FREE);
 		return;
 	}
-	if (glibc_chunks) {
-		kind = pt_tid_kind(tid) & 3;
-		__sync_fetch_and_add(&g.kind_live_count[kind], -1);
-		__sync_fetch_and_add(&g.kind_live_bytes[kind], -(__s64)size);
-	}
+	size = pt_size_req(packed);
+	if (glibc_arenas)
+		arena_account(tid, size, pt_size_chunk(packed), false);
 	stack_account(stack, size, false);
 	__sync_fetch_and_add(&g.free_count, 1);
 	__sync_fetch_and_add(&g.free_bytes, size);
 	global_add(-(__s64)size, -1);
 }
 
-static __always_inline void do_alloc(__u64 ptr, __u64 size, __u32 stack, __u32 tid)
+static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32 stack,
+				     __u32 tid)
 {
 	__u32 b = bucket_of(ptr);
 	struct pt_live_bucket *bk = bpf_map_lookup_elem(&live, &b);
 	/* ~80 ns per allocation here; the coarse clock would do for an age but uprobe programs
 	 * may not call bpf_ktime_get_coarse_ns. */
-	__u64 now = bpf_ktime_get_ns(), hdr;
+	__u64 now = bpf_ktime_get_ns(), chunk = size;
 	bool stored = false;
-	__u32 kind = PT_CHUNK_UNKNOWN;
 
-	/* One 8-byte read of the fresh chunk's header: main arena, thread arena or mmapped. It
-	 * cost ~220 ns per allocation here (a third of this program), so it is opt-in
-	 * (--chunk-kinds). */
-	if (glibc_chunks && bpf_probe_read_user(&hdr, sizeof(hdr), (void *)(ptr - 8)) == 0)
-		kind = pt_chunk_kind(hdr, size);
-	tid = pt_tid_pack(tid, kind);
+	if (glibc_arenas)
+		tid = arena_of(ts, ptr, size, tid, &chunk);
+	else
+		tid = pt_tid_pack(tid, PT_CHUNK_UNKNOWN, 0);
+	size = pt_size_pack(size, chunk);
 
 	if (bk) {
 		int i;
@@ -441,12 +596,14 @@ static __always_inline void do_alloc(__u64 ptr, __u64 size, __u32 stack, __u32 t
 			}
 		}
 	}
+	/* From here on size is the requested size again (the slots keep it packed). */
 	if (!stored) {
 		struct pt_live_info info = { .size = size, .stack = stack, .tid = tid, .ts = now };
 
 		if (bpf_map_update_elem(&live_overflow, &ptr, &info, BPF_ANY)) {
 			/* Counted as allocated but not as live: it can never be freed from us. */
 			count_err(PT_ERR_LIVE_FULL);
+			size = pt_size_req(size);
 			struct pt_stack_stats *st = bpf_map_lookup_elem(&stats, &stack);
 
 			if (st) {
@@ -458,11 +615,10 @@ static __always_inline void do_alloc(__u64 ptr, __u64 size, __u32 stack, __u32 t
 			return;
 		}
 	}
+	size = pt_size_req(size);
 	stack_account(stack, size, true);
-	if (glibc_chunks) {
-		__sync_fetch_and_add(&g.kind_live_count[kind & 3], 1);
-		__sync_fetch_and_add(&g.kind_live_bytes[kind & 3], size);
-	}
+	if (glibc_arenas)
+		arena_account(tid, size, chunk, true);
 	__sync_fetch_and_add(&g.alloc_count, 1);
 	__sync_fetch_and_add(&g.alloc_bytes, size);
 	global_add(size, 1);
@@ -542,7 +698,7 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 		}
 		if (old)
 			do_free(old, false);
-		do_alloc(ret, ts->size, ts->stack, tid);
+		do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
 	case PT_POSIX_MEMALIGN:
 		/* Returns an error number; the pointer is stored through memptr. */
@@ -552,12 +708,12 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 			count_err(PT_ERR_PTR_READ);
 			return 0;
 		}
-		do_alloc(ptr, ts->size, ts->stack, tid);
+		do_alloc(ts, ptr, ts->size, ts->stack, tid);
 		return 0;
 	default:
 		if (!ret)
 			return 0;
-		do_alloc(ret, ts->size, ts->stack, tid);
+		do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
 	}
 }

@@ -73,6 +73,9 @@ enum pt_err {
 	PT_ERR_UNWIND_ROWS_FULL,  /* executable files left without CFI: row table full */
 	PT_ERR_UNWIND_MAPS_FULL,  /* executable mappings beyond the mapping table */
 	PT_ERR_UNWIND_FILE,       /* executable files whose CFI could not be read */
+	/* glibc arenas (chunk.h): an allocation counted in totals but not in its arena's figures. */
+	PT_ERR_ARENA_FULL,        /* arena table or (thread, arena) table full */
+	PT_ERR_CHUNK_READ,        /* chunk header or heap_info unreadable or implausible */
 	PT_ERR_COUNT,
 };
 
@@ -134,6 +137,58 @@ struct pt_live_info {
 	__u64 ts;   /* bpf_ktime_get_ns() at allocation */
 };
 _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
+
+/*
+ * glibc arenas (issue 4). Every glibc block is attributed, from its chunk header, to the main
+ * arena, to one thread arena (by heap_info.ar_ptr) or to its own mmap. Arena index 0 is the main
+ * arena, 1..PT_ARENA_OTHER-1 thread arenas in the order first seen, PT_ARENA_OTHER every thread
+ * arena beyond the table (and PT_ERR_ARENA_FULL counts them). The per-thread table uses two
+ * more pseudo arenas for mmapped and unclassified blocks.
+ */
+#define PT_MAX_ARENAS 256
+#define PT_ARENA_MAIN 0
+#define PT_ARENA_OTHER 255
+#define PT_ARENA_MMAPPED 256
+#define PT_ARENA_UNKNOWN 257
+#define PT_MAX_THREAD_ARENAS 4096
+/* Blocks of at least this many bytes are "large": what a 32 KiB mmap threshold would move out
+ * of the arenas (the setting peaktrace's advice measures). */
+#define PT_ARENA_LARGE 32768
+
+struct pt_arena_stats {
+	__u64 addr;              /* malloc_state address (heap_info.ar_ptr); 0 for the main arena */
+	__u64 alloc_count;
+	__u64 alloc_bytes;
+	__u64 free_count;
+	__u64 free_bytes;
+	__s64 live_count;
+	__s64 live_bytes;        /* requested bytes */
+	__s64 live_chunk_bytes;  /* glibc chunk sizes (what mallinfo2's uordblks counts) */
+	__u64 large_count;       /* allocations of >= PT_ARENA_LARGE bytes served by this arena */
+	__u64 large_bytes;
+	__s64 large_live_chunk_bytes;
+	__s64 large_peak_chunk_bytes; /* maximum of large_live_chunk_bytes */
+	__s64 peak_chunk_bytes;  /* maximum of live_chunk_bytes */
+	__u64 pad[3];
+};
+_Static_assert(sizeof(struct pt_arena_stats) == 128, "pt_arena_stats layout");
+
+struct pt_thread_arena_key {
+	__u32 tid;
+	__u32 arena;             /* arena index, PT_ARENA_MMAPPED or PT_ARENA_UNKNOWN */
+};
+
+struct pt_thread_arena {
+	__u64 alloc_count;
+	__u64 alloc_bytes;
+	__u64 free_count;        /* frees of blocks this thread allocated (by any thread) */
+	__u64 free_bytes;
+	__s64 live_count;
+	__s64 live_bytes;
+	__s64 live_chunk_bytes;
+	__u64 pad;
+};
+_Static_assert(sizeof(struct pt_thread_arena) == 64, "pt_thread_arena layout");
 
 /* rss_stat members, as in the kernel's enum (MM_FILEPAGES ...). */
 enum { PT_RSS_FILE = 0, PT_RSS_ANON = 1, PT_RSS_SWAP = 2, PT_RSS_SHMEM = 3, PT_RSS_COUNT = 4 };
@@ -224,6 +279,8 @@ struct pt_global {
 	/* live blocks and bytes per glibc chunk kind (enum pt_chunk_kind), glibc only */
 	__s64 kind_live_count[4];
 	__s64 kind_live_bytes[4];
+	__s64 kind_live_chunk_bytes[4];
+	__u64 arena_next;     /* thread arena indexes handed out */
 	/* invocations */
 	__u64 rapi_full;      /* Runtime API table updates that failed (PT_ERR_RAPI_FULL) */
 	__u64 inv_seq;        /* current invocation (0 = init phase) */

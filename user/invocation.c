@@ -183,9 +183,13 @@ void pt_inv_line(FILE *f, const struct pt_inv_record *r)
 	else
 		fprintf(f, "INVOCATION %" PRIu64 "\tRequestId: %s\t", r->seq, r->id[0] ? r->id : "?");
 	fprintf(f, "Duration: %.2f ms\tOutcome: %s\tPeak RSS: %.1f MB\tPeak Heap: %.1f MB\t"
-		   "Heap Growth: %+.1f MB\tAllocations: %" PRIu64 "\tMax Memory Used (high-water mark): %.0f MB\n",
+		   "Heap Growth: %+.1f MB\tAllocations: %" PRIu64 "\tMax Memory Used (high-water mark): %.0f MB",
 		ms, pt_outcome_name(r->outcome), mb(r->rss_peak), mb(r->heap_peak),
 		mb(r->heap_end - r->heap_start), r->alloc_count, mb((int64_t)r->vmhwm));
+	if (r->arena_read)
+		fprintf(f, "\tArena Retained: %.1f MB (%+.1f MB)", mb(r->arena_retained),
+			mb(r->arena_retained_change));
+	fputc('\n', f);
 }
 
 static void json_kstack(FILE *f, int stacks_fd, struct pt_symbolizer *sym, uint32_t idx)
@@ -241,7 +245,14 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, int stacks_fd, struct p
 		fprintf(f, ", [%.3f, %" PRId64 "]",
 			r->traj[i].t_ns > r->start_ns ? (r->traj[i].t_ns - r->start_ns) / 1e6 : 0.0,
 			r->traj[i].rss);
-	fputs("], \"top_stacks_at_peak\": [", f);
+	fputs("], \"arenas\": ", f);
+	if (r->arena_read)
+		fprintf(f, "{\"live_chunk_bytes\": %" PRId64 ", \"resident_bytes\": %" PRId64
+			   ", \"retained_bytes\": %" PRId64 ", \"retained_change_bytes\": %" PRId64 "}",
+			r->arena_live, r->arena_resident, r->arena_retained, r->arena_retained_change);
+	else
+		fputs("null", f);
+	fputs(", \"top_stacks_at_peak\": [", f);
 	for (i = 0; i < r->ntop; i++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
 			r->top[i].bytes, r->top[i].count);

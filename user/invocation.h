@@ -27,6 +27,9 @@ struct pt_inv_record {
 	int64_t heap_start, heap_peak, heap_peak_count, heap_end;
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	uint64_t vmhwm;        /* the process high-water mark when it ended: Lambda's figure */
+	/* glibc arenas when it ended (arena_read false when not measured) */
+	bool arena_read;
+	int64_t arena_live, arena_resident, arena_retained, arena_retained_change;
 	uint32_t ntop;
 	struct pt_inv_stack top[PT_INV_TOP];
 	bool overwritten;      /* the kernel reused its buffer before we read it */

@@ -60,7 +60,7 @@ static struct options {
 	uint32_t live_slots;     /* --max-live */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
 	bool dwarf;              /* --unwind dwarf (default) or fp */
-	bool chunk_kinds;        /* --chunk-kinds: classify blocks by glibc chunk header */
+	bool arenas;             /* glibc arena accounting (off with --no-arenas) */
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
 	int boundary;            /* --boundary: BOUNDARY_* */
 	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */
@@ -76,6 +76,7 @@ static struct options {
 	.live_slots = PT_DEF_LIVE_SLOTS,
 	.fp_stacks = true,
 	.dwarf = true,
+	.arenas = true,
 	.boundary = 0,
 };
 
@@ -105,7 +106,7 @@ static const char doc[] =
 "5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
 "8 an invocation's true peak exceeded --max-peak.\n";
 
-enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_CHUNKS, OPT_PERF_UPROBES,
+enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND };
 
 static const struct argp_option opts[] = {
@@ -123,7 +124,7 @@ static const struct argp_option opts[] = {
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
-	{ "chunk-kinds", OPT_CHUNKS, NULL, 0, "Split live bytes by glibc chunk: main arena, thread arenas, mmapped (one extra read per allocation)", 0 },
+	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -196,8 +197,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "invalid --unwind mode: %s (dwarf or fp)", arg);
 		env.dwarf = strcmp(arg, "dwarf") == 0;
 		break;
-	case OPT_CHUNKS:
-		env.chunk_kinds = true;
+	case OPT_NO_ARENAS:
+		env.arenas = false;
 		break;
 	case OPT_PERF_UPROBES:
 		env.perf_uprobes = true;
@@ -728,7 +729,22 @@ struct run {
 	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
 	bool quiet;
 	uint32_t written;        /* invocations already printed and streamed */
+	/* glibc arenas */
+	bool arenas;             /* accounting on */
+	bool launched;
+	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
+	bool arena_prev_read;
+	int64_t arena_prev_retained;
 };
+
+static void collect_arenas(struct run *run)
+{
+	if (!run->arenas || run->ar.collected)
+		return;
+	pt_arenas_collect(&run->ar, run->pid, bpf_map__fd(run->skel->maps.arenas),
+			  bpf_map__fd(run->skel->maps.thread_arenas), &run->skel->bss->g);
+	run->ar.from_start = run->launched;
+}
 
 /* An invocation (or the init phase) ended: read its half of the double buffer now. */
 static void invocation_ended(struct run *run, uint64_t seq)
@@ -757,6 +773,15 @@ static void invocation_ended(struct run *run, uint64_t seq)
 		rec.vmhwm = run->vmhwm;
 	else
 		run->vmhwm = rec.vmhwm;
+	/* The runtime now waits for its next event: the arenas hold what this invocation left. */
+	if (run->arenas &&
+	    pt_arenas_totals(run->pid, bpf_map__fd(run->skel->maps.arenas), &run->skel->bss->g,
+			     &rec.arena_live, &rec.arena_resident, &rec.arena_retained) == 0) {
+		rec.arena_read = true;
+		rec.arena_retained_change = run->arena_prev_read ? rec.arena_retained - run->arena_prev_retained : 0;
+		run->arena_prev_read = true;
+		run->arena_prev_retained = rec.arena_retained;
+	}
 	pt_inv_append(&run->invs, &rec);
 }
 
@@ -858,6 +883,7 @@ static void at_child_exit(void *arg)
 		pt_sym_refresh(run->sym);
 	if (hwm > run->vmhwm)
 		run->vmhwm = hwm;
+	collect_arenas(run);
 }
 
 static void status_line(struct run *run, uint64_t *last_allocs, uint64_t *last_ns)
@@ -1141,8 +1167,7 @@ int main(int argc, char **argv)
 	skel->rodata->max_stacks = env.max_stacks;
 	skel->rodata->capture_stacks = env.fp_stacks;
 	pt_unwind_configure(skel, env.dwarf && env.fp_stacks, 0);
-	skel->rodata->glibc_chunks = env.chunk_kinds && alloc.kind == PT_ALLOC_GLIBC;
-	rep.chunk_kinds = skel->rodata->glibc_chunks;
+	skel->rodata->glibc_arenas = env.arenas && alloc.kind == PT_ALLOC_GLIBC;
 	skel->rodata->rapi_boundaries = env.boundary == BOUNDARY_AUTO || env.boundary == BOUNDARY_RUNTIME_API;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
@@ -1170,6 +1195,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	run.skel = skel;
+	run.arenas = skel->rodata->glibc_arenas;
+	run.launched = launched;
 	run.quiet = env.quiet;
 	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
 	unw = pt_unwind_load(skel, run.pid, launched ? paths : NULL, npaths);
@@ -1381,6 +1408,10 @@ int main(int argc, char **argv)
 	rep.sym = run.sym;
 	rep.max_peak = env.max_peak;
 	rep.launched = launched;
+	collect_arenas(&run);
+	rep.ar = run.ar;
+	memset(&run.ar, 0, sizeof(run.ar));
+	rep.ar.allocator = pt_allocator_kind_name(alloc.kind);
 	read_errors(skel, rep.errors);
 	rep.errors[PT_ERR_RAPI_FULL] += rep.g.rapi_full;
 	for (uint32_t k = 0; k < run.invs.n; k++)

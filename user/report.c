@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +32,8 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_ROWS_FULL] = "unwind_rows_full",
 	[PT_ERR_UNWIND_MAPS_FULL] = "unwind_maps_full",
 	[PT_ERR_UNWIND_FILE] = "unwind_file_failed",
+	[PT_ERR_ARENA_FULL] = "arena_table_full",
+	[PT_ERR_CHUNK_READ] = "chunk_header_unreadable",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -55,6 +58,8 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_ROWS_FULL] = "executable files left without unwind tables: row table full",
 	[PT_ERR_UNWIND_MAPS_FULL] = "executable mappings beyond the unwinder's mapping table",
 	[PT_ERR_UNWIND_FILE] = "executable files whose .eh_frame could not be read (their frames use frame pointers)",
+	[PT_ERR_ARENA_FULL] = "allocations counted under 'other arenas' or without their thread's arena row: arena tables full",
+	[PT_ERR_CHUNK_READ] = "allocations whose glibc chunk header or heap_info was unreadable or implausible: not attributed to an arena",
 };
 
 const char *pt_err_name(int e)
@@ -245,13 +250,6 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
 	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
-	if (r->chunk_kinds)
-		fprintf(f, "  live at end by glibc chunk: main arena %s (%" PRId64 "), thread arenas %s (%"
-			   PRId64 "), mmapped %s (%" PRId64 ")%s\n",
-			pt_fmt_bytes(b1, sizeof(b1), (double)g->kind_live_bytes[1]), (int64_t)g->kind_live_count[1],
-			pt_fmt_bytes(b2, sizeof(b2), (double)g->kind_live_bytes[2]), (int64_t)g->kind_live_count[2],
-			pt_fmt_bytes(b3, sizeof(b3), (double)g->kind_live_bytes[3]), (int64_t)g->kind_live_count[3],
-			g->kind_live_count[0] ? ", unclassified some" : "");
 	fprintf(f, "\nRSS\n");
 	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
@@ -271,13 +269,19 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 			     (double)((uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0)),
 		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
 
+	if (r->ar.collected)
+		pt_arenas_text(f, &r->ar);
+	else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
+			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+
 	if (has_invocations(r)) {
 		uint32_t k;
 
 		fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
-		fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s\n", "#", "request id",
+		fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
 			"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
-			"HWM (Lambda)");
+			"HWM (Lambda)", r->ar.collected ? "  arena retained (change)" : "");
 		for (k = 0; k < r->invs->n; k++) {
 			const struct pt_inv_record *ir = &r->invs->r[k];
 			double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
@@ -285,7 +289,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 			char num[24];
 
 			snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
-			fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s\n",
+			fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
 				ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
 				ir->seq || pt_inv_started_before(ir) ? ir->id :
 				r->launched ? "(init phase)" : "(before the first invocation)", ms,
@@ -294,6 +298,12 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
 				pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
 				ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
+			if (ir->arena_read) {
+				fprintf(f, "  %10s (%s%s)", pt_fmt_bytes(b1, sizeof(b1), (double)ir->arena_retained),
+					ir->arena_retained_change >= 0 ? "+" : "-",
+					pt_fmt_bytes(b2, sizeof(b2), fabs((double)ir->arena_retained_change)));
+			}
+			fputc('\n', f);
 		}
 		if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
 			fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
@@ -441,15 +451,6 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"peak_live_bytes\": %" PRId64 "},\n",
 		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
 		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
-	if (r->chunk_kinds)
-		fprintf(f, "  \"live_by_chunk\": {\"main_arena_count\": %" PRId64 ", \"main_arena_bytes\": %" PRId64
-		   ", \"thread_arena_count\": %" PRId64 ", \"thread_arena_bytes\": %" PRId64
-		   ", \"mmapped_count\": %" PRId64 ", \"mmapped_bytes\": %" PRId64
-		   ", \"unclassified_count\": %" PRId64 ", \"unclassified_bytes\": %" PRId64 "},\n",
-		(int64_t)g->kind_live_count[1], (int64_t)g->kind_live_bytes[1],
-		(int64_t)g->kind_live_count[2], (int64_t)g->kind_live_bytes[2],
-		(int64_t)g->kind_live_count[3], (int64_t)g->kind_live_bytes[3],
-		(int64_t)g->kind_live_count[0], (int64_t)g->kind_live_bytes[0]);
 	fprintf(f, "  \"rss\": {\"peak_bytes\": %" PRId64 ", \"last_bytes\": %" PRId64
 		   ", \"file_bytes\": %" PRId64 ", \"anon_bytes\": %" PRId64 ", \"shmem_bytes\": %" PRId64
 		   ", \"swap_bytes\": %" PRId64 ", \"vmhwm_bytes\": %" PRIu64 "},\n",
@@ -465,6 +466,9 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		(uint64_t)g->mmap_count, (uint64_t)g->mmap_bytes, (uint64_t)g->munmap_count, (uint64_t)g->munmap_bytes, (uint64_t)g->mremap_count,
 		(uint64_t)g->brk_count, (uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0,
 		(uint64_t)g->madv_count, (uint64_t)g->madv_bytes);
+	fprintf(f, "  \"arenas\": ");
+	pt_arenas_json(f, &r->ar);
+	fprintf(f, ",\n");
 	fprintf(f, "  \"errors\": {");
 	for (k = 0; k < PT_ERR_COUNT; k++)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
@@ -607,4 +611,5 @@ void pt_report_free(struct pt_report *r)
 	r->mstacks = NULL;
 	r->nmstacks = 0;
 	pt_profile_free(&r->prof);
+	pt_arenas_free(&r->ar);
 }

@@ -12,6 +12,7 @@
 #include "procmaps.h"
 #include "probeplace.h"
 #include "invocation.h"
+#include "arenas.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -59,7 +60,7 @@ struct pt_report {
 	struct pt_map_stack *mstacks;
 	uint32_t nmstacks;
 	int top;
-	bool chunk_kinds;       /* live bytes per glibc chunk kind were collected */
+	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
 	const char *unwind;     /* stack unwinder: "dwarf", "fp" or "none" (--no-fp-walk) */
 	/* invocations */

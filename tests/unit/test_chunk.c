@@ -69,8 +69,17 @@ int main(void)
 	CHECK_EQ_U64(pt_chunk_kind(0x1010 | 4 | 1, 4096), PT_CHUNK_THREAD, "NON_MAIN_ARENA flag decodes");
 	CHECK_EQ_U64(pt_chunk_usable(0x1010 | 2), 0x1000, "mmapped usable = size - 16");
 	CHECK_EQ_U64(pt_chunk_usable(0x1010 | 1), 0x1008, "heap chunk usable = size - 8");
-	CHECK_EQ_U64(pt_tid_kind(pt_tid_pack(4194303, PT_CHUNK_MMAPPED)), PT_CHUNK_MMAPPED, "kind survives packing");
-	CHECK_EQ_U64(pt_tid_pack(4194303, PT_CHUNK_MMAPPED) & ((1u << 30) - 1), 4194303, "tid survives packing");
+	CHECK_EQ_U64(pt_tid_kind(pt_tid_pack(4194303, PT_CHUNK_MMAPPED, 255)), PT_CHUNK_MMAPPED, "kind survives packing");
+	CHECK_EQ_U64(pt_tid_tid(pt_tid_pack(4194303, PT_CHUNK_MMAPPED, 255)), 4194303, "tid survives packing");
+	CHECK_EQ_U64(pt_tid_arena(pt_tid_pack(4194303, PT_CHUNK_THREAD, 255)), 255, "arena survives packing");
+	CHECK_EQ_U64(pt_tid_arena(pt_tid_pack(1, PT_CHUNK_MAIN, 0)), 0, "main arena index packs as 0");
+	CHECK_EQ_U64(pt_tid_kind(pt_tid_pack(7, PT_CHUNK_THREAD, 17)), PT_CHUNK_THREAD, "kind next to an arena index");
+	CHECK_EQ_U64(pt_size_req(pt_size_pack(100, 112)), 100, "requested size survives packing");
+	CHECK_EQ_U64(pt_size_chunk(pt_size_pack(100, 112)), 112, "chunk size survives packing");
+	CHECK_EQ_U64(pt_size_chunk(pt_size_pack(4096, 8192)), 8192, "a page of mmap slack fits");
+	CHECK_EQ_U64(pt_size_chunk(pt_size_pack(1, 1ULL << 20)), 1 + 0xffff, "larger slack saturates");
+	CHECK_EQ_U64(pt_size_req(pt_size_pack((1ULL << 40) + 3, 0)), (1ULL << 40) + 3, "a 1 TiB request fits");
+	CHECK_EQ_U64(pt_size_chunk(pt_size_pack(64, 0)), 64, "chunk below the request means no slack");
 
 	free(small); free(mid); free(big); free(zero); free(cal); free(al); free(th[0]); free(th[1]);
 	return CHECK_DONE();
