@@ -188,7 +188,7 @@ done:
 	return 0;
 }
 
-int pt_launch(char **argv, struct pt_child *c)
+int pt_launch(char **argv, char **setenv_list, int nsetenv, struct pt_child *c)
 {
 	int go[2], report[2];
 	int err;
@@ -207,6 +207,9 @@ int pt_launch(char **argv, struct pt_child *c)
 		/* Held here until the probes are attached. EOF means the tracer gave up. */
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);
+		/* --compare-env: the setting is the command's alone, not the tracer's. */
+		for (int i = 0; i < nsetenv; i++)
+			putenv(setenv_list[i]);
 		execvp(argv[0], argv);
 		err = errno;
 		if (write(report[1], &err, sizeof(err)) < 0)

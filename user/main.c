@@ -35,6 +35,7 @@
 #include "invocation.h"
 #include "unwind_maps.h"
 #include "boundary.h"
+#include "compare.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum {
@@ -68,6 +69,12 @@ static struct options {
 	bool emf;                /* --emf: CloudWatch EMF line per invocation */
 	bool quiet;              /* -q: no text report on stdout */
 	bool verbose;            /* -v: libbpf debug output */
+	char *compare[PT_MAX_COMPARE]; /* --compare-env: settings to compare against a baseline */
+	int ncompare;
+	bool compare_child;      /* (internal) one run of a comparison */
+	const char *summary;     /* (internal) --summary FILE for the comparing parent */
+	char *target_env[PT_MAX_COMPARE]; /* (internal) --target-env: set in the launched command */
+	int ntarget_env;
 } env = {
 	.duration = 0,
 	.interval = 1.0,
@@ -107,7 +114,8 @@ static const char doc[] =
 "8 an invocation's true peak exceeded --max-peak.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
-       OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND };
+       OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
+       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -125,6 +133,10 @@ static const struct argp_option opts[] = {
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
+	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
+	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
+	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
+	{ "target-env", OPT_TARGET_ENV, "VAR=VALUE", OPTION_HIDDEN, "", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -248,6 +260,26 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'v':
 		env.verbose = true;
 		break;
+	case OPT_COMPARE_ENV:
+	case OPT_TARGET_ENV:
+		if (!strchr(arg, '=') || arg[0] == '=')
+			die_usage(st, "expected VAR=VALUE, got: %s", arg);
+		if (key == OPT_COMPARE_ENV) {
+			if (env.ncompare >= PT_MAX_COMPARE)
+				die_usage(st, "%s", "at most 4 --compare-env settings");
+			env.compare[env.ncompare++] = arg;
+		} else {
+			if (env.ntarget_env >= PT_MAX_COMPARE)
+				die_usage(st, "%s", "at most 4 --target-env settings");
+			env.target_env[env.ntarget_env++] = arg;
+		}
+		break;
+	case OPT_COMPARE_CHILD:
+		env.compare_child = true;
+		break;
+	case OPT_SUMMARY:
+		env.summary = arg;
+		break;
 	case ARGP_KEY_ARG:
 		/* Everything after "--" (or the first non-option) is the command. */
 		env.cmd = &st->argv[st->next - 1];
@@ -258,6 +290,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
 		if (!env.pid && !env.cmd)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (env.ncompare && !env.cmd)
+			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -1046,6 +1080,29 @@ int main(int argc, char **argv)
 	}
 	if (env.outdir && (code = check_outdir(env.outdir)) != EXIT_OK)
 		return code;
+	if (env.ncompare && !env.compare_child) {
+		/* Each run is a child peaktrace with the same options (but these) before the command. */
+		char **opts = calloc(argc, sizeof(*opts));
+		int nopts = 0, i, cmd_at = (int)(env.cmd - argv);
+
+		if (!opts)
+			return EXIT_FAIL;
+		for (i = 1; i < cmd_at; i++) {
+			if (!strcmp(argv[i], "--"))
+				continue;
+			if (!strcmp(argv[i], "--compare-env")) {
+				i++;
+				continue;
+			}
+			if (!strncmp(argv[i], "--compare-env=", 14))
+				continue;
+			opts[nopts++] = argv[i];
+		}
+		code = pt_compare_run("/proc/self/exe", opts, nopts, env.cmd,
+				      env.outdir ? env.outdir : "peaktrace-compare", env.compare, env.ncompare);
+		free(opts);
+		return code;
+	}
 
 	/* Which allocator, before anything runs. */
 	if (env.pid) {
@@ -1137,7 +1194,7 @@ int main(int argc, char **argv)
 
 			snprintf(rep.comm, sizeof(rep.comm), "%.15s", b ? b + 1 : exe);
 		}
-		err = pt_launch(env.cmd, &run.child);
+		err = pt_launch(env.cmd, env.target_env, env.ntarget_env, &run.child);
 		if (err) {
 			fprintf(stderr, "peaktrace: cannot start %s: %s\n", env.cmd[0], strerror(-err));
 			goto cleanup;
@@ -1467,6 +1524,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "peaktrace: reports written to %s/\n", env.outdir);
 		}
 	}
+	if (env.summary && (err = pt_summary_write(env.summary, &rep)))
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", env.summary, strerror(-err));
 	if (env.outdir && env.per_invocation)
 		write_invocation_graphs(env.outdir, &run.invs, stacks_map, nstk, run.sym, rep.comm);
 	if (env.max_peak) {
