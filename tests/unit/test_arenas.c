@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Unit tests for user/arenas.c (smaps parsing, heap attribution, advice) and the comparison
+ * table of user/compare.c. The attribution is also checked on this process's own thread arena. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "arenas.h"
+#include "chunk.h"
+#include "compare.h"
+
+static const char fixture[] =
+	"55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0                          [heap]\n"
+	"Size:                132 kB\n"
+	"Rss:                  12 kB\n"
+	"Pss:                  12 kB\n"
+	"VmFlags: rd wr mr mw me ac sd\n"
+	"7f3e84000000-7f3e84321000 rw-p 00000000 00:00 0 \n"
+	"Size:               3204 kB\n"
+	"Rss:                3200 kB\n"
+	"7f3e84321000-7f3e88000000 ---p 00000000 00:00 0 \n"
+	"Size:              62332 kB\n"
+	"Rss:                   0 kB\n"
+	"7f3e88000000-7f3e88100000 rw-p 00000000 00:00 0 \n"
+	"Rss:                1024 kB\n"
+	"7f3e8c000000-7f3e8c010000 rw-p 00000000 08:01 1234                       /tmp/x\n"
+	"Rss:                  64 kB\n"
+	"7ffd1000-7ffd2000 r-xp 00000000 00:00 0                                  [vdso]\n"
+	"Rss:                   4 kB\n";
+
+static void test_parse(void)
+{
+	struct pt_smap m[8];
+	int n = pt_smaps_parse(fixture, m, 8);
+
+	CHECK_EQ_U64(n, 6, "six mappings parsed");
+	CHECK(m[0].heap && m[0].anon && m[0].rw, "[heap] is the anonymous read-write heap");
+	CHECK_EQ_U64(m[0].rss, 12 * 1024, "[heap] Rss in bytes");
+	CHECK(!m[1].heap && m[1].anon && m[1].rw, "a nameless mapping is anonymous");
+	CHECK_EQ_U64(m[1].start, 0x7f3e84000000ULL, "start address");
+	CHECK_EQ_U64(m[1].rss, 3200 * 1024, "Rss of the heap's read-write part");
+	CHECK(!m[2].rw, "the PROT_NONE rest of a heap is not read-write");
+	CHECK(!m[4].anon, "a file mapping is not anonymous");
+	CHECK(!m[5].anon, "[vdso] is not anonymous");
+	CHECK_EQ_U64(pt_smaps_parse(fixture, m, 2), 2, "stops at max");
+	CHECK_EQ_U64(pt_smaps_parse("", m, 8), 0, "empty text");
+}
+
+static void test_attribute(void)
+{
+	struct pt_smap m[8];
+	uint64_t w[8] = { 0 };
+	struct pt_arena_row rows[3];
+	int n = pt_smaps_parse(fixture, m, 8);
+
+	memset(rows, 0, sizeof(rows));
+	rows[0].main = true;
+	rows[0].st.live_chunk_bytes = 4096;
+	rows[1].addr = 0x7f3e84000030ULL;
+	rows[1].st.live_chunk_bytes = 1 << 20;
+	rows[2].addr = 0x7f3e90000030ULL;   /* no heap of its own in the maps */
+	w[1] = 0x7f3e84000030ULL;           /* first heap: points into itself */
+	w[3] = 0x7f3e84000030ULL;           /* second heap of the same arena */
+	w[4] = 0x7f3e84000030ULL;           /* a file mapping: never a heap */
+	pt_arenas_attribute(rows, 3, m, n, w);
+	CHECK_EQ_U64(rows[0].heaps, 1, "main arena: [heap]");
+	CHECK_EQ_U64(rows[0].resident_bytes, 12 * 1024, "main arena resident");
+	CHECK_EQ_U64(rows[0].retained_bytes, 8 * 1024, "main arena retained = resident - chunks");
+	CHECK_EQ_U64(rows[1].heaps, 2, "thread arena: both 64 MiB-aligned heaps naming it");
+	CHECK_EQ_U64(rows[1].mapped_bytes, 0x321000ULL + 0x100000ULL, "mapped = read-write parts");
+	CHECK_EQ_U64(rows[1].resident_bytes, (3200 + 1024) * 1024ULL, "resident of both heaps");
+	CHECK_EQ_U64(rows[1].retained_bytes, (3200 + 1024) * 1024ULL - (1 << 20), "retained");
+	CHECK_EQ_U64(rows[2].heaps, 0, "an arena without heaps in the maps");
+	rows[2].st.live_chunk_bytes = 100;
+	pt_arenas_attribute(rows, 3, m, n, w);
+	CHECK_EQ_U64(rows[2].retained_bytes, 0, "retained is never negative");
+}
+
+/* A real thread arena: this process's own, found the way peaktrace finds a target's. */
+static void *thread_alloc(void *arg)
+{
+	(void)arg;
+	return malloc(100000);
+}
+
+static void test_own_arena(void)
+{
+	pthread_t t;
+	void *p = NULL;
+	uint64_t hdr, ar;
+	struct pt_arena_row row;
+	char path[64], *text;
+	size_t cap = 1 << 20, len = 0;
+	FILE *f;
+	struct pt_smap *m;
+	uint64_t *w;
+	int n, i;
+
+	pthread_create(&t, NULL, thread_alloc, NULL);
+	pthread_join(t, &p);
+	memset(p, 1, 100000);
+	memcpy(&hdr, (char *)p - 8, 8);
+	CHECK_EQ_U64(pt_chunk_kind(hdr, 100000), PT_CHUNK_THREAD, "a thread's block lives in a thread arena");
+	ar = *(uint64_t *)pt_chunk_heap((uint64_t)p);
+	snprintf(path, sizeof(path), "/proc/%d/smaps", getpid());
+	f = fopen(path, "r");
+	text = malloc(cap);
+	while (f && text && len + 1 < cap) {
+		size_t r = fread(text + len, 1, cap - len - 1, f);
+
+		if (!r)
+			break;
+		len += r;
+	}
+	if (f)
+		fclose(f);
+	text[len] = 0;
+	m = calloc(8192, sizeof(*m));
+	w = calloc(8192, sizeof(*w));
+	n = pt_smaps_parse(text, m, 8192);
+	for (i = 0; i < n; i++)
+		if (m[i].anon && !m[i].heap && m[i].rw && !(m[i].start & (PT_HEAP_MAX_SIZE - 1)))
+			w[i] = *(uint64_t *)m[i].start;
+	memset(&row, 0, sizeof(row));
+	row.addr = ar;
+	row.st.live_chunk_bytes = (int64_t)pt_chunk_size(hdr);
+	pt_arenas_attribute(&row, 1, m, n, w);
+	CHECK(row.heaps >= 1, "the arena's heap is found in our own smaps (%d)", row.heaps);
+	CHECK(row.resident_bytes >= 100000 && row.resident_bytes <= row.mapped_bytes,
+	      "resident covers the written block and is within the mapping (%llu of %llu)",
+	      (unsigned long long)row.resident_bytes, (unsigned long long)row.mapped_bytes);
+	free(p);
+	free(text);
+	free(m);
+	free(w);
+}
+
+static void test_advice(void)
+{
+	struct pt_arena_row rows[3];
+	struct pt_arenas a;
+	const int64_t MiB = 1 << 20;
+
+	memset(rows, 0, sizeof(rows));
+	memset(&a, 0, sizeof(a));
+	rows[0].main = true;
+	rows[1].addr = 0x1000;
+	rows[2].addr = 0x2000;
+	rows[1].retained_bytes = 30 * MiB;
+	rows[2].retained_bytes = 20 * MiB;
+	rows[1].st.alloc_count = rows[2].st.alloc_count = 500;
+	a.rows = rows;
+	a.nrows = 3;
+	a.nthreads = 2;
+	a.rss_bytes = 100 * MiB;
+	a.retained_bytes = 50 * MiB;
+	a.resident_bytes = 60 * MiB;
+	a.large_peak_bytes = 40 * MiB;
+	a.large_count = 200;
+	pt_arenas_advise(&a);
+	CHECK_EQ_U64(a.nadvice, 3, "threshold, arena max and trim (main arena retains nothing)");
+	CHECK_STR(a.advice[0].setting, "malloc_trim(0) after each invocation", "sorted by bytes addressed: trim first");
+	CHECK_EQ_U64(a.advice[0].addresses_bytes, 50 * MiB, "malloc_trim addresses all retained");
+	CHECK_STR(a.advice[1].setting, "MALLOC_MMAP_THRESHOLD_=32768", "then the mmap threshold");
+	CHECK_EQ_U64(a.advice[1].addresses_bytes, 40 * MiB, "threshold: the large blocks' peak (< retained)");
+	CHECK_STR(a.advice[2].setting, "MALLOC_ARENA_MAX=2", "then fewer arenas");
+	CHECK_EQ_U64(a.advice[2].addresses_bytes, 20 * MiB, "arena max: all but the largest arena's");
+	CHECK(strstr(a.advice[1].cost, "200") != NULL, "the cost names the mmap calls it adds");
+
+	a.mmap_threshold_set = a.arena_max_set = true;
+	pt_arenas_advise(&a);
+	CHECK_EQ_U64(a.nadvice, 1, "settings already in the environment are not advised again");
+
+	a.mmap_threshold_set = a.arena_max_set = false;
+	a.retained_bytes = 3 * MiB;
+	pt_arenas_advise(&a);
+	CHECK_EQ_U64(a.nadvice, 0, "no advice under 4 MiB retained");
+	a.retained_bytes = 8 * MiB;
+	a.rss_bytes = 1000 * MiB;
+	pt_arenas_advise(&a);
+	CHECK_EQ_U64(a.nadvice, 0, "no advice under 10%% of RSS");
+}
+
+static void test_compare(void)
+{
+	struct pt_summary s[3];
+	const char *labels[3] = { "baseline", "MALLOC_MMAP_THRESHOLD_=32768", "X=1" };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	memset(s, 0, sizeof(s));
+	s[0].ok = s[1].ok = true;
+	s[0].rss_peak = 200 << 20;
+	s[1].rss_peak = 100 << 20;
+	s[0].arenas = s[1].arenas = true;
+	s[0].arena_retained = 188 << 20;
+	s[1].arena_retained = 4 << 20;
+	pt_compare_print(f, labels, s, 3);
+	fclose(f);
+	CHECK(strstr(out, "100.00 MiB (-50.0%)") != NULL, "halved peak RSS shows -50.0%%");
+	CHECK(strstr(out, "4.00 MiB (-97.9%)") != NULL, "188 MB -> 4 MB retained shows -97.9%%");
+	CHECK(strstr(out, "(no result)") != NULL, "a failed run says so");
+	CHECK(strstr(out, "invocations") == NULL, "no invocation rows without invocations");
+	free(out);
+
+	{
+		char path[] = "/tmp/pt-summary-XXXXXX";
+		int fd = mkstemp(path);
+		FILE *g = fdopen(fd, "w");
+		struct pt_summary r;
+
+		fprintf(g, "exit_status\t137\nwall_ns\t1500000000\nrss_peak\t123\narena_resident\t7\n"
+			   "arena_retained\t5\nnonsense line\n");
+		fclose(g);
+		CHECK(pt_summary_read(path, &r) == 0 && r.ok, "summary read");
+		CHECK_EQ_U64(r.exit_status, 137, "exit status");
+		CHECK_EQ_U64(r.rss_peak, 123, "rss_peak");
+		CHECK(r.arenas && r.arena_retained == 5, "arena figures present");
+		CHECK(r.wall_s > 1.49 && r.wall_s < 1.51, "wall time in seconds");
+		unlink(path);
+		CHECK(pt_summary_read(path, &r) < 0 && !r.ok, "a missing summary is an error");
+	}
+}
+
+int main(void)
+{
+	test_parse();
+	test_attribute();
+	test_own_arena();
+	test_advice();
+	test_compare();
+	return CHECK_DONE();
+}
