@@ -16,6 +16,7 @@
 #include "peak.h"
 #include "chunk.h"
 #include "rapi.h"
+#include "sample.h"
 
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -31,6 +32,8 @@ const volatile bool dwarf_unwind = false;
 const volatile bool glibc_arenas = false;
 /* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
 const volatile bool rapi_boundaries = false;
+/* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
+const volatile __u64 sample_bytes = 0;
 
 /* Process-wide counters; user space reads them through the skeleton's .bss. */
 struct pt_global g = {};
@@ -50,6 +53,9 @@ struct thread_state {
 	__u64 heap_base; /* the thread arena heap of this thread's last allocation ... */
 	__u32 heap_arena;/* ... and that arena's index (0: none cached) */
 	__u32 pad0;
+	/* --sample-bytes: bytes until this thread's next sample point; never 0 once drawn
+	 * (gaps are >= 1 and a countdown stops above 0), so 0 means "not drawn yet". */
+	__u64 sample_left;
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
@@ -351,24 +357,47 @@ static __always_inline __u32 bucket_of(__u64 ptr)
 	return (__u32)((ptr * 0x9E3779B97F4A7C15ULL) >> 32) & live_bucket_mask;
 }
 
+/* What one block of size bytes adds to its stack's counters: itself, or with --sample-bytes the
+ * unbiased weight of a sampled block (sample.h; counts in 2^-16 units). A pure function of the
+ * size, so the free subtracts exactly what the allocation added. */
+static __always_inline void stack_weight(__u64 size, __s64 *wbytes, __s64 *wcount)
+{
+	__u64 wb, wc;
+
+	if (!sample_bytes) {
+		*wbytes = size;
+		*wcount = 1;
+		return;
+	}
+	pt_sample_weights(sample_bytes, size, &wb, &wc);
+	*wbytes = wb;
+	*wcount = wc;
+}
+
 static __always_inline void stack_account(__u32 stack, __s64 bytes, bool alloc)
 {
-	struct pt_stack_stats *st = bpf_map_lookup_elem(&stats, &stack);
+	struct pt_stack_stats *st;
+	__s64 wb, wc;
 
+	/* Unsampled blocks have no stack: their allocation and free cost no stack work. */
+	if (stack == PT_STACK_UNSAMPLED)
+		return;
+	st = bpf_map_lookup_elem(&stats, &stack);
 	if (!st)
 		return;
+	stack_weight(bytes, &wb, &wc);
 	pt_peak_touch(st, g.peak_seq);
 	inv_touch(st);
 	if (alloc) {
-		__sync_fetch_and_add(&st->alloc_count, 1);
-		__sync_fetch_and_add(&st->alloc_bytes, bytes);
-		__sync_fetch_and_add(&st->live_count, 1);
-		__sync_fetch_and_add(&st->live_bytes, bytes);
+		__sync_fetch_and_add(&st->alloc_count, wc);
+		__sync_fetch_and_add(&st->alloc_bytes, wb);
+		__sync_fetch_and_add(&st->live_count, wc);
+		__sync_fetch_and_add(&st->live_bytes, wb);
 	} else {
-		__sync_fetch_and_add(&st->free_count, 1);
-		__sync_fetch_and_add(&st->free_bytes, bytes);
-		__sync_fetch_and_add(&st->live_count, -1);
-		__sync_fetch_and_add(&st->live_bytes, -bytes);
+		__sync_fetch_and_add(&st->free_count, wc);
+		__sync_fetch_and_add(&st->free_bytes, wb);
+		__sync_fetch_and_add(&st->live_count, -wc);
+		__sync_fetch_and_add(&st->live_bytes, -wb);
 	}
 }
 
@@ -604,11 +633,19 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 			/* Counted as allocated but not as live: it can never be freed from us. */
 			count_err(PT_ERR_LIVE_FULL);
 			size = pt_size_req(size);
-			struct pt_stack_stats *st = bpf_map_lookup_elem(&stats, &stack);
+			struct pt_stack_stats *st = NULL;
+			__s64 wb, wc;
 
+			if (stack != PT_STACK_UNSAMPLED)
+				st = bpf_map_lookup_elem(&stats, &stack);
 			if (st) {
-				__sync_fetch_and_add(&st->alloc_count, 1);
-				__sync_fetch_and_add(&st->alloc_bytes, size);
+				stack_weight(size, &wb, &wc);
+				__sync_fetch_and_add(&st->alloc_count, wc);
+				__sync_fetch_and_add(&st->alloc_bytes, wb);
+			}
+			if (sample_bytes && stack != PT_STACK_UNSAMPLED) {
+				__sync_fetch_and_add(&g.sampled_count, 1);
+				__sync_fetch_and_add(&g.sampled_bytes, size);
 			}
 			__sync_fetch_and_add(&g.alloc_count, 1);
 			__sync_fetch_and_add(&g.alloc_bytes, size);
@@ -619,6 +656,10 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 	stack_account(stack, size, true);
 	if (glibc_arenas)
 		arena_account(tid, size, chunk, true);
+	if (sample_bytes && stack != PT_STACK_UNSAMPLED) {
+		__sync_fetch_and_add(&g.sampled_count, 1);
+		__sync_fetch_and_add(&g.sampled_bytes, size);
+	}
 	__sync_fetch_and_add(&g.alloc_count, 1);
 	__sync_fetch_and_add(&g.alloc_bytes, size);
 	global_add(size, 1);
@@ -660,6 +701,22 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 	ts->size = size;
 	ts->arg = arg;
 	ts->fn = fn;
+	if (sample_bytes) {
+		/* Poisson sampling by bytes (sample.h): the block is still tracked as live and in
+		 * every total; only its stack is skipped. The decision is taken on the requested
+		 * size, the size the live table keeps, so the free recomputes the same weight. */
+		if (!ts->sample_left)
+			ts->sample_left = pt_sample_gap(sample_bytes, bpf_get_prandom_u32());
+		if (!pt_sample_hit(&ts->sample_left, size)) {
+			/* The nesting check above needs the outer return address. */
+			if (bpf_probe_read_user(&ra, sizeof(ra), (void *)sp))
+				ra = 0;
+			ts->ra = ra;
+			ts->stack = PT_STACK_UNSAMPLED;
+			return 0;
+		}
+		ts->sample_left = pt_sample_gap(sample_bytes, bpf_get_prandom_u32());
+	}
 	ts->stack = capture(ts, sp, PT_REGS_FP(ctx));
 	ts->ra = ts->pcs[0];
 	return 0;
@@ -787,7 +844,8 @@ static __always_inline __u32 syscall_stack(struct thread_state *ts)
 {
 	struct pt_regs *regs;
 
-	if (ts->depth)
+	/* An unsampled allocation has no stack: a map call inside it (rare) is unwound here. */
+	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
 		return ts->stack;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	return capture(ts, BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp));

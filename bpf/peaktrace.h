@@ -31,6 +31,9 @@
 /* Stack index 0 is the "[unknown stack]" bucket: allocations whose stack could not be stored
  * are still counted, here. */
 #define PT_STACK_UNKNOWN 0
+/* With --sample-bytes, the stack of allocations not sampled: no index in the tables (lookups
+ * miss), so their allocation and free skip all stack work; counted only in the totals. */
+#define PT_STACK_UNSAMPLED 0xffffffffu
 
 /* Allocator entry points; values match enum pt_alloc_fn in user/procmaps.h. */
 enum pt_fn {
@@ -93,6 +96,8 @@ _Static_assert(sizeof(struct pt_stack_rec) == 16 + 8 * PT_MAX_FRAMES, "pt_stack_
  * global peak_seq; otherwise the stack has not changed since that peak and live_* is it
  * (the lazy snapshot of DESIGN.md §4, see peak.h). */
 struct pt_stack_stats {
+	/* With --sample-bytes the counters of sampled stacks are weighted estimates (sample.h):
+	 * bytes in bytes, counts (*_count) in units of 2^-PT_SAMPLE_COUNT_SHIFT allocation. */
 	__u64 alloc_count;
 	__u64 alloc_bytes;
 	__u64 free_count;
@@ -285,6 +290,9 @@ struct pt_global {
 	__u64 rapi_full;      /* Runtime API table updates that failed (PT_ERR_RAPI_FULL) */
 	__u64 inv_seq;        /* current invocation (0 = init phase) */
 	__u64 inv_peak_counter;
+	/* --sample-bytes: allocations whose stack was sampled, exact (not weighted) */
+	__u64 sampled_count;
+	__u64 sampled_bytes;
 	struct pt_inv inv[2];
 };
 

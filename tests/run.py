@@ -25,6 +25,10 @@ Sections, in order:
             on stderr, the target unharmed after a failed or killed attach, a target
             exiting mid-trace, -d, SIGINT.
   pprof     `go tool pprof -top` reads profile.pb.gz (only if `go` is on PATH).
+  sample    --sample-bytes on wl_sample (launch and attach): totals exact, per-stack
+            estimates within 5 standard deviations (run_sample_section states them).
+  node      a node --perf-basic-prof script (tests/workloads/js_alloc.js), launched and
+            attached: its JS function by name in the folded stacks (skipped without node).
 
 BPF sections (case, cli, pprof) count as skipped unless running as root with
 /sys/kernel/btf/vmlinux. Every subprocess has a timeout and every process started
@@ -1168,6 +1172,191 @@ def run_pprof_section(res, keep_dirs, tmp):
 
 
 # --------------------------------------------------------------------------------------
+# --sample-bytes: exact totals, unbiased per-stack estimates (tests/workloads/wl_sample.c)
+
+SAMPLE_MEAN = 8192
+# wl_sample's three sites: (frames[0] function, allocations, bytes each).
+SAMPLE_SITES = [("scn_small", 60000, 48), ("scn_medium", 30000, 512), ("scn_large", 10000, 4096)]
+
+
+def sample_expectations(mean):
+    """Per site: (count, bytes, sd of the byte estimate, sd of the count estimate, p).
+
+    An allocation of s bytes is sampled with p = 1 - exp(-s/N) and then weighs s/p bytes and
+    1/p allocations. Over n independent allocations the byte estimate has variance
+    n * p * (s/p)^2 - n * s^2 = n s^2 (1 - p) / p, the count estimate n (1 - p) / p."""
+    import math
+    out = {}
+    for name, n, s in SAMPLE_SITES:
+        p = -math.expm1(-s / mean)
+        out[name] = (n, n * s, math.sqrt(n * s * s * (1 - p) / p), math.sqrt(n * (1 - p) / p), p)
+    return out
+
+
+def run_sample_section(res, built, pt, tmp):
+    """100,000 allocations of 48/512/4096 bytes from three sites under --sample-bytes 8K.
+
+    Totals, peaks and live figures must be exact (every block goes through the live table);
+    per-stack estimates must be within 5 standard deviations of the truth (for N = 8 KiB:
+    scn_small 2.88 MB +- 5.3%% per sd, scn_medium 15.36 MB +- 2.3%%, scn_large 40.96 MB
+    +- 1.2%%; a false failure has probability ~6e-7 per check); the number of unwound
+    allocations must be within 5 sd of sum(n p) = 6,102 (sd 66)."""
+    wl = built.get("wl_sample", {}).get("fp")
+    exp = sample_expectations(SAMPLE_MEAN)
+    total_bytes = sum(b for _, b, _, _, _ in exp.values())
+    total_count = sum(n for n, _, _, _, _ in exp.values())
+    want_hits = sum(n * p for n, _, _, _, p in exp.values())
+    sd_hits = sum(n * p * (1 - p) for n, _, _, _, p in exp.values()) ** 0.5
+    for mode in ("launch", "attach"):
+        prefix = "sample/wl_sample/%s" % mode
+        if not res.wanted(prefix):
+            continue
+        if not wl:
+            res.fail(prefix, "wl_sample not built")
+            continue
+        outdir = os.path.join(tmp, "sample-" + mode)
+        trace = trace_launch if mode == "launch" else trace_attach
+        r = trace(pt, wl, [], outdir, extra=("--sample-bytes", "8K"))
+        if r.why:
+            res.fail(prefix, r.why)
+            continue
+        res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
+        rep = load_report(res, prefix, outdir)
+        if rep is None:
+            continue
+        t = rep.get("totals", {})
+        want = {"alloc_count": total_count, "alloc_bytes": total_bytes, "free_count": total_count,
+                "free_bytes": total_bytes, "live_count": 0, "live_bytes": 0,
+                "peak_live_count": total_count, "peak_live_bytes": total_bytes}
+        res.eq("%s: totals exact" % prefix, {k: t.get(k) for k in want}, want)
+        sm = rep.get("sampling") or {}
+        res.eq("%s: sampling.mean_bytes" % prefix, sm.get("mean_bytes"), SAMPLE_MEAN)
+        res.eq("%s: sampled + unsampled == totals" % prefix,
+               (sm.get("sampled_count", 0) + sm.get("unsampled_count", 0),
+                sm.get("sampled_bytes", 0) + sm.get("unsampled_bytes", 0)), (total_count, total_bytes))
+        hits = sm.get("sampled_count", -1)
+        res.true("%s: unwound allocations %s within 5 sd of %.0f (sd %.0f)" % (prefix, hits, want_hits, sd_hits),
+                 abs(hits - want_hits) <= 5 * sd_hits, "got %s" % hits)
+        errs = {k: v for k, v in rep.get("errors", {}).items()
+                if v and k not in ("unknown_free", "unwind_fp_fallback")}
+        res.eq("%s: no data loss" % prefix, errs, {})
+        stacks = rep.get("stacks", [])
+        res.true("%s: no [unsampled] stack in the per-stack output" % prefix,
+                 not any("unsampled" in str(f.get("func", "")) for s in stacks for f in s.get("frames", [])),
+                 "an [unsampled] frame is listed")
+        for name, (n, b, sd_b, sd_n, p) in exp.items():
+            got = find_stack(rep, "^%s$" % name)
+            res.true("%s: %s alloc_bytes %d within 5 sd of %d (sd %.0f)" % (prefix, name, got["alloc_bytes"], b, sd_b),
+                     abs(got["alloc_bytes"] - b) <= 5 * sd_b, "off by %.1f sd" % ((got["alloc_bytes"] - b) / sd_b))
+            res.true("%s: %s alloc_count %d within 5 sd of %d (sd %.0f)" % (prefix, name, got["alloc_count"], n, sd_n),
+                     abs(got["alloc_count"] - n) <= 5 * sd_n + 1, "off by %.1f sd" % ((got["alloc_count"] - n) / sd_n))
+            # Weights are a function of the size: every free takes back exactly what its
+            # allocation added, and at the peak (all live) a stack holds its whole estimate.
+            res.eq("%s: %s live at end exactly 0" % (prefix, name), (got["live_count"], got["live_bytes"]), (0, 0))
+            res.eq("%s: %s free_bytes == alloc_bytes" % (prefix, name), got["free_bytes"], got["alloc_bytes"])
+            res.eq("%s: %s peak_bytes == alloc_bytes (all live at the peak)" % (prefix, name),
+                   got["peak_bytes"], got["alloc_bytes"])
+        try:
+            with open(os.path.join(outdir, "report.txt")) as f:
+                txt = f.read()
+        except OSError:
+            txt = ""
+        res.true("%s: text report says stacks are sampled estimates, totals exact" % prefix,
+                 re.search(r"SAMPLED: stacks are unbiased estimates .* mean 8\.00 KiB.*totals and peaks above .* exact", txt),
+                 "no SAMPLED line in report.txt")
+    name = "sample/cli: bad --sample-bytes"
+    if res.wanted(name):
+        rc, _, err = run([pt, "--sample-bytes", "lots", "--", "true"])
+        res.eq("%s: exit status" % name, rc, 2)
+        rc, _, err = run([pt, "--sample-bytes", "8G", "--", "true"])
+        res.eq("%s: above 4G, exit status" % name, rc, 2)
+
+
+# --------------------------------------------------------------------------------------
+# Node JIT frames (--perf-basic-prof): the JavaScript function that allocates, by name
+
+NODE_JS = os.path.join(WORKLOAD_SRC, "js_alloc.js")
+NODE_FUNC = "peaktraceJsAllocator"
+NODE_BYTES = 64 << 20       # js_alloc.js: 8 x 8 Buffers of 1 MiB after the warm-up
+
+
+def folded_bytes(path, rx):
+    """Sum of the folded lines (root first, frames ';'-joined, then bytes) with a frame matching rx."""
+    total = 0
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if any(re.search(rx, fr) for fr in stack.split(";")):
+                total += int(n)
+    return total
+
+
+def run_node_section(res, pt, tmp):
+    """A launched short-lived node script and an attached one: the JS function must appear by
+    name (from /tmp/perf-PID.map) in the folded stacks with most of its 64 MiB."""
+    node = shutil.which("node")
+    for mode in ("launch", "attach"):
+        prefix = "node/jit frames/%s" % mode
+        if not res.wanted(prefix):
+            continue
+        if not node:
+            res.skip(prefix, "node not on PATH")
+            continue
+        outdir = os.path.join(tmp, "node-" + mode)
+        argv = [node, "--perf-basic-prof", NODE_JS]
+        target = None
+        if mode == "launch":
+            pr = Proc([pt, "-q", "-o", outdir, "--"] + argv)
+            m = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?(\d+)\b")
+            target = int(m.group(1)) if m else None
+            rc = pr.wait(TIMEOUT)
+            pr.kill()
+            if not m:
+                res.fail(prefix, "no 'peaktrace: tracing' line: %s" % short(pr.err))
+                continue
+        else:
+            js = Proc(argv + ["--wait"])
+            target = js.pid
+            if not js.wait_for("out", r"^js: waiting"):
+                js.kill()
+                res.fail(prefix, "node script never became ready: %s" % short(js.err))
+                continue
+            pr = Proc([pt, "-q", "-p", js.pid, "-o", outdir])
+            if not pr.wait_for("err", TRACING_RX % js.pid):
+                js.kill()
+                rc = pr.wait(TIMEOUT)
+                res.fail(prefix, "no 'peaktrace: tracing' line (exit %s): %s" % (rc, short(pr.err)))
+                continue
+            js.signal(signal.SIGUSR2)
+            res.eq("%s: node exit status" % prefix, js.wait(TIMEOUT), 0)
+            rc = pr.wait(TIMEOUT)
+            js.kill()
+        try:
+            if target:
+                os.unlink("/tmp/perf-%d.map" % target)
+        except OSError:
+            pass
+        if not res.eq("%s: peaktrace exit status" % prefix, rc, 0):
+            print("  stderr: " + short(pr.err, 1000))
+            continue
+        path = os.path.join(outdir, "alloc.folded")
+        if not os.path.exists(path):
+            res.fail(prefix, "no alloc.folded")
+            continue
+        got = folded_bytes(path, r"^JS:\S?%s\b" % NODE_FUNC)
+        # Calls made before V8 compiled the function run in the interpreter and show as
+        # Builtins_InterpreterEntryTrampoline (no perf-map name without
+        # --interpreted-frames-native-stack): at least half must be named, none invented.
+        res.true("%s: JS function %s allocated %d bytes by name (want %d..%d)"
+                 % (prefix, NODE_FUNC, got, NODE_BYTES // 2, NODE_BYTES + (4 << 20)),
+                 NODE_BYTES // 2 <= got <= NODE_BYTES + (4 << 20), "got %d bytes" % got)
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+        res.true("%s: JS function named in report.txt" % prefix, NODE_FUNC in txt,
+                 "%s not in the text report" % NODE_FUNC)
+
+
+# --------------------------------------------------------------------------------------
 
 def run_docs_section(res, pt):
     """The README shows `peaktrace --help` verbatim between its help markers (make readme-help)."""
@@ -1261,11 +1450,15 @@ def main():
                         res.skip("case/%s/%s/%s" % (case["name"], flavor, mode), no_bpf)
             res.skip("cli/*", no_bpf)
             res.skip("pprof/*", no_bpf)
+            res.skip("sample/*", no_bpf)
+            res.skip("node/*", no_bpf)
         else:
             run_case_section(res, cases, built, pt, tmp, keep_dirs)
             sleep_case = next((c for c in cases if c["command"][0] == "wl_sleep"), None)
             run_cli_section(res, built, pt, tmp, sleep_case)
             run_pprof_section(res, keep_dirs, tmp)
+            run_sample_section(res, built, pt, tmp)
+            run_node_section(res, pt, tmp)
             run_docs_section(res, pt)
             run_host_section(res, args.build)
             from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node, run_lambda_streaming

@@ -166,6 +166,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	struct pt_map_stack *ms = NULL;
 	uint32_t nms = 0;
 	int err = -ENOMEM;
+	int64_t (*cnt)[4] = NULL;   /* per output stack: alloc, free, live, peak counts */
 
 	memset(p, 0, sizeof(*p));
 	t.cap = pow2_at_least((uint64_t)in->nstacks * 4 + 64);
@@ -177,6 +178,10 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	mm.keys = calloc(mm.cap, sizeof(*mm.keys));
 	mm.vals = calloc(mm.cap, sizeof(*mm.vals));
 	if (!t.keys || !t.vals || !hm.keys || !hm.vals || !mm.keys || !mm.vals)
+		goto out;
+	/* Fixed-point counts (sampling weights) are summed first and rounded once, below. */
+	cnt = calloc(in->nstacks ? in->nstacks : 1, sizeof(*cnt));
+	if (!cnt)
 		goto out;
 
 	for (idx = 0; idx < in->nstacks; idx++) {
@@ -235,13 +240,13 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 				k = slot;
 			}
 			o = &p->stacks[k];
-			o->v[PT_ALLOC_COUNT] += st->alloc_count;
+			cnt[k][0] += st->alloc_count;
+			cnt[k][1] += st->free_count;
+			cnt[k][2] += st->live_count > 0 ? st->live_count : 0;
+			cnt[k][3] += pt_peak_count_of(st, in->peak_seq);
 			o->v[PT_ALLOC_BYTES] += st->alloc_bytes;
-			o->v[PT_FREE_COUNT] += st->free_count;
 			o->v[PT_FREE_BYTES] += st->free_bytes;
-			o->v[PT_LIVE_COUNT] += st->live_count > 0 ? st->live_count : 0;
 			o->v[PT_LIVE_BYTES] += st->live_bytes > 0 ? st->live_bytes : 0;
-			o->v[PT_PEAK_COUNT] += (uint64_t)pt_peak_count_of(st, in->peak_seq);
 			o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, in->peak_seq);
 		}
 		if (maps) {
@@ -281,8 +286,16 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			ms[k].munmap_bytes += st->munmap_bytes;
 		}
 	}
+	for (k = 0; k < p->nstacks; k++) {
+		static const int m[4] = { PT_ALLOC_COUNT, PT_FREE_COUNT, PT_LIVE_COUNT, PT_PEAK_COUNT };
+		int64_t half = in->count_shift ? 1LL << (in->count_shift - 1) : 0;
+
+		for (int j = 0; j < 4; j++)
+			p->stacks[k].v[m[j]] = (uint64_t)((cnt[k][j] + half) >> in->count_shift);
+	}
 	err = 0;
 out:
+	free(cnt);
 	free(t.keys);
 	free(t.vals);
 	free(hm.keys);

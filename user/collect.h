@@ -11,6 +11,8 @@ struct pt_collect_in {
 	const struct pt_stack_stats *stats;
 	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
 	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
+	unsigned count_shift;                /* stats counts are in 2^-count_shift units
+					      * (--sample-bytes weights), 0 = whole */
 };
 
 /* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.

@@ -86,7 +86,7 @@ static void top_insert(struct pt_inv_record *rec, uint32_t stack, int64_t bytes,
 }
 
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
-		   uint32_t nstacks, bool keep_all)
+		   uint32_t nstacks, bool keep_all, unsigned count_shift)
 {
 	struct pt_stack_stats st;
 	uint32_t k, p = inv->seq & 1;
@@ -131,6 +131,8 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 			b = st.live_bytes;
 			c = st.live_count;
 		}
+		if (count_shift)
+			c = (c + (1LL << (count_shift - 1))) >> count_shift;
 		top_insert(rec, k, b, c);
 		if (keep_all && b > 0) {
 			struct pt_inv_stack *a = realloc(rec->all, (rec->nall + 1) * sizeof(*a));

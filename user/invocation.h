@@ -64,9 +64,10 @@ size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen)
 int pt_rapi_sockets(pid_t pid, int *fds, int max);
 
 /* Fill rec from the kernel's record and the stats of stacks [0, nstacks) (read through
- * stats_fd): the top stacks held at the invocation's peak. */
+ * stats_fd): the top stacks held at the invocation's peak. Stack counts are kept in units of
+ * 2^-count_shift allocation (--sample-bytes; 0 otherwise) and returned in allocations. */
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
-		   uint32_t nstacks, bool keep_all);
+		   uint32_t nstacks, bool keep_all, unsigned count_shift);
 
 int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
 void pt_inv_list_free(struct pt_inv_list *l);

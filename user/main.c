@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "peaktrace.h"
+#include "sample.h"
 #include "peaktrace.skel.h"
 #include "collect.h"
 #include "launch.h"
@@ -65,6 +66,7 @@ static struct options {
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
 	int boundary;            /* --boundary: BOUNDARY_* */
 	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */
+	uint64_t sample_bytes;   /* --sample-bytes: mean bytes between stack samples, 0 = off */
 	bool per_invocation;     /* --per-invocation: flame graphs of each invocation's peak */
 	bool emf;                /* --emf: CloudWatch EMF line per invocation */
 	bool quiet;              /* -q: no text report on stdout */
@@ -115,7 +117,7 @@ static const char doc[] =
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
-       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV };
+       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -127,6 +129,7 @@ static const struct argp_option opts[] = {
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
+	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0, "Unwind only a Poisson sample of allocations, one per SIZE bytes on average (e.g. 512K); per-stack figures become unbiased estimates, totals and peaks stay exact (default 0: every allocation)", 0 },
 	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default: runtime-api), runtime-api (Lambda Runtime API traffic), uprobe (aws-lambda-cpp's get_next/post_success/post_failure), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
@@ -168,6 +171,28 @@ static unsigned long parse_count(struct argp_state *st, const char *arg)
 	if (*end || !*arg || v == 0 || v > (1UL << 28))
 		die_usage(st, "invalid count: %s", arg);
 	return v;
+}
+
+/* SIZE with an optional K/M/G suffix (powers of 1024), "KiB"/"KB"/"K" alike. */
+static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
+{
+	char *end;
+	double x = strtod(arg, &end);
+
+	if (end == arg || x < 0 || (x == 0 && !zero_ok))
+		die_usage(st, "invalid size: %s", arg);
+	switch (*end) {
+	case 'k': case 'K': x *= 1024; end++; break;
+	case 'm': case 'M': x *= 1024 * 1024; end++; break;
+	case 'g': case 'G': x *= 1024.0 * 1024 * 1024; end++; break;
+	}
+	if (*end == 'i' || *end == 'B' || *end == 'b')
+		end += (*end == 'i') ? 1 : 0;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || x >= 18446744073709551615.0)
+		die_usage(st, "invalid size: %s", arg);
+	return (uint64_t)x;
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
@@ -235,25 +260,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api, uprobe, none, or start=LIB:SYM,end=LIB:SYM)", arg);
 		env.boundary = (int)v;
 		break;
-	case OPT_MAX_PEAK: {
-		double x = strtod(arg, &end);
-
-		if (end == arg || x <= 0)
-			die_usage(st, "invalid size: %s", arg);
-		switch (*end) {
-		case 'k': case 'K': x *= 1024; end++; break;
-		case 'm': case 'M': x *= 1024 * 1024; end++; break;
-		case 'g': case 'G': x *= 1024.0 * 1024 * 1024; end++; break;
-		}
-		if (*end == 'i' || *end == 'B' || *end == 'b')
-			end += (*end == 'i') ? 1 : 0;
-		if (*end == 'B' || *end == 'b')
-			end++;
-		if (*end)
-			die_usage(st, "invalid size: %s", arg);
-		env.max_peak = (uint64_t)x;
+	case OPT_MAX_PEAK:
+		env.max_peak = parse_size(st, arg, false);
 		break;
-	}
+	case OPT_SAMPLE_BYTES:
+		env.sample_bytes = parse_size(st, arg, true);
+		/* The weights' fixed-point math (bpf/sample.h) holds up to 4 GiB. */
+		if (env.sample_bytes > PT_SAMPLE_MAX_MEAN)
+			die_usage(st, "--sample-bytes too large: %s (at most 4G)", arg);
+		break;
 	case 'q':
 		env.quiet = true;
 		break;
@@ -789,7 +804,8 @@ static void invocation_ended(struct run *run, uint64_t seq)
 
 	if (nstk > env.max_stacks)
 		nstk = env.max_stacks;
-	pt_inv_capture(&rec, inv, bpf_map__fd(run->skel->maps.stats), nstk, env.per_invocation);
+	pt_inv_capture(&rec, inv, bpf_map__fd(run->skel->maps.stats), nstk, env.per_invocation,
+		       env.sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
 		memset(&rec, 0, sizeof(rec));
@@ -1223,6 +1239,7 @@ int main(int argc, char **argv)
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = env.max_stacks;
 	skel->rodata->capture_stacks = env.fp_stacks;
+	skel->rodata->sample_bytes = env.sample_bytes;
 	pt_unwind_configure(skel, env.dwarf && env.fp_stacks, 0);
 	skel->rodata->glibc_arenas = env.arenas && alloc.kind == PT_ALLOC_GLIBC;
 	skel->rodata->rapi_boundaries = env.boundary == BOUNDARY_AUTO || env.boundary == BOUNDARY_RUNTIME_API;
@@ -1408,6 +1425,12 @@ int main(int argc, char **argv)
 
 	/* Stop: final state of a still-running target first, then freeze the counters. */
 	rep.duration_ns = now_ns() - start_ns;
+	if (run.exited && run.sym) {
+		/* A JIT runtime's perf map has grown since the last refresh (up to 2 s ago): the
+		 * code a short-lived node script compiled last is often what allocated. The file
+		 * outlives the process (/tmp/perf-PID.map); the mappings stay cached. */
+		pt_sym_refresh(run.sym);
+	}
 	if (!run.exited) {
 		uint64_t hwm = read_vmhwm(run.pid);
 
@@ -1443,7 +1466,8 @@ int main(int argc, char **argv)
 			cur.free_bytes = gg->free_bytes - cur.free_bytes0;
 			cur.outcome = PT_OUT_UNFINISHED;
 			pt_inv_capture(&rec, &cur, bpf_map__fd(skel->maps.stats),
-				       n < env.max_stacks ? n : env.max_stacks, env.per_invocation);
+				       n < env.max_stacks ? n : env.max_stacks, env.per_invocation,
+				       env.sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 			if (!rec.id[0] && rec.seq)
 				snprintf(rec.id, sizeof(rec.id), "%s", run.start_id[rec.seq & 1]);
 			rec.vmhwm = run.vmhwm > run.hiwater ? run.vmhwm : run.hiwater;
@@ -1464,6 +1488,7 @@ int main(int argc, char **argv)
 	rep.stacks_fd = bpf_map__fd(skel->maps.stacks);
 	rep.sym = run.sym;
 	rep.max_peak = env.max_peak;
+	rep.sample_bytes = env.sample_bytes;
 	rep.launched = launched;
 	collect_arenas(&run);
 	rep.ar = run.ar;
@@ -1501,6 +1526,7 @@ int main(int argc, char **argv)
 	cin.stats = stats_map;
 	cin.nstacks = nstk;
 	cin.peak_seq = rep.g.peak_seq;
+	cin.count_shift = env.sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	err = pt_collect(&cin, run.sym, &rep.prof, &rep.mstacks, &rep.nmstacks);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));

@@ -250,6 +250,18 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
 	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
+	if (r->sample_bytes) {
+		/* Say it where the figures are read: the stacks below are estimates. */
+		fprintf(f, "  SAMPLED: stacks are unbiased estimates from Poisson sampling by bytes, mean %s"
+			   " (--sample-bytes); the totals and peaks above and all RSS figures are exact\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
+		fprintf(f, "  stacks unwound   %12" PRIu64 "   %s (%.2f%% of allocations)\n",
+			(uint64_t)g->sampled_count, pt_fmt_bytes(b1, sizeof(b1), (double)g->sampled_bytes),
+			g->alloc_count ? 100.0 * (double)g->sampled_count / (double)g->alloc_count : 0.0);
+		fprintf(f, "  [unsampled]      %12" PRIu64 "   %s (no stack; in the totals only)\n",
+			(uint64_t)(g->alloc_count - g->sampled_count),
+			pt_fmt_bytes(b1, sizeof(b1), (double)(g->alloc_bytes - g->sampled_bytes)));
+	}
 	fprintf(f, "\nRSS\n");
 	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
@@ -451,6 +463,16 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"peak_live_bytes\": %" PRId64 "},\n",
 		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
 		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
+	/* null: every allocation's stack is in "stacks", whose figures add up to the totals. */
+	if (r->sample_bytes)
+		fprintf(f, "  \"sampling\": {\"mean_bytes\": %" PRIu64 ", \"stacks\": \"estimates\", "
+			   "\"totals\": \"exact\", \"sampled_count\": %" PRIu64 ", \"sampled_bytes\": %" PRIu64
+			   ", \"unsampled_count\": %" PRIu64 ", \"unsampled_bytes\": %" PRIu64 "},\n",
+			r->sample_bytes, (uint64_t)g->sampled_count, (uint64_t)g->sampled_bytes,
+			(uint64_t)(g->alloc_count - g->sampled_count),
+			(uint64_t)(g->alloc_bytes - g->sampled_bytes));
+	else
+		fprintf(f, "  \"sampling\": null,\n");
 	fprintf(f, "  \"rss\": {\"peak_bytes\": %" PRId64 ", \"last_bytes\": %" PRId64
 		   ", \"file_bytes\": %" PRId64 ", \"anon_bytes\": %" PRId64 ", \"shmem_bytes\": %" PRId64
 		   ", \"swap_bytes\": %" PRId64 ", \"vmhwm_bytes\": %" PRIu64 "},\n",

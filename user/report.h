@@ -69,6 +69,7 @@ struct pt_report {
 	int stacks_fd;          /* for symbolizing per-invocation stacks; -1 if none */
 	struct pt_symbolizer *sym;
 	uint64_t max_peak;
+	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
 };
 
 const char *pt_err_name(int e);

@@ -906,8 +906,21 @@ int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res
 	if (!s)
 		return -EINVAL;
 	mp = find_map(s, addr);
-	if (!mp)
-		return -ENOENT;
+	if (!mp) {
+		const struct jit_sym *j;
+
+		/* JIT code in memory never seen in /proc/PID/maps: V8 reserves its code space
+		 * PROT_NONE and makes it executable with mprotect (no mmap event asks for a
+		 * refresh), and a short-lived program unmaps it at teardown before its exit
+		 * stop. The perf map still names it. */
+		if (!(j = jit_lookup(s, addr)))
+			return -ENOENT;
+		res->module = "";
+		res->offset = addr - j->start;
+		res->func = j->name;
+		res->func_off = addr - j->start;
+		return 0;
+	}
 	m = mp->mod;
 	res->module = m->path;
 	if (!m->is_file) {
@@ -954,5 +967,9 @@ int pt_sym_is_code(struct pt_symbolizer *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo && addr < s->exec[lo - 1].end;
+	if (lo && addr < s->exec[lo - 1].end)
+		return 1;
+	/* JIT code named by the perf map is code even where no executable mapping of it was
+	 * seen (see pt_sym_resolve). */
+	return s->njit && jit_lookup(s, addr) != NULL;
 }

@@ -27,7 +27,7 @@ int pt_sym_refresh(struct pt_symbolizer *s);
 /* Returns 0 when the address fell in a known mapping (res filled, strings owned by s),
  * -ENOENT (res->module == NULL) otherwise. */
 int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res);
-/* True if addr lies in an executable mapping ever seen. */
+/* True if addr lies in an executable mapping ever seen, or in JIT code the perf map names. */
 int pt_sym_is_code(struct pt_symbolizer *s, uint64_t addr);
 void pt_sym_free(struct pt_symbolizer *s);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "check.h"
 #include "peak.h"
+#include "sample.h"
 
 #define NSTACKS 8
 #define NEVENTS 20000
@@ -68,6 +69,78 @@ static int run(unsigned seed, int nevents)
 	return bad;
 }
 
+/*
+ * --sample-bytes: the global total (and so the peak) counts every block exactly, a stack's
+ * counters only its sampled blocks, with their weights (sample.h). At the peak each stack must
+ * hold exactly the weights of its sampled blocks live at that moment; unsampled blocks touch
+ * no stack. The same replay as above, against a brute force that sums weights.
+ */
+static int run_weighted(unsigned seed, int nevents, uint64_t mean)
+{
+	struct blk { int64_t size; int sampled; } blocks[NSTACKS][64];
+	struct pt_stack_stats st[NSTACKS];
+	struct pt_global g;
+	int64_t live[NSTACKS] = { 0 }, at_peak[NSTACKS] = { 0 }, total = 0, peak = 0;
+	int nb[NSTACKS] = { 0 }, i, s, bad = 0;
+	__u64 left = 0;
+
+	memset(st, 0, sizeof(st));
+	memset(&g, 0, sizeof(g));
+	srand(seed);
+	for (i = 0; i < nevents; i++) {
+		struct blk b;
+		__u64 wb, wc;
+
+		s = rand() % NSTACKS;
+		if (nb[s] && (rand() % 2 || nb[s] == 64)) {
+			int k = rand() % nb[s];
+
+			b = blocks[s][k];
+			blocks[s][k] = blocks[s][--nb[s]];
+			pt_sample_weights(mean, b.size, &wb, &wc);
+			if (b.sampled) {
+				pt_peak_touch(&st[s], g.peak_seq);
+				st[s].live_bytes -= wb;
+				st[s].live_count -= wc;
+				live[s] -= wb;
+			}
+			g.live_bytes -= b.size;
+			g.live_count--;
+			total -= b.size;
+		} else {
+			b.size = 1 + rand() % 20000;
+			if (!left)
+				left = pt_sample_gap(mean, (uint32_t)rand() * 2654435761u);
+			b.sampled = pt_sample_hit(&left, b.size);
+			if (b.sampled)
+				left = pt_sample_gap(mean, (uint32_t)rand() * 2654435761u);
+			blocks[s][nb[s]++] = b;
+			pt_sample_weights(mean, b.size, &wb, &wc);
+			if (b.sampled) {
+				pt_peak_touch(&st[s], g.peak_seq);
+				st[s].live_bytes += wb;
+				st[s].live_count += wc;
+				live[s] += wb;
+			}
+			g.live_bytes += b.size;
+			g.live_count++;
+			pt_peak_update(&g, g.live_bytes);
+			total += b.size;
+			/* Brute force: snapshot every stack's weighted live at each new maximum. */
+			if (total > peak) {
+				peak = total;
+				memcpy(at_peak, live, sizeof(live));
+			}
+		}
+	}
+	if (g.peak_bytes != peak)
+		bad++;
+	for (s = 0; s < NSTACKS; s++)
+		if (pt_peak_bytes_of(&st[s], g.peak_seq) != at_peak[s] || st[s].live_bytes != live[s])
+			bad++;
+	return bad;
+}
+
 int main(void)
 {
 	struct pt_stack_stats st[2];
@@ -96,5 +169,9 @@ int main(void)
 	for (seed = 1; seed <= 200; seed++)
 		bad += run(seed, seed < 100 ? 200 : NEVENTS);
 	CHECK(bad == 0, "200 random event sequences: peak and per-stack bytes at peak match brute force (%d mismatches)", bad);
+	bad = 0;
+	for (seed = 1; seed <= 200; seed++)
+		bad += run_weighted(seed, seed < 100 ? 200 : NEVENTS, seed % 2 ? 8192 : 65536);
+	CHECK(bad == 0, "200 sampled sequences (--sample-bytes 8K/64K): exact peak, weighted per-stack bytes at peak match brute force (%d mismatches)", bad);
 	return CHECK_DONE();
 }
