@@ -17,10 +17,19 @@
 #include "compare.h"
 #include "report.h"
 
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
 int pt_summary_write(const char *path, const struct pt_report *r)
 {
 	const struct pt_global *g = &r->g;
 	int64_t inv_peak = 0, inv_ret = 0, ninv = 0;
+	double dur[64];
+	int ndur = 0;
 	FILE *f = fopen(path, "w");
 	uint32_t k;
 
@@ -32,6 +41,8 @@ int pt_summary_write(const char *path, const struct pt_report *r)
 		if (!ir->seq)
 			continue;
 		ninv++;
+		if (ndur < 64 && ir->end_ns > ir->start_ns)
+			dur[ndur++] = (double)(ir->end_ns - ir->start_ns);
 		if (ir->rss_peak > inv_peak)
 			inv_peak = ir->rss_peak;
 		if (ir->arena_read)
@@ -57,6 +68,10 @@ int pt_summary_write(const char *path, const struct pt_report *r)
 		fprintf(f, "invocations\t%" PRId64 "\n", ninv);
 		fprintf(f, "inv_rss_peak_max\t%" PRId64 "\n", inv_peak);
 		fprintf(f, "inv_retained_last\t%" PRId64 "\n", inv_ret);
+		if (ndur) {
+			qsort(dur, ndur, sizeof(dur[0]), cmp_double);
+			fprintf(f, "inv_duration_p50_ns\t%.0f\n", dur[ndur / 2]);
+		}
 	}
 	return fclose(f) ? -errno : 0;
 }
@@ -90,6 +105,8 @@ int pt_summary_read(const char *path, struct pt_summary *s)
 		KEY("inv_rss_peak_max", inv_rss_peak_max);
 		KEY("inv_retained_last", inv_retained_last);
 #undef KEY
+		if (!strcmp(key, "inv_duration_p50_ns"))
+			s->inv_p50_ms = (double)v / 1e6;
 		if (!strcmp(key, "wall_ns"))
 			s->wall_s = (double)v / 1e9;
 		if (!strcmp(key, "arena_resident"))
@@ -172,6 +189,14 @@ void pt_compare_print(FILE *f, const char *const *labels, const struct pt_summar
 			else
 				snprintf(c, sizeof(c), "%s", b);
 			fprintf(f, " %-30s", c);
+		}
+		fputc('\n', f);
+	}
+	if (any_inv) {
+		fprintf(f, "  %-30s", "invocation duration p50");
+		for (k = 0; k < n; k++) {
+			snprintf(b, sizeof(b), "%.1f ms", s[k].inv_p50_ms);
+			fprintf(f, " %-30s", s[k].ok ? b : "(no result)");
 		}
 		fputc('\n', f);
 	}

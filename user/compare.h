@@ -22,6 +22,7 @@ struct pt_summary {
 	bool arenas;             /* arena figures present */
 	int64_t arena_count, arena_resident, arena_retained;
 	int64_t invocations, inv_rss_peak_max, inv_retained_last;
+	double inv_p50_ms;       /* median invocation duration (traced: indicative) */
 };
 
 #define PT_MAX_COMPARE 4
