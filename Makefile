@@ -63,6 +63,8 @@ unit: $(UNIT_BINS)
 
 # Install build and test dependencies from Debian (idempotent).
 DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc g++ python3 pkg-config
+# The allocators tests (tests/run.py): jemalloc, tcmalloc and mimalloc to LD_PRELOAD, musl-gcc.
+EXTRA_DEPS += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 musl-tools
 deps:
 	@missing=""; for p in $(DEPS) $(EXTRA_DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \

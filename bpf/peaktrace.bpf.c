@@ -30,6 +30,13 @@ const volatile bool capture_stacks = true;
 const volatile bool dwarf_unwind = false;
 /* The allocator is glibc: attribute each block to its arena from its chunk header (chunk.h). */
 const volatile bool glibc_arenas = false;
+/* jemalloc, tcmalloc, mimalloc: free_enter also looks at the thread's state, because their entry
+ * points call each other. mimalloc's realloc frees a moved block through `free` (mi_free): that
+ * free belongs to the realloc, accounted at its return. jemalloc's aligned sized operator delete
+ * tail-jumps to sdallocx: one delete hits two free probes, the second before the block is really
+ * freed (so nothing can have reused the pointer), and must not count as an unknown free.
+ * glibc needs neither and keeps its free path without the lookup (false: no cost). */
+const volatile bool free_checks_thread = false;
 /* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
 const volatile bool rapi_boundaries = false;
 /* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
@@ -56,6 +63,7 @@ struct thread_state {
 	/* --sample-bytes: bytes until this thread's next sample point; never 0 once drawn
 	 * (gaps are >= 1 and a countdown stops above 0), so 0 means "not drawn yet". */
 	__u64 sample_left;
+	__u64 last_free; /* free_checks_thread: pointer the last free probe took */
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
@@ -564,7 +572,8 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u3
 	return false;
 }
 
-static __always_inline void do_free(__u64 ptr, bool quiet)
+/* Returns whether ptr was live (and now is not). */
+static __always_inline bool do_free(__u64 ptr, bool quiet)
 {
 	__u64 packed, size;
 	__u32 stack, tid;
@@ -572,7 +581,7 @@ static __always_inline void do_free(__u64 ptr, bool quiet)
 	if (!live_take(ptr, &packed, &stack, &tid)) {
 		if (!quiet)
 			count_err(PT_ERR_UNKNOWN_FREE);
-		return;
+		return false;
 	}
 	size = pt_size_req(packed);
 	if (glibc_arenas)
@@ -581,6 +590,7 @@ static __always_inline void do_free(__u64 ptr, bool quiet)
 	__sync_fetch_and_add(&g.free_count, 1);
 	__sync_fetch_and_add(&g.free_bytes, size);
 	global_add(-(__s64)size, -1);
+	return true;
 }
 
 static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32 stack,
@@ -828,6 +838,21 @@ int free_enter(struct pt_regs *ctx)
 
 	if (!ptr || !is_target())
 		return 0;
+	if (free_checks_thread) {
+		struct thread_state *ts = thread_get(true);
+
+		if (!ts) {
+			count_err(PT_ERR_THREAD_STATE);
+			do_free(ptr, false);
+			return 0;
+		}
+		if (ts->depth && (ts->fn == PT_REALLOC || ts->fn == PT_REALLOCARRAY) && ts->arg == ptr)
+			return 0;
+		/* Quiet when this thread's previous free probe took the same pointer. */
+		if (do_free(ptr, ts->last_free == ptr))
+			ts->last_free = ptr;
+		return 0;
+	}
 	do_free(ptr, false);
 	return 0;
 }

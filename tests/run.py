@@ -29,6 +29,16 @@ Sections, in order:
             estimates within 5 standard deviations (run_sample_section states them).
   node      a node --perf-basic-prof script (tests/workloads/js_alloc.js), launched and
             attached: its JS function by name in the folded stacks (skipped without node).
+  arenas    wl_arenas under peaktrace (launch): report.json's "arenas" agrees with glibc's
+            own books, printed by the workload at its final point: per arena
+            live_chunk_bytes == malloc_info in-use - 656 (main) / - 2256 (thread arena),
+            mmapped live chunk bytes == mallinfo2 hblkhd, each thread's arena as the thread
+            named it (the formula and why it is exact: tests/workloads/wl_arenas.c).
+  allocators  wl_allocators under LD_PRELOAD=jemalloc / tcmalloc / mimalloc (Debian
+            libjemalloc2, libtcmalloc-minimal4, libmimalloc2.0; skipped when absent), and
+            wl_allocators_c built with musl-gcc (musl-tools): exact figures of every
+            scenario (C API, C++ new/delete incl. sized and aligned, jemalloc *allocx),
+            no error counter, launch and attach, and "arenas": {"covered": false}.
 
 BPF sections (case, cli, pprof) count as skipped unless running as root with
 /sys/kernel/btf/vmlinux. Every subprocess has a timeout and every process started
@@ -372,6 +382,14 @@ def build_workloads(res, build):
     if os.path.exists(src) and compile_one("wl_static", ["gcc", "-static", "-s", "-O2", src],
                                            target, [src]):
         built["wl_static"] = {"fp": target, "nofp": target}
+
+    # wl_allocators_c linked against musl (dynamically: /lib/ld-musl-x86_64.so.1), if musl-gcc exists.
+    src = os.path.join(WORKLOAD_SRC, "wl_allocators_c.c")
+    target = os.path.join(outdir, "wl_allocators_c_musl")
+    if os.path.exists(src) and shutil.which("musl-gcc") and compile_one(
+            "wl_allocators_c_musl", ["musl-gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-Wall", src],
+            target, [src, os.path.join(WORKLOAD_SRC, "wl_alloc_c_api.h")]):
+        built["wl_allocators_c_musl"] = {"fp": target}
 
     src = os.path.join(WORKLOAD_SRC, "ref_preload.c")
     target = os.path.join(outdir, "ref_preload.so")
@@ -1354,6 +1372,245 @@ def run_node_section(res, pt, tmp):
             txt = f.read()
         res.true("%s: JS function named in report.txt" % prefix, NODE_FUNC in txt,
                  "%s not in the text report" % NODE_FUNC)
+# glibc arenas: peaktrace's "arenas" against glibc's own books (malloc_info, mallinfo2)
+
+ARENA_ENV_DROP = ("MALLOC_ARENA_MAX", "MALLOC_ARENA_TEST", "MALLOC_MMAP_THRESHOLD_",
+                  "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_", "GLIBC_TUNABLES",
+                  "LD_PRELOAD")
+# wl_arenas.c: in_use(main) = L(main) + 656 (the main thread's tcache_perthread_struct chunk);
+# in_use(thread arena) = L + 2256 (heap_info + malloc_state at the start of its heap).
+TCACHE_STRUCT_CHUNK = 656
+THREAD_ARENA_HEADER = 2256
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ARENA_ENV_DROP}
+    env.update(extra)
+    return env
+
+
+def workload_json(text, key):
+    for line in text.splitlines():
+        if line.startswith('{"%s"' % key):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def addr_eq(a, b):
+    """Arena names: "main" or hex addresses ("0x7f..."), compared by value."""
+    if a is None or b is None:
+        return False
+    if str(a) == "main" or str(b) == "main":
+        return str(a) == str(b)
+    try:
+        return int(str(a), 16) == int(str(b), 16)
+    except ValueError:
+        return False
+
+
+def run_arenas_section(res, built, pt, tmp):
+    prefix = "arenas/glibc/launch"
+    if not res.wanted(prefix):
+        return
+    wl = built.get("wl_arenas", {}).get("fp")
+    if not wl:
+        res.fail(prefix, "wl_arenas not built")
+        return
+    outdir = os.path.join(tmp, "arenas-glibc-launch")
+    pr = Proc([pt, "-o", outdir, "--", wl], env=clean_env())
+    rc = pr.wait(TIMEOUT)
+    if not res.eq("%s: peaktrace exit status" % prefix, rc, 0):
+        print("  stderr: " + short(pr.err, 1000))
+    w = workload_json(pr.out, "wl_arenas")
+    if not res.true("%s: workload printed its JSON line" % prefix, w, short(pr.out, 500)):
+        return
+    res.true("%s: workload self_check (formula on its own blocks)" % prefix,
+             w["self_check"]["ok"], w["self_check"]["why"])
+    rep = load_report(res, prefix, outdir)
+    if rep is None:
+        return
+    ar = rep.get("arenas")
+    if not res.true("%s: report has arenas{}" % prefix, isinstance(ar, dict),
+                    "no \"arenas\" object in report.json (keys: %s)" % ", ".join(rep)):
+        return
+    res.eq("%s: arenas.allocator" % prefix, ar.get("allocator"), "glibc")
+    res.eq("%s: arenas.covered" % prefix, ar.get("covered"), True)
+    lst = ar.get("list") or []
+    res.eq("%s: arenas.count" % prefix, ar.get("count"), len(w["heaps"]))
+    res.eq("%s: len(arenas.list)" % prefix, len(lst), len(w["heaps"]))
+    wthreads = {t["tid"]: t for t in w["threads"]}
+
+    for h in w["heaps"]:
+        main = h["arena"] == "main"
+        name = "%s: arena %s" % (prefix, "main" if main else h["arena"])
+        got = [a for a in lst if (a.get("kind") == "main") == main and
+               (main or addr_eq(a.get("address"), h["arena"]))]
+        if not res.true("%s listed" % name, len(got) == 1,
+                        "%d entries match in %s" % (len(got), short(json.dumps(lst), 400))):
+            continue
+        a = got[0]
+        want = h["in_use"] - (TCACHE_STRUCT_CHUNK if main else THREAD_ARENA_HEADER)
+        res.eq("%s live_chunk_bytes == malloc_info in_use - %d (in_use %d)" %
+               (name, TCACHE_STRUCT_CHUNK if main else THREAD_ARENA_HEADER, h["in_use"]),
+               a.get("live_chunk_bytes"), want)
+        if not main:
+            res.eq("%s kind" % name, a.get("kind"), "thread")
+            res.eq("%s heaps" % name, a.get("heaps"), h["subheaps"])
+        users = sorted(t["tid"] for t in w["threads"] if addr_eq(t["arena"], h["arena"]))
+        if main:
+            res.true("%s threads include main's tid %d" % (name, w["pid"]),
+                     w["pid"] in (a.get("threads") or []), "threads %r" % a.get("threads"))
+        else:
+            res.eq("%s threads" % name, sorted(a.get("threads") or []), users)
+            # The worker's blocks are all there is in its arena, minus those glibc mmapped.
+            t = wthreads[users[0]] if len(users) == 1 else None
+            if t:
+                res.eq("%s live_count" % name, a.get("live_count"),
+                       t["live_count"] - t["mmapped_live_count"])
+
+    mm = ar.get("mmapped") or {}
+    res.eq("%s: mmapped.live_chunk_bytes == mallinfo2 hblkhd" % prefix,
+           mm.get("live_chunk_bytes"), w["mallinfo2"]["hblkhd"])
+    res.eq("%s: mmapped.live_count == mallinfo2 hblks" % prefix,
+           mm.get("live_count"), w["mallinfo2"]["hblks"])
+    tot = ar.get("totals") or {}
+    # totals cover the arenas (uordblks); mmapped chunks (hblkhd) are checked above.
+    res.eq("%s: totals.live_chunk_bytes == uordblks - 656 - %d x 2256" % (prefix, len(w["heaps"]) - 1),
+           tot.get("live_chunk_bytes"),
+           w["mallinfo2"]["uordblks"] - TCACHE_STRUCT_CHUNK - THREAD_ARENA_HEADER * (len(w["heaps"]) - 1))
+
+    pthreads = {t.get("tid"): t for t in (ar.get("threads") or [])}
+    for t in w["threads"]:
+        name = "%s: thread %s (tid %d)" % (prefix, "main" if t["index"] < 0 else t["index"], t["tid"])
+        pt_t = pthreads.get(t["tid"])
+        if not res.true("%s listed" % name, pt_t is not None, "tids: %s" % sorted(pthreads)):
+            continue
+        res.true("%s arena %s" % (name, t["arena"]), addr_eq(pt_t.get("arena"), t["arena"]),
+                 "got %r" % pt_t.get("arena"))
+        if t["index"] < 0:
+            continue   # main also made glibc's own calls (DTVs, the FILE): not the workload's figures
+        for k in ("alloc_count", "free_count", "live_bytes", "live_chunk_bytes"):
+            res.eq("%s %s" % (name, k), pt_t.get(k), t[k])
+
+
+# --------------------------------------------------------------------------------------
+# Other allocators: the probes see every entry point; the arena section says glibc only.
+
+PRELOADS = [("jemalloc", "libjemalloc.so.2"), ("tcmalloc", "libtcmalloc_minimal.so.4"),
+            ("mimalloc", "libmimalloc.so.2")]
+LIBDIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu"]
+# wl_allocators.cpp / wl_alloc_c_api.h: exact figures of every stack containing the scenario.
+ALLOC_SCENARIOS = {
+    "scn_c_api": {"alloc_count": 8, "alloc_bytes": 8924, "free_count": 4, "free_bytes": 2624,
+                  "live_count": 4, "live_bytes": 6300},
+    "scn_cxx": {"alloc_count": 6, "alloc_bytes": 3637, "free_count": 4, "free_bytes": 3360,
+                "live_count": 2, "live_bytes": 277},
+    "scn_jemalloc_x": {"alloc_count": 4, "alloc_bytes": 13500, "free_count": 3, "free_bytes": 12600,
+                       "live_count": 1, "live_bytes": 900},
+}
+
+
+def find_lib(name):
+    for d in LIBDIRS:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def check_allocator_report(res, prefix, rep, kind, scenarios, mode):
+    res.eq("%s: allocator.kind" % prefix, rep.get("allocator", {}).get("kind"), kind)
+    errors = rep.get("errors", {})
+    bad = {k: v for k, v in errors.items() if v and not (k == "unknown_free" and mode == "attach")
+           and not k.startswith("unwind_")}
+    res.true("%s: no error counter (unwind_* aside)" % prefix, not bad, "errors %r" % bad)
+    for scn in scenarios:
+        rx = re.compile("^%s$" % scn)
+        sel = [st for st in rep.get("stacks", [])
+               if any(rx.search(str(f.get("func", ""))) for f in st.get("frames", []))]
+        for k, want in ALLOC_SCENARIOS[scn].items():
+            res.eq("%s: %s %s" % (prefix, scn, k), sum(int(st.get(k, 0)) for st in sel), want)
+    ar = rep.get("arenas")
+    if kind == "glibc":
+        res.true("%s: arenas.covered" % prefix, isinstance(ar, dict) and ar.get("covered") is True,
+                 "arenas = %s" % short(json.dumps(ar), 200))
+        return
+    if res.true("%s: report has arenas{}" % prefix, isinstance(ar, dict),
+                "no \"arenas\" object in report.json"):
+        res.eq("%s: arenas.covered" % prefix, ar.get("covered"), False)
+        res.eq("%s: arenas.allocator" % prefix, ar.get("allocator"), kind)
+        msg = str(ar.get("message", ""))
+        res.true("%s: arenas.message says glibc only and names %s" % (prefix, kind),
+                 "glibc" in msg and kind in msg, "message %r" % msg)
+
+
+def run_allocators_section(res, built, pt, tmp):
+    runs = [("glibc", None, "wl_allocators", ["scn_c_api", "scn_cxx"])]
+    for kind, so in PRELOADS:
+        runs.append((kind, find_lib(so) or so, "wl_allocators",
+                     ["scn_c_api", "scn_cxx"] + (["scn_jemalloc_x"] if kind == "jemalloc" else [])))
+    runs.append(("musl", None, "wl_allocators_c_musl", ["scn_c_api"]))
+    for kind, lib, wl, scenarios in runs:
+        for mode in ("launch", "attach"):
+            prefix = "allocators/%s/%s" % (kind, mode)
+            if not res.wanted(prefix):
+                continue
+            if lib and not os.path.isabs(lib):
+                res.skip(prefix, "%s not installed (make deps)" % lib)
+                continue
+            exe = built.get(wl, {}).get("fp")
+            if not exe:
+                if kind == "musl" and not shutil.which("musl-gcc"):
+                    res.skip(prefix, "musl-gcc not installed (make deps: musl-tools)")
+                else:
+                    res.fail(prefix, "%s not built" % wl)
+                continue
+            env = clean_env(**({"LD_PRELOAD": lib} if lib else {}))
+            outdir = os.path.join(tmp, "allocators-%s-%s" % (kind, mode))
+            if mode == "launch":
+                # As a user would: LD_PRELOAD=... peaktrace -- PROG (peaktrace runs preloaded too).
+                pr = Proc([pt, "-o", outdir, "--", exe], env=env)
+                rc = pr.wait(TIMEOUT)
+                out, err = pr.out, pr.err
+            else:
+                w = Proc([exe, "--wait"], env=env)
+                if not w.wait_for("out", re.escape(READY_MARK)):
+                    w.kill()
+                    res.fail(prefix, "workload never became ready: %s" % short(w.err))
+                    continue
+                pr = Proc([pt, "-p", w.pid, "-o", outdir], env=clean_env())
+                if not pr.wait_for("err", TRACING_RX % w.pid):
+                    pr.wait(TIMEOUT)
+                    w.kill()
+                    res.fail(prefix, "attach did not start: %s" % short(pr.err))
+                    continue
+                w.signal(signal.SIGUSR1)
+                res.eq("%s: workload exit status" % prefix, w.wait(TIMEOUT), 0)
+                rc = pr.wait(TIMEOUT)
+                out, err = w.out, pr.err
+            if not res.eq("%s: peaktrace exit status" % prefix, rc, 0):
+                print("  stderr: " + short(err, 1000))
+            if kind == "jemalloc":
+                res.true("%s: workload found mallocx/rallocx/sdallocx/dallocx" % prefix,
+                         "wl: allocx mallocx" in out, "workload said: %s" % short(out, 200))
+            rep = load_report(res, prefix, outdir)
+            if rep:
+                check_allocator_report(res, prefix, rep, kind, scenarios, mode)
+                try:
+                    with open(os.path.join(outdir, "report.txt")) as f:
+                        txt = f.read()
+                except OSError:
+                    txt = ""
+                m = re.search(r"^ARENAS\b.*$", txt, re.M)
+                if kind != "glibc" and res.true("%s: report.txt has an ARENAS section" % prefix, m,
+                                                "no line starting with ARENAS"):
+                    nxt = txt[m.end():].lstrip("\n").split("\n", 1)[0]
+                    line = m.group(0) + " " + nxt
+                    res.true("%s: ARENAS says glibc only" % prefix,
+                             "glibc" in line and kind in line, "ARENAS: %r" % line)
 
 
 # --------------------------------------------------------------------------------------
@@ -1452,6 +1709,8 @@ def main():
             res.skip("pprof/*", no_bpf)
             res.skip("sample/*", no_bpf)
             res.skip("node/*", no_bpf)
+            res.skip("arenas/*", no_bpf)
+            res.skip("allocators/*", no_bpf)
         else:
             run_case_section(res, cases, built, pt, tmp, keep_dirs)
             sleep_case = next((c for c in cases if c["command"][0] == "wl_sleep"), None)
@@ -1459,6 +1718,8 @@ def main():
             run_pprof_section(res, keep_dirs, tmp)
             run_sample_section(res, built, pt, tmp)
             run_node_section(res, pt, tmp)
+            run_arenas_section(res, built, pt, tmp)
+            run_allocators_section(res, built, pt, tmp)
             run_docs_section(res, pt)
             run_host_section(res, args.build)
             from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node, run_lambda_streaming

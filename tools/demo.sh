@@ -76,3 +76,7 @@ ls "$OUT"
 echo
 echo "Open $OUT/invocation-N.peak.svg (what each invocation held at its own peak), $OUT/peak.svg,"
 echo "$OUT/live.svg and $OUT/alloc.svg in a browser; $OUT/report.txt has the whole report."
+
+# glibc arenas: the arena function with glibc's defaults, then with MALLOC_MMAP_THRESHOLD_=32768.
+echo
+DEMO_RUNTIME_PORT=$RT_PORT "$(dirname "$0")/demo-arenas.sh" "$BUILD" "$OUT"

@@ -448,6 +448,48 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 			break;
 		}
 	}
+	/* Per thread: rows are sorted by tid, then arena. */
+	a->tsum = calloc(a->nthreads ? a->nthreads : 1, sizeof(*a->tsum));
+	if (!a->tsum)
+		return -ENOMEM;
+	for (i = 0; i < a->nthreads; i++) {
+		const struct pt_thread_row *t = &a->threads[i];
+		struct pt_thread_sum *u;
+		uint64_t best = 0;
+
+		if (!a->ntsum || a->tsum[a->ntsum - 1].tid != t->tid) {
+			u = &a->tsum[a->ntsum++];
+			u->tid = t->tid;
+			u->arena = PT_ARENA_UNKNOWN;
+		}
+		u = &a->tsum[a->ntsum - 1];
+		u->st.alloc_count += t->st.alloc_count;
+		u->st.alloc_bytes += t->st.alloc_bytes;
+		u->st.free_count += t->st.free_count;
+		u->st.free_bytes += t->st.free_bytes;
+		u->st.live_count += t->st.live_count;
+		u->st.live_bytes += t->st.live_bytes;
+		u->st.live_chunk_bytes += t->st.live_chunk_bytes;
+		if (t->arena == PT_ARENA_MMAPPED) {
+			u->mmapped = t->st;
+			if (u->arena == PT_ARENA_UNKNOWN)
+				u->arena = PT_ARENA_MMAPPED;
+			continue;
+		}
+		if (t->arena == PT_ARENA_UNKNOWN)
+			continue;
+		u->narenas++;
+		/* Its arena: the one it allocated from most (threads rarely change arenas). */
+		for (k = 0; k < a->nthreads; k++)
+			if (a->threads[k].tid == u->tid && a->threads[k].arena < PT_ARENA_MMAPPED &&
+			    a->threads[k].st.alloc_count > best && a->threads[k].arena != t->arena)
+				best = a->threads[k].st.alloc_count;
+		if (t->st.alloc_count >= best) {
+			u->arena = t->arena;
+			u->arena_addr = t->arena_addr;
+		}
+	}
+
 	for (k = 0; k < a->nrows; k++) {
 		struct pt_arena_row *r = &a->rows[k];
 		int j, o = 0;
@@ -525,12 +567,28 @@ void pt_arenas_free(struct pt_arenas *a)
 		free(a->rows[k].threads);
 	free(a->rows);
 	free(a->threads);
+	free(a->tsum);
 	a->rows = NULL;
 	a->threads = NULL;
-	a->nrows = a->nthreads = 0;
+	a->tsum = NULL;
+	a->nrows = a->nthreads = a->ntsum = 0;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
+
+static void arena_label(char *buf, size_t len, uint32_t arena, uint64_t addr)
+{
+	if (arena == PT_ARENA_MMAPPED)
+		snprintf(buf, len, "mmapped");
+	else if (arena == PT_ARENA_UNKNOWN)
+		snprintf(buf, len, "unclassified");
+	else if (arena == PT_ARENA_MAIN)
+		snprintf(buf, len, "main");
+	else if (!addr)
+		snprintf(buf, len, "other arenas");
+	else
+		snprintf(buf, len, "0x%" PRIx64, addr);
+}
 
 static void row_name(char *buf, size_t len, const struct pt_arena_row *r, int ordinal)
 {
@@ -597,23 +655,19 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 	if (a->unknown_count)
 		fprintf(f, "  %" PRId64 " live blocks (%s) had no readable glibc chunk header\n",
 			a->unknown_count, pt_fmt_bytes(b1, sizeof(b1), (double)a->unknown_bytes));
-	if (a->nthreads) {
-		fprintf(f, "  threads (allocating thread -> arena):\n");
-		for (k = 0; k < a->nthreads; k++) {
-			const struct pt_thread_row *t = &a->threads[k];
-			char an[32];
+	if (a->ntsum) {
+		fprintf(f, "  threads (allocating thread -> its arena; blocks it allocated, freed by any thread):\n");
+		for (k = 0; k < a->ntsum; k++) {
+			const struct pt_thread_sum *t = &a->tsum[k];
+			char an[32], mm[64] = "";
 
-			if (t->arena == PT_ARENA_MMAPPED)
-				snprintf(an, sizeof(an), "mmapped");
-			else if (t->arena == PT_ARENA_UNKNOWN)
-				snprintf(an, sizeof(an), "unclassified");
-			else if (t->arena == PT_ARENA_MAIN)
-				snprintf(an, sizeof(an), "main");
-			else
-				snprintf(an, sizeof(an), "0x%" PRIx64, t->arena_addr);
-			fprintf(f, "    %-8d %-16s %8" PRIu64 " allocs %8" PRIu64 " frees  live %s\n", t->tid, an,
-				(uint64_t)t->st.alloc_count, (uint64_t)t->st.free_count,
-				pt_fmt_bytes(b1, sizeof(b1), (double)t->st.live_bytes));
+			arena_label(an, sizeof(an), t->arena, t->arena_addr);
+			if (t->mmapped.alloc_count && t->arena != PT_ARENA_MMAPPED)
+				snprintf(mm, sizeof(mm), " (%" PRIu64 " mmapped)", (uint64_t)t->mmapped.alloc_count);
+			fprintf(f, "    %-8d %-16s %8" PRIu64 " allocs%s %8" PRIu64 " frees  live %s%s\n", t->tid, an,
+				(uint64_t)t->st.alloc_count, mm, (uint64_t)t->st.free_count,
+				pt_fmt_bytes(b1, sizeof(b1), (double)t->st.live_bytes),
+				t->narenas > 1 ? "  (used several arenas)" : "");
 		}
 	}
 	(void)nthread_arenas;
@@ -663,6 +717,16 @@ static void json_row(FILE *f, const struct pt_arena_row *r, const char *name, co
 			   ", \"retained_bytes\": null, \"rss_share\": null}");
 }
 
+static void json_ta(FILE *f, const struct pt_thread_arena *t)
+{
+	fprintf(f, ", \"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64
+		   ", \"free_bytes\": %" PRIu64 ", \"live_count\": %" PRId64 ", \"live_bytes\": %" PRId64
+		   ", \"live_chunk_bytes\": %" PRId64,
+		(uint64_t)t->alloc_count, (uint64_t)t->alloc_bytes, (uint64_t)t->free_count,
+		(uint64_t)t->free_bytes, (int64_t)t->live_count, (int64_t)t->live_bytes,
+		(int64_t)t->live_chunk_bytes);
+}
+
 void pt_arenas_json(FILE *f, const struct pt_arenas *a)
 {
 	char name[32];
@@ -673,9 +737,15 @@ void pt_arenas_json(FILE *f, const struct pt_arenas *a)
 	fprintf(f, ", \"covered\": %s", a->collected ? "true" : "false");
 	if (!a->collected) {
 		fprintf(f, ", \"message\": ");
-		pt_json_str(f, a->allocator && strcmp(a->allocator, "glibc")
-			       ? "arena accounting covers glibc malloc only; allocations are still traced"
-			       : "arena accounting was off (--no-arenas)");
+		if (a->allocator && strcmp(a->allocator, "glibc")) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "arena accounting covers glibc malloc only; this process "
+				 "uses %s, whose allocations are still traced", a->allocator);
+			pt_json_str(f, msg);
+		} else {
+			pt_json_str(f, "arena accounting was off (--no-arenas)");
+		}
 		fprintf(f, "}");
 		return;
 	}
@@ -692,24 +762,27 @@ void pt_arenas_json(FILE *f, const struct pt_arenas *a)
 		   ", \"live_chunk_bytes\": %" PRId64 "},\n    \"unclassified\": {\"live_count\": %" PRId64
 		   ", \"live_bytes\": %" PRId64 "},\n    \"threads\": [",
 		a->mmapped_count, a->mmapped_bytes, a->mmapped_chunk_bytes, a->unknown_count, a->unknown_bytes);
-	for (k = 0; k < a->nthreads; k++) {
-		const struct pt_thread_row *t = &a->threads[k];
+	for (k = 0; k < a->ntsum; k++) {
+		const struct pt_thread_sum *t = &a->tsum[k];
+		char an[32];
+		int j, first = 1;
 
-		fprintf(f, "%s\n      {\"tid\": %d, \"arena\": ", k ? "," : "", t->tid);
-		if (t->arena == PT_ARENA_MMAPPED)
-			fprintf(f, "\"mmapped\"");
-		else if (t->arena == PT_ARENA_UNKNOWN)
-			fprintf(f, "\"unclassified\"");
-		else if (t->arena == PT_ARENA_MAIN)
-			fprintf(f, "\"main\"");
-		else
-			fprintf(f, "\"0x%" PRIx64 "\"", t->arena_addr);
-		fprintf(f, ", \"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64
-			   ", \"free_bytes\": %" PRIu64 ", \"live_count\": %" PRId64 ", \"live_bytes\": %" PRId64
-			   ", \"live_chunk_bytes\": %" PRId64 "}",
-			(uint64_t)t->st.alloc_count, (uint64_t)t->st.alloc_bytes, (uint64_t)t->st.free_count,
-			(uint64_t)t->st.free_bytes, (int64_t)t->st.live_count, (int64_t)t->st.live_bytes,
-			(int64_t)t->st.live_chunk_bytes);
+		arena_label(an, sizeof(an), t->arena, t->arena_addr);
+		fprintf(f, "%s\n      {\"tid\": %d, \"arena\": \"%s\"", k ? "," : "", t->tid, an);
+		json_ta(f, &t->st);
+		fprintf(f, ", \"mmapped_alloc_count\": %" PRIu64 ", \"by_arena\": [", (uint64_t)t->mmapped.alloc_count);
+		for (j = 0; j < a->nthreads; j++) {
+			const struct pt_thread_row *r = &a->threads[j];
+
+			if (r->tid != t->tid)
+				continue;
+			arena_label(an, sizeof(an), r->arena, r->arena_addr);
+			fprintf(f, "%s{\"arena\": \"%s\"", first ? "" : ", ", an);
+			json_ta(f, &r->st);
+			fputc('}', f);
+			first = 0;
+		}
+		fprintf(f, "]}");
 	}
 	fprintf(f, "],\n    \"totals\": {\"live_chunk_bytes\": %" PRId64, a->live_chunk_bytes);
 	if (a->memory_read)

@@ -34,6 +34,16 @@ struct pt_thread_row {
 	struct pt_thread_arena st;
 };
 
+/* One thread: all its rows summed, named by the arena it allocated from most. */
+struct pt_thread_sum {
+	int32_t tid;
+	uint32_t arena;          /* its main arena index, or PT_ARENA_MMAPPED / PT_ARENA_UNKNOWN */
+	uint64_t arena_addr;
+	int narenas;             /* arenas (not mmapped, not unknown) it allocated from */
+	struct pt_thread_arena st;       /* all its blocks */
+	struct pt_thread_arena mmapped;  /* of which mmapped chunks */
+};
+
 enum pt_advice_kind { PT_ADV_MMAP_THRESHOLD, PT_ADV_ARENA_MAX, PT_ADV_TRIM, PT_ADV_TRIM_THRESHOLD };
 
 struct pt_advice {
@@ -58,8 +68,10 @@ struct pt_arenas {
 	bool arena_max_set;
 	struct pt_arena_row *rows;
 	int nrows;
-	struct pt_thread_row *threads;
+	struct pt_thread_row *threads;   /* (thread, arena) rows */
 	int nthreads;
+	struct pt_thread_sum *tsum;      /* per thread */
+	int ntsum;
 	int64_t mmapped_count, mmapped_bytes, mmapped_chunk_bytes;
 	int64_t unknown_count, unknown_bytes;
 	uint64_t rss_bytes;      /* VmRSS when the mappings were read */

@@ -515,11 +515,25 @@ static void detach_all(void)
 	nlinks = 0;
 }
 
-/* Where each allocator entry point is probed (decided before load, attached after). */
+/* A one-instruction forwarding thunk: `jmp rel32` / `jmp rel8`, after an optional endbr64. Such an
+ * extra entry point (jemalloc's operator delete: jmp free@plt) ends in another entry point that is
+ * probed; probing it too would count its frees twice. */
+static bool is_jmp_thunk(const uint8_t *code, ssize_t n)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	ssize_t i = 0;
+
+	if (n >= 4 && memcmp(code, endbr64, 4) == 0)
+		i = 4;
+	return i < n && (code[i] == 0xe9 || code[i] == 0xeb);
+}
+
+/* Where each allocator entry point is probed (decided before load, attached after): the C entry
+ * points, then the extra ones (C++ operators, jemalloc *allocx) of jemalloc/tcmalloc/mimalloc. */
 static int plan_probes(const struct pt_allocator *a, struct pt_report *r)
 {
 	uint8_t code[32];
-	int fd, fn, k, err;
+	int fd, slot, k, err;
 
 	fd = open(a->open_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -527,23 +541,28 @@ static int plan_probes(const struct pt_allocator *a, struct pt_report *r)
 		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->open_path, strerror(errno));
 		return err;
 	}
-	for (fn = 0; fn < PT_FN_MAX; fn++) {
+	for (slot = 0; slot < PT_PROBES_MAX; slot++) {
+		bool extra = slot >= PT_FN_MAX;
+		int fn = extra ? (int)pt_extra_fn_as(slot - PT_FN_MAX) : slot;
+		uint64_t entry = extra ? a->extra_offset[slot - PT_FN_MAX] : a->fn_offset[slot];
 		struct pt_probe_info *pi;
 		bool ret = fn != PT_FN_FREE;
 		ssize_t n;
 
-		if (!a->fn_offset[fn])
+		if (!entry)
 			continue;
 		pi = &r->probes[r->nprobes++];
 		memset(pi, 0, sizeof(*pi));
 		pi->fn = fn;
-		pi->symbol = a->fn_symbol[fn];
+		pi->symbol = extra ? pt_extra_fn_name(slot - PT_FN_MAX) : a->fn_symbol[fn];
+		pi->entry = entry;
 		pi->shared_with = -1;
 		pi->return_probe = ret;
 		/* Several names share one address in glibc (aligned_alloc == memalign): one probe. */
 		for (k = 0; k < r->nprobes - 1; k++) {
-			if (a->fn_offset[r->probes[k].fn] == a->fn_offset[fn]) {
+			if (!r->probes[k].forwards && r->probes[k].entry == entry) {
 				pi->shared_with = r->probes[k].fn;
+				pi->shared_symbol = r->probes[k].symbol;
 				pi->offset = r->probes[k].offset;
 				pi->place = r->probes[k].place;
 				break;
@@ -551,11 +570,19 @@ static int plan_probes(const struct pt_allocator *a, struct pt_report *r)
 		}
 		if (pi->shared_with >= 0)
 			continue;
-		n = pread(fd, code, sizeof(code), (off_t)a->fn_offset[fn]);
+		n = pread(fd, code, sizeof(code), (off_t)entry);
+		/* Only free-like thunks are skipped: free_enter has no nesting check, while an
+		 * allocating thunk (mimalloc: _ZnwmRKSt9nothrow_t -> mi_new_nothrow, not an entry
+		 * point) is probed, a tail jump into a probed function counting as nesting. */
+		if (extra && fn == PT_FN_FREE && is_jmp_thunk(code, n)) {
+			pi->forwards = true;
+			pi->return_probe = false;
+			continue;
+		}
 		/* Only free may move off its entry: the others also get a uretprobe, which needs
 		 * the return address at [rsp], i.e. the entry. */
 		pt_probe_place_x86(code, n > 0 ? (size_t)n : 0, !ret, &pi->place);
-		pi->offset = a->fn_offset[fn] + pi->place.skip;
+		pi->offset = entry + pi->place.skip;
 	}
 	close(fd);
 	return 0;
@@ -572,17 +599,17 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 			    struct pt_report *r, bool multi)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
-	uint64_t ent_off[PT_FN_MAX], ret_off[PT_FN_MAX], cookie[PT_FN_MAX];
+	uint64_t ent_off[PT_PROBES_MAX], ret_off[PT_PROBES_MAX], cookie[PT_PROBES_MAX];
 	uint32_t n = 0;
 	int k, err = 0, pass;
 
 	for (k = 0; k < r->nprobes; k++) {
 		const struct pt_probe_info *pi = &r->probes[k];
 
-		if (pi->shared_with >= 0 || pi->fn == PT_FN_FREE)
+		if (pi->shared_with >= 0 || pi->forwards || pi->fn == PT_FN_FREE)
 			continue;
 		ent_off[n] = pi->offset;
-		ret_off[n] = a->fn_offset[pi->fn];
+		ret_off[n] = pi->entry;
 		cookie[n++] = (uint64_t)pi->fn;
 	}
 	for (pass = 0; pass < 3 && !err; pass++) {
@@ -600,7 +627,8 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 			for (k = 0; k < r->nprobes && !err; k++) {
 				uint64_t off = r->probes[k].offset, c = PT_FN_FREE;
 
-				if (r->probes[k].fn == PT_FN_FREE && r->probes[k].shared_with < 0)
+				if (r->probes[k].fn == PT_FN_FREE && r->probes[k].shared_with < 0 &&
+				    !r->probes[k].forwards)
 					err = add_link_fd(pt_umulti_attach(bpf_program__fd(skel->progs.free_enter),
 									   a->open_path, &off, &c, 1, false, pid));
 			}
@@ -610,7 +638,7 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 			struct pt_probe_info *pi = &r->probes[k];
 			bool is_free = pi->fn == PT_FN_FREE;
 
-			if (pi->shared_with >= 0)
+			if (pi->shared_with >= 0 || pi->forwards)
 				continue;
 			uo.retprobe = pass == 1;
 			uo.bpf_cookie = (uint64_t)pi->fn;
@@ -619,7 +647,7 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 									       a->open_path, pi->offset, &uo));
 			else if (pass == 1 && !is_free)
 				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_return, pid,
-									       a->open_path, a->fn_offset[pi->fn], &uo));
+									       a->open_path, pi->entry, &uo));
 			else if (pass == 2 && !is_free)
 				err = add_link(bpf_program__attach_uprobe_opts(skel->progs.alloc_enter_prog, pid,
 									       a->open_path, pi->offset, &uo));
@@ -631,7 +659,7 @@ static int attach_allocator(struct peaktrace_bpf *skel, const struct pt_allocato
 		return err;
 	}
 	for (k = 0; k < r->nprobes; k++)
-		r->probes[k].attached = true;
+		r->probes[k].attached = !r->probes[k].forwards;
 	return 0;
 }
 
@@ -1242,6 +1270,8 @@ int main(int argc, char **argv)
 	skel->rodata->sample_bytes = env.sample_bytes;
 	pt_unwind_configure(skel, env.dwarf && env.fp_stacks, 0);
 	skel->rodata->glibc_arenas = env.arenas && alloc.kind == PT_ALLOC_GLIBC;
+	skel->rodata->free_checks_thread = alloc.kind == PT_ALLOC_JEMALLOC ||
+					   alloc.kind == PT_ALLOC_TCMALLOC || alloc.kind == PT_ALLOC_MIMALLOC;
 	skel->rodata->rapi_boundaries = env.boundary == BOUNDARY_AUTO || env.boundary == BOUNDARY_RUNTIME_API;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);

@@ -43,6 +43,61 @@ const char *pt_alloc_fn_name(enum pt_alloc_fn fn)
 	return fn_names[fn];
 }
 
+/*
+ * Checked against Debian 12's libjemalloc2 5.3.0, libtcmalloc-minimal4 2.10 and libmimalloc2.0
+ * 2.0.9: every operator new is its own code (jemalloc inlines its fast path), so without these
+ * probes a C++ program's allocations are invisible; jemalloc's sized delete (_ZdlPvm, what GCC
+ * emits for `delete p` of a complete type) calls its sdallocx internals, so without them its
+ * frees were missed and the blocks stayed "live". Several are aliases of one address (tcmalloc:
+ * _ZdlPv == free) or one-instruction `jmp` thunks to another entry (jemalloc: _ZdlPv -> free@plt;
+ * mimalloc: _ZdlPvm -> mi_free@plt); main.c probes each address once and skips thunks.
+ */
+static const struct {
+	const char *name;
+	enum pt_alloc_fn as;
+} extra_fns[PT_EXTRA_FN_MAX] = {
+	{ "_Znwm", PT_FN_MALLOC },
+	{ "_Znam", PT_FN_MALLOC },
+	{ "_ZnwmRKSt9nothrow_t", PT_FN_MALLOC },
+	{ "_ZnamRKSt9nothrow_t", PT_FN_MALLOC },
+	/* (size, align_val_t): the size is still rdi. */
+	{ "_ZnwmSt11align_val_t", PT_FN_MALLOC },
+	{ "_ZnamSt11align_val_t", PT_FN_MALLOC },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", PT_FN_MALLOC },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", PT_FN_MALLOC },
+	{ "_ZdlPv", PT_FN_FREE },
+	{ "_ZdaPv", PT_FN_FREE },
+	{ "_ZdlPvm", PT_FN_FREE },
+	{ "_ZdaPvm", PT_FN_FREE },
+	{ "_ZdlPvRKSt9nothrow_t", PT_FN_FREE },
+	{ "_ZdaPvRKSt9nothrow_t", PT_FN_FREE },
+	{ "_ZdlPvSt11align_val_t", PT_FN_FREE },
+	{ "_ZdaPvSt11align_val_t", PT_FN_FREE },
+	{ "_ZdlPvmSt11align_val_t", PT_FN_FREE },
+	{ "_ZdaPvmSt11align_val_t", PT_FN_FREE },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", PT_FN_FREE },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", PT_FN_FREE },
+	/* jemalloc: mallocx(size, flags), rallocx(ptr, size, flags), dallocx(ptr, flags),
+	 * sdallocx(ptr, size, flags). xallocx resizes in place and is not followed. */
+	{ "mallocx", PT_FN_MALLOC },
+	{ "rallocx", PT_FN_REALLOC },
+	{ "dallocx", PT_FN_FREE },
+	{ "sdallocx", PT_FN_FREE },
+	/* C23's sized frees, (ptr, size[, align]). */
+	{ "free_sized", PT_FN_FREE },
+	{ "free_aligned_sized", PT_FN_FREE },
+};
+
+const char *pt_extra_fn_name(int i)
+{
+	return i >= 0 && i < PT_EXTRA_FN_MAX ? extra_fns[i].name : "?";
+}
+
+enum pt_alloc_fn pt_extra_fn_as(int i)
+{
+	return i >= 0 && i < PT_EXTRA_FN_MAX ? extra_fns[i].as : PT_FN_MAX;
+}
+
 const char *pt_allocator_kind_name(enum pt_allocator_kind k)
 {
 	switch (k) {
@@ -219,10 +274,11 @@ enum {
 	SYM_JE_MALLCTL,			/* jemalloc built with the je_ prefix */
 	SYM_TC_MALLOC,			/* tcmalloc (gperftools) */
 	SYM_MI_MALLOC,			/* mimalloc */
-	SYM_MAX,
+	SYM_EXTRA,			/* first of the PT_EXTRA_FN_MAX extra entry points */
+	SYM_MAX = SYM_EXTRA + PT_EXTRA_FN_MAX,
 };
 
-static const char *const marker_names[SYM_MAX - PT_FN_MAX] = {
+static const char *const marker_names[SYM_EXTRA - PT_FN_MAX] = {
 	"__libc_malloc", "mallctl", "je_mallctl", "tc_malloc", "mi_malloc",
 };
 
@@ -238,9 +294,12 @@ static int sym_index(const char *name)
 	for (i = 0; i < PT_FN_MAX; i++)
 		if (strcmp(name, fn_names[i]) == 0)
 			return i;
-	for (i = PT_FN_MAX; i < SYM_MAX; i++)
+	for (i = PT_FN_MAX; i < SYM_EXTRA; i++)
 		if (strcmp(name, marker_names[i - PT_FN_MAX]) == 0)
 			return i;
+	for (i = 0; i < PT_EXTRA_FN_MAX; i++)
+		if (strcmp(name, extra_fns[i].name) == 0)
+			return SYM_EXTRA + i;
 	return -1;
 }
 
@@ -286,7 +345,10 @@ static enum pt_allocator_kind classify(const char *path, const struct sym_scan *
 
 	/* Specific allocators first: tcmalloc and mimalloc also export __libc_malloc
 	 * to override glibc's, so that marker alone does not mean glibc. */
-	if (strstr(b, "musl"))
+	/* musl is /lib/ld-musl-ARCH.so.1 when launched (the interpreter's name), but the maps of a
+	 * running process show the symlink's target, e.g. /usr/lib/x86_64-linux-musl/libc.so (Debian's
+	 * musl-tools): a "libc.so" without glibc's __libc_malloc is musl too. */
+	if (strstr(path, "musl") || (strcmp(b, "libc.so") == 0 && !sc->found[SYM_LIBC_MALLOC]))
 		return PT_ALLOC_MUSL;
 	if (sc->found[SYM_MALLCTL] || sc->found[SYM_JE_MALLCTL])
 		return PT_ALLOC_JEMALLOC;
@@ -341,6 +403,16 @@ static int scan_object(struct pt_elf *e, const char *path, const char *open_path
 		out->fn_symbol[i] = strdup(fn_names[i]);
 		if (!out->fn_symbol[i])
 			goto nomem;
+	}
+	if (out->kind == PT_ALLOC_JEMALLOC || out->kind == PT_ALLOC_TCMALLOC ||
+	    out->kind == PT_ALLOC_MIMALLOC) {
+		for (i = 0; i < PT_EXTRA_FN_MAX; i++) {
+			if (!sc.found[SYM_EXTRA + i] ||
+			    pt_elf_vaddr_to_off(e->loads, e->nloads, sc.vaddr[SYM_EXTRA + i], &off))
+				continue;
+			out->extra_vaddr[i] = sc.vaddr[SYM_EXTRA + i];
+			out->extra_offset[i] = off;
+		}
 	}
 	return 1;
 nomem:

@@ -40,6 +40,18 @@ enum pt_alloc_fn {
 };
 const char *pt_alloc_fn_name(enum pt_alloc_fn fn);
 
+/*
+ * Further entry points jemalloc, tcmalloc and mimalloc define themselves: the C++ operators
+ * new/delete (theirs never call the probed malloc/free, or only through a tail jump) and
+ * jemalloc's *allocx API. Each behaves, for the BPF programs, like one C function
+ * (pt_extra_fn_as): size in rdi -> malloc, (ptr, size) -> realloc, ptr in rdi -> free.
+ * Looked up only in objects classified as one of those three allocators: glibc's operator new is
+ * libstdc++'s, which calls malloc.
+ */
+#define PT_EXTRA_FN_MAX 26
+const char *pt_extra_fn_name(int i);
+enum pt_alloc_fn pt_extra_fn_as(int i);
+
 enum pt_allocator_kind { PT_ALLOC_GLIBC = 0, PT_ALLOC_JEMALLOC, PT_ALLOC_TCMALLOC,
 			 PT_ALLOC_MIMALLOC, PT_ALLOC_MUSL, PT_ALLOC_OTHER };
 const char *pt_allocator_kind_name(enum pt_allocator_kind k);
@@ -53,6 +65,9 @@ struct pt_allocator {
 	uint64_t fn_offset[PT_FN_MAX];
 	uint64_t fn_vaddr[PT_FN_MAX];
 	char *fn_symbol[PT_FN_MAX];
+	/* The same for the extra entry points (pt_extra_fn_name(i)); 0 = not defined here. */
+	uint64_t extra_offset[PT_EXTRA_FN_MAX];
+	uint64_t extra_vaddr[PT_EXTRA_FN_MAX];
 };
 
 /* Walk the target's maps in load order (executable, preloaded libs, libc, ...) and

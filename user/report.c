@@ -228,12 +228,22 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	for (i = 0; i < r->nprobes; i++) {
 		const struct pt_probe_info *pi = &r->probes[i];
 
-		if (pi->shared_with >= 0) {
-			fprintf(f, "  %-15s same address as %s\n", pt_alloc_fn_name(pi->fn),
-				pt_alloc_fn_name(pi->shared_with));
+		/* An extra entry point reads "free as _ZdlPvm": probed as free. */
+		char name[64];
+
+		if (strcmp(pi->symbol, pt_alloc_fn_name(pi->fn)))
+			snprintf(name, sizeof(name), "%s as %s", pt_alloc_fn_name(pi->fn), pi->symbol);
+		else
+			snprintf(name, sizeof(name), "%s", pi->symbol);
+		if (pi->forwards) {
+			fprintf(f, "  %-15s jumps to another entry point (not probed)\n", name);
 			continue;
 		}
-		fprintf(f, "  %-15s %s+%u (file offset 0x%" PRIx64 ")%s: %s, %s", pt_alloc_fn_name(pi->fn),
+		if (pi->shared_with >= 0) {
+			fprintf(f, "  %-15s same address as %s\n", name, pi->shared_symbol);
+			continue;
+		}
+		fprintf(f, "  %-15s %s+%u (file offset 0x%" PRIx64 ")%s: %s, %s", name,
 			pi->symbol, pi->place.skip, pi->offset, pi->return_probe ? " +return" : "",
 			pi->place.insn, pi->place.emulated ? "emulated" : "single-stepped");
 		if (pi->place.skip)
@@ -452,9 +462,10 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		pt_json_str(f, pi->place.skipped);
 		fprintf(f, ", \"shared_with\": ");
 		if (pi->shared_with >= 0)
-			fprintf(f, "\"%s\"}", pt_alloc_fn_name(pi->shared_with));
+			fprintf(f, "\"%s\"", pi->shared_symbol);
 		else
-			fprintf(f, "null}");
+			fprintf(f, "null");
+		fprintf(f, ", \"forwards\": %s}", pi->forwards ? "true" : "false");
 	}
 	fprintf(f, "\n  ],\n");
 	fprintf(f, "  \"totals\": {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64

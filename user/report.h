@@ -18,14 +18,21 @@
 
 /* Where one allocator entry point was probed. */
 struct pt_probe_info {
-	int fn;                 /* enum pt_alloc_fn */
+	int fn;                 /* enum pt_alloc_fn: the function, or the one an extra entry point
+	                         * (C++ operator, jemalloc *allocx) behaves like */
 	const char *symbol;
+	uint64_t entry;         /* file offset of the entry point */
 	uint64_t offset;        /* file offset of the probe (entry + skip) */
 	struct pt_probe_place place;
 	bool return_probe;
 	int shared_with;        /* -1, or the fn whose probe this address already has */
+	const char *shared_symbol;  /* that probe's symbol */
+	bool forwards;          /* a `jmp` thunk to another entry point: not probed */
 	bool attached;
 };
+
+/* The C entry points plus the extra ones (procmaps.h). */
+#define PT_PROBES_MAX (PT_FN_MAX + PT_EXTRA_FN_MAX)
 
 /* A stack of mmap/munmap/brk calls. */
 struct pt_map_stack {
@@ -46,7 +53,7 @@ struct pt_report {
 	uint64_t duration_ns;
 	/* allocator */
 	const struct pt_allocator *alloc;
-	struct pt_probe_info probes[PT_FN_MAX];
+	struct pt_probe_info probes[PT_PROBES_MAX];
 	int nprobes;
 	/* figures from the kernel */
 	struct pt_global g;

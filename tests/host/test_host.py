@@ -665,15 +665,15 @@ def test_events_python(build, tmp):
 
 def test_events_arena(build, tmp):
     rc, lines, err = run_events(build, [os.path.join(build, "tools", "functions", "arena")],
-                                [{}, {}, {"blocks": 64}, {}])
+                                [{}, {}, {"blocks": 32}, {}])
     check(rc == 0, "exit %d: %s" % (rc, err))
     resp = json_lines(lines)
-    check([r["bytes"] for r in resp] == [20 * MIB, 20 * MIB, 40 * MIB, 20 * MIB],
+    check([r["bytes"] for r in resp] == [40 * MIB, 40 * MIB, 20 * MIB, 40 * MIB],
           "bytes %r" % [r.get("bytes") for r in resp])
     reps = parse_reports(lines)
     check_report_invariants(reps, 128)
-    check(int(reps[0]["used"]) >= 20 and int(reps[2]["used"]) >= 40,
-          "Max Memory Used %r below 20/40 MB" % [r["used"] for r in reps])
+    check(int(reps[0]["used"]) >= 40 and int(reps[2]["used"]) >= 40,
+          "Max Memory Used %r below 40 MB" % [r["used"] for r in reps])
 
 
 def test_arena_retention(build, tmp):
