@@ -1261,11 +1261,14 @@ def main():
                         res.skip("case/%s/%s/%s" % (case["name"], flavor, mode), no_bpf)
             res.skip("cli/*", no_bpf)
             res.skip("pprof/*", no_bpf)
+            res.skip("python/*", no_bpf)
         else:
             run_case_section(res, cases, built, pt, tmp, keep_dirs)
             sleep_case = next((c for c in cases if c["command"][0] == "wl_sleep"), None)
             run_cli_section(res, built, pt, tmp, sleep_case)
             run_pprof_section(res, keep_dirs, tmp)
+            from python_cases import run_python_section
+            run_python_section(res, pt, tmp, Proc, TIMEOUT)
             run_docs_section(res, pt)
             run_host_section(res, args.build)
             from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node, run_lambda_streaming

@@ -6,11 +6,24 @@
 #include "report.h"
 #include "symbolize.h"
 
+struct pt_py_stack;
+struct pt_py_resolver;
+
+/* What collecting found wrong, for the report's error counters (may be NULL). */
+struct pt_collect_stats {
+	uint64_t py_unmatched;   /* stacks with Python frames left without a native eval frame */
+	uint64_t py_unreadable;  /* Python frame names whose code object could not be read */
+};
+
 struct pt_collect_in {
 	const struct pt_stack_rec *stacks;       /* indexed by stack index */
 	const struct pt_stack_stats *stats;
 	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
 	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
+	/* CPython: each stack's Python words (NULL: none), and their names. May be NULL. */
+	const struct pt_py_stack *const *py;
+	struct pt_py_resolver *py_res;
+	struct pt_collect_stats *cstats;
 };
 
 /* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.

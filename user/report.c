@@ -31,6 +31,11 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_ROWS_FULL] = "unwind_rows_full",
 	[PT_ERR_UNWIND_MAPS_FULL] = "unwind_maps_full",
 	[PT_ERR_UNWIND_FILE] = "unwind_file_failed",
+	[PT_ERR_PY_READ] = "python_read_failed",
+	[PT_ERR_PY_DEPTH] = "python_too_deep",
+	[PT_ERR_PY_STORE] = "python_store_failed",
+	[PT_ERR_PY_CODE] = "python_code_unreadable",
+	[PT_ERR_PY_UNMATCHED] = "python_unmatched",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -55,6 +60,11 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_ROWS_FULL] = "executable files left without unwind tables: row table full",
 	[PT_ERR_UNWIND_MAPS_FULL] = "executable mappings beyond the unwinder's mapping table",
 	[PT_ERR_UNWIND_FILE] = "executable files whose .eh_frame could not be read (their frames use frame pointers)",
+	[PT_ERR_PY_READ] = "Python frame chains cut where a thread state or frame could not be read",
+	[PT_ERR_PY_DEPTH] = "Python stacks deeper than the words kept per stack (PT_MAX_PY_FRAMES = 128), cut there (\"[python frames truncated]\")",
+	[PT_ERR_PY_STORE] = "new stacks whose Python frames could not be stored (native frames kept)",
+	[PT_ERR_PY_CODE] = "Python code objects freed before their names were read (\"[python code 0x...]\")",
+	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
 };
 
 const char *pt_err_name(int e)
@@ -124,7 +134,10 @@ static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
 	const char *base = mod ? strrchr(mod, '/') : NULL;
 
 	base = base ? base + 1 : mod;
-	if (fr->func && *fr->func && fr->func[0] != '[')
+	if (fr->func && *fr->func && fr->func[0] != '[' && !fr->addr)
+		/* A Python frame (module:function:line): no address. */
+		fprintf(f, "        %s  (%s)\n", fr->func, base ? base : "?");
+	else if (fr->func && *fr->func && fr->func[0] != '[')
 		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
 	else if (fr->func && fr->func[0] == '[')
 		fprintf(f, "        %s\n", fr->func);
