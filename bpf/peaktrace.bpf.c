@@ -41,6 +41,11 @@ const volatile bool free_checks_thread = false;
 const volatile bool rapi_boundaries = false;
 /* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
 const volatile __u64 sample_bytes = 0;
+/* The target runs CPython: read its frames (python.bpf.h). Off: the verifier drops the walk. */
+const volatile bool python = false;
+
+/* CPython layout and _PyRuntime's address (user/python.c; runtime is 0 until it is mapped). */
+struct pt_py_offsets py_off = {};
 
 /* Process-wide counters; user space reads them through the skeleton's .bss. */
 struct pt_global g = {};
@@ -67,6 +72,11 @@ struct thread_state {
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
+	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread
+	 * list head last searched in vain, and the Python words of the stack being captured. */
+	__u64 py_tstate;
+	__u64 py_miss_head;
+	__u64 py[PT_MAX_PY_FRAMES];
 };
 
 struct {
@@ -91,6 +101,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pt_stack_rec);
 } stacks SEC(".maps");
+
+/* key: stack index; value: its Python words (pyframe.h). Only stacks with Python frames have
+ * an entry; not preallocated, so a target without Python costs nothing here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PT_DEF_MAX_STACKS);
+	__type(key, __u32);
+	__type(value, struct pt_py_stack);
+} py_stacks SEC(".maps");
 
 /* key: stack index; value: its counters. */
 struct {
@@ -184,6 +204,9 @@ static __always_inline __u64 mix64(__u64 h, __u64 v)
 }
 
 #include "unwind.bpf.h"
+#include "python.bpf.h"
+
+static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len);
 
 /*
  * Stack capture. frames[0] = the return address at [sp] (exact on function entry). Then a
@@ -257,7 +280,7 @@ out:
 
 /* Map the stack in ts->pcs to its index, creating it if new. Never fails: a stack that cannot
  * be stored is counted under PT_STACK_UNKNOWN and in an error counter. */
-static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u64 h)
+static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32 py_n, __u64 h)
 {
 	struct pt_stack_rec *rec;
 	__u32 *idxp, idx;
@@ -269,7 +292,7 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u64
 		idx = *idxp;
 		rec = bpf_map_lookup_elem(&stacks, &idx);
 		/* A cheap collision check: depth and leaf must agree. */
-		if (!rec || rec->nr != n || rec->pcs[0] != ts->pcs[0]) {
+		if (!rec || rec->nr != n || rec->py_nr != py_n || rec->pcs[0] != ts->pcs[0]) {
 			count_err(PT_ERR_STACK_COLLISION);
 			return PT_STACK_UNKNOWN;
 		}
@@ -287,6 +310,15 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u64
 	__builtin_memcpy(rec->pcs, ts->pcs, sizeof(rec->pcs));
 	rec->nr = n;
 	rec->hash = h;
+	rec->py_nr = 0;
+	if (py_n) {
+		/* A new stack is rare: the hash-map insert is off the hot path. A stack whose words
+		 * could not be stored keeps its native frames only, and is counted. */
+		if (bpf_map_update_elem(&py_stacks, &idx, ts->py, BPF_ANY))
+			count_err(PT_ERR_PY_STORE);
+		else
+			rec->py_nr = py_n;
+	}
 	if (bpf_map_update_elem(&stack_ids, &h, &idx, BPF_NOEXIST)) {
 		/* Another CPU published the same stack first (its index wins; ours stays unused),
 		 * or the id map is full. */
@@ -296,15 +328,20 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u64
 		count_err(PT_ERR_STACK_FULL);
 		return PT_STACK_UNKNOWN;
 	}
+	/* User space reads the new stack's code objects while the target still holds them. */
+	if (rec->py_nr)
+		emit_event(PT_EV_PY_STACK, idx, 0);
 	return idx;
 }
 
 static __always_inline __u32 capture(struct thread_state *ts, __u64 sp, __u64 bp)
 {
 	__u64 h;
-	__u32 n = unwind(ts, sp, bp, &h);
+	__u32 n = unwind(ts, sp, bp, &h), py_n = 0;
 
-	return stack_index(ts, n, h);
+	if (python && n)
+		py_n = pt_py_walk(ts, &h);
+	return stack_index(ts, n, py_n, h);
 }
 
 /* Global live total; bumps peak_seq when a new maximum is set. */

@@ -13,6 +13,8 @@
 #endif
 /* The .eh_frame unwinder's rows, mappings and publication state (.bss unw_ctl). */
 #include "unwind.h"
+/* CPython frames: the Python words of a stack and the per-version offsets (issue 5, part 2). */
+#include "pyframe.h"
 
 /* Frames kept per stack. frames[0] is the return address found at [rsp] on allocator entry
  * (the allocation site, exact without frame pointers); the rest come from the unwinder. */
@@ -79,6 +81,12 @@ enum pt_err {
 	/* glibc arenas (chunk.h): an allocation counted in totals but not in its arena's figures. */
 	PT_ERR_ARENA_FULL,        /* arena table or (thread, arena) table full */
 	PT_ERR_CHUNK_READ,        /* chunk header or heap_info unreadable or implausible */
+	/* CPython frames (bpf/python.bpf.h, user/python.c). */
+	PT_ERR_PY_READ,           /* a thread state or frame unreadable: Python frames cut there */
+	PT_ERR_PY_DEPTH,          /* Python chains longer than PT_MAX_PY_FRAMES words, cut there */
+	PT_ERR_PY_STORE,          /* Python words of a new stack not stored (py_stacks full) */
+	PT_ERR_PY_CODE,           /* (user space) code objects unreadable when resolved (freed) */
+	PT_ERR_PY_UNMATCHED,      /* (user space) Python frame runs without a native eval frame */
 	PT_ERR_COUNT,
 };
 
@@ -86,10 +94,18 @@ enum pt_err {
 struct pt_stack_rec {
 	__u64 hash;
 	__u32 nr;
-	__u32 pad;
+	__u32 py_nr;    /* Python words of this stack, in py_stacks[index] (0: none) */
 	__u64 pcs[PT_MAX_FRAMES];
 };
 _Static_assert(sizeof(struct pt_stack_rec) == 16 + 8 * PT_MAX_FRAMES, "pt_stack_rec layout");
+
+/* The Python words of a stack (pyframe.h), leaf first. Hash map keyed by stack index, only
+ * created for stacks that have Python frames (a non-Python target pays no memory for it). */
+struct pt_py_stack {
+	__u64 w[PT_MAX_PY_FRAMES];
+};
+_Static_assert(sizeof(struct pt_py_stack) == 8 * PT_MAX_PY_FRAMES, "pt_py_stack layout");
+_Static_assert(sizeof(struct pt_py_offsets) == 64, "pt_py_offsets layout");
 
 /* Counters per stack. Array map indexed by stack index; updated with atomics.
  * peak_* is what the stack held at the last live-heap peak, valid when snap_seq equals the
@@ -303,6 +319,7 @@ enum pt_event_type {
 	PT_EV_EXEC = 3,       /* target called execve */
 	PT_EV_INV_START = 4,  /* an invocation began: seq, and the response bytes in data[] */
 	PT_EV_INV_END = 5,    /* an invocation (or the init phase) ended: seq */
+	PT_EV_PY_STACK = 6,   /* a new stack with Python frames: resolve its code objects now */
 };
 
 struct pt_event {

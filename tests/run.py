@@ -1711,6 +1711,7 @@ def main():
             res.skip("node/*", no_bpf)
             res.skip("arenas/*", no_bpf)
             res.skip("allocators/*", no_bpf)
+            res.skip("python/*", no_bpf)
         else:
             run_case_section(res, cases, built, pt, tmp, keep_dirs)
             sleep_case = next((c for c in cases if c["command"][0] == "wl_sleep"), None)
@@ -1720,6 +1721,8 @@ def main():
             run_node_section(res, pt, tmp)
             run_arenas_section(res, built, pt, tmp)
             run_allocators_section(res, built, pt, tmp)
+            from python_cases import run_python_section
+            run_python_section(res, pt, tmp, Proc, TIMEOUT)
             run_docs_section(res, pt)
             run_host_section(res, args.build)
             from lambda_cases import run_lambda_section, run_lambda_launch, run_lambda_node, run_lambda_streaming

@@ -87,6 +87,8 @@ for name in default threshold; do
 	echo "== [$name] ARENAS ($OUT/arenas-$name/report.txt)"
 	grep -q '^ARENAS' "$OUT/arenas-$name/report.txt" || echo "   (no ARENAS section in this report)"
 	sed -n '/^ARENAS/,/^$/p' "$OUT/arenas-$name/report.txt"
+	echo "   per invocation (arena retained when it ended, and its change):"
+	sed -n '/^INVOCATIONS/,/^$/p' "$OUT/arenas-$name/report.txt" | tail -n +2
 done
 
 echo "== side by side (report.json)"
@@ -113,7 +115,8 @@ for r in reps:
         "RSS at the end": r.get("rss", {}).get("last_bytes"),
         "arena resident": tot.get("resident_bytes"),
         "arena retained (resident - live)": tot.get("retained_bytes"),
-        "live chunks (arenas + mmapped)": tot.get("live_chunk_bytes"),
+        "live chunks in arenas": tot.get("live_chunk_bytes"),
+        "mmapped chunks live": (ar.get("mmapped") or {}).get("live_chunk_bytes"),
         "live heap (requested)": r.get("totals", {}).get("live_bytes"),
         "arenas": ar.get("count", len(lst)) if ar else None,
     })
@@ -125,8 +128,6 @@ for k in rows[0]:
 ra, rb = rows[0]["arena retained (resident - live)"], rows[1]["arena retained (resident - live)"]
 if isinstance(ra, (int, float)) and isinstance(rb, (int, float)) and ra > 0:
     print("retained in arenas: %s -> %s (%.0f %% less)" % (mib(ra), mib(rb), 100.0 * (ra - rb) / ra))
-if not reps[0].get("arenas"):
-    print("(this peaktrace writes no \"arenas\" object yet: only RSS and heap figures are shown)")
 EOF
 echo
 echo "Reports: $OUT/arenas-default/ and $OUT/arenas-threshold/ (report.txt, report.json, flame graphs)."

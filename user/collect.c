@@ -11,6 +11,10 @@
 #include <string.h>
 #include "collect.h"
 #include "peak.h"
+#include "python.h"
+
+/* Frames of one merged stack: native frames plus the Python frames spliced into them. */
+#define MAX_MERGED (PT_MAX_FRAMES + PT_MAX_PY_FRAMES)
 
 struct intern {
 	uint64_t *keys;     /* addr + 1 (0 = empty) */
@@ -133,12 +137,72 @@ static uint32_t pow2_at_least(uint64_t n)
 	return c;
 }
 
-/* Build the frame list of one kernel stack (leaf first), cut at the first non-code frame. */
-static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
-			struct pt_symbolizer *sym, const struct pt_stack_rec *s, uint32_t *out,
-			uint32_t *n)
+/* A Python frame, interned by (code object, line): the instruction index is finer than the
+ * name, and stacks that differ only there must merge. The key has bit 63 set, which no native
+ * address has. */
+static int intern_py(struct intern *t, struct pt_profile *p, uint32_t *cap,
+		     struct pt_py_resolver *py, uint32_t idx, uint32_t k, uint64_t word,
+		     uint64_t *unreadable)
 {
-	uint32_t i, nr = s->nr > PT_MAX_FRAMES ? PT_MAX_FRAMES : s->nr;
+	const char *name = NULL, *file = NULL;
+	uint32_t h, rec = 0;
+	uint64_t key;
+	int line, fi, err;
+
+	if (pt_py_is_boundary(word)) {
+		key = word;         /* the truncation marker */
+		name = "[python frames truncated]";
+		line = 0;
+		file = "";
+	} else {
+		err = pt_py_frame_name(py, idx, k, word, &name, &file, &line, &rec);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			(*unreadable)++;
+		/* Interned by (code object record, line); bit 63 set, which no native address has. */
+		key = PT_PY_TAG | ((uint64_t)((line < 0 ? 0 : line + 1) & PT_PY_IDX_MAX) << PT_PY_IDX_SHIFT) |
+		      (rec & PT_PY_CODE_MASK);
+	}
+	h = (uint32_t)hash64(key) & (t->cap - 1);
+	while (t->keys[h]) {
+		if (t->keys[h] == key + 1)
+			return (int)t->vals[h];
+		h = (h + 1) & (t->cap - 1);
+	}
+	fi = add_frame(p, cap, NULL, 0, false, name ? name : "[python]");
+	if (fi < 0)
+		return fi;
+	free(p->frames[fi].module);
+	p->frames[fi].module = strdup(file ? file : "");
+	if (!p->frames[fi].module)
+		return -ENOMEM;
+	p->frames[fi].offset = line > 0 ? (uint64_t)line : 0;
+	t->keys[h] = key + 1;
+	t->vals[h] = (uint32_t)fi;
+	return fi;
+}
+
+static bool is_eval_frame(const char *func)
+{
+	static const char eval[] = "_PyEval_EvalFrameDefault";
+
+	/* Also its split-off cold part ("_PyEval_EvalFrameDefault.cold"). */
+	return func && strncmp(func, eval, sizeof(eval) - 1) == 0 &&
+	       (func[sizeof(eval) - 1] == 0 || func[sizeof(eval) - 1] == '.');
+}
+
+/* Build the frame list of one kernel stack (leaf first), cut at the first non-code frame,
+ * with its Python frames (if any) in place of the interpreter's eval frames. */
+static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
+			struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
+			const struct pt_py_stack *pys, struct pt_py_resolver *py, uint32_t *out,
+			uint32_t *n, struct pt_collect_stats *cs)
+{
+	uint32_t i, nr = s->nr > PT_MAX_FRAMES ? PT_MAX_FRAMES : s->nr, nn = 0, nw, nit, unmatched;
+	uint32_t native[PT_MAX_FRAMES];
+	bool is_eval[PT_MAX_FRAMES];
+	struct pt_py_item items[MAX_MERGED];
 	int fi;
 
 	*n = 0;
@@ -148,6 +212,29 @@ static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
 		if (i > 0 && sym && !pt_sym_is_code(sym, pc))
 			break;
 		fi = intern_frame(t, p, fcap, sym, pc);
+		if (fi < 0)
+			return fi;
+		native[nn++] = (uint32_t)fi;
+	}
+	nw = s->py_nr > PT_MAX_PY_FRAMES ? PT_MAX_PY_FRAMES : s->py_nr;
+	if (!pys || !nw) {
+		memcpy(out, native, nn * sizeof(*out));
+		*n = nn;
+		return 0;
+	}
+	for (i = 0; i < nn; i++)
+		is_eval[i] = is_eval_frame(p->frames[native[i]].func);
+	nit = pt_py_splice(is_eval, nn, pys->w, nw, items, MAX_MERGED, &unmatched);
+	if (cs && unmatched)
+		cs->py_unmatched++;
+	for (i = 0; i < nit; i++) {
+		if (items[i].kind == PT_PY_ITEM_NATIVE) {
+			out[(*n)++] = native[items[i].i];
+			continue;
+		}
+		fi = intern_py(t, p, fcap, py, idx, items[i].i, items[i].kind == PT_PY_ITEM_TRUNC ?
+			       pt_py_boundary_word(PT_PY_B_TRUNC) : pys->w[items[i].i],
+			       cs ? &cs->py_unreadable : &(uint64_t){ 0 });
 		if (fi < 0)
 			return fi;
 		out[(*n)++] = (uint32_t)fi;
@@ -162,7 +249,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	struct merge hm = { 0 }, mm = { 0 };
 	uint32_t fcap = 0, scap = 0, mcap = 0, idx, n, k, slot, unknown_fi = UINT32_MAX;
 	uint32_t **sfr = NULL, *snf = NULL, **mfr = NULL, *mnf = NULL;
-	uint32_t fr[PT_MAX_FRAMES];
+	uint32_t fr[MAX_MERGED];
 	struct pt_map_stack *ms = NULL;
 	uint32_t nms = 0;
 	int err = -ENOMEM;
@@ -201,7 +288,9 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			}
 			fr[0] = unknown_fi;
 			n = 1;
-		} else if ((err = stack_frames(&t, p, &fcap, sym, &in->stacks[idx], fr, &n))) {
+		} else if ((err = stack_frames(&t, p, &fcap, sym, idx, &in->stacks[idx],
+					       in->py ? in->py[idx] : NULL, in->py_res, fr, &n,
+					       in->cstats))) {
 			goto out;
 		}
 		err = -ENOMEM;

@@ -6,6 +6,15 @@
 #include "report.h"
 #include "symbolize.h"
 
+struct pt_py_stack;
+struct pt_py_resolver;
+
+/* What collecting found wrong, for the report's error counters (may be NULL). */
+struct pt_collect_stats {
+	uint64_t py_unmatched;   /* stacks with Python frames left without a native eval frame */
+	uint64_t py_unreadable;  /* Python frame names whose code object could not be read */
+};
+
 struct pt_collect_in {
 	const struct pt_stack_rec *stacks;       /* indexed by stack index */
 	const struct pt_stack_stats *stats;
@@ -13,6 +22,10 @@ struct pt_collect_in {
 	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
 	unsigned count_shift;                /* stats counts are in 2^-count_shift units
 					      * (--sample-bytes weights), 0 = whole */
+	/* CPython: each stack's Python words (NULL: none), and their names. May be NULL. */
+	const struct pt_py_stack *const *py;
+	struct pt_py_resolver *py_res;
+	struct pt_collect_stats *cstats;
 };
 
 /* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.

@@ -37,6 +37,7 @@
 #include "unwind_maps.h"
 #include "boundary.h"
 #include "compare.h"
+#include "python.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum {
@@ -804,6 +805,11 @@ struct run {
 	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
 	FILE *emf;               /* --emf output */
 	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
+	/* CPython in the target (python.h): found before load; located (runtime address known to
+	 * BPF) once its object is mapped; frame names read as new stacks appear. */
+	bool py_found;
+	struct pt_py_info py;
+	struct pt_py_resolver *py_res;
 	bool quiet;
 	uint32_t written;        /* invocations already printed and streamed */
 	/* glibc arenas */
@@ -894,6 +900,36 @@ static void flush_invocations(struct run *run)
 	}
 }
 
+/* Tell BPF where _PyRuntime is, once the object defining it is mapped (after exec in launch
+ * mode), and start reading code objects from the current image. */
+static void python_locate(struct run *run)
+{
+	struct pt_py_offsets *o = &run->skel->bss->py_off;
+
+	if (!run->py_found || o->runtime || pt_py_locate(run->pid, &run->py))
+		return;
+	run->py_res = pt_py_resolver_new(run->pid, &run->py);
+	/* Offsets first, the address last: the walk starts when it sees a runtime. */
+	*o = run->py.off;
+	o->runtime = 0;
+	__atomic_store_n(&o->runtime, run->py.off.runtime, __ATOMIC_RELEASE);
+	if (env.verbose)
+		fprintf(stderr, "peaktrace: CPython 3.%u in %s: _PyRuntime at 0x%" PRIx64 "\n",
+			run->py.minor, run->py.path, (uint64_t)run->py.off.runtime);
+}
+
+/* A new stack with Python frames: read its code objects while the target holds them. */
+static void python_new_stack(struct run *run, uint32_t idx)
+{
+	struct pt_py_stack ps;
+	struct pt_stack_rec rec;
+
+	if (!run->py_res || bpf_map_lookup_elem(bpf_map__fd(run->skel->maps.stacks), &idx, &rec) ||
+	    bpf_map_lookup_elem(bpf_map__fd(run->skel->maps.py_stacks), &idx, &ps))
+		return;
+	pt_py_resolve_stack(run->py_res, idx, ps.w, rec.py_nr);
+}
+
 /* Load the symbol tables of everything the target maps now, so that symbolizing the first
  * invocation's stacks does not stall event handling. */
 static void warm_symbolizer(struct run *run)
@@ -929,6 +965,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	case PT_EV_EXEC:
 	case PT_EV_EXEC_MAP:
 		run->need_refresh = true;
+		break;
+	case PT_EV_PY_STACK:
+		if (len >= sizeof(*e))
+			python_new_stack(run, (uint32_t)e->addr);
 		break;
 	case PT_EV_INV_START: {
 		const struct pt_inv_event *ie = data;
@@ -1103,6 +1143,8 @@ int main(int argc, char **argv)
 	struct run run = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct pt_collect_in cin;
+	struct pt_collect_stats cstats = { 0 };
+	struct pt_py_stack **py_words = NULL;
 	struct peaktrace_bpf *skel = NULL;
 	struct pt_unwinder *unw = NULL;
 	void *stacks_map = NULL, *stats_map = NULL;
@@ -1247,6 +1289,15 @@ int main(int argc, char **argv)
 		run.pid = run.child.pid;
 	}
 
+	/* CPython in the target: its frames are read in the kernel (python.bpf.h). */
+	err = launched ? pt_py_detect((const char *const *)paths, npaths, &run.py)
+		       : pt_py_detect_pid(run.pid, &run.py);
+	if (err == 0)
+		run.py_found = env.fp_stacks;
+	else if (err == -ENOTSUP)
+		fprintf(stderr, "peaktrace: note: CPython %s found: Python frames are read for 3.11, 3.12 "
+				"and 3.13 only; native frames only\n", run.py.minor ? "3.x" : "(older than 3.11)");
+
 	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
 	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
 	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
@@ -1277,6 +1328,8 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.stack_ids, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks);
 	bpf_map__set_max_entries(skel->maps.stats, env.max_stacks);
+	skel->rodata->python = run.py_found;
+	bpf_map__set_max_entries(skel->maps.py_stacks, run.py_found ? env.max_stacks : 1);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
 	rep.alloc = &alloc;
@@ -1404,8 +1457,10 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	run.sym = pt_sym_new(run.pid);
-	if (!launched)
+	if (!launched) {
 		warm_symbolizer(&run);
+		python_locate(&run);
+	}
 	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", run.pid, rep.comm,
 		pt_allocator_kind_name(alloc.kind), alloc.path,
 		env.duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
@@ -1427,6 +1482,7 @@ int main(int argc, char **argv)
 		if (run.need_refresh && run.sym && !run.exited) {
 			pt_sym_refresh(run.sym);
 			pt_unwind_refresh(unw);
+			python_locate(&run);
 			run.need_refresh = false;
 			last_refresh = now;
 		}
@@ -1557,7 +1613,27 @@ int main(int argc, char **argv)
 	cin.nstacks = nstk;
 	cin.peak_seq = rep.g.peak_seq;
 	cin.count_shift = env.sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
+	cin.py = NULL;
+	cin.py_res = run.py_res;
+	cin.cstats = &cstats;
+	if (run.py_found) {
+		/* Each stack's Python words: only stacks that have some are in the map. */
+		const struct pt_stack_rec *sr = stacks_map;
+
+		py_words = calloc(nstk ? nstk : 1, sizeof(*py_words));
+		for (uint32_t k = 0; py_words && k < nstk; k++) {
+			if (!sr[k].py_nr || !(py_words[k] = malloc(sizeof(*py_words[k]))))
+				continue;
+			if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.py_stacks), &k, py_words[k])) {
+				free(py_words[k]);
+				py_words[k] = NULL;
+			}
+		}
+		cin.py = (const struct pt_py_stack *const *)py_words;
+	}
 	err = pt_collect(&cin, run.sym, &rep.prof, &rep.mstacks, &rep.nmstacks);
+	rep.errors[PT_ERR_PY_UNMATCHED] += cstats.py_unmatched;
+	rep.errors[PT_ERR_PY_CODE] += pt_py_unreadable(run.py_res);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
 		goto cleanup;
@@ -1612,6 +1688,13 @@ cleanup:
 		pt_launch_abort(&run.child);
 	detach_all();
 	ring_buffer__free(rb);
+	if (py_words) {
+		for (uint32_t k = 0; k < nstk; k++)
+			free(py_words[k]);
+		free(py_words);
+	}
+	pt_py_resolver_free(run.py_res);
+	pt_py_info_free(&run.py);
 	free(stacks_map);
 	free(stats_map);
 	pt_unwind_free(unw);

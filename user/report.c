@@ -34,6 +34,11 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_FILE] = "unwind_file_failed",
 	[PT_ERR_ARENA_FULL] = "arena_table_full",
 	[PT_ERR_CHUNK_READ] = "chunk_header_unreadable",
+	[PT_ERR_PY_READ] = "python_read_failed",
+	[PT_ERR_PY_DEPTH] = "python_too_deep",
+	[PT_ERR_PY_STORE] = "python_store_failed",
+	[PT_ERR_PY_CODE] = "python_code_unreadable",
+	[PT_ERR_PY_UNMATCHED] = "python_unmatched",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -60,6 +65,11 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_FILE] = "executable files whose .eh_frame could not be read (their frames use frame pointers)",
 	[PT_ERR_ARENA_FULL] = "allocations counted under 'other arenas' or without their thread's arena row: arena tables full",
 	[PT_ERR_CHUNK_READ] = "allocations whose glibc chunk header or heap_info was unreadable or implausible: not attributed to an arena",
+	[PT_ERR_PY_READ] = "Python frame chains cut where a thread state or frame could not be read",
+	[PT_ERR_PY_DEPTH] = "Python stacks deeper than the words kept per stack (PT_MAX_PY_FRAMES = 128), cut there (\"[python frames truncated]\")",
+	[PT_ERR_PY_STORE] = "new stacks whose Python frames could not be stored (native frames kept)",
+	[PT_ERR_PY_CODE] = "Python code objects freed before their names were read (\"[python code 0x...]\")",
+	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
 };
 
 const char *pt_err_name(int e)
@@ -129,7 +139,10 @@ static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
 	const char *base = mod ? strrchr(mod, '/') : NULL;
 
 	base = base ? base + 1 : mod;
-	if (fr->func && *fr->func && fr->func[0] != '[')
+	if (fr->func && *fr->func && fr->func[0] != '[' && !fr->addr)
+		/* A Python frame (module:function:line): no address. */
+		fprintf(f, "        %s  (%s)\n", fr->func, base ? base : "?");
+	else if (fr->func && *fr->func && fr->func[0] != '[')
 		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
 	else if (fr->func && fr->func[0] == '[')
 		fprintf(f, "        %s\n", fr->func);

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * python.bpf.h — the allocating thread's CPython frames, read in the kernel (issue 5, part 2).
+ *
+ * Included by peaktrace.bpf.c after unwind.bpf.h; capture() calls pt_py_walk() after the
+ * native unwind when the loader found a CPython (3.11, 3.12, 3.13) in the target and set
+ * `python`. Offsets and the address of _PyRuntime are in .bss py_off (user/python.c writes
+ * them; runtime stays 0 until the interpreter is mapped, and the walk does nothing until then).
+ *
+ * Thread state: the interpreter's list of thread states (interpreters.head -> threads.head ->
+ * next), searched for the one whose native_thread_id is the current thread's, and cached in
+ * the task storage; each use re-checks the cached state's native_thread_id (one read), so a
+ * freed and reused PyThreadState is never followed for another thread. Not the GIL holder
+ * (3.11's gilstate.tstate_current): allocations made by C code without the GIL are attributed
+ * to their own thread's Python frames too, and not the _Py_tss_tstate thread-local (3.12+):
+ * its address needs the module's TLS block, which the kernel only knows through libc's
+ * internals. A thread with no Python state (a C thread) remembers the list head it searched:
+ * while no thread state is added (new states are pushed at the head), it costs one read.
+ *
+ * Frames: 3.11/3.12 tstate->cframe->current_frame, 3.13 tstate->current_frame, then
+ * `previous`. One 72-byte read per frame (the frame's "specials": code, previous, instruction
+ * pointer, owner/is_entry). The native stack shows one _PyEval_EvalFrameDefault per C-level
+ * entry into the interpreter, and one such call runs several Python frames (3.11+ calls Python
+ * from Python without recursing in C); the walk records where each call's frames end (3.11:
+ * after the frame marked is_entry; 3.12+: at the shim frame owned by the C stack) so user
+ * space can splice each run in place of its own native frame.
+ *
+ * Verifier: the per-frame step is a global function (verified once), called from a bounded
+ * loop, as in unwind.bpf.h. Its reads of the frame copy use offsets from .bss: variable
+ * offsets into a stack buffer whose bytes were all written by the probe read.
+ */
+#ifndef PEAKTRACE_PYTHON_BPF_H
+#define PEAKTRACE_PYTHON_BPF_H
+
+#include "pyframe.h"
+
+/* Bytes of a frame read per step: the specials of every supported version end by byte 71. */
+#define PY_FRAME_READ 72
+
+struct py_walk {
+	__u64 frame;        /* next _PyInterpreterFrame to read (0: the chain ended) */
+	__u64 n;            /* words in ts->py */
+	__u64 stop;         /* PT_ERR_PY_* that cut the chain, 0 = complete */
+};
+
+static __always_inline bool py_emit(struct py_walk *w, struct thread_state *ts, __u64 word)
+{
+	__u64 n = w->n;
+
+	/* The last slot is kept for the truncation marker. */
+	if (n >= PT_MAX_PY_FRAMES - 1)
+		return false;
+	ts->py[n & (PT_MAX_PY_FRAMES - 1)] = word;
+	w->n = n + 1;
+	return true;
+}
+
+/* One frame of the chain. 0, or 1 when the walk ends. */
+__noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
+{
+	__u64 fr[PY_FRAME_READ / 8];
+	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
+	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
+	__u64 code, prev, instr;
+	__u8 owner;
+
+	if (!w || !ts || !w->frame)
+		return 1;
+	if (w->n >= PT_MAX_PY_FRAMES - 1) {
+		w->stop = PT_ERR_PY_DEPTH;
+		return 1;
+	}
+	if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->frame)) {
+		w->stop = PT_ERR_PY_READ;
+		return 1;
+	}
+	if (oc > PY_FRAME_READ - 8 || op > PY_FRAME_READ - 8 || oi > PY_FRAME_READ - 8 ||
+	    oo >= PY_FRAME_READ || oe >= PY_FRAME_READ || (oc | op | oi) & 7) {
+		w->stop = PT_ERR_PY_READ;
+		return 1;
+	}
+	code = fr[oc / 8];
+	prev = fr[op / 8];
+	instr = fr[oi / 8];
+	owner = ((__u8 *)fr)[oo];
+	w->frame = prev;
+	if (owner == PT_PY_OWNED_BY_CSTACK && !oe) {
+		/* 3.12+: the shim frame _PyEval_EvalFrameDefault pushes on entry. */
+		if (!py_emit(w, ts, pt_py_boundary_word(PT_PY_B_ENTRY)))
+			w->stop = PT_ERR_PY_DEPTH;
+		return w->stop ? 1 : 0;
+	}
+	if (!code) {
+		w->stop = PT_ERR_PY_READ;
+		return 1;
+	}
+	if (!py_emit(w, ts, pt_py_frame_word(code, pt_py_instr_idx(instr, code + py_off.co_code_adaptive)))) {
+		w->stop = PT_ERR_PY_DEPTH;
+		return 1;
+	}
+	/* 3.11: the first frame of a native eval call. */
+	if (oe && ((__u8 *)fr)[oe] && !py_emit(w, ts, pt_py_boundary_word(PT_PY_B_ENTRY))) {
+		w->stop = PT_ERR_PY_DEPTH;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline int py_read(__u64 addr, __u64 *val)
+{
+	return bpf_probe_read_user(val, sizeof(*val), (void *)addr);
+}
+
+/* The current thread's PyThreadState, or 0. */
+static __always_inline __u64 py_tstate(struct thread_state *ts, __u64 runtime)
+{
+	__u64 tid = (__u32)bpf_get_current_pid_tgid(), t = ts->py_tstate, v, interp, head;
+	int i;
+
+	if (t && py_read(t + py_off.ts_native_tid, &v) == 0 && v == tid)
+		return t;
+	ts->py_tstate = 0;
+	if (py_read(runtime + py_off.interp_head, &interp) || !interp ||
+	    py_read(interp + py_off.threads_head, &head) || !head)
+		return 0;
+	/* Searched this list before and we were not in it: no new thread state since. */
+	if (head == ts->py_miss_head)
+		return 0;
+	t = head;
+	for (i = 0; i < PT_PY_MAX_THREADS && t; i++) {
+		if (py_read(t + py_off.ts_native_tid, &v))
+			break;
+		if (v == tid) {
+			ts->py_tstate = t;
+			return t;
+		}
+		if (py_read(t + py_off.ts_next, &t))
+			break;
+	}
+	ts->py_miss_head = head;
+	return 0;
+}
+
+/*
+ * The Python words of the current thread into ts->py (leaf first); mixes them into *hash.
+ * Returns the number of words (0: no Python frames).
+ */
+__noinline __u32 pt_py_walk(struct thread_state *ts, __u64 *hash)
+{
+	__u64 runtime = py_off.runtime, t, f = 0, h;
+	struct py_walk w = {};
+	__u32 i;
+
+	if (!ts || !hash || !runtime)
+		return 0;
+	t = py_tstate(ts, runtime);
+	if (!t)
+		return 0;
+	if (py_off.ts_cframe) {
+		/* 3.11/3.12: tstate->cframe->current_frame */
+		if (py_read(t + py_off.ts_cframe, &f) || !f ||
+		    py_read(f + py_off.cframe_current, &f)) {
+			count_err(PT_ERR_PY_READ);
+			return 0;
+		}
+	} else if (py_read(t + py_off.cframe_current, &f)) {
+		count_err(PT_ERR_PY_READ);
+		return 0;
+	}
+	w.frame = f;
+	for (i = 0; i < PT_MAX_PY_FRAMES; i++)
+		if (pt_py_frame(&w, ts))
+			break;
+	if (w.stop == PT_ERR_PY_DEPTH && w.frame) {
+		/* Frames beyond the cap: say so in the stack itself, not only in the counter. */
+		ts->py[(PT_MAX_PY_FRAMES - 1) & (PT_MAX_PY_FRAMES - 1)] = pt_py_boundary_word(PT_PY_B_TRUNC);
+		w.n = PT_MAX_PY_FRAMES;
+	}
+	if (w.stop && (w.stop != PT_ERR_PY_DEPTH || w.frame))
+		count_err(w.stop);
+	h = *hash;
+	for (i = 0; i < PT_MAX_PY_FRAMES; i++) {
+		if (i >= w.n)
+			break;
+		h = mix64(h, ts->py[i]);
+	}
+	*hash = mix64(h, w.n << 32);
+	return (__u32)w.n;
+}
+
+#endif /* PEAKTRACE_PYTHON_BPF_H */

@@ -1,0 +1,146 @@
+# python_cases.py — CPython frames end to end (issue 5 part 2), called by tests/run.py.
+#
+# tests/workloads/wl_python.py allocates known amounts from known functions (bytearray(n)
+# mallocs n + 1 bytes); each site's line is read from its "# SITE name" comment. For each
+# CPython found (Debian's 3.11, pyenv's 3.12 and 3.13; a missing one is a counted skip) and
+# each mode (launch, attach), peaktrace runs the workload and the test checks, in the folded
+# alloc profile and in report.json:
+#   - each site's Python frames, root first, as `wl_python:function:line`, contiguous, between
+#     native frames (the interpreter below, the allocation path above), with no
+#     _PyEval_EvalFrameDefault left in them;
+#   - their bytes: exactly what the site allocated;
+#   - the 42-deep recursion whole; the 202-deep one cut, marked "[python frames truncated]"
+#     and counted in python_too_deep.
+import glob
+import json
+import os
+import re
+import signal
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WL = os.path.join(HERE, "workloads", "wl_python.py")
+N = 100000
+READY = "wl: waiting for SIGUSR1"
+TRUNC = "[python frames truncated]"
+
+
+def pythons():
+    """(label, interpreter or None) for each version the issue names."""
+    out = [("3.11", "/usr/bin/python3.11" if os.access("/usr/bin/python3.11", os.X_OK) else None)]
+    for minor in ("3.12", "3.13"):
+        found = sorted(glob.glob("/root/.pyenv/versions/%s.*/bin/python%s" % (minor, minor)))
+        out.append((minor, found[-1] if found else None))
+    return out
+
+
+def sites():
+    lines = {}
+    with open(WL) as f:
+        for no, text in enumerate(f, 1):
+            m = re.search(r"# SITE (\w+)", text)
+            if m:
+                lines[m.group(1)] = no
+    return lines
+
+
+def expected(L):
+    """name -> (Python frames root first, bytes), the deepest frame last."""
+    def f(fn, site):
+        return "wl_python:%s:%d" % (fn, L[site])
+    top = [f("<module>", "module")]
+    rec40 = top + [f("main", "main_rec40")] + [f("recurse", "rec")] * 40 + [f("recurse", "deep")]
+    return {
+        "alloc_a": (top + [f("main", "main_a"), f("alloc_a", "a")], 3 * (N + 1)),
+        "alloc_b": (top + [f("main", "main_b"), f("Holder.alloc_b", "b")], 2 * (2 * N + 1)),
+        "nested": (top + [f("main", "main_outer"), f("nested_outer", "outer"),
+                          f("nested_inner", "inner")], 3 * N + 1),
+        "recurse40": (rec40, 4 * N + 1),
+    }
+
+
+def is_py(frame):
+    return frame.startswith("wl_python:") or frame == TRUNC
+
+
+def check_stack(frames):
+    """frames root first: '' if the Python frames sit well among native ones, else why."""
+    idx = [i for i, fr in enumerate(frames) if is_py(fr)]
+    if not idx:
+        return "no Python frames"
+    if idx != list(range(idx[0], idx[-1] + 1)):
+        return "Python frames not contiguous"
+    if idx[0] == 0 or idx[-1] == len(frames) - 1:
+        return "Python frames not between native frames"
+    if any(fr.startswith("_PyEval_EvalFrameDefault") for fr in frames):
+        return "an interpreter frame was left in the stack"
+    return ""
+
+
+def run_python_section(res, pt, tmp, Proc, timeout):
+    if not any(res.wanted("python/%s/%s" % (v, m)) for v, _ in pythons() for m in ("launch", "attach")):
+        return
+    L = sites()
+    want = expected(L)
+    for ver, exe in pythons():
+        for mode in ("launch", "attach"):
+            name = "python/%s/%s" % (ver, mode)
+            if not res.wanted(name):
+                continue
+            if not exe:
+                res.skip(name, "no CPython %s installed" % ver)
+                continue
+            out = os.path.join(tmp, "py-%s-%s" % (ver, mode))
+            if mode == "launch":
+                pr = Proc([pt, "-q", "-o", out, "--", exe, WL])
+                rc = pr.wait(timeout)
+            else:
+                wl = Proc([exe, WL, "--wait"])
+                if not wl.wait_for("out", re.escape(READY)):
+                    wl.kill()
+                    res.fail(name, "workload never became ready")
+                    continue
+                pr = Proc([pt, "-q", "-p", wl.pid, "-o", out])
+                if not pr.wait_for("err", r"^peaktrace: tracing (?:PID )?%d\b" % wl.pid):
+                    wl.kill()
+                    pr.kill()
+                    res.fail(name, "peaktrace did not start: %s" % pr.err[-300:])
+                    continue
+                wl.signal(signal.SIGUSR1)
+                wl.wait(timeout)
+                rc = pr.wait(timeout)
+                wl.kill()
+            if rc != 0:
+                res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+                continue
+            check_outputs(res, name, out, want)
+
+
+def check_outputs(res, name, out, want):
+    folded = []
+    with open(os.path.join(out, "alloc.folded")) as f:
+        for line in f:
+            stack, _, val = line.rstrip("\n").rpartition(" ")
+            folded.append((stack.split(";"), int(val)))
+    with open(os.path.join(out, "report.json")) as f:
+        rep = json.load(f)
+    jstacks = [([fr["func"] for fr in reversed(s["frames"])], s["alloc_bytes"]) for s in rep["stacks"]]
+    for site, (pyframes, nbytes) in sorted(want.items()):
+        for fmt, stacks in (("folded", folded), ("json", jstacks)):
+            got, bad = 0, ""
+            for frames, val in stacks:
+                if [fr for fr in frames if is_py(fr)] == pyframes:
+                    got += val
+                    bad = bad or check_stack(frames)
+            t = "%s: %s %s" % (name, site, fmt)
+            if bad:
+                res.fail(t, bad)
+            else:
+                res.eq(t + " bytes", got, nbytes)
+    # The 202-deep recursion: cut, marked at its root end, counted.
+    deep = [(fr, v) for fr, v in folded if TRUNC in fr and v == 5 * N + 1]
+    res.true("%s: deep recursion marked truncated" % name,
+             len(deep) == 1 and [f for f in deep[0][0] if is_py(f)][0] == TRUNC and
+             not check_stack(deep[0][0]),
+             "no single 5N+1 stack starting with %r: %r" % (TRUNC, [f[:3] for f, _ in deep]))
+    res.true("%s: truncation counted" % name, rep["errors"].get("python_too_deep", 0) >= 1,
+             "python_too_deep = %r" % rep["errors"].get("python_too_deep"))

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* test_python.c — the pure parts of CPython frames: word tagging (bpf/pyframe.h), location
+ * tables, frame names and the merge of Python runs into native stacks (user/python.c). */
+#include <stdbool.h>
+#include "check.h"
+#include "python.h"
+
+static void test_words(void)
+{
+	__u64 code = 0x7f1234567890ULL, w = pt_py_frame_word(code, 42);
+
+	CHECK(w >> 63, "frame word has the tag bit (never a user address)");
+	CHECK(!pt_py_is_boundary(w), "frame word is not a boundary");
+	CHECK_EQ_U64(pt_py_word_code(w), code, "code object round-trips");
+	CHECK_EQ_U64(pt_py_word_idx(w), 42, "instruction index round-trips");
+	CHECK_EQ_U64(pt_py_word_idx(pt_py_frame_word(code, 1u << 30)), PT_PY_IDX_MAX, "index saturates");
+	CHECK(pt_py_is_boundary(pt_py_boundary_word(PT_PY_B_ENTRY)), "entry boundary");
+	CHECK_EQ_U64(pt_py_instr_idx(0x1000 + 10, 0x1000), 6, "instr 10 bytes in = unit 5, +1");
+	CHECK_EQ_U64(pt_py_instr_idx(0x1000 - 2, 0x1000), 0, "instr before the code = unknown");
+}
+
+static void test_lines(void)
+{
+	/* Built by hand per Objects/locations.md:
+	 *  0x80|0<<3|0: short form code 0, 1 unit, column byte          -> line +0 (10)
+	 *  0x80|11<<3|1: one-line form +1, 2 units, two column bytes     -> 11
+	 *  0x80|13<<3|2: no columns, svarint +3 (6), 3 units             -> 14
+	 *  0x80|15<<3|0: no location, 1 unit                             -> -1
+	 *  0x80|14<<3|0: long form, svarint -2 (5), end, cols, 1 unit    -> 12
+	 *  0x80|13<<3|0: no columns, svarint +70 (140 = 0x4c|0x40, 2)    -> 82 */
+	static const uint8_t t[] = {
+		0x80, 0x05,
+		0x80 | 11 << 3 | 1, 0x01, 0x02,
+		0x80 | 13 << 3 | 2, 6,
+		0x80 | 15 << 3,
+		0x80 | 14 << 3, 5, 0, 1, 2,
+		0x80 | 13 << 3, 0x4c | 0x40, 2,
+	};
+
+	CHECK_EQ_U64(pt_py_line(t, sizeof(t), 10, 0), 10, "unit 0: first line");
+	CHECK_EQ_U64(pt_py_line(t, sizeof(t), 10, 1), 11, "unit 1: one-line form +1");
+	CHECK_EQ_U64(pt_py_line(t, sizeof(t), 10, 2), 11, "unit 2: same entry");
+	CHECK_EQ_U64(pt_py_line(t, sizeof(t), 10, 5), 14, "unit 5: no-columns form +3");
+	CHECK(pt_py_line(t, sizeof(t), 10, 6) == -1, "unit 6: no location");
+	CHECK_EQ_U64(pt_py_line(t, sizeof(t), 10, 7), 12, "unit 7: long form -2");
+	CHECK_EQ_U64(pt_py_line(t, sizeof(t), 10, 8), 82, "unit 8: multi-byte varint +70");
+	CHECK(pt_py_line(t, sizeof(t), 10, 9) == -1, "beyond the table");
+	CHECK(pt_py_line((const uint8_t *)"\x05", 1, 10, 0) == -1, "corrupt table");
+}
+
+static void test_format(void)
+{
+	char b[128];
+
+	pt_py_format(b, sizeof(b), "/srv/app/handler.py", "Job.run", 12);
+	CHECK_STR(b, "handler:Job.run:12", "module:function:line");
+	pt_py_format(b, sizeof(b), "<frozen importlib._bootstrap>", "_find_and_load", 1);
+	CHECK_STR(b, "<frozen importlib._bootstrap>:_find_and_load:1", "non-file module");
+}
+
+static void test_splice(void)
+{
+	__u64 E = pt_py_boundary_word(PT_PY_B_ENTRY), T = pt_py_boundary_word(PT_PY_B_TRUNC);
+	__u64 a = pt_py_frame_word(0x1000, 1), b = pt_py_frame_word(0x2000, 1);
+	__u64 c = pt_py_frame_word(0x3000, 1);
+	/* native, leaf first: malloc, eval, call, eval, main */
+	bool ev[] = { false, true, false, true, false };
+	struct pt_py_item it[16];
+	uint32_t n, un;
+
+	/* Two runs: [a b] in the inner eval frame, [c] in the outer one. */
+	{
+		__u64 w[] = { a, b, E, c, E };
+
+		n = pt_py_splice(ev, 5, w, 5, it, 16, &un);
+		CHECK_EQ_U64(n, 6, "two runs: 3 natives + 3 Python frames");
+		CHECK(it[0].kind == PT_PY_ITEM_NATIVE && it[0].i == 0, "leaf native first");
+		CHECK(it[1].kind == PT_PY_ITEM_PY && it[1].i == 0 && it[2].i == 1, "inner run replaces eval #1");
+		CHECK(it[3].kind == PT_PY_ITEM_NATIVE && it[3].i == 2, "native between the runs");
+		CHECK(it[4].kind == PT_PY_ITEM_PY && it[4].i == 3, "outer run replaces eval #2");
+		CHECK(it[5].kind == PT_PY_ITEM_NATIVE && it[5].i == 4, "root native last");
+		CHECK_EQ_U64(un, 0, "nothing unmatched");
+	}
+	/* 3.12+: a shim with no frame yet (empty run) keeps its native eval frame. */
+	{
+		__u64 w[] = { E, c, E };
+
+		n = pt_py_splice(ev, 5, w, 3, it, 16, &un);
+		CHECK(n == 5 && it[1].kind == PT_PY_ITEM_NATIVE && it[1].i == 1 &&
+		      it[3].kind == PT_PY_ITEM_PY && it[3].i == 1, "empty run keeps the eval frame");
+	}
+	/* Truncated chain: the marker goes at the root end of the cut run. */
+	{
+		__u64 w[] = { a, b, T };
+
+		n = pt_py_splice(ev, 5, w, 3, it, 16, &un);
+		CHECK(n == 7 && it[3].kind == PT_PY_ITEM_TRUNC && it[4].kind == PT_PY_ITEM_NATIVE &&
+		      it[4].i == 2, "truncation marked after the cut run");
+	}
+	/* More runs than eval frames (native stack cut): appended at the root, counted. */
+	{
+		bool ev1[] = { false, true };
+		__u64 w[] = { a, E, b, E, c, E };
+
+		n = pt_py_splice(ev1, 2, w, 6, it, 16, &un);
+		CHECK(n == 4 && it[2].kind == PT_PY_ITEM_PY && it[3].i == 4, "left-over runs at the root");
+		CHECK_EQ_U64(un, 2, "left-over frames counted");
+	}
+}
+
+int main(void)
+{
+	test_words();
+	test_lines();
+	test_format();
+	test_splice();
+	return CHECK_DONE();
+}
