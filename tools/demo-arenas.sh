@@ -38,7 +38,7 @@ cleanup() {
 	[ -n "$PTPID" ] && kill -INT "$PTPID" 2>/dev/null || true
 	[ -n "$HOSTPID" ] && kill -TERM "$HOSTPID" 2>/dev/null || true
 	wait 2>/dev/null || true
-	[ -n "$PIDFILE" ] && rm -f "$PIDFILE"
+	if [ -n "$PIDFILE" ]; then rm -f "$PIDFILE"; fi
 }
 trap cleanup EXIT
 

@@ -242,6 +242,25 @@ static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
 	return 0;
 }
 
+int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
+		 const struct pt_py_stack *pys, struct pt_py_resolver *py, struct pt_profile *p,
+		 uint32_t *fr, uint32_t *n)
+{
+	struct intern t = { .cap = 1024 };
+	uint32_t fcap = 0;
+	int err = -ENOMEM;
+
+	memset(p, 0, sizeof(*p));
+	*n = 0;
+	t.keys = calloc(t.cap, sizeof(*t.keys));
+	t.vals = calloc(t.cap, sizeof(*t.vals));
+	if (t.keys && t.vals)
+		err = stack_frames(&t, p, &fcap, sym, idx, s, pys, py, fr, n, NULL);
+	free(t.keys);
+	free(t.vals);
+	return err;
+}
+
 int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct pt_profile *p,
 	       struct pt_map_stack **mstacks, uint32_t *nmstacks)
 {

@@ -28,6 +28,16 @@ struct pt_collect_in {
 	struct pt_collect_stats *cstats;
 };
 
+/* Most frames of one stack once Python frames are spliced in. */
+#define PT_MAX_MERGED (PT_MAX_FRAMES + PT_MAX_PY_FRAMES)
+
+/* The frames of one kernel stack (leaf first), symbolized and with its Python frames spliced in
+ * exactly as pt_collect does, for the outputs that show single stacks (invocations): fr[0..*n)
+ * index p->frames; fr holds PT_MAX_MERGED. pys and py may be NULL. Free p with pt_profile_free. */
+int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
+		 const struct pt_py_stack *pys, struct pt_py_resolver *py, struct pt_profile *p,
+		 uint32_t *fr, uint32_t *n);
+
 /* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.
  * sym may be NULL (addresses only). Returns 0 or -errno; on error the partial profile is
  * still owned by p (free with pt_profile_free). */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "invocation.h"
+#include "collect.h"
 #include "report.h"
 
 const char *pt_outcome_name(uint32_t outcome)
@@ -194,35 +195,50 @@ void pt_inv_line(FILE *f, const struct pt_inv_record *r)
 	fputc('\n', f);
 }
 
-static void json_kstack(FILE *f, int stacks_fd, struct pt_symbolizer *sym, uint32_t idx)
+/* Stack idx as frames (leaf first, Python frames spliced in): 0, or -1 when unknown. */
+static int stack_load(const struct pt_stack_src *src, uint32_t idx, struct pt_profile *p,
+		      uint32_t *fr, uint32_t *n)
 {
 	struct pt_stack_rec rec;
-	uint32_t i;
+	struct pt_py_stack pys;
+	bool have_py = false;
+
+	if (!src || src->stacks_fd < 0 || idx == PT_STACK_UNKNOWN ||
+	    bpf_map_lookup_elem(src->stacks_fd, &idx, &rec))
+		return -1;
+	if (rec.py_nr && src->py_fd >= 0 && bpf_map_lookup_elem(src->py_fd, &idx, &pys) == 0)
+		have_py = true;
+	if (pt_stack_one(src->sym, idx, &rec, have_py ? &pys : NULL, src->py, p, fr, n)) {
+		pt_profile_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+static void json_kstack(FILE *f, const struct pt_stack_src *src, uint32_t idx)
+{
+	struct pt_profile p;
+	uint32_t fr[PT_MAX_MERGED], n, i;
 
 	fputc('[', f);
-	if (stacks_fd < 0 || bpf_map_lookup_elem(stacks_fd, &idx, &rec) || idx == PT_STACK_UNKNOWN) {
+	if (stack_load(src, idx, &p, fr, &n)) {
 		fputs("{\"func\": \"[unknown stack]\", \"module\": \"\", \"addr\": \"0x0\"}]", f);
 		return;
 	}
-	for (i = 0; i < rec.nr && i < PT_MAX_FRAMES; i++) {
-		struct pt_symres res;
-		uint64_t pc = rec.pcs[i];
+	for (i = 0; i < n; i++) {
+		const struct pt_frame *fm = &p.frames[fr[i]];
 
-		if (i > 0 && sym && !pt_sym_is_code(sym, pc))
-			break;
-		memset(&res, 0, sizeof(res));
-		if (!sym || pt_sym_resolve(sym, pc ? pc - 1 : 0, &res))
-			memset(&res, 0, sizeof(res));
 		fprintf(f, "%s{\"func\": ", i ? ", " : "");
-		pt_json_str(f, res.func ? res.func : "");
+		pt_json_str(f, fm->func);
 		fprintf(f, ", \"module\": ");
-		pt_json_str(f, res.module ? res.module : "");
-		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\"}", pc);
+		pt_json_str(f, fm->module);
+		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\"}", fm->addr);
 	}
 	fputc(']', f);
+	pt_profile_free(&p);
 }
 
-void pt_inv_json(FILE *f, const struct pt_inv_record *r, int stacks_fd, struct pt_symbolizer *sym)
+void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_src *src)
 {
 	uint32_t i;
 
@@ -258,7 +274,7 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, int stacks_fd, struct p
 	for (i = 0; i < r->ntop; i++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
 			r->top[i].bytes, r->top[i].count);
-		json_kstack(f, stacks_fd, sym, r->top[i].stack);
+		json_kstack(f, src, r->top[i].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -393,31 +409,21 @@ void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_nam
 		r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0.0);
 }
 
-void pt_inv_stack_text(FILE *f, int stacks_fd, struct pt_symbolizer *sym, uint32_t idx,
-		       unsigned int maxframes)
+void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes)
 {
-	struct pt_stack_rec rec;
-	uint32_t i;
+	struct pt_profile p;
+	uint32_t fr[PT_MAX_MERGED], n, i;
 
-	if (stacks_fd < 0 || idx == PT_STACK_UNKNOWN || bpf_map_lookup_elem(stacks_fd, &idx, &rec)) {
+	if (stack_load(src, idx, &p, fr, &n)) {
 		fprintf(f, "        [unknown stack]\n");
 		return;
 	}
-	for (i = 0; i < rec.nr && i < PT_MAX_FRAMES && i < maxframes; i++) {
-		struct pt_symres res;
-		uint64_t pc = rec.pcs[i];
-		const char *mod;
+	for (i = 0; i < n && i < maxframes; i++) {
+		const struct pt_frame *fm = &p.frames[fr[i]];
+		const char *mod = strrchr(fm->module, '/');
 
-		if (i > 0 && sym && !pt_sym_is_code(sym, pc))
-			break;
-		memset(&res, 0, sizeof(res));
-		if (!sym || pt_sym_resolve(sym, pc ? pc - 1 : 0, &res))
-			memset(&res, 0, sizeof(res));
-		mod = res.module ? strrchr(res.module, '/') : NULL;
-		mod = mod ? mod + 1 : (res.module ? res.module : "?");
-		if (res.func)
-			fprintf(f, "        %s  (%s)\n", res.func, mod);
-		else
-			fprintf(f, "        0x%" PRIx64 "  (%s)\n", pc, mod);
+		mod = mod ? mod + 1 : fm->module[0] ? fm->module : "?";
+		fprintf(f, "        %s  (%s)\n", fm->func, mod);
 	}
+	pt_profile_free(&p);
 }

@@ -12,6 +12,17 @@
 
 #define PT_INV_TOP 5
 
+struct pt_py_resolver;
+
+/* Where single stacks are read and named: the kernel's stack table, its Python words (py_fd -1
+ * when the target runs no CPython) and the symbolizers (may be NULL: addresses only). */
+struct pt_stack_src {
+	int stacks_fd;
+	int py_fd;
+	struct pt_py_resolver *py;
+	struct pt_symbolizer *sym;
+};
+
 struct pt_inv_stack {
 	uint32_t stack;        /* kernel stack index */
 	int64_t bytes;         /* held at the invocation's peak */
@@ -74,12 +85,11 @@ void pt_inv_list_free(struct pt_inv_list *l);
 
 /* Lambda-style one-line summary, with the true peak beside the high-water mark. */
 void pt_inv_line(FILE *f, const struct pt_inv_record *rec);
-/* One JSON object (no newline); frames symbolized through stacks_fd + sym when given. */
-void pt_inv_json(FILE *f, const struct pt_inv_record *rec, int stacks_fd, struct pt_symbolizer *sym);
+/* One JSON object (no newline); frames named through src (Python frames spliced in). */
+void pt_inv_json(FILE *f, const struct pt_inv_record *rec, const struct pt_stack_src *src);
 
 /* The frames of kernel stack idx, one per line, indented for the text report. */
-void pt_inv_stack_text(FILE *f, int stacks_fd, struct pt_symbolizer *sym, uint32_t idx,
-		       unsigned int maxframes);
+void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes);
 
 /* CloudWatch embedded metric format: one JSON object (no newline) for an invocation. */
 void pt_inv_emf(FILE *f, const struct pt_inv_record *rec, const char *function_name,

@@ -818,7 +818,33 @@ struct run {
 	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
 	bool arena_prev_read;
 	int64_t arena_prev_retained;
+	/* The arenas are read a moment after an invocation ends (ARENA_SETTLE_NS), when the
+	 * runtime has freed what it sent and waits for its next event: invs.r[arena_rec]. */
+	uint64_t arena_due;      /* 0: no reading pending */
+	uint32_t arena_rec;
 };
+
+#define ARENA_SETTLE_NS 50000000ULL
+
+/* The pending invocation's arena figures, now (its record then may be printed). */
+static void arena_reading(struct run *run)
+{
+	struct pt_inv_record *rec;
+
+	if (!run->arena_due)
+		return;
+	run->arena_due = 0;
+	if (run->arena_rec >= run->invs.n)
+		return;
+	rec = &run->invs.r[run->arena_rec];
+	if (pt_arenas_totals(run->pid, bpf_map__fd(run->skel->maps.arenas), &run->skel->bss->g,
+			     &rec->arena_live, &rec->arena_resident, &rec->arena_retained))
+		return;
+	rec->arena_read = true;
+	rec->arena_retained_change = run->arena_prev_read ? rec->arena_retained - run->arena_prev_retained : 0;
+	run->arena_prev_read = true;
+	run->arena_prev_retained = rec->arena_retained;
+}
 
 static void collect_arenas(struct run *run)
 {
@@ -857,16 +883,24 @@ static void invocation_ended(struct run *run, uint64_t seq)
 		rec.vmhwm = run->vmhwm;
 	else
 		run->vmhwm = rec.vmhwm;
-	/* The runtime now waits for its next event: the arenas hold what this invocation left. */
-	if (run->arenas &&
-	    pt_arenas_totals(run->pid, bpf_map__fd(run->skel->maps.arenas), &run->skel->bss->g,
-			     &rec.arena_live, &rec.arena_resident, &rec.arena_retained) == 0) {
-		rec.arena_read = true;
-		rec.arena_retained_change = run->arena_prev_read ? rec.arena_retained - run->arena_prev_retained : 0;
-		run->arena_prev_read = true;
-		run->arena_prev_retained = rec.arena_retained;
+	arena_reading(run);   /* the previous one, if still pending */
+	if (pt_inv_append(&run->invs, &rec) == 0 && run->arenas) {
+		run->arena_rec = run->invs.n - 1;
+		run->arena_due = now_ns() + ARENA_SETTLE_NS;
 	}
-	pt_inv_append(&run->invs, &rec);
+}
+
+/* Where per-invocation stacks are named: with the target's Python frames when it runs CPython. */
+static struct pt_stack_src inv_src(struct run *run)
+{
+	struct pt_stack_src src = {
+		.stacks_fd = bpf_map__fd(run->skel->maps.stacks),
+		.py_fd = run->py_found ? bpf_map__fd(run->skel->maps.py_stacks) : -1,
+		.py = run->py_res,
+		.sym = run->sym,
+	};
+
+	return src;
 }
 
 /*
@@ -876,7 +910,10 @@ static void invocation_ended(struct run *run, uint64_t seq)
  */
 static void flush_invocations(struct run *run)
 {
-	for (; run->written < run->invs.n; run->written++) {
+	if (run->arena_due && now_ns() >= run->arena_due)
+		arena_reading(run);
+	for (; run->written < run->invs.n && !(run->arena_due && run->written >= run->arena_rec);
+	     run->written++) {
 		const struct pt_inv_record *rec = &run->invs.r[run->written];
 
 		if (rec->seq && !run->quiet) {
@@ -884,7 +921,11 @@ static void flush_invocations(struct run *run)
 			pt_inv_line(stderr, rec);
 		}
 		if (run->jsonl) {
-			pt_inv_json(run->jsonl, rec, bpf_map__fd(run->skel->maps.stacks), run->sym);
+			{
+				struct pt_stack_src src = inv_src(run);
+
+				pt_inv_json(run->jsonl, rec, &src);
+			}
 			fputc('\n', run->jsonl);
 			fflush(run->jsonl);
 		}
@@ -977,6 +1018,7 @@ static int on_event(void *ctx, void *data, size_t len)
 			return 0;
 		pt_rapi_request_id(ie->data, ie->len < PT_RAPI_COPY ? ie->len : PT_RAPI_COPY,
 				   run->start_id[ie->seq & 1], sizeof(run->start_id[0]));
+		arena_reading(run);   /* the next invocation began: what the last one left, now */
 		break;
 	}
 	case PT_EV_INV_END: {
@@ -1001,6 +1043,7 @@ static void at_child_exit(void *arg)
 		pt_sym_refresh(run->sym);
 	if (hwm > run->vmhwm)
 		run->vmhwm = hwm;
+	arena_reading(run);
 	collect_arenas(run);
 }
 
@@ -1067,17 +1110,20 @@ static void *map_copy(struct bpf_map *m, uint32_t n)
 
 /* DIR/invocation-N.peak.folded and .svg: the stacks held at each invocation's own peak. */
 static void write_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
-				    const struct pt_stack_rec *stacks, uint32_t nstk,
-				    struct pt_symbolizer *sym, const char *comm)
+				    const struct pt_collect_in *all, struct pt_symbolizer *sym,
+				    const char *comm)
 {
+	uint32_t nstk = all->nstacks, k, i;
 	struct pt_stack_stats *st = calloc(nstk ? nstk : 1, sizeof(*st));
-	uint32_t k, i;
 
 	if (!st)
 		return;
 	for (k = 0; k < invs->n; k++) {
 		const struct pt_inv_record *ir = &invs->r[k];
-		struct pt_collect_in cin = { .stacks = stacks, .stats = st, .nstacks = nstk, .peak_seq = 1 };
+		/* The same stacks, Python words and names; stats of this invocation's peak only,
+		 * in whole counts (the weights are already applied). */
+		struct pt_collect_in cin = *all;
+
 		struct pt_profile prof;
 		struct pt_map_stack *ms = NULL;
 		uint32_t nms = 0;
@@ -1086,6 +1132,10 @@ static void write_invocation_graphs(const char *dir, const struct pt_inv_list *i
 
 		if (!ir->nall)
 			continue;
+		cin.stats = st;
+		cin.peak_seq = 1;
+		cin.count_shift = 0;
+		cin.cstats = NULL;
 		memset(st, 0, nstk * sizeof(*st));
 		/* A stats table that holds only this invocation's peak, in the fields the
 		 * collector reads for "at the peak". */
@@ -1156,7 +1206,7 @@ int main(int argc, char **argv)
 
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, NULL);
 	run.child.go_fd = run.child.report_fd = -1;
-	rep.stacks_fd = -1;
+	rep.src.stacks_fd = rep.src.py_fd = -1;
 	libbpf_set_print(libbpf_print);
 
 	if (geteuid() != 0) {
@@ -1470,7 +1520,7 @@ int main(int argc, char **argv)
 	while (!stop_signal) {
 		uint64_t now;
 
-		err = ring_buffer__poll(rb, 100);
+		err = ring_buffer__poll(rb, run.arena_due ? 20 : 100);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
@@ -1536,6 +1586,7 @@ int main(int argc, char **argv)
 	}
 
 	/* The invocation (or init phase) still running when tracing stopped. */
+	arena_reading(&run);
 	{
 		struct pt_inv cur = skel->bss->g.inv[skel->bss->g.inv_seq & 1];
 		const struct pt_global *gg = &skel->bss->g;
@@ -1571,8 +1622,7 @@ int main(int argc, char **argv)
 	rep.unwind = !env.fp_stacks ? "none" : env.dwarf ? "dwarf" : "fp";
 	rep.invs = &run.invs;
 	rep.boundary = env.boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : boundary_names[env.boundary];
-	rep.stacks_fd = bpf_map__fd(skel->maps.stacks);
-	rep.sym = run.sym;
+	rep.src = inv_src(&run);
 	rep.max_peak = env.max_peak;
 	rep.sample_bytes = env.sample_bytes;
 	rep.launched = launched;
@@ -1659,7 +1709,7 @@ int main(int argc, char **argv)
 	if (env.summary && (err = pt_summary_write(env.summary, &rep)))
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", env.summary, strerror(-err));
 	if (env.outdir && env.per_invocation)
-		write_invocation_graphs(env.outdir, &run.invs, stacks_map, nstk, run.sym, rep.comm);
+		write_invocation_graphs(env.outdir, &run.invs, &cin, run.sym, rep.comm);
 	if (env.max_peak) {
 		uint32_t k;
 

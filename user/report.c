@@ -365,7 +365,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 				fprintf(f, "    %s in %" PRId64 " block%s\n",
 					pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes), ir->top[t].count,
 					ir->top[t].count == 1 ? "" : "s");
-				pt_inv_stack_text(f, r->stacks_fd, r->sym, ir->top[t].stack, 8);
+				pt_inv_stack_text(f, &r->src, ir->top[t].stack, 8);
 			}
 			fprintf(f, "  what was live at the moment of death: TOP STACKS LIVE AT END below\n");
 		}
@@ -540,7 +540,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, ",\n  \"invocations\": [");
 	for (i = 0; r->invs && i < r->invs->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		pt_inv_json(f, &r->invs->r[i], r->stacks_fd, r->sym);
+		pt_inv_json(f, &r->invs->r[i], &r->src);
 	}
 	fprintf(f, "\n  ],\n  \"mmap_stacks\": [");
 	for (i = 0; i < r->nmstacks; i++) {

@@ -73,8 +73,7 @@ struct pt_report {
 	/* invocations */
 	const struct pt_inv_list *invs;
 	const char *boundary;   /* --boundary mode */
-	int stacks_fd;          /* for symbolizing per-invocation stacks; -1 if none */
-	struct pt_symbolizer *sym;
+	struct pt_stack_src src;   /* names per-invocation stacks (stacks_fd -1: none) */
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
 };

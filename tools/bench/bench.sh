@@ -5,7 +5,10 @@
 # bcc's memleak-bpfcc and heaptrack when installed. Not part of `make test` (`make bench`).
 #
 # Environment: ROUNDS (default 5), OPS (allocbench operations, default 1000000),
-# PEAKTRACE_ARGS (extra peaktrace options, e.g. "--unwind fp" to compare unwinders).
+# PEAKTRACE_ARGS (extra peaktrace options, e.g. "--unwind fp" to compare unwinders),
+# PEAKTRACE_VARIANTS (more peaktrace configurations in the same interleaved rounds, ';'-separated
+# option sets, e.g. "--no-arenas;--unwind fp;--sample-bytes 512K"), PEERS=0 (skip memleak-bpfcc
+# and heaptrack: the variants against the untraced run only).
 #
 # What is measured, and why this way:
 #  * Configurations run interleaved (untraced, peaktrace, memleak, heaptrack, then again)
@@ -157,10 +160,10 @@ def run_untraced(i):
 last_peaktrace_dir = [None]
 
 
-def run_peaktrace(i):
-    out = os.path.join(tmp, "peaktrace-%d" % i)
+def run_peaktrace(i, extra=()):
+    out = os.path.join(tmp, "peaktrace-%d-%d" % (i, len(extra)))
     t0 = time.monotonic()
-    pr = Proc([peaktrace] + peaktrace_args + ["-o", out, "--", bench, "--time", ops])
+    pr = Proc([peaktrace] + peaktrace_args + list(extra) + ["-o", out, "--", bench, "--time", ops])
     rc = pr.wait()
     loop, ck = parse(pr.text("out"), pr.text("err"))
     last_peaktrace_dir[0] = out
@@ -240,6 +243,12 @@ configs = [("untraced", run_untraced)]
 notes = []
 if is_root:
     configs.append(("peaktrace", run_peaktrace))
+    for v in os.environ.get("PEAKTRACE_VARIANTS", "").split(";"):
+        if v.strip():
+            configs.append(("pt " + v.strip(), lambda i, a=shlex.split(v): run_peaktrace(i, a)))
+    if os.environ.get("PEERS", "1") == "0":
+        memleak = heaptrack = None
+        notes.append("PEERS=0: memleak-bpfcc and heaptrack skipped")
     if memleak:
         configs.append(("memleak-bpfcc", run_memleak))
     else:
@@ -248,7 +257,7 @@ else:
     notes.append("not root: peaktrace and memleak-bpfcc skipped")
 if heaptrack:
     configs.append(("heaptrack", run_heaptrack))
-else:
+elif os.environ.get("PEERS", "1") != "0":
     notes.append("heaptrack not installed: skipped")
 
 print("allocbench: %s ops, %d interleaved rounds of: %s%s" % (
@@ -260,7 +269,7 @@ try:
         for name, fn in configs:
             r = fn(i)
             results[name].append(r)
-            print("  round %d %-14s loop %s  wall %s%s" % (
+            print("  round %d %-26s loop %s  wall %s%s" % (
                 i + 1, name,
                 "%.3f s" % r["loop"] if r.get("loop") is not None else "?",
                 "%.3f s" % r["wall"] if r.get("wall") is not None else "?",
@@ -274,11 +283,11 @@ try:
     base = med("untraced", "loop")
     ml = med("memleak-bpfcc", "loop") if "memleak-bpfcc" in results else None
     print()
-    print("%-14s %10s %12s %12s %10s" % ("tool", "loop s", "x untraced", "x memleak", "wall s"))
+    print("%-26s %10s %12s %12s %10s" % ("tool", "loop s", "x untraced", "x memleak", "wall s"))
     for name, _ in configs:
         loop = med(name, "loop")
         wall = med(name, "wall") if name != "memleak-bpfcc" else None
-        print("%-14s %10s %12s %12s %10s" % (
+        print("%-26s %10s %12s %12s %10s" % (
             name,
             "%.3f" % loop if loop else "-",
             "%.2f" % (loop / base) if loop and base else "-",
