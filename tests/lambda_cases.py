@@ -387,8 +387,11 @@ def _lambda_node(res, build, pt, tmp, Proc, run, timeout, extra):
                ["response", "response", "response", "error"])
         return
     res.eq(name + ": every invocation found once, with the host's request ids", [i["request_id"] for i in invs], ids)
-    res.true(name + ": the 32 MiB one peaks at least 32 MiB above its start (V8 strings: RSS, not malloc)",
-             len(invs) == 3 and invs[1]["rss_peak_bytes"] - invs[1]["rss_start_bytes"] >= 32 * MiB,
+    # 32 MiB of strings live at once against at most 4 + 4 (strings + joined response) in the
+    # first: V8 may serve part of the 32 from heap pages it kept since the first invocation (it
+    # did: 29.6 MiB above the start once), so the bound is between the two peaks, 32 - 8 MiB.
+    res.true(name + ": the 32 MiB one peaks at least 24 MiB above the 4 MiB one (V8 strings: RSS, not malloc)",
+             len(invs) == 3 and invs[1]["rss_peak_bytes"] - invs[0]["rss_peak_bytes"] >= 24 * MiB,
              [(i["rss_start_bytes"], i["rss_peak_bytes"]) for i in invs])
 
 
