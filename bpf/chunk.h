@@ -64,8 +64,9 @@ static inline __u64 pt_chunk_heap(__u64 ptr)
 }
 
 /*
- * The live slot's tid word: thread id in the low 22 bits (pid_max <= 2^22), the arena index
- * (peaktrace.h, 0..PT_ARENA_OTHER) in the next 8 and the chunk kind in the top 2.
+ * The live slot's owner word: in the low 22 bits the allocating thread's row and sub-row
+ * (pt_owner), the arena index (peaktrace.h, 0..PT_ARENA_OTHER) in the next 8 and the chunk kind
+ * in the top 2.
  */
 #define PT_TID_BITS 22
 #define PT_TID_ARENA_SHIFT 22
@@ -86,6 +87,19 @@ static inline __u32 pt_tid_arena(__u32 packed)
 static inline __u32 pt_tid_tid(__u32 packed)
 {
 	return packed & ((1u << PT_TID_BITS) - 1);
+}
+/* Thread row (< 2^16) and sub-row (enum pt_thread_sub) in the low 22 bits. */
+static inline __u32 pt_owner(__u32 slot, __u32 sub)
+{
+	return (slot & 0xffff) | (sub << 16);
+}
+static inline __u32 pt_owner_slot(__u32 packed)
+{
+	return packed & 0xffff;
+}
+static inline __u32 pt_owner_sub(__u32 packed)
+{
+	return (packed >> 16) & 0x7;
 }
 
 /*

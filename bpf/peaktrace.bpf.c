@@ -64,7 +64,7 @@ struct thread_state {
 	__u32 sc_nr;     /* syscall in progress (for the exit tracepoint) */
 	__u64 heap_base; /* the thread arena heap of this thread's last allocation ... */
 	__u32 heap_arena;/* ... and that arena's index (0: none cached) */
-	__u32 pad0;
+	__u32 tslot;     /* this thread's row in thread_slots (0: none yet) */
 	/* --sample-bytes: bytes until this thread's next sample point; never 0 once drawn
 	 * (gaps are >= 1 and a countdown stops above 0), so 0 means "not drawn yet". */
 	__u64 sample_left;
@@ -155,13 +155,13 @@ struct {
 	__type(value, struct pt_arena_stats);
 } arenas SEC(".maps");
 
-/* key: (allocating thread, arena); value: its counters. */
+/* key: thread row (thread_state.tslot); value: the thread's counters per arena. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PT_MAX_THREAD_ARENAS);
-	__type(key, struct pt_thread_arena_key);
-	__type(value, struct pt_thread_arena);
-} thread_arenas SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PT_MAX_THREAD_SLOTS);
+	__type(key, __u32);
+	__type(value, struct pt_thread_slot);
+} thread_slots SEC(".maps");
 
 /* key: enum pt_err; value: count. Per CPU so counting never contends. */
 struct {
@@ -464,9 +464,56 @@ static __always_inline void max_s64(__s64 *peak, __s64 v)
  * state: the second read and the map lookup happen only when the heap changes. Returns the packed
  * tid word (chunk.h) and sets *chunk to the chunk size.
  */
+/* This thread's row in thread_slots, handed out at its first allocation. */
+static __always_inline struct pt_thread_slot *thread_slot(struct thread_state *ts, __u32 tid)
+{
+	struct pt_thread_slot *row;
+
+	if (!ts->tslot) {
+		__u32 n = __sync_fetch_and_add(&g.thread_slots, 1) + 1;
+
+		ts->tslot = n < PT_TSLOT_OTHER ? n : PT_TSLOT_OTHER;
+		row = bpf_map_lookup_elem(&thread_slots, &ts->tslot);
+		if (row && ts->tslot != PT_TSLOT_OTHER)
+			row->tid = tid;
+	}
+	return bpf_map_lookup_elem(&thread_slots, &ts->tslot);
+}
+
+/* Sub-row of thread arena idx in a thread's row (see enum pt_thread_sub). Only the thread itself
+ * writes its row's arena[] (the shared overflow row may mix them up: it is "other threads"). */
+static __always_inline __u32 thread_sub(struct pt_thread_slot *row, __u32 idx)
+{
+	if (!row)
+		return PT_TS_ARENA1;
+	if (row->arena[0] == idx)
+		return PT_TS_ARENA0;
+	if (row->arena[0] == 0) {
+		row->arena[0] = idx;
+		return PT_TS_ARENA0;
+	}
+	if (row->arena[1] == idx)
+		return PT_TS_ARENA1;
+	if (row->arena[1] == 0) {
+		row->arena[1] = idx;
+		return PT_TS_ARENA1;
+	}
+	row->extra++;
+	count_err(PT_ERR_ARENA_FULL);
+	return PT_TS_ARENA1;
+}
+
+/*
+ * Arena of a fresh glibc block (DESIGN.md §2, chunk.h): the chunk header says main arena, thread
+ * arena or mmapped; a thread arena is named by the first word of its 64 MiB-aligned heap. A
+ * thread keeps allocating from the same heap, so the heap -> arena index pair is cached in its
+ * state: the second read and the map lookup happen only when the heap changes. Returns the packed
+ * owner word (chunk.h: thread row and sub-row, arena, kind) and sets *chunk to the chunk size.
+ */
 static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 size, __u32 tid,
 				      __u64 *chunk)
 {
+	struct pt_thread_slot *row = thread_slot(ts, tid);
 	__u64 hdr, heap, ar;
 	__u32 kind, idx, *known;
 
@@ -476,11 +523,15 @@ static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 
 	if (kind == PT_CHUNK_UNKNOWN)
 		goto unknown;
 	*chunk = pt_chunk_size(hdr);
-	if (kind != PT_CHUNK_THREAD)
-		return pt_tid_pack(tid, kind, PT_ARENA_MAIN);
+	if (kind == PT_CHUNK_MAIN)
+		return pt_tid_pack(pt_owner(ts->tslot, PT_TS_MAIN), kind, PT_ARENA_MAIN);
+	if (kind == PT_CHUNK_MMAPPED)
+		return pt_tid_pack(pt_owner(ts->tslot, PT_TS_MMAPPED), kind, PT_ARENA_MAIN);
 	heap = pt_chunk_heap(ptr);
-	if (ts->heap_arena && ts->heap_base == heap)
-		return pt_tid_pack(tid, kind, ts->heap_arena);
+	if (ts->heap_arena && ts->heap_base == heap) {
+		idx = ts->heap_arena;
+		goto found;
+	}
 	if (bpf_probe_read_user(&ar, sizeof(ar), (void *)heap) || !ar)
 		goto unknown;
 	known = bpf_map_lookup_elem(&arena_ids, &ar);
@@ -505,10 +556,11 @@ static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 
 	}
 	ts->heap_base = heap;
 	ts->heap_arena = idx;
-	return pt_tid_pack(tid, kind, idx);
+found:
+	return pt_tid_pack(pt_owner(ts->tslot, thread_sub(row, idx)), kind, idx);
 unknown:
 	count_err(PT_ERR_CHUNK_READ);
-	return pt_tid_pack(tid, PT_CHUNK_UNKNOWN, PT_ARENA_MAIN);
+	return pt_tid_pack(pt_owner(ts->tslot, PT_TS_UNKNOWN), PT_CHUNK_UNKNOWN, PT_ARENA_MAIN);
 }
 
 /* Count a glibc block in (alloc) or out of its arena, its chunk kind and its thread's row. */
@@ -517,7 +569,8 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 	__u32 kind = pt_tid_kind(tidw) & 3, idx = pt_tid_arena(tidw);
 	__s64 c = alloc ? 1 : -1, b = alloc ? (__s64)size : -(__s64)size;
 	__s64 cb = alloc ? (__s64)chunk : -(__s64)chunk;
-	struct pt_thread_arena_key k = { .tid = pt_tid_tid(tidw), .arena = idx };
+	__u32 slot = pt_owner_slot(tidw), sub = pt_owner_sub(tidw);
+	struct pt_thread_slot *row;
 	struct pt_thread_arena *t;
 
 	__sync_fetch_and_add(&g.kind_live_count[kind], c);
@@ -551,20 +604,11 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 					max_s64(&a->large_peak_chunk_bytes, now);
 			}
 		}
-	} else {
-		k.arena = kind == PT_CHUNK_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
 	}
-	t = bpf_map_lookup_elem(&thread_arenas, &k);
-	if (!t && alloc) {
-		struct pt_thread_arena zero = {};
-
-		bpf_map_update_elem(&thread_arenas, &k, &zero, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&thread_arenas, &k);
-		if (!t)
-			count_err(PT_ERR_ARENA_FULL);
-	}
-	if (!t)
+	row = bpf_map_lookup_elem(&thread_slots, &slot);
+	if (!row || sub >= PT_TS_N)
 		return;
+	t = &row->c[sub];
 	if (alloc) {
 		__sync_fetch_and_add(&t->alloc_count, 1);
 		__sync_fetch_and_add(&t->alloc_bytes, size);

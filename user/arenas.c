@@ -392,10 +392,9 @@ static int read_rows(struct pt_arenas *a, int arenas_fd, const struct pt_global 
 	return 0;
 }
 
-int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_arenas_fd,
+int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
 		      const struct pt_global *g)
 {
-	struct pt_thread_arena_key key, next;
 	struct pt_smap *m = NULL;
 	uint64_t *w = NULL;
 	int nm, i, k, err;
@@ -411,23 +410,37 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	if (err)
 		return err;
 
-	/* Every (thread, arena) row; threads per arena. */
-	for (err = bpf_map_get_next_key(thread_arenas_fd, NULL, &next); !err;
-	     err = bpf_map_get_next_key(thread_arenas_fd, &key, &next)) {
-		struct pt_thread_row *t, *nt;
+	/* Every (thread, arena) row: the kernel's thread rows, one sub-row per arena kind. */
+	{
+		uint32_t n = g->thread_slots + 1 < PT_TSLOT_OTHER ? (uint32_t)g->thread_slots + 1 : PT_TSLOT_OTHER;
+		struct pt_thread_slot row;
+		uint32_t slot;
+		int sub;
 
-		key = next;
-		nt = realloc(a->threads, (a->nthreads + 1) * sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		a->threads = nt;
-		t = &nt[a->nthreads];
-		memset(t, 0, sizeof(*t));
-		if (bpf_map_lookup_elem(thread_arenas_fd, &key, &t->st))
-			continue;
-		t->tid = (int32_t)key.tid;
-		t->arena = key.arena;
-		a->nthreads++;
+		for (slot = 1; slot <= n; slot++) {
+			uint32_t key = slot < n ? slot : PT_TSLOT_OTHER;
+
+			if (bpf_map_lookup_elem(thread_slots_fd, &key, &row))
+				continue;
+			for (sub = 0; sub < PT_TS_N; sub++) {
+				struct pt_thread_row *t, *nt;
+
+				if (!row.c[sub].alloc_count)
+					continue;
+				nt = realloc(a->threads, (a->nthreads + 1) * sizeof(*nt));
+				if (!nt)
+					return -ENOMEM;
+				a->threads = nt;
+				t = &nt[a->nthreads++];
+				memset(t, 0, sizeof(*t));
+				t->tid = (int32_t)row.tid;
+				t->st = row.c[sub];
+				t->arena = sub == PT_TS_MAIN ? PT_ARENA_MAIN :
+					   sub == PT_TS_ARENA0 ? row.arena[0] :
+					   sub == PT_TS_ARENA1 ? row.arena[1] :
+					   sub == PT_TS_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
+			}
+		}
 	}
 	qsort(a->threads, a->nthreads, sizeof(a->threads[0]), cmp_thread);
 	for (i = 0; i < a->nthreads; i++) {

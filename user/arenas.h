@@ -81,9 +81,9 @@ struct pt_arenas {
 	int nadvice;
 };
 
-/* Read the kernel's arena tables (maps "arenas" and "thread_arenas") and, when pid is alive,
+/* Read the kernel's arena tables (maps "arenas" and "thread_slots") and, when pid is alive,
  * the arenas' heaps from its mappings. */
-int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_arenas_fd,
+int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
 		      const struct pt_global *g);
 /* Only the totals (for an invocation's end): live chunk, resident and retained bytes. */
 int pt_arenas_totals(pid_t pid, int arenas_fd, const struct pt_global *g, int64_t *live,

@@ -851,7 +851,7 @@ static void collect_arenas(struct run *run)
 	if (!run->arenas || run->ar.collected)
 		return;
 	pt_arenas_collect(&run->ar, run->pid, bpf_map__fd(run->skel->maps.arenas),
-			  bpf_map__fd(run->skel->maps.thread_arenas), &run->skel->bss->g);
+			  bpf_map__fd(run->skel->maps.thread_slots), &run->skel->bss->g);
 	run->ar.from_start = run->launched;
 }
 
