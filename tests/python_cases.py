@@ -91,7 +91,7 @@ def run_python_section(res, pt, tmp, Proc, timeout):
                 continue
             out = os.path.join(tmp, "py-%s-%s" % (ver, mode))
             if mode == "launch":
-                pr = Proc([pt, "-q", "-o", out, "--", exe, WL])
+                pr = Proc([pt, "-q", "-o", out, "--", exe, WL, "--linger"])
                 rc = pr.wait(timeout)
             else:
                 wl = Proc([exe, WL, "--wait"])
@@ -106,9 +106,16 @@ def run_python_section(res, pt, tmp, Proc, timeout):
                     res.fail(name, "peaktrace did not start: %s" % pr.err[-300:])
                     continue
                 wl.signal(signal.SIGUSR1)
-                wl.wait(timeout)
+                # Stopped while the target lives, as an attached tracer is: the names of
+                # its code objects are read from its memory (a target that exits at once
+                # may take them with it: python_code_unreadable counts that).
+                done = wl.wait_for("out", r"^wl: done")
+                pr.signal(signal.SIGINT)
                 rc = pr.wait(timeout)
                 wl.kill()
+                if not done:
+                    res.fail(name, "workload did not finish: %s" % wl.err[-300:])
+                    continue
             if rc != 0:
                 res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
                 continue

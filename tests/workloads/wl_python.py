@@ -5,9 +5,12 @@
 # below allocates k * (n + 1) bytes under its own `module:function:line` frame. The lines are
 # marked "SITE name": tests/run.py reads them from this file rather than hard-coding them.
 #
-#   wl_python.py [--wait]   --wait: print wl_common.h's ready mark, then wait for SIGUSR1
-#                           (attach mode, as the C workloads do)
+#   wl_python.py [--wait] [--linger]
+#     --wait: print wl_common.h's ready mark, then wait for SIGUSR1 (attach mode, as the C
+#             workloads do); when done, print "wl: done" and wait for a signal again
+#     --linger: sleep 1 s before exiting (launch mode: see the end of main)
 import signal
+import time
 import sys
 
 N = 100000
@@ -52,6 +55,17 @@ def main():
     recurse(40, 4 * N)  # SITE main_rec40
     sys.setrecursionlimit(1000)
     recurse(200, 5 * N)  # SITE main_rec200
+    if "--wait" in sys.argv:
+        # Attached tracers report while their target lives (a Lambda runtime does not exit):
+        # stay until the test has stopped peaktrace.
+        print("wl: done", flush=True)
+        signal.pause()
+    if "--linger" in sys.argv:
+        # peaktrace names Python frames by reading code objects from the live process soon
+        # after a new stack appears; interpreter shutdown frees them, so a program that ends
+        # right after allocating can take some names with it (python_code_unreadable). A
+        # second of life keeps the test about names, not about that race.
+        time.sleep(1.0)
 
 
 if __name__ == "__main__":
