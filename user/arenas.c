@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include "arenas.h"
 #include "chunk.h"
+#include "procmaps.h"
 #include "report.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -269,23 +270,6 @@ static void read_settings(struct pt_arenas *a, pid_t pid)
 	free(env);
 }
 
-static uint64_t read_rss(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
-}
-
 /* The target's mappings and the first word of every heap candidate. */
 static int read_memory(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 {
@@ -519,7 +503,7 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	nm = read_memory(pid, &m, &w);
 	if (nm > 0) {
 		a->memory_read = true;
-		a->rss_bytes = read_rss(pid);
+		a->rss_bytes = pt_proc_status_bytes(pid, "VmRSS");
 		for (i = 0; i < nm; i++) {
 			bool known = false;
 

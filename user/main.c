@@ -426,19 +426,7 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 
 static uint64_t read_vmhwm(pid_t pid)
 {
-	char path[64], line[256];
-	uint64_t kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %" SCNu64 " kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
+	return pt_proc_status_bytes(pid, "VmHWM");
 }
 
 /* ---- probes ------------------------------------------------------------------------------- */

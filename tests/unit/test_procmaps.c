@@ -312,10 +312,22 @@ static void test_preload_child(void)
 	waitpid(pid, &status, 0);
 }
 
+static void test_status_bytes(void)
+{
+	uint64_t rss = pt_proc_status_bytes(getpid(), "VmRSS"), hwm = pt_proc_status_bytes(getpid(), "VmHWM");
+
+	CHECK(rss > 0 && rss % 1024 == 0, "VmRSS of this process in bytes (%llu)", (unsigned long long)rss);
+	CHECK(hwm >= rss, "VmHWM >= VmRSS (%llu >= %llu)", (unsigned long long)hwm, (unsigned long long)rss);
+	CHECK_EQ_U64(pt_proc_status_bytes(getpid(), "VmRS"), 0, "a field name's prefix is not the field");
+	CHECK_EQ_U64(pt_proc_status_bytes(getpid(), "NoSuchField"), 0, "an absent field is 0");
+	CHECK_EQ_U64(pt_proc_status_bytes(-1, "VmRSS"), 0, "no such process is 0");
+}
+
 int main(void)
 {
 	test_parse_fixture();
 	test_parse_bad();
+	test_status_bytes();
 	test_self_maps();
 	test_target_path();
 	test_self_allocator();
