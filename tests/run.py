@@ -160,14 +160,14 @@ LIVE_PROCS = []
 
 
 class Proc:
-    def __init__(self, argv, env=None, stdout=True):
+    def __init__(self, argv, env=None, stdout=True, cwd=None):
         self.argv = [str(a) for a in argv]
         self.buf = {"out": bytearray(), "err": bytearray()}
         self.cv = threading.Condition()
         self.readers = []
         self.p = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, env=env, start_new_session=True)
+                                  stderr=subprocess.PIPE, env=env, start_new_session=True, cwd=cwd)
         self.pid = self.p.pid
         self.start = time.monotonic()
         LIVE_PROCS.append(self)
@@ -1324,7 +1324,8 @@ def run_node_section(res, pt, tmp):
         argv = [node, "--perf-basic-prof", NODE_JS]
         target = None
         if mode == "launch":
-            pr = Proc([pt, "-q", "-o", outdir, "--"] + argv)
+            # node --perf-basic-prof also writes isolate-*-v8.log into its working directory.
+            pr = Proc([pt, "-q", "-o", outdir, "--"] + argv, cwd=tmp)
             m = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?(\d+)\b")
             target = int(m.group(1)) if m else None
             rc = pr.wait(TIMEOUT)
@@ -1333,7 +1334,7 @@ def run_node_section(res, pt, tmp):
                 res.fail(prefix, "no 'peaktrace: tracing' line: %s" % short(pr.err))
                 continue
         else:
-            js = Proc(argv + ["--wait"])
+            js = Proc(argv + ["--wait"], cwd=tmp)
             target = js.pid
             if not js.wait_for("out", r"^js: waiting"):
                 js.kill()
