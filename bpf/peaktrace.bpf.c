@@ -73,10 +73,12 @@ struct thread_state {
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread
-	 * list head last searched in vain, and the Python words of the stack being captured. */
+	 * list head last searched in vain, the Python words of the stack being captured, and the
+	 * walk's window on the data stack (valid during one walk only). */
 	__u64 py_tstate;
 	__u64 py_miss_head;
 	__u64 py[PT_MAX_PY_FRAMES];
+	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
 };
 
 struct {

@@ -33,6 +33,11 @@
  * Python calls in the same native eval frame, so a deep Python stack is a short native one:
  * the Python words get their own cap, larger than PT_MAX_FRAMES. */
 #define PT_MAX_PY_FRAMES 128
+/* Bytes of the thread's data stack copied at once by the BPF walk (bpf/python.bpf.h): frames
+ * of Python-to-Python calls are contiguous there, so one copy serves several. A power of two
+ * (offsets into the copy are masked with it), at most a page (a window never spans more than
+ * the two pages its newest frame touches). */
+#define PT_PY_WINDOW 4096
 /* Threads of an interpreter searched for the allocating thread's state (a miss is cached). */
 #define PT_PY_MAX_THREADS 64
 

@@ -18,29 +18,44 @@
  * while no thread state is added (new states are pushed at the head), it costs one read.
  *
  * Frames: 3.11/3.12 tstate->cframe->current_frame, 3.13 tstate->current_frame, then
- * `previous`. One 72-byte read per frame (the frame's "specials": code, previous, instruction
- * pointer, owner/is_entry). The native stack shows one _PyEval_EvalFrameDefault per C-level
+ * `previous`; of each, the 72 bytes of its "specials" (code, previous, instruction pointer,
+ * owner/is_entry). Not one user read per frame (~130 ns each, most of the walk's cost): the
+ * frames of Python-to-Python calls lie contiguously in the thread's data stack, each caller
+ * below its callee, so the walk copies up to PT_PY_WINDOW bytes ending just past a frame into
+ * ts->pywin and takes every frame it holds from the copy, moving the window down when the
+ * chain leaves it downward; a frame elsewhere (a generator's, on the heap; 3.12+'s shim frame,
+ * on the C stack) gets its own read. The native stack shows one _PyEval_EvalFrameDefault per C-level
  * entry into the interpreter, and one such call runs several Python frames (3.11+ calls Python
  * from Python without recursing in C); the walk records where each call's frames end (3.11:
  * after the frame marked is_entry; 3.12+: at the shim frame owned by the C stack) so user
  * space can splice each run in place of its own native frame.
  *
  * Verifier: the per-frame step is a global function (verified once), called from a bounded
- * loop, as in unwind.bpf.h. Its reads of the frame copy use offsets from .bss: variable
- * offsets into a stack buffer whose bytes were all written by the probe read.
+ * loop, as in unwind.bpf.h. Its reads use offsets from .bss: into the window, masked to
+ * PT_PY_WINDOW (the window's length was checked first, so the masks change nothing); into a
+ * frame read alone, variable offsets into a stack buffer whose bytes the probe read wrote.
+ * Every frame's fields are the bytes a read of that frame alone would give: the thread is
+ * stopped in our probe, so its data stack does not change during the walk; the window lives
+ * for one walk only (a fresh one per capture).
  */
 #ifndef PEAKTRACE_PYTHON_BPF_H
 #define PEAKTRACE_PYTHON_BPF_H
 
 #include "pyframe.h"
 
-/* Bytes of a frame read per step: the specials of every supported version end by byte 71. */
+/* Bytes of a frame used per step: the specials of every supported version end by byte 71. */
 #define PY_FRAME_READ 72
+/* A frame this far below the window is still taken as the data stack's next stretch (the
+ * window moves down to it); anything else outside the window is read alone, once. */
+#define PY_REWINDOW_REACH (64ULL << 10)
 
 struct py_walk {
 	__u64 frame;        /* next _PyInterpreterFrame to read (0: the chain ended) */
 	__u64 n;            /* words in ts->py */
 	__u64 stop;         /* PT_ERR_PY_* that cut the chain, 0 = complete */
+	__u64 win_lo;       /* ts->pywin holds user bytes [win_lo, win_lo + win_len) ... */
+	__u64 win_len;      /* ... of this walk (0: none yet) */
+	__u64 misses;       /* frames read alone in a row since the window last served one */
 };
 
 static __always_inline bool py_emit(struct py_walk *w, struct thread_state *ts, __u64 word)
@@ -55,14 +70,47 @@ static __always_inline bool py_emit(struct py_walk *w, struct thread_state *ts, 
 	return true;
 }
 
+static __always_inline bool py_in_win(struct py_walk *w, __u64 f)
+{
+	return f >= w->win_lo && f - w->win_lo <= w->win_len - PY_FRAME_READ &&
+	       w->win_len >= PY_FRAME_READ && !((f - w->win_lo) & 7);
+}
+
+/*
+ * Copy the data stack ending just past frame f, [lo, f + PY_FRAME_READ), into ts->pywin: one
+ * read for the frame and the callers below it (Python-to-Python calls push their frames
+ * upward, contiguously, in _PyThreadState_PushFrame). lo is as low as PT_PY_WINDOW allows but
+ * not below f's own page: a probe read fails whole if one byte faults, and the page below
+ * may be unmapped (a data-stack chunk starts its own mapping), while f's pages are readable
+ * whenever f is.
+ */
+static __always_inline int py_rewindow(struct py_walk *w, struct thread_state *ts, __u64 f)
+{
+	__u64 hi = f + PY_FRAME_READ, lo = f & ~4095ULL, len;
+
+	if (hi - lo > PT_PY_WINDOW)
+		lo = hi - PT_PY_WINDOW;
+	len = hi - lo;
+	/* Clamp after an opaque move, or clang hands the helper the unclamped copy. */
+	asm volatile("" : "+r"(len));
+	if (len > PT_PY_WINDOW || len < PY_FRAME_READ)
+		len = PY_FRAME_READ;
+	w->win_len = 0;
+	if (bpf_probe_read_user(ts->pywin, len, (void *)lo))
+		return -1;
+	w->win_lo = lo;
+	w->win_len = len;
+	return 0;
+}
+
 /* One frame of the chain. 0, or 1 when the walk ends. */
 __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 {
-	__u64 fr[PY_FRAME_READ / 8];
 	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
 	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
-	__u64 code, prev, instr;
-	__u8 owner;
+	__u64 code, prev, instr, f;
+	__u8 owner, entry;
+	bool hit;
 
 	if (!w || !ts || !w->frame)
 		return 1;
@@ -70,19 +118,47 @@ __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 		w->stop = PT_ERR_PY_DEPTH;
 		return 1;
 	}
-	if (bpf_probe_read_user(fr, sizeof(fr), (void *)w->frame)) {
-		w->stop = PT_ERR_PY_READ;
-		return 1;
-	}
+	f = w->frame;
+	hit = py_in_win(w, f);
+	/* Outside the window: move it when the frame continues the data stack downward (or
+	 * there is no window yet, or the frames read alone come in a row: an older data-stack
+	 * chunk); a lone frame elsewhere (a generator's, 3.12+'s shim frame on the C stack) is
+	 * read alone and the window kept for its caller. */
+	if (!hit && (!w->win_len || w->misses ||
+		     (f < w->win_lo && w->win_lo - f < PY_REWINDOW_REACH)))
+		hit = py_rewindow(w, ts, f) == 0 && py_in_win(w, f);
+	/* Checked before use: offsets come from .bss. */
 	if (oc > PY_FRAME_READ - 8 || op > PY_FRAME_READ - 8 || oi > PY_FRAME_READ - 8 ||
 	    oo >= PY_FRAME_READ || oe >= PY_FRAME_READ || (oc | op | oi) & 7) {
 		w->stop = PT_ERR_PY_READ;
 		return 1;
 	}
-	code = fr[oc / 8];
-	prev = fr[op / 8];
-	instr = fr[oi / 8];
-	owner = ((__u8 *)fr)[oo];
+	if (hit) {
+		/* Only the fields used, straight from the window: the masks are no-ops (the frame
+		 * lies inside the copy) that keep the verifier's offsets bounded. */
+		__u64 base = f - w->win_lo;
+		__u8 *b = (__u8 *)ts->pywin;
+
+		w->misses = 0;
+		code = ts->pywin[((base + oc) / 8) & (PT_PY_WINDOW / 8 - 1)];
+		prev = ts->pywin[((base + op) / 8) & (PT_PY_WINDOW / 8 - 1)];
+		instr = ts->pywin[((base + oi) / 8) & (PT_PY_WINDOW / 8 - 1)];
+		owner = b[(base + oo) & (PT_PY_WINDOW - 1)];
+		entry = oe ? b[(base + oe) & (PT_PY_WINDOW - 1)] : 0;
+	} else {
+		__u64 fr[PY_FRAME_READ / 8];
+
+		w->misses++;
+		if (bpf_probe_read_user(fr, sizeof(fr), (void *)f)) {
+			w->stop = PT_ERR_PY_READ;
+			return 1;
+		}
+		code = fr[oc / 8];
+		prev = fr[op / 8];
+		instr = fr[oi / 8];
+		owner = ((__u8 *)fr)[oo];
+		entry = oe ? ((__u8 *)fr)[oe] : 0;
+	}
 	w->frame = prev;
 	if (owner == PT_PY_OWNED_BY_CSTACK && !oe) {
 		/* 3.12+: the shim frame _PyEval_EvalFrameDefault pushes on entry. */
@@ -99,7 +175,7 @@ __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 		return 1;
 	}
 	/* 3.11: the first frame of a native eval call. */
-	if (oe && ((__u8 *)fr)[oe] && !py_emit(w, ts, pt_py_boundary_word(PT_PY_B_ENTRY))) {
+	if (entry && !py_emit(w, ts, pt_py_boundary_word(PT_PY_B_ENTRY))) {
 		w->stop = PT_ERR_PY_DEPTH;
 		return 1;
 	}
