@@ -95,6 +95,14 @@ void pt_arenas_attribute(struct pt_arena_row *rows, int nrows, const struct pt_s
 	}
 }
 
+/* Attached, blocks from before the attach look retained: at most what was resident then. */
+static int64_t retained_floor(const struct pt_arenas *a)
+{
+	if (a->from_start || a->attach_resident <= 0)
+		return a->retained_bytes;
+	return a->retained_bytes > a->attach_resident ? a->retained_bytes - a->attach_resident : 0;
+}
+
 static void add_advice(struct pt_arenas *a, enum pt_advice_kind kind, const char *setting,
 		       int64_t bytes, const char *why, const char *cost)
 {
@@ -143,8 +151,10 @@ void pt_arenas_advise(struct pt_arenas *a)
 		if (r->retained_bytes > thread_max)
 			thread_max = r->retained_bytes;
 	}
-	if (a->retained_bytes < 4 * 1024 * 1024 ||
-	    (a->rss_bytes && (double)a->retained_bytes < 0.10 * (double)a->rss_bytes))
+	/* Attached, the floor: what is retained even if every block older than the attach lives on. */
+	a->retained_floor = retained_floor(a);
+	if (a->retained_floor < 4 * 1024 * 1024 ||
+	    (a->rss_bytes && (double)a->retained_floor < 0.10 * (double)a->rss_bytes))
 		return;
 
 	if (a->large_peak_bytes > 0 && !a->mmap_threshold_set) {
@@ -346,6 +356,7 @@ static void totals(struct pt_arenas *a)
 		a->large_peak_bytes += a->rows[k].st.large_peak_chunk_bytes;
 		a->large_count += a->rows[k].st.large_count;
 	}
+	a->retained_floor = retained_floor(a);
 }
 
 /* Rows from the kernel's arena table: the main arena, then thread arenas by index, then the
@@ -534,6 +545,29 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	return 0;
 }
 
+int64_t pt_arenas_resident_in_memory(pid_t pid)
+{
+	struct pt_smap *m = NULL;
+	uint64_t *w = NULL;
+	int64_t sum = 0;
+	int nm = read_memory(pid, &m, &w), i, j;
+
+	if (nm <= 0)
+		return -1;
+	for (i = 0; i < nm; i++) {
+		bool arena = m[i].heap;
+
+		/* A thread-arena heap names its arena, which lives in the first page of a first heap. */
+		for (j = 0; !arena && heap_candidate(&m[i]) && j < nm; j++)
+			arena = heap_candidate(&m[j]) && w[i] >= m[j].start && w[i] < m[j].start + 4096;
+		if (arena)
+			sum += (int64_t)m[i].rss;
+	}
+	free(m);
+	free(w);
+	return sum;
+}
+
 int pt_arenas_totals(pid_t pid, int arenas_fd, const struct pt_global *g, int64_t *live,
 		     int64_t *resident, int64_t *retained)
 {
@@ -649,6 +683,12 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 	fprintf(f, "  live = requested bytes of blocks allocated while tracing and not freed; chunks = "
 		   "their glibc chunk sizes; retained = resident - chunks%s\n",
 		a->from_start ? "" : " (blocks allocated before attaching count as retained)");
+	if (!a->from_start && a->attach_resident >= 0 && a->memory_read)
+		fprintf(f, "  attached: %s of arena memory was resident when tracing began, so at least %s of "
+			   "the %s is retained even if every older block is still live\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)a->attach_resident),
+			pt_fmt_bytes(b2, sizeof(b2), (double)a->retained_floor),
+			pt_fmt_bytes(b3, sizeof(b3), (double)a->retained_bytes));
 	if (a->unknown_count)
 		fprintf(f, "  %" PRId64 " live blocks (%s) had no readable glibc chunk header\n",
 			a->unknown_count, pt_fmt_bytes(b1, sizeof(b1), (double)a->unknown_bytes));
@@ -783,8 +823,10 @@ void pt_arenas_json(FILE *f, const struct pt_arenas *a)
 	}
 	fprintf(f, "],\n    \"totals\": {\"live_chunk_bytes\": %" PRId64, a->live_chunk_bytes);
 	if (a->memory_read)
-		fprintf(f, ", \"resident_bytes\": %" PRId64 ", \"retained_bytes\": %" PRId64 "}",
-			a->resident_bytes, a->retained_bytes);
+		fprintf(f, ", \"resident_bytes\": %" PRId64 ", \"retained_bytes\": %" PRId64
+			   ", \"retained_floor_bytes\": %" PRId64 ", \"attach_resident_bytes\": %" PRId64 "}",
+			a->resident_bytes, a->retained_bytes, a->retained_floor,
+			a->from_start ? (int64_t)0 : a->attach_resident);
 	else
 		fprintf(f, ", \"resident_bytes\": null, \"retained_bytes\": null}");
 	fprintf(f, ",\n    \"advice\": [");

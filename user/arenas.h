@@ -60,6 +60,8 @@ struct pt_arenas {
 	bool collected;          /* glibc arena accounting ran */
 	bool memory_read;        /* the target's mappings were readable (it was alive) */
 	bool from_start;         /* traced from the start (launch): every live block is known */
+	int64_t attach_resident; /* attach mode: arena memory resident when tracing began, -1 unknown */
+	int64_t retained_floor;  /* retained less what may be blocks from before the attach (>= 0) */
 	const char *allocator;   /* allocator name */
 	int ncpu;                /* CPUs glibc sees */
 	int limit;               /* glibc's arena limit */
@@ -85,6 +87,9 @@ struct pt_arenas {
  * the arenas' heaps from its mappings. */
 int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
 		      const struct pt_global *g);
+/* Arena memory resident now, from the mappings alone (no kernel tables): the main heap and every
+ * thread-arena heap. -1 when unreadable. For the attach-time baseline. */
+int64_t pt_arenas_resident_in_memory(pid_t pid);
 /* Only the totals (for an invocation's end): live chunk, resident and retained bytes. */
 int pt_arenas_totals(pid_t pid, int arenas_fd, const struct pt_global *g, int64_t *live,
 		     int64_t *resident, int64_t *retained);

@@ -838,9 +838,9 @@ static void collect_arenas(struct run *run)
 {
 	if (!run->arenas || run->ar.collected)
 		return;
+	run->ar.from_start = run->launched;
 	pt_arenas_collect(&run->ar, run->pid, bpf_map__fd(run->skel->maps.arenas),
 			  bpf_map__fd(run->skel->maps.thread_slots), &run->skel->bss->g);
-	run->ar.from_start = run->launched;
 }
 
 /* An invocation (or the init phase) ended: read its half of the double buffer now. */
@@ -1495,6 +1495,9 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	run.sym = pt_sym_new(run.pid);
+	run.ar.attach_resident = -1;
+	if (!launched && run.arenas)
+		run.ar.attach_resident = pt_arenas_resident_in_memory(run.pid);
 	if (!launched) {
 		warm_symbolizer(&run);
 		python_locate(&run);

@@ -180,6 +180,18 @@ static void test_advice(void)
 	a.rss_bytes = 1000 * MiB;
 	pt_arenas_advise(&a);
 	CHECK_EQ_U64(a.nadvice, 0, "no advice under 10%% of RSS");
+
+	/* Attached with 48 MiB of arena memory resident already: 50 MiB "retained" may be 2. */
+	a.rss_bytes = 100 * MiB;
+	a.retained_bytes = 50 * MiB;
+	a.attach_resident = 48 * MiB;
+	pt_arenas_advise(&a);
+	CHECK_EQ_U64(a.retained_floor, 2 * MiB, "attached: the floor discounts what was resident at attach");
+	CHECK_EQ_U64(a.nadvice, 0, "no advice when the floor is small");
+	a.from_start = true;
+	pt_arenas_advise(&a);
+	CHECK_EQ_U64(a.retained_floor, 50 * MiB, "launched: every block is known, no discount");
+	CHECK(a.nadvice > 0, "launched: advice");
 }
 
 static void test_compare(void)
