@@ -467,19 +467,24 @@ static __always_inline void max_s64(__s64 *peak, __s64 v)
  * tid word (chunk.h) and sets *chunk to the chunk size.
  */
 /* This thread's row in thread_slots, handed out at its first allocation. */
-static __always_inline struct pt_thread_slot *thread_slot(struct thread_state *ts, __u32 tid)
+static __always_inline void thread_slot(struct thread_state *ts, __u32 tid)
 {
 	struct pt_thread_slot *row;
+	__u32 n;
 
-	if (!ts->tslot) {
-		__u32 n = __sync_fetch_and_add(&g.thread_slots, 1) + 1;
-
-		ts->tslot = n < PT_TSLOT_OTHER ? n : PT_TSLOT_OTHER;
-		row = bpf_map_lookup_elem(&thread_slots, &ts->tslot);
-		if (row && ts->tslot != PT_TSLOT_OTHER)
-			row->tid = tid;
+	if (ts->tslot)
+		return;
+	n = __sync_fetch_and_add(&g.thread_slots, 1) + 1;
+	if (n >= PT_TSLOT_OTHER) {
+		/* Beyond the table: its blocks go to the shared "other threads" row. */
+		count_err(PT_ERR_ARENA_FULL);
+		ts->tslot = PT_TSLOT_OTHER;
+		return;
 	}
-	return bpf_map_lookup_elem(&thread_slots, &ts->tslot);
+	ts->tslot = n;
+	row = bpf_map_lookup_elem(&thread_slots, &ts->tslot);
+	if (row)
+		row->tid = tid;
 }
 
 /* Sub-row of thread arena idx in a thread's row (see enum pt_thread_sub). Only the thread itself
@@ -515,16 +520,18 @@ static __always_inline __u32 thread_sub(struct pt_thread_slot *row, __u32 idx)
 static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 size, __u32 tid,
 				      __u64 *chunk)
 {
-	struct pt_thread_slot *row = thread_slot(ts, tid);
 	__u64 hdr, heap, ar;
 	__u32 kind, idx, *known;
 
+	thread_slot(ts, tid);
 	if (bpf_probe_read_user(&hdr, sizeof(hdr), (void *)(ptr - 8)))
 		goto unknown;
 	kind = pt_chunk_kind(hdr, size);
 	if (kind == PT_CHUNK_UNKNOWN)
 		goto unknown;
 	*chunk = pt_chunk_size(hdr);
+	if (*chunk - size > PT_SLACK_MAX)
+		count_err(PT_ERR_CHUNK_SLACK);
 	if (kind == PT_CHUNK_MAIN)
 		return pt_tid_pack(pt_owner(ts->tslot, PT_TS_MAIN), kind, PT_ARENA_MAIN);
 	if (kind == PT_CHUNK_MMAPPED)
@@ -559,7 +566,8 @@ static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 
 	ts->heap_base = heap;
 	ts->heap_arena = idx;
 found:
-	return pt_tid_pack(pt_owner(ts->tslot, thread_sub(row, idx)), kind, idx);
+	return pt_tid_pack(pt_owner(ts->tslot, thread_sub(bpf_map_lookup_elem(&thread_slots, &ts->tslot), idx)),
+			   kind, idx);
 unknown:
 	count_err(PT_ERR_CHUNK_READ);
 	return pt_tid_pack(pt_owner(ts->tslot, PT_TS_UNKNOWN), PT_CHUNK_UNKNOWN, PT_ARENA_MAIN);
@@ -575,10 +583,13 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 	struct pt_thread_slot *row;
 	struct pt_thread_arena *t;
 
-	__sync_fetch_and_add(&g.kind_live_count[kind], c);
-	__sync_fetch_and_add(&g.kind_live_bytes[kind], b);
-	__sync_fetch_and_add(&g.kind_live_chunk_bytes[kind], cb);
-	if (kind == PT_CHUNK_MAIN || kind == PT_CHUNK_THREAD) {
+	/* Live counts and bytes are alloc - free (user space derives them); only the chunk bytes,
+	 * which no other counter adds up to, are kept live. */
+	if (kind == PT_CHUNK_MMAPPED || kind == PT_CHUNK_UNKNOWN) {
+		__sync_fetch_and_add(&g.kind_live_count[kind], c);
+		__sync_fetch_and_add(&g.kind_live_bytes[kind], b);
+		__sync_fetch_and_add(&g.kind_live_chunk_bytes[kind], cb);
+	} else {
 		struct pt_arena_stats *a = bpf_map_lookup_elem(&arenas, &idx);
 
 		if (a) {
@@ -591,8 +602,6 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 				__sync_fetch_and_add(&a->free_count, 1);
 				__sync_fetch_and_add(&a->free_bytes, size);
 			}
-			__sync_fetch_and_add(&a->live_count, c);
-			__sync_fetch_and_add(&a->live_bytes, b);
 			now = __sync_fetch_and_add(&a->live_chunk_bytes, cb) + cb;
 			if (alloc)
 				max_s64(&a->peak_chunk_bytes, now);
@@ -618,8 +627,6 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 		__sync_fetch_and_add(&t->free_count, 1);
 		__sync_fetch_and_add(&t->free_bytes, size);
 	}
-	__sync_fetch_and_add(&t->live_count, c);
-	__sync_fetch_and_add(&t->live_bytes, b);
 	__sync_fetch_and_add(&t->live_chunk_bytes, cb);
 }
 

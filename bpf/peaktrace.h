@@ -81,6 +81,7 @@ enum pt_err {
 	/* glibc arenas (chunk.h): an allocation counted in totals but not in its arena's figures. */
 	PT_ERR_ARENA_FULL,        /* arena table or (thread, arena) table full */
 	PT_ERR_CHUNK_READ,        /* chunk header or heap_info unreadable or implausible */
+	PT_ERR_CHUNK_SLACK,       /* chunk over 64 KiB larger than the request: its chunk bytes short */
 	/* CPython frames (bpf/python.bpf.h, user/python.c). */
 	PT_ERR_PY_READ,           /* a thread state or frame unreadable: Python frames cut there */
 	PT_ERR_PY_DEPTH,          /* Python chains longer than PT_MAX_PY_FRAMES words, cut there */
@@ -185,8 +186,8 @@ struct pt_arena_stats {
 	__u64 alloc_bytes;
 	__u64 free_count;
 	__u64 free_bytes;
-	__s64 live_count;
-	__s64 live_bytes;        /* requested bytes */
+	__s64 live_count;        /* (user space: alloc - free, not kept in the kernel) */
+	__s64 live_bytes;        /* requested bytes (user space: alloc - free) */
 	__s64 live_chunk_bytes;  /* glibc chunk sizes (what mallinfo2's uordblks counts) */
 	__u64 large_count;       /* allocations of >= PT_ARENA_LARGE bytes served by this arena */
 	__u64 large_bytes;
@@ -203,8 +204,8 @@ struct pt_thread_arena {
 	__u64 alloc_bytes;
 	__u64 free_count;        /* frees of blocks this thread allocated (by any thread) */
 	__u64 free_bytes;
-	__s64 live_count;
-	__s64 live_bytes;
+	__s64 live_count;        /* (user space: alloc - free, not kept in the kernel) */
+	__s64 live_bytes;        /* (user space: alloc - free) */
 	__s64 live_chunk_bytes;
 	__u64 pad;
 };
@@ -309,7 +310,8 @@ struct pt_global {
 	__u64 madv_count;
 	__u64 madv_bytes;
 	__u64 exited;         /* the target's thread group died */
-	/* live blocks and bytes per glibc chunk kind (enum pt_chunk_kind), glibc only */
+	/* live blocks and bytes of mmapped and unclassified glibc chunks (enum pt_chunk_kind; the
+	 * arena kinds are the sums of the arenas' rows and are not kept here) */
 	__s64 kind_live_count[4];
 	__s64 kind_live_bytes[4];
 	__s64 kind_live_chunk_bytes[4];

@@ -382,6 +382,9 @@ static int read_rows(struct pt_arenas *a, int arenas_fd, const struct pt_global 
 		r->main = k == PT_ARENA_MAIN;
 		r->traced = true;
 		r->addr = k == PT_ARENA_OTHER ? 0 : st.addr;
+		/* The kernel keeps no live counts it can derive. */
+		st.live_count = (int64_t)(st.alloc_count - st.free_count);
+		st.live_bytes = (int64_t)(st.alloc_bytes - st.free_bytes);
 		r->st = st;
 	}
 	return 0;
@@ -430,6 +433,8 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 				memset(t, 0, sizeof(*t));
 				t->tid = (int32_t)row.tid;
 				t->st = row.c[sub];
+				t->st.live_count = (int64_t)(t->st.alloc_count - t->st.free_count);
+				t->st.live_bytes = (int64_t)(t->st.alloc_bytes - t->st.free_bytes);
 				t->arena = sub == PT_TS_MAIN ? PT_ARENA_MAIN :
 					   sub == PT_TS_ARENA0 ? row.arena[0] :
 					   sub == PT_TS_ARENA1 ? row.arena[1] :
