@@ -395,6 +395,7 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 {
 	struct pt_smap *m = NULL;
 	uint64_t *w = NULL;
+	uint64_t best;           /* allocations of the current thread's arena so far */
 	int nm, i, k, err;
 
 	a->collected = true;
@@ -465,15 +466,15 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	a->tsum = calloc(a->nthreads ? a->nthreads : 1, sizeof(*a->tsum));
 	if (!a->tsum)
 		return -ENOMEM;
-	for (i = 0; i < a->nthreads; i++) {
+	for (i = 0, best = 0; i < a->nthreads; i++) {
 		const struct pt_thread_row *t = &a->threads[i];
 		struct pt_thread_sum *u;
-		uint64_t best = 0;
 
 		if (!a->ntsum || a->tsum[a->ntsum - 1].tid != t->tid) {
 			u = &a->tsum[a->ntsum++];
 			u->tid = t->tid;
 			u->arena = PT_ARENA_UNKNOWN;
+			best = 0;
 		}
 		u = &a->tsum[a->ntsum - 1];
 		u->st.alloc_count += t->st.alloc_count;
@@ -493,11 +494,8 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 			continue;
 		u->narenas++;
 		/* Its arena: the one it allocated from most (threads rarely change arenas). */
-		for (k = 0; k < a->nthreads; k++)
-			if (a->threads[k].tid == u->tid && a->threads[k].arena < PT_ARENA_MMAPPED &&
-			    a->threads[k].st.alloc_count > best && a->threads[k].arena != t->arena)
-				best = a->threads[k].st.alloc_count;
 		if (t->st.alloc_count >= best) {
+			best = t->st.alloc_count;
 			u->arena = t->arena;
 			u->arena_addr = t->arena_addr;
 		}
