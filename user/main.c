@@ -804,8 +804,6 @@ struct run {
 	bool arenas;             /* accounting on */
 	bool launched;
 	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
-	bool arena_prev_read;
-	int64_t arena_prev_retained;
 	/* The arenas are read a moment after an invocation ends (ARENA_SETTLE_NS), when the
 	 * runtime has freed what it sent and waits for its next event: invs.r[arena_rec]. */
 	uint64_t arena_due;      /* 0: no reading pending */
@@ -829,9 +827,13 @@ static void arena_reading(struct run *run)
 			     &rec->arena_live, &rec->arena_resident, &rec->arena_retained))
 		return;
 	rec->arena_read = true;
-	rec->arena_retained_change = run->arena_prev_read ? rec->arena_retained - run->arena_prev_retained : 0;
-	run->arena_prev_read = true;
-	run->arena_prev_retained = rec->arena_retained;
+	/* Against the last invocation that was measured. */
+	for (uint32_t k = run->arena_rec; k-- > 0;) {
+		if (run->invs.r[k].arena_read) {
+			rec->arena_retained_change = rec->arena_retained - run->invs.r[k].arena_retained;
+			break;
+		}
+	}
 }
 
 static void collect_arenas(struct run *run)
