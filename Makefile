@@ -7,7 +7,8 @@ BPFTOOL   ?= bpftool
 CC        ?= cc
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
-USER_CFLAGS := $(CFLAGS) -I$(OUT) -iquote bpf -iquote user -D_GNU_SOURCE
+# User code names the folder of every header it includes: "util/fmt.h", "bpf/peaktrace.h".
+USER_CFLAGS := $(CFLAGS) -I$(OUT) -iquote user -iquote . -D_GNU_SOURCE
 LDLIBS    := -lbpf -lelf -lz -lstdc++ -lm -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
 
@@ -21,11 +22,11 @@ endif
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
-HDRS      := $(wildcard bpf/*.h user/*.h)
+HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
 
 .DELETE_ON_ERROR:
 # Keep the BPF object and skeleton: they are inputs of several rules, not throwaways.
@@ -46,8 +47,9 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUT)/user/%.o: user/%.c $(HDRS) $(SKELS) | $(OUT)/user
+$(OUT)/user/%.o: user/%.c $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(OUT)/peaktrace: $(OUT)/user/main.o $(USER_OBJS)

@@ -25,19 +25,20 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
-#include "peaktrace.h"
-#include "sample.h"
+#include "util/fmt.h"
+#include "bpf/peaktrace.h"
+#include "bpf/sample.h"
 #include "peaktrace.skel.h"
-#include "collect.h"
-#include "launch.h"
-#include "report.h"
-#include "symbolize.h"
-#include "umulti.h"
-#include "invocation.h"
-#include "unwind_maps.h"
-#include "boundary.h"
-#include "compare.h"
-#include "python.h"
+#include "profile/collect.h"
+#include "target/launch.h"
+#include "report/report.h"
+#include "symbolize/symbolize.h"
+#include "attach/umulti.h"
+#include "invocation/invocation.h"
+#include "unwind/unwind_maps.h"
+#include "invocation/boundary.h"
+#include "report/compare.h"
+#include "python/python.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum {

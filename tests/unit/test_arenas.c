@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "arenas.h"
-#include "chunk.h"
-#include "compare.h"
+#include "arenas/arenas.h"
+#include "bpf/chunk.h"
+#include "report/compare.h"
 
 static const char fixture[] =
 	"55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0                          [heap]\n"

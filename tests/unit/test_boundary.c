@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_boundary: --boundary start=LIB:SYM,end=LIB:SYM parsing (user/boundary.c). */
 #include "check.h"
-#include "boundary.h"
+#include "invocation/boundary.h"
 
 int main(void)
 {

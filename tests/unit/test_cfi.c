@@ -26,10 +26,10 @@
 #include <gelf.h>
 
 #include "check.h"
-#include "cfi.h"
-#include "elfutil.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "unwind/cfi.h"
+#include "util/elfutil.h"
+#include "symbolize/symbolize.h"
+#include "bpf/unwind.h"
 
 /* Test bodies stay out of main: inlined, their buffers would give main a frame larger than
  * the 32 KiB a row's s16 CFA offset can describe, and the live walk would stop there. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "chunk.h"
+#include "bpf/chunk.h"
 
 /* The word glibc keeps before the pointer (read through a volatile so the compiler does not
  * object to reading outside the block it knows about). */

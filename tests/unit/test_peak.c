@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "peak.h"
-#include "sample.h"
+#include "bpf/peak.h"
+#include "bpf/sample.h"
 
 #define NSTACKS 8
 #define NEVENTS 20000

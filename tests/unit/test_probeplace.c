@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "probeplace.h"
-#include "procmaps.h"
+#include "attach/probeplace.h"
+#include "target/procmaps.h"
 
 #define PLACE(bytes, may_skip, out) \
 	pt_probe_place_x86((const uint8_t *)(bytes), sizeof(bytes) - 1, (may_skip), (out))

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "check.h"
-#include "procmaps.h"
+#include "target/procmaps.h"
 
 static const char fixture[] =
 	"55d0c0a00000-55d0c0a02000 r--p 00000000 fe:00 247134                     /usr/bin/cat\n"

@@ -3,7 +3,7 @@
  * tables, frame names and the merge of Python runs into native stacks (user/python.c). */
 #include <stdbool.h>
 #include "check.h"
-#include "python.h"
+#include "python/python.h"
 
 static void test_words(void)
 {

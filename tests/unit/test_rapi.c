@@ -3,8 +3,8 @@
  * request-id header parser (user/invocation.c). */
 #include <string.h>
 #include "check.h"
-#include "rapi.h"
-#include "invocation.h"
+#include "bpf/rapi.h"
+#include "invocation/invocation.h"
 
 static int classify(const char *s, char *id, size_t idlen)
 {

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "check.h"
-#include "sample.h"
+#include "bpf/sample.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 

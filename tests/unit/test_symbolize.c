@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 
 #include "check.h"
-#include "elfutil.h"
-#include "procmaps.h"
-#include "symbolize.h"
+#include "util/elfutil.h"
+#include "target/procmaps.h"
+#include "symbolize/symbolize.h"
 
 /* noinline + used: keep a real, local symbol with a known body. */
 static __attribute__((noinline, used)) int my_test_func(int x)

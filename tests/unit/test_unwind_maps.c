@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "unwind_maps.h"
+#include "unwind/unwind_maps.h"
 
 #define NOINLINE __attribute__((noinline))
 

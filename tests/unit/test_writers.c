@@ -24,8 +24,8 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "pprof.h"
-#include "profile.h"
+#include "report/pprof.h"
+#include "profile/profile.h"
 
 #define GOLDEN_DIR "tests/golden/"
 

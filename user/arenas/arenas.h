@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * arenas.h — glibc arenas: what each one holds live (counted in the kernel per block, from the
+ * chunk header), what memory it has (its heaps, found in the target's mappings, and their
+ * resident pages from /proc/PID/smaps), what it retains, and what setting would release it.
+ */
+#ifndef PEAKTRACE_ARENAS_H
+#define PEAKTRACE_ARENAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "bpf/peaktrace.h"
+
+struct pt_arena_row {
+	bool main;               /* the main arena (brk heap) */
+	bool traced;             /* in the kernel's table (else found only in memory) */
+	uint32_t idx;            /* kernel arena index when traced */
+	uint64_t addr;           /* malloc_state address; 0 for the main arena */
+	struct pt_arena_stats st;
+	int32_t *threads;        /* allocating threads, ascending */
+	int nthreads;
+	int heaps;               /* its heaps found in the mappings ([heap] for the main arena) */
+	uint64_t mapped_bytes;   /* read-write bytes of those heaps */
+	uint64_t resident_bytes; /* their resident bytes (smaps Rss) */
+	int64_t retained_bytes;  /* resident - live chunk bytes, at least 0 */
+};
+
+struct pt_thread_row {
+	int32_t tid;
+	uint32_t arena;          /* kernel arena index, PT_ARENA_MMAPPED or PT_ARENA_UNKNOWN */
+	uint64_t arena_addr;     /* 0 for the main arena / mmapped / unknown */
+	struct pt_thread_arena st;
+};
+
+/* One thread: all its rows summed, named by the arena it allocated from most. */
+struct pt_thread_sum {
+	int32_t tid;
+	uint32_t arena;          /* its main arena index, or PT_ARENA_MMAPPED / PT_ARENA_UNKNOWN */
+	uint64_t arena_addr;
+	int narenas;             /* arenas (not mmapped, not unknown) it allocated from */
+	struct pt_thread_arena st;       /* all its blocks */
+	struct pt_thread_arena mmapped;  /* of which mmapped chunks */
+};
+
+enum pt_advice_kind { PT_ADV_MMAP_THRESHOLD, PT_ADV_ARENA_MAX, PT_ADV_TRIM, PT_ADV_TRIM_THRESHOLD };
+
+struct pt_advice {
+	enum pt_advice_kind kind;
+	char setting[64];        /* "MALLOC_MMAP_THRESHOLD_=32768" */
+	int64_t addresses_bytes; /* retained bytes the setting would address (an estimate) */
+	char why[512];
+	char cost[512];
+};
+
+#define PT_MAX_ADVICE 4
+
+struct pt_arenas {
+	bool collected;          /* glibc arena accounting ran */
+	bool memory_read;        /* the target's mappings were readable (it was alive) */
+	bool from_start;         /* traced from the start (launch): every live block is known */
+	int64_t attach_resident; /* attach mode: arena memory resident when tracing began, -1 unknown */
+	int64_t retained_floor;  /* retained less what may be blocks from before the attach (>= 0) */
+	const char *allocator;   /* allocator name */
+	int ncpu;                /* CPUs glibc sees */
+	int limit;               /* glibc's arena limit */
+	const char *limit_from;  /* "8 x cores", "MALLOC_ARENA_MAX", "glibc.malloc.arena_max" */
+	bool mmap_threshold_set; /* MALLOC_MMAP_THRESHOLD_ or glibc.malloc.mmap_threshold in env */
+	bool arena_max_set;
+	struct pt_arena_row *rows;
+	int nrows;
+	struct pt_thread_row *threads;   /* (thread, arena) rows */
+	int nthreads;
+	struct pt_thread_sum *tsum;      /* per thread */
+	int ntsum;
+	int64_t mmapped_count, mmapped_bytes, mmapped_chunk_bytes;
+	int64_t unknown_count, unknown_bytes;
+	uint64_t rss_bytes;      /* VmRSS when the mappings were read */
+	int64_t live_chunk_bytes, resident_bytes, retained_bytes, large_peak_bytes;
+	uint64_t large_count;
+	struct pt_advice advice[PT_MAX_ADVICE];
+	int nadvice;
+};
+
+/* Read the kernel's arena tables (maps "arenas" and "thread_slots") and, when pid is alive,
+ * the arenas' heaps from its mappings. */
+int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
+		      const struct pt_global *g);
+/* Arena memory resident now, from the mappings alone (no kernel tables): the main heap and every
+ * thread-arena heap. -1 when unreadable. For the attach-time baseline. */
+int64_t pt_arenas_resident_in_memory(pid_t pid);
+/* Only the totals (for an invocation's end): live chunk, resident and retained bytes. */
+int pt_arenas_totals(pid_t pid, int arenas_fd, const struct pt_global *g, int64_t *live,
+		     int64_t *resident, int64_t *retained);
+void pt_arenas_free(struct pt_arenas *a);
+
+/* Pure, unit tested: ---------------------------------------------------------------------- */
+
+/* One mapping of /proc/PID/smaps as far as arenas care. */
+struct pt_smap {
+	uint64_t start, end;
+	bool rw;                 /* readable and writable */
+	bool anon;               /* no file ("[heap]" counts as anonymous and sets heap) */
+	bool heap;               /* "[heap]" */
+	uint64_t rss;            /* bytes */
+};
+/* Parse smaps text. Returns the number of mappings stored in out (at most max), or -1. */
+int pt_smaps_parse(const char *text, struct pt_smap *out, int max);
+/* Attribute heaps to arenas: the main arena gets "[heap]"; a read-write anonymous mapping that
+ * starts on a 64 MiB boundary and whose first word (first_word[i], 0 if unread) is the address of
+ * a row's arena belongs to that row. Sets heaps, mapped, resident and retained of every row. */
+void pt_arenas_attribute(struct pt_arena_row *rows, int nrows, const struct pt_smap *m, int nm,
+			 const uint64_t *first_word);
+/* Fill a->advice from the rows and totals. */
+void pt_arenas_advise(struct pt_arenas *a);
+
+void pt_arenas_text(FILE *f, const struct pt_arenas *a);
+void pt_arenas_json(FILE *f, const struct pt_arenas *a);
+
+#endif

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * invocation.c — per-invocation records: what the kernel kept for one invocation (its own RSS and
+ * heap peaks, reset at its start), the stacks that held memory at its peak, and the figure a
+ * Lambda-style sandbox would have printed for it (the process high-water mark).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "util/fmt.h"
+#include "invocation/invocation.h"
+#include "profile/collect.h"
+
+const char *pt_outcome_name(uint32_t outcome)
+{
+	switch (outcome) {
+	case PT_OUT_RESPONSE: return "response";
+	case PT_OUT_ERROR: return "error";
+	case PT_OUT_KILLED: return "killed";
+	case PT_OUT_INIT: return "init";
+	case PT_OUT_UNFINISHED: return "unfinished";
+	}
+	return "running";
+}
+
+size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen)
+{
+	static const char hdr[] = "lambda-runtime-aws-request-id:";
+	const size_t hl = sizeof(hdr) - 1;
+	size_t i, j, n;
+
+	if (outlen)
+		out[0] = 0;
+	/* Header names are case-insensitive and their order is not guaranteed. A header starts
+	 * a line: at offset 0 of a continuation read, or after "\n". */
+	for (i = 0; i + hl <= len; i++) {
+		if (i > 0 && buf[i - 1] != '\n')
+			continue;
+		for (j = 0; j < hl; j++)
+			if (tolower((unsigned char)buf[i + j]) != hdr[j])
+				break;
+		if (j < hl)
+			continue;
+		i += hl;
+		while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+			i++;
+		for (n = 0; i + n < len && buf[i + n] != '\r' && buf[i + n] != '\n'; n++)
+			;
+		while (n && (buf[i + n - 1] == ' ' || buf[i + n - 1] == '\t'))
+			n--;
+		if (!outlen)
+			return n;
+		if (n >= outlen)
+			n = outlen - 1;
+		memcpy(out, buf + i, n);
+		out[n] = 0;
+		return n;
+	}
+	return 0;
+}
+
+static void top_insert(struct pt_inv_record *rec, uint32_t stack, int64_t bytes, int64_t count)
+{
+	uint32_t i, pos;
+
+	if (bytes <= 0)
+		return;
+	for (pos = 0; pos < rec->ntop; pos++)
+		if (bytes > rec->top[pos].bytes)
+			break;
+	if (pos >= PT_INV_TOP)
+		return;
+	if (rec->ntop < PT_INV_TOP)
+		rec->ntop++;
+	for (i = rec->ntop - 1; i > pos; i--)
+		rec->top[i] = rec->top[i - 1];
+	rec->top[pos].stack = stack;
+	rec->top[pos].bytes = bytes;
+	rec->top[pos].count = count;
+}
+
+int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
+		   uint32_t nstacks, bool keep_all, unsigned count_shift)
+{
+	struct pt_stack_stats st;
+	uint32_t k, p = inv->seq & 1;
+	size_t n;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->seq = inv->seq;
+	n = inv->id_len < PT_REQID_LEN ? inv->id_len : PT_REQID_LEN;
+	memcpy(rec->id, inv->id, n);
+	rec->id[n] = 0;
+	rec->outcome = inv->outcome;
+	rec->start_ns = inv->start_ns;
+	rec->end_ns = inv->end_ns;
+	rec->rss_start = inv->rss_start;
+	rec->rss_peak = inv->rss_peak;
+	rec->rss_end = inv->rss_end;
+	rec->heap_start = inv->heap_start;
+	rec->heap_peak = inv->heap_peak;
+	rec->heap_peak_count = inv->heap_peak_count;
+	rec->heap_end = inv->heap_end;
+	rec->alloc_count = inv->alloc_count;
+	rec->alloc_bytes = inv->alloc_bytes;
+	rec->free_count = inv->free_count;
+	rec->free_bytes = inv->free_bytes;
+	rec->traj_n = inv->traj_n < PT_TRAJ_MAX ? inv->traj_n : PT_TRAJ_MAX;
+	for (k = 0; k < rec->traj_n; k++) {
+		rec->traj[k].t_ns = inv->traj[k].t_ns;
+		rec->traj[k].rss = inv->traj[k].rss;
+	}
+	if (stats_fd < 0)
+		return 0;
+	for (k = 0; k < nstacks; k++) {
+		int64_t b, c;
+
+		if (bpf_map_lookup_elem(stats_fd, &k, &st))
+			return -errno;
+		if (st.inv_snap_seq[p] == inv->peak_seq) {
+			b = st.inv_peak_bytes[p];
+			c = st.inv_peak_count[p];
+		} else {
+			/* Unchanged since that peak. */
+			b = st.live_bytes;
+			c = st.live_count;
+		}
+		if (count_shift)
+			c = (c + (1LL << (count_shift - 1))) >> count_shift;
+		top_insert(rec, k, b, c);
+		if (keep_all && b > 0) {
+			struct pt_inv_stack *a = realloc(rec->all, (rec->nall + 1) * sizeof(*a));
+
+			if (!a)
+				return -ENOMEM;
+			rec->all = a;
+			rec->all[rec->nall].stack = k;
+			rec->all[rec->nall].bytes = b;
+			rec->all[rec->nall++].count = c;
+		}
+	}
+	return 0;
+}
+
+int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec)
+{
+	if (l->n == l->cap) {
+		uint32_t nc = l->cap ? l->cap * 2 : 16;
+		struct pt_inv_record *r = realloc(l->r, nc * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		l->r = r;
+		l->cap = nc;
+	}
+	l->r[l->n++] = *rec;
+	return 0;
+}
+
+void pt_inv_list_free(struct pt_inv_list *l)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		free(l->r[i].all);
+	free(l->r);
+	memset(l, 0, sizeof(*l));
+}
+
+static double mb(int64_t b)
+{
+	return (double)b / (1024.0 * 1024.0);
+}
+
+void pt_inv_line(FILE *f, const struct pt_inv_record *r)
+{
+	double ms = r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0;
+
+	if (r->seq == 0)
+		fprintf(f, "INIT\t");
+	else
+		fprintf(f, "INVOCATION %" PRIu64 "\tRequestId: %s\t", r->seq, r->id[0] ? r->id : "?");
+	fprintf(f, "Duration: %.2f ms\tOutcome: %s\tPeak RSS: %.1f MB\tPeak Heap: %.1f MB\t"
+		   "Heap Growth: %+.1f MB\tAllocations: %" PRIu64 "\tMax Memory Used (high-water mark): %.0f MB",
+		ms, pt_outcome_name(r->outcome), mb(r->rss_peak), mb(r->heap_peak),
+		mb(r->heap_end - r->heap_start), r->alloc_count, mb((int64_t)r->vmhwm));
+	if (r->arena_read)
+		fprintf(f, "\tArena Retained: %.1f MB (%+.1f MB)", mb(r->arena_retained),
+			mb(r->arena_retained_change));
+	fputc('\n', f);
+}
+
+/* Stack idx as frames (leaf first, Python frames spliced in): 0, or -1 when unknown. */
+static int stack_load(const struct pt_stack_src *src, uint32_t idx, struct pt_profile *p,
+		      uint32_t *fr, uint32_t *n)
+{
+	struct pt_stack_rec rec;
+	struct pt_py_stack pys;
+	bool have_py = false;
+
+	if (!src || src->stacks_fd < 0 || idx == PT_STACK_UNKNOWN ||
+	    bpf_map_lookup_elem(src->stacks_fd, &idx, &rec))
+		return -1;
+	if (rec.py_nr && src->py_fd >= 0 && bpf_map_lookup_elem(src->py_fd, &idx, &pys) == 0)
+		have_py = true;
+	if (pt_stack_one(src->sym, idx, &rec, have_py ? &pys : NULL, src->py, p, fr, n)) {
+		pt_profile_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+static void json_kstack(FILE *f, const struct pt_stack_src *src, uint32_t idx)
+{
+	struct pt_profile p;
+	uint32_t fr[PT_MAX_MERGED], n, i;
+
+	fputc('[', f);
+	if (stack_load(src, idx, &p, fr, &n)) {
+		fputs("{\"func\": \"[unknown stack]\", \"module\": \"\", \"addr\": \"0x0\"}]", f);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pt_frame *fm = &p.frames[fr[i]];
+
+		fprintf(f, "%s{\"func\": ", i ? ", " : "");
+		pt_json_str(f, fm->func);
+		fprintf(f, ", \"module\": ");
+		pt_json_str(f, fm->module);
+		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\"}", fm->addr);
+	}
+	fputc(']', f);
+	pt_profile_free(&p);
+}
+
+void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_src *src)
+{
+	uint32_t i;
+
+	fprintf(f, "{\"seq\": %" PRIu64 ", \"phase\": \"%s\", \"started_before_trace\": %s, \"request_id\": ",
+		r->seq, r->seq || pt_inv_started_before(r) ? "invocation" : "init",
+		pt_inv_started_before(r) ? "true" : "false");
+	pt_json_str(f, r->id);
+	fprintf(f, ", \"outcome\": \"%s\", \"duration_ns\": %" PRIu64 ", \"rss_start_bytes\": %" PRId64
+		   ", \"rss_peak_bytes\": %" PRId64 ", \"rss_end_bytes\": %" PRId64
+		   ", \"heap_start_bytes\": %" PRId64 ", \"heap_peak_bytes\": %" PRId64
+		   ", \"heap_peak_count\": %" PRId64 ", \"heap_end_bytes\": %" PRId64
+		   ", \"heap_growth_bytes\": %" PRId64 ", \"alloc_count\": %" PRIu64
+		   ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
+		   ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"rss_trajectory\": [",
+		pt_outcome_name(r->outcome), r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0,
+		r->rss_start, r->rss_peak, r->rss_end, r->heap_start, r->heap_peak, r->heap_peak_count,
+		r->heap_end, r->heap_end - r->heap_start, r->alloc_count, r->alloc_bytes, r->free_count,
+		r->free_bytes, r->vmhwm, r->overwritten ? "true" : "false");
+	/* [ms since the start, RSS bytes], starting with the RSS at the start. */
+	fprintf(f, "[0, %" PRId64 "]", r->rss_start);
+	for (i = 0; i < r->traj_n; i++)
+		fprintf(f, ", [%.3f, %" PRId64 "]",
+			r->traj[i].t_ns > r->start_ns ? (r->traj[i].t_ns - r->start_ns) / 1e6 : 0.0,
+			r->traj[i].rss);
+	fputs("], \"arenas\": ", f);
+	if (r->arena_read)
+		fprintf(f, "{\"live_chunk_bytes\": %" PRId64 ", \"resident_bytes\": %" PRId64
+			   ", \"retained_bytes\": %" PRId64 ", \"retained_change_bytes\": %" PRId64 "}",
+			r->arena_live, r->arena_resident, r->arena_retained, r->arena_retained_change);
+	else
+		fputs("null", f);
+	fputs(", \"top_stacks_at_peak\": [", f);
+	for (i = 0; i < r->ntop; i++) {
+		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
+			r->top[i].bytes, r->top[i].count);
+		json_kstack(f, src, r->top[i].stack);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+/* "host:port" from AWS_LAMBDA_RUNTIME_API in /proc/PID/environ, as an IPv4 address. */
+static int rapi_endpoint(pid_t pid, uint32_t *addr, uint16_t *port)
+{
+	static const char key[] = "AWS_LAMBDA_RUNTIME_API=";
+	char path[64], buf[65536], host[256];
+	size_t n, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (i = 0; i < n; i += strlen(buf + i) + 1) {
+		struct in_addr in;
+		char *colon;
+
+		if (strncmp(buf + i, key, sizeof(key) - 1))
+			continue;
+		snprintf(host, sizeof(host), "%.200s", buf + i + sizeof(key) - 1);
+		colon = strrchr(host, ':');
+		if (!colon)
+			return -EINVAL;
+		*colon = 0;
+		*port = (uint16_t)atoi(colon + 1);
+		if (strcmp(host, "localhost") == 0)
+			snprintf(host, sizeof(host), "127.0.0.1");
+		if (inet_pton(AF_INET, host, &in) != 1)
+			return -EINVAL;
+		*addr = in.s_addr;   /* network order, as /proc/net/tcp prints it (little-endian hex) */
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Socket inodes of the process's TCP connections to addr:port (IPv4 and v4-mapped IPv6). */
+static int rapi_inodes(pid_t pid, uint32_t addr, uint16_t port, unsigned long *ino, int max)
+{
+	static const char *const files[] = { "tcp", "tcp6" };
+	char path[64], line[512], want4[32], want6[64];
+	int n = 0;
+
+	snprintf(want4, sizeof(want4), "%08X:%04X", addr, port);
+	snprintf(want6, sizeof(want6), "0000000000000000FFFF0000%08X:%04X", addr, port);
+	for (int k = 0; k < 2; k++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, files[k]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f) && n < max) {
+			char local[80], rem[80];
+			unsigned long inode;
+			unsigned int st;
+
+			/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+			if (sscanf(line, "%*s %79s %79s %x %*s %*s %*s %*s %*s %lu", local, rem, &st, &inode) != 4)
+				continue;
+			if (strcmp(rem, k ? want6 : want4) == 0)
+				ino[n++] = inode;
+		}
+		fclose(f);
+	}
+	return n;
+}
+
+int pt_rapi_sockets(pid_t pid, int *fds, int max)
+{
+	unsigned long ino[64];
+	char path[64], link[128], target[128];
+	struct dirent *de;
+	uint32_t addr;
+	uint16_t port;
+	int nino, n = 0;
+	DIR *d;
+
+	if (rapi_endpoint(pid, &addr, &port))
+		return 0;
+	nino = rapi_inodes(pid, addr, port, ino, 64);
+	if (nino <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		unsigned long inode;
+		ssize_t l;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.32s", path, de->d_name);
+		l = readlink(link, target, sizeof(target) - 1);
+		if (l <= 0)
+			continue;
+		target[l] = 0;
+		if (sscanf(target, "socket:[%lu]", &inode) != 1)
+			continue;
+		for (int k = 0; k < nino; k++)
+			if (ino[k] == inode)
+				fds[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_name, uint64_t wall_ms)
+{
+	/* https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html */
+	fprintf(f, "{\"_aws\": {\"Timestamp\": %" PRIu64 ", \"CloudWatchMetrics\": [{\"Namespace\": "
+		   "\"peaktrace\", \"Dimensions\": [[\"FunctionName\"]], \"Metrics\": ["
+		   "{\"Name\": \"PeakRSS\", \"Unit\": \"Bytes\"}, {\"Name\": \"PeakHeap\", \"Unit\": \"Bytes\"}, "
+		   "{\"Name\": \"HeapGrowth\", \"Unit\": \"Bytes\"}, {\"Name\": \"MaxMemoryUsed\", \"Unit\": \"Bytes\"}, "
+		   "{\"Name\": \"Allocations\", \"Unit\": \"Count\"}, {\"Name\": \"Duration\", \"Unit\": \"Milliseconds\"}]}]}, "
+		   "\"FunctionName\": ", wall_ms);
+	pt_json_str(f, function_name ? function_name : "");
+	fprintf(f, ", \"RequestId\": ");
+	pt_json_str(f, r->id);
+	fprintf(f, ", \"Outcome\": \"%s\", \"PeakRSS\": %" PRId64 ", \"PeakHeap\": %" PRId64
+		   ", \"HeapGrowth\": %" PRId64 ", \"MaxMemoryUsed\": %" PRIu64 ", \"Allocations\": %" PRIu64
+		   ", \"Duration\": %.3f}",
+		pt_outcome_name(r->outcome), r->rss_peak, r->heap_peak, r->heap_end - r->heap_start,
+		r->vmhwm, r->alloc_count,
+		r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0.0);
+}
+
+void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes)
+{
+	struct pt_profile p;
+	uint32_t fr[PT_MAX_MERGED], n, i;
+
+	if (stack_load(src, idx, &p, fr, &n)) {
+		fprintf(f, "        [unknown stack]\n");
+		return;
+	}
+	for (i = 0; i < n && i < maxframes; i++) {
+		const struct pt_frame *fm = &p.frames[fr[i]];
+		const char *mod = strrchr(fm->module, '/');
+
+		mod = mod ? mod + 1 : fm->module[0] ? fm->module : "?";
+		fprintf(f, "        %s  (%s)\n", fm->func, mod);
+	}
+	pt_profile_free(&p);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* invocation.h — per-invocation records (Lambda-style invocations found in the kernel). */
+#ifndef PEAKTRACE_INVOCATION_H
+#define PEAKTRACE_INVOCATION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "bpf/peaktrace.h"
+#include "symbolize/symbolize.h"
+
+#define PT_INV_TOP 5
+
+struct pt_py_resolver;
+
+/* Where single stacks are read and named: the kernel's stack table, its Python words (py_fd -1
+ * when the target runs no CPython) and the symbolizers (may be NULL: addresses only). */
+struct pt_stack_src {
+	int stacks_fd;
+	int py_fd;
+	struct pt_py_resolver *py;
+	struct pt_symbolizer *sym;
+};
+
+struct pt_inv_stack {
+	uint32_t stack;        /* kernel stack index */
+	int64_t bytes;         /* held at the invocation's peak */
+	int64_t count;
+};
+
+struct pt_inv_record {
+	uint64_t seq;          /* 0 = init phase */
+	char id[PT_REQID_LEN + 1];
+	uint32_t outcome;      /* enum pt_inv_outcome */
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
+	int64_t rss_start, rss_peak, rss_end;
+	int64_t heap_start, heap_peak, heap_peak_count, heap_end;
+	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
+	uint64_t vmhwm;        /* the process high-water mark when it ended: Lambda's figure */
+	/* glibc arenas when it ended (arena_read false when not measured) */
+	bool arena_read;
+	int64_t arena_live, arena_resident, arena_retained, arena_retained_change;
+	uint32_t ntop;
+	struct pt_inv_stack top[PT_INV_TOP];
+	bool overwritten;      /* the kernel reused its buffer before we read it */
+	uint32_t traj_n;       /* RSS trajectory (see struct pt_inv) */
+	struct { uint64_t t_ns; int64_t rss; } traj[PT_TRAJ_MAX];
+	/* Every stack that held memory at the peak (only with --per-invocation). */
+	struct pt_inv_stack *all;
+	uint32_t nall;
+};
+
+struct pt_inv_list {
+	struct pt_inv_record *r;
+	uint32_t n, cap;
+};
+
+const char *pt_outcome_name(uint32_t outcome);
+/* The phase before the first START ended as an invocation does, with a request id: an invocation
+ * already running when tracing began (its start was not seen; its figures start with tracing). */
+static inline bool pt_inv_started_before(const struct pt_inv_record *r)
+{
+	return r->seq == 0 && r->id[0] &&
+	       (r->outcome == PT_OUT_RESPONSE || r->outcome == PT_OUT_ERROR || r->outcome == PT_OUT_KILLED);
+}
+
+/* Find "Lambda-Runtime-Aws-Request-Id:" (case-insensitive) in HTTP response bytes and copy its
+ * value. Returns the value's length, 0 when absent. Pure, unit tested. */
+size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen);
+
+/* The target's sockets connected to its Runtime API (AWS_LAMBDA_RUNTIME_API in its
+ * environment), so a request sent before attaching is recognized. Returns the number of fds
+ * stored (0 if the process is no Lambda runtime). */
+int pt_rapi_sockets(pid_t pid, int *fds, int max);
+
+/* Fill rec from the kernel's record and the stats of stacks [0, nstacks) (read through
+ * stats_fd): the top stacks held at the invocation's peak. Stack counts are kept in units of
+ * 2^-count_shift allocation (--sample-bytes; 0 otherwise) and returned in allocations. */
+int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
+		   uint32_t nstacks, bool keep_all, unsigned count_shift);
+
+int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
+void pt_inv_list_free(struct pt_inv_list *l);
+
+/* Lambda-style one-line summary, with the true peak beside the high-water mark. */
+void pt_inv_line(FILE *f, const struct pt_inv_record *rec);
+/* One JSON object (no newline); frames named through src (Python frames spliced in). */
+void pt_inv_json(FILE *f, const struct pt_inv_record *rec, const struct pt_stack_src *src);
+
+/* The frames of kernel stack idx, one per line, indented for the text report. */
+void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes);
+
+/* CloudWatch embedded metric format: one JSON object (no newline) for an invocation. */
+void pt_inv_emf(FILE *f, const struct pt_inv_record *rec, const char *function_name,
+		uint64_t wall_ms);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* collect.h — kernel per-stack tables -> symbolized profile. */
+#ifndef PEAKTRACE_COLLECT_H
+#define PEAKTRACE_COLLECT_H
+#include <stdbool.h>
+#include "profile/profile.h"
+#include "bpf/peaktrace.h"
+#include "symbolize/symbolize.h"
+
+struct pt_py_stack;
+struct pt_py_resolver;
+
+/* What collecting found wrong, for the report's error counters (may be NULL). */
+struct pt_collect_stats {
+	uint64_t py_unmatched;   /* stacks with Python frames left without a native eval frame */
+	uint64_t py_unreadable;  /* Python frame names whose code object could not be read */
+};
+
+struct pt_collect_in {
+	const struct pt_stack_rec *stacks;       /* indexed by stack index */
+	const struct pt_stack_stats *stats;
+	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
+	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
+	unsigned count_shift;                /* stats counts are in 2^-count_shift units
+					      * (--sample-bytes weights), 0 = whole */
+	/* CPython: each stack's Python words (NULL: none), and their names. May be NULL. */
+	const struct pt_py_stack *const *py;
+	struct pt_py_resolver *py_res;
+	struct pt_collect_stats *cstats;
+};
+
+/* Most frames of one stack once Python frames are spliced in. */
+#define PT_MAX_MERGED (PT_MAX_FRAMES + PT_MAX_PY_FRAMES)
+
+/* The frames of one kernel stack (leaf first), symbolized and with its Python frames spliced in
+ * exactly as pt_collect does, for the outputs that show single stacks (invocations): fr[0..*n)
+ * index p->frames; fr holds PT_MAX_MERGED. pys and py may be NULL. Free p with pt_profile_free. */
+int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
+		 const struct pt_py_stack *pys, struct pt_py_resolver *py, struct pt_profile *p,
+		 uint32_t *fr, uint32_t *n);
+
+/* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.
+ * sym may be NULL (addresses only). Returns 0 or -errno; on error the partial profile is
+ * still owned by p (free with pt_profile_free). */
+int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct pt_profile *p,
+	       struct pt_map_stack **mstacks, uint32_t *nmstacks);
+#endif

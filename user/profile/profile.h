@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * profile.h — the symbolized, aggregated profile that every output writer reads.
+ *
+ * The loader builds one pt_profile from the BPF maps after symbolization; writers
+ * (folded, SVG flame graph, pprof, speedscope, JSON, text) never see BPF types.
+ * Frames are interned: stacks hold indexes into profile->frames, leaf first.
+ */
+#ifndef PEAKTRACE_PROFILE_H
+#define PEAKTRACE_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* One distinct code location. */
+struct pt_frame {
+	uint64_t addr;     /* absolute address in the target (0 for synthetic frames) */
+	uint64_t offset;   /* address relative to module load (file-relative vaddr) */
+	char *func;        /* demangled function name, or "[unknown]" style text; never NULL */
+	char *module;      /* path of the ELF object (as in /proc/PID/maps), or "" */
+	uint32_t func_off; /* addr - function start, 0 if unknown */
+};
+
+/* Counters kept per stack. Indexes into pt_stack.v[]. */
+enum pt_metric {
+	PT_ALLOC_COUNT = 0, /* allocations made */
+	PT_ALLOC_BYTES,     /* bytes allocated in total */
+	PT_FREE_COUNT,
+	PT_FREE_BYTES,
+	PT_LIVE_COUNT,      /* still allocated at the end of tracing */
+	PT_LIVE_BYTES,
+	PT_PEAK_COUNT,      /* live at the moment of the live-heap peak */
+	PT_PEAK_BYTES,
+	PT_METRIC_MAX,
+};
+
+struct pt_stack {
+	uint32_t nframes;
+	uint32_t *frames;   /* indexes into pt_profile.frames, frames[0] = leaf (allocation site) */
+	uint64_t v[PT_METRIC_MAX];
+};
+
+struct pt_profile {
+	struct pt_frame *frames;
+	uint32_t nframes;
+	struct pt_stack *stacks;
+	uint32_t nstacks;
+	uint64_t duration_ns;   /* tracing duration, for pprof duration_nanos */
+	uint64_t time_ns;       /* wall-clock start (ns since epoch), for pprof time_nanos */
+};
+
+/* Name and unit of each metric, for writers ("alloc_space", "bytes"). */
+const char *pt_metric_name(enum pt_metric m);
+const char *pt_metric_unit(enum pt_metric m);
+
+/* Folded stacks (flamegraph.pl / speedscope / Pyroscope): root first, frames joined
+ * by ';', a space, the metric value. Stacks whose value is 0 are skipped.
+ * Identical folded lines are merged. Returns 0 or -errno. */
+int pt_write_folded(FILE *f, const struct pt_profile *p, enum pt_metric m);
+
+/* Self-contained interactive SVG flame graph (search, zoom, no network). */
+int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
+			const char *title, const char *subtitle);
+
+/* pprof profile.proto, gzip-compressed. Sample types, in order:
+ * alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes,
+ * peak_objects/count, peak_space/bytes. default_sample_type = inuse_space. */
+int pt_write_pprof(const char *path, const struct pt_profile *p);
+
+/* speedscope JSON file format, one profile per metric given. */
+int pt_write_speedscope(FILE *f, const struct pt_profile *p, enum pt_metric m, const char *name);
+
+/* Release everything a profile owns (frames' strings, stacks' frame arrays). */
+void pt_profile_free(struct pt_profile *p);
+
+/*
+ * Helpers shared by the writers (profile.c), so every format names a frame the same way.
+ */
+
+/* Display name of a frame: func if it is a real name; else "[basename(module)+0xOFF]"
+ * when the module is known; else "[0xADDR]"; else func or "[unknown]". func counts as
+ * unknown when empty or "[unknown]...". The result is clean text (see pt_clean_text).
+ * Returns a malloc'd string or NULL (out of memory). */
+char *pt_frame_label(const struct pt_frame *fr);
+
+/* Copy of s safe for any text format: control characters (newlines, tabs) become ' ',
+ * bytes that are not valid UTF-8 become '?'. Returns a malloc'd string or NULL. */
+char *pt_clean_text(const char *s);
+
+/* -EINVAL if a stack refers to a frame index >= nframes (or a count is inconsistent). */
+int pt_profile_check(const struct pt_profile *p);
+
+/* pt_frame_label() of every frame, in frame order. Returns 0 or -errno. */
+int pt_profile_labels(const struct pt_profile *p, char ***labels);
+/* Metric in range, profile consistent (pt_profile_check), labels built: 0 or -errno. */
+int pt_writer_prepare(const struct pt_profile *p, enum pt_metric m, char ***labels);
+void pt_labels_free(char **labels, uint32_t n);
+
+/* Rank of each frame in the sorted list of distinct labels (with_module: distinct
+ * (label, module) pairs). Frames that share a name share a rank, and rank order is
+ * strcmp() order, so writers merge and sort by comparing integers.
+ * rank[] has p->nframes entries; *nranks gets the number of distinct ranks. */
+int pt_frame_ranks(const struct pt_profile *p, char *const *labels, int with_module,
+		   uint32_t *rank, uint32_t *nranks);
+
+/* Flush f and report whether any write to it failed: 0 or -errno (-EIO if unknown). */
+int pt_stream_result(FILE *f);
+
+/* A stack of mmap/munmap/brk calls. */
+struct pt_map_stack {
+	uint32_t nframes;
+	uint32_t *frames;       /* into profile.frames */
+	uint64_t mmap_count, mmap_bytes, munmap_count, munmap_bytes;
+};
+
+#endif

@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report.c — the text and JSON reports, and the output directory with every format.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "util/fmt.h"
+#include "report/report.h"
+
+static const char *const err_names[PT_ERR_COUNT] = {
+	[PT_ERR_LIVE_FULL] = "live_table_full",
+	[PT_ERR_STACK_FULL] = "stack_table_full",
+	[PT_ERR_STACK_COLLISION] = "stack_collision",
+	[PT_ERR_MISSED_RETURN] = "missed_return",
+	[PT_ERR_RINGBUF_LOST] = "ringbuf_lost",
+	[PT_ERR_UNKNOWN_FREE] = "unknown_free",
+	[PT_ERR_THREAD_STATE] = "thread_state_failed",
+	[PT_ERR_STACK_READ] = "stack_read_failed",
+	[PT_ERR_STALE_LIVE] = "stale_live",
+	[PT_ERR_PTR_READ] = "result_read_failed",
+	[PT_ERR_RAPI_FULL] = "runtime_api_table_full",
+	[PT_ERR_INV_LOST] = "invocations_overwritten",
+	[PT_ERR_UNWIND_NO_CFI] = "unwind_no_cfi",
+	[PT_ERR_UNWIND_UNSUPPORTED] = "unwind_unsupported",
+	[PT_ERR_UNWIND_BAD_FRAME] = "unwind_bad_frame",
+	[PT_ERR_UNWIND_READ] = "unwind_read_failed",
+	[PT_ERR_UNWIND_DEPTH] = "unwind_too_deep",
+	[PT_ERR_UNWIND_FP_FALLBACK] = "unwind_fp_fallback",
+	[PT_ERR_UNWIND_ROWS_FULL] = "unwind_rows_full",
+	[PT_ERR_UNWIND_MAPS_FULL] = "unwind_maps_full",
+	[PT_ERR_UNWIND_FILE] = "unwind_file_failed",
+	[PT_ERR_ARENA_FULL] = "arena_table_full",
+	[PT_ERR_CHUNK_READ] = "chunk_header_unreadable",
+	[PT_ERR_CHUNK_SLACK] = "chunk_slack_saturated",
+	[PT_ERR_PY_READ] = "python_read_failed",
+	[PT_ERR_PY_DEPTH] = "python_too_deep",
+	[PT_ERR_PY_STORE] = "python_store_failed",
+	[PT_ERR_PY_CODE] = "python_code_unreadable",
+	[PT_ERR_PY_UNMATCHED] = "python_unmatched",
+};
+
+static const char *const err_help[PT_ERR_COUNT] = {
+	[PT_ERR_LIVE_FULL] = "allocations counted but not tracked as live (raise --max-live)",
+	[PT_ERR_STACK_FULL] = "allocations counted under [unknown stack] (raise --max-stacks)",
+	[PT_ERR_STACK_COLLISION] = "stack hash collisions, counted under [unknown stack]",
+	[PT_ERR_MISSED_RETURN] = "allocator calls whose return was never seen (not counted)",
+	[PT_ERR_RINGBUF_LOST] = "rare events (exit, new code mappings) dropped",
+	[PT_ERR_UNKNOWN_FREE] = "frees of blocks allocated before tracing began (or by glibc internals, e.g. tcache teardown at thread exit)",
+	[PT_ERR_THREAD_STATE] = "allocator calls not traced: per-thread state could not be created",
+	[PT_ERR_STACK_READ] = "stacks whose user memory could not be read (counted under [unknown stack])",
+	[PT_ERR_STALE_LIVE] = "pointers returned again while still live to us (a free was missed)",
+	[PT_ERR_PTR_READ] = "posix_memalign results that could not be read (not counted)",
+	[PT_ERR_RAPI_FULL] = "Runtime API sockets or streamed responses not tracked (table full): boundaries may be missed",
+	[PT_ERR_INV_LOST] = "invocations whose kernel record was reused before it was read (figures lost)",
+	[PT_ERR_UNWIND_NO_CFI] = "stacks cut at code without CFI or frame pointer (JIT code, or a library not loaded yet)",
+	[PT_ERR_UNWIND_UNSUPPORTED] = "stacks cut at a CFI rule the unwinder cannot follow (signal frame, realigned stack)",
+	[PT_ERR_UNWIND_BAD_FRAME] = "stacks cut at an implausible frame (CFA or frame pointer not above the previous one)",
+	[PT_ERR_UNWIND_READ] = "stacks cut where a saved return address could not be read",
+	[PT_ERR_UNWIND_DEPTH] = "stacks deeper than the frames kept per stack (PT_MAX_FRAMES = 64), cut there",
+	[PT_ERR_UNWIND_FP_FALLBACK] = "stacks with frames in code without CFI, unwound by frame pointer (may be wrong)",
+	[PT_ERR_UNWIND_ROWS_FULL] = "executable files left without unwind tables: row table full",
+	[PT_ERR_UNWIND_MAPS_FULL] = "executable mappings beyond the unwinder's mapping table",
+	[PT_ERR_UNWIND_FILE] = "executable files whose .eh_frame could not be read (their frames use frame pointers)",
+	[PT_ERR_ARENA_FULL] = "arena tables full: allocations counted under 'other arenas' (beyond 254 thread arenas) or a thread's second arena row (a third arena), and threads beyond 4094 counted together (tid 0)",
+	[PT_ERR_CHUNK_READ] = "allocations whose glibc chunk header or heap_info was unreadable or implausible: not attributed to an arena",
+	[PT_ERR_CHUNK_SLACK] = "blocks whose glibc chunk exceeds the request by more than 64 KiB: their arena's chunk bytes are short by the excess",
+	[PT_ERR_PY_READ] = "Python frame chains cut where a thread state or frame could not be read",
+	[PT_ERR_PY_DEPTH] = "Python stacks deeper than the words kept per stack (PT_MAX_PY_FRAMES = 128), cut there (\"[python frames truncated]\")",
+	[PT_ERR_PY_STORE] = "new stacks whose Python frames could not be stored (native frames kept)",
+	[PT_ERR_PY_CODE] = "Python code objects freed before their names were read (\"[python code 0x...]\")",
+	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
+};
+
+const char *pt_err_name(int e)
+{
+	return e >= 0 && e < PT_ERR_COUNT ? err_names[e] : "?";
+}
+
+const char *pt_err_help(int e)
+{
+	return e >= 0 && e < PT_ERR_COUNT ? err_help[e] : "?";
+}
+
+static bool has_invocations(const struct pt_report *r)
+{
+	uint32_t k;
+
+	for (k = 0; r->invs && k < r->invs->n; k++)
+		if (r->invs->r[k].seq)
+			return true;
+	return false;
+}
+
+/* ---- text ----------------------------------------------------------------------------------- */
+
+static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
+{
+	const struct pt_frame *fr = &p->frames[fi];
+	const char *mod = fr->module && *fr->module ? fr->module : NULL;
+	const char *base = mod ? strrchr(mod, '/') : NULL;
+
+	base = base ? base + 1 : mod;
+	if (fr->func && *fr->func && fr->func[0] != '[' && !fr->addr)
+		/* A Python frame (module:function:line): no address. */
+		fprintf(f, "        %s  (%s)\n", fr->func, base ? base : "?");
+	else if (fr->func && *fr->func && fr->func[0] != '[')
+		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
+	else if (fr->func && fr->func[0] == '[')
+		fprintf(f, "        %s\n", fr->func);
+	else
+		fprintf(f, "        0x%" PRIx64 "  (%s+0x%" PRIx64 ")\n", fr->addr, base ? base : "?",
+			fr->offset);
+}
+
+struct sort_ctx {
+	const struct pt_profile *p;
+	int m;
+};
+static struct sort_ctx g_sort;
+
+static int cmp_stack_desc(const void *a, const void *b)
+{
+	uint64_t va = g_sort.p->stacks[*(const uint32_t *)a].v[g_sort.m];
+	uint64_t vb = g_sort.p->stacks[*(const uint32_t *)b].v[g_sort.m];
+
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_count,
+		       const char *title, uint64_t total)
+{
+	const struct pt_profile *p = &r->prof;
+	uint32_t *idx, n = 0, i, j;
+	char b1[32], b2[32];
+
+	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
+	idx = calloc(p->nstacks + 1, sizeof(*idx));
+	if (!idx)
+		return;
+	for (i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].v[m_bytes] || p->stacks[i].v[m_count])
+			idx[n++] = i;
+	g_sort.p = p;
+	g_sort.m = m_bytes;
+	qsort(idx, n, sizeof(*idx), cmp_stack_desc);
+	if (n == 0)
+		fprintf(f, "  (none)\n");
+	for (i = 0; i < n && (int)i < r->top; i++) {
+		const struct pt_stack *s = &p->stacks[idx[i]];
+		double pct = total ? 100.0 * s->v[m_bytes] / total : 0;
+
+		fprintf(f, "  #%-2u %s (%.1f%%) in %" PRIu64 " block%s; allocated %s in %" PRIu64
+			   " call%s\n",
+			i + 1, pt_fmt_bytes(b1, sizeof(b1), (double)s->v[m_bytes]), pct, s->v[m_count],
+			s->v[m_count] == 1 ? "" : "s",
+			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_ALLOC_BYTES]),
+			s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_COUNT] == 1 ? "" : "s");
+		for (j = 0; j < s->nframes && j < 16; j++)
+			frame_text(f, p, s->frames[j]);
+		if (s->nframes > 16)
+			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
+	}
+	if (n > (uint32_t)r->top)
+		fprintf(f, "  ... %u more stacks (see the JSON report and flame graphs)\n",
+			n - (uint32_t)r->top);
+	free(idx);
+}
+
+static int cmp_mstack_desc(const void *a, const void *b)
+{
+	const struct pt_map_stack *x = a, *y = b;
+
+	if (x->mmap_bytes != y->mmap_bytes)
+		return x->mmap_bytes < y->mmap_bytes ? 1 : -1;
+	if (x->munmap_bytes != y->munmap_bytes)
+		return x->munmap_bytes < y->munmap_bytes ? 1 : -1;
+	return 0;
+}
+
+void pt_report_text(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+	uint64_t lost = 0;
+	int i;
+
+	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
+		r->launched ? "launched" : "attached", r->duration_ns / 1e9);
+	if (r->exited) {
+		if (r->exit_signal)
+			fprintf(f, ", killed by signal %d", r->exit_signal);
+		else
+			fprintf(f, ", exited with status %d", r->exit_status);
+	}
+	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), r->alloc->path);
+	fprintf(f, "unwinder: %s\n", !r->unwind ? "?" :
+		!strcmp(r->unwind, "dwarf") ? "dwarf (.eh_frame tables in the kernel, frame pointers where code has no CFI)" :
+		!strcmp(r->unwind, "fp") ? "fp (frame pointers)" : "none (allocation site only)");
+	fprintf(f, "probes (%s):\n", r->attach_multi ? "uprobe-multi links" : "perf-event uprobes");
+	for (i = 0; i < r->nprobes; i++) {
+		const struct pt_probe_info *pi = &r->probes[i];
+
+		/* An extra entry point reads "free as _ZdlPvm": probed as free. */
+		char name[64];
+
+		if (strcmp(pi->symbol, pt_alloc_fn_name(pi->fn)))
+			snprintf(name, sizeof(name), "%s as %s", pt_alloc_fn_name(pi->fn), pi->symbol);
+		else
+			snprintf(name, sizeof(name), "%s", pi->symbol);
+		if (pi->forwards) {
+			fprintf(f, "  %-15s jumps to another entry point (not probed)\n", name);
+			continue;
+		}
+		if (pi->shared_with >= 0) {
+			fprintf(f, "  %-15s same address as %s\n", name, pi->shared_symbol);
+			continue;
+		}
+		fprintf(f, "  %-15s %s+%u (file offset 0x%" PRIx64 ")%s: %s, %s", name,
+			pi->symbol, pi->place.skip, pi->offset, pi->return_probe ? " +return" : "",
+			pi->place.insn, pi->place.emulated ? "emulated" : "single-stepped");
+		if (pi->place.skip)
+			fprintf(f, " (skipped %s)", pi->place.skipped);
+		fputc('\n', f);
+	}
+
+	fprintf(f, "\nHEAP (requested bytes, outermost allocator calls)\n");
+	fprintf(f, "  allocations      %12" PRIu64 "   %s\n", (uint64_t)g->alloc_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->alloc_bytes));
+	fprintf(f, "  frees            %12" PRIu64 "   %s\n", (uint64_t)g->free_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->free_bytes));
+	fprintf(f, "  live at end      %12" PRId64 "   %s\n", (int64_t)g->live_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
+	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
+	if (r->sample_bytes) {
+		/* Say it where the figures are read: the stacks below are estimates. */
+		fprintf(f, "  SAMPLED: stacks are unbiased estimates from Poisson sampling by bytes, mean %s"
+			   " (--sample-bytes); the totals and peaks above and all RSS figures are exact\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
+		fprintf(f, "  stacks unwound   %12" PRIu64 "   %s (%.2f%% of allocations)\n",
+			(uint64_t)g->sampled_count, pt_fmt_bytes(b1, sizeof(b1), (double)g->sampled_bytes),
+			g->alloc_count ? 100.0 * (double)g->sampled_count / (double)g->alloc_count : 0.0);
+		fprintf(f, "  [unsampled]      %12" PRIu64 "   %s (no stack; in the totals only)\n",
+			(uint64_t)(g->alloc_count - g->sampled_count),
+			pt_fmt_bytes(b1, sizeof(b1), (double)(g->alloc_bytes - g->sampled_bytes)));
+	}
+	fprintf(f, "\nRSS\n");
+	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
+		pt_fmt_bytes(b2, sizeof(b2),
+			     (double)((uint64_t)g->rss[PT_RSS_FILE] + (uint64_t)g->rss[PT_RSS_ANON] + (uint64_t)g->rss[PT_RSS_SHMEM])),
+		pt_fmt_bytes(b3, sizeof(b3), (double)g->rss[PT_RSS_FILE]),
+		pt_fmt_bytes(b4, sizeof(b4), (double)g->rss[PT_RSS_ANON]),
+		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
+	fprintf(f, "  VmHWM (process high-water mark, what Lambda-style tools report)   %s\n",
+		r->vmhwm_bytes ? pt_fmt_bytes(b1, sizeof(b1), (double)r->vmhwm_bytes) : "unknown");
+	fprintf(f, "\nMEMORY SYSCALLS\n");
+	fprintf(f, "  mmap %" PRIu64 " (%s)   munmap %" PRIu64 " (%s)   mremap %" PRIu64
+		   "   brk %" PRIu64 " (heap grew %s)   madvise DONTNEED/FREE %" PRIu64 " (%s)\n",
+		(uint64_t)g->mmap_count, pt_fmt_bytes(b1, sizeof(b1), (double)g->mmap_bytes), (uint64_t)g->munmap_count,
+		pt_fmt_bytes(b2, sizeof(b2), (double)g->munmap_bytes), (uint64_t)g->mremap_count, (uint64_t)g->brk_count,
+		pt_fmt_bytes(b3, sizeof(b3),
+			     (double)((uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0)),
+		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
+
+	if (r->ar.collected)
+		pt_arenas_text(f, &r->ar);
+	else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
+			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+
+	if (has_invocations(r)) {
+		uint32_t k;
+
+		fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
+		fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
+			"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
+			"HWM (Lambda)", r->ar.collected ? "  arena retained (change)" : "");
+		for (k = 0; k < r->invs->n; k++) {
+			const struct pt_inv_record *ir = &r->invs->r[k];
+			double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
+
+			char num[24];
+
+			snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
+			fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
+				ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
+				ir->seq || pt_inv_started_before(ir) ? ir->id :
+				r->launched ? "(init phase)" : "(before the first invocation)", ms,
+				pt_outcome_name(ir->outcome),
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
+				pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
+				ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
+			if (ir->arena_read) {
+				fprintf(f, "  %10s (%s%s)", pt_fmt_bytes(b1, sizeof(b1), (double)ir->arena_retained),
+					ir->arena_retained_change >= 0 ? "+" : "-",
+					pt_fmt_bytes(b2, sizeof(b2), fabs((double)ir->arena_retained_change)));
+			}
+			fputc('\n', f);
+		}
+		if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
+			fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
+		if (r->max_peak)
+			fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
+		for (k = 0; k < r->invs->n; k++) {
+			const struct pt_inv_record *ir = &r->invs->r[k];
+			uint32_t t;
+
+			if (ir->outcome != PT_OUT_KILLED)
+				continue;
+			fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
+				ir->seq ? "invocation" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
+			fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
+			for (t = 0; t < ir->traj_n; t++)
+				fprintf(f, ", %.1f: %s",
+					ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
+					pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
+			fprintf(f, "\n  stacks holding memory at its peak:\n");
+			for (t = 0; t < ir->ntop; t++) {
+				fprintf(f, "    %s in %" PRId64 " block%s\n",
+					pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes), ir->top[t].count,
+					ir->top[t].count == 1 ? "" : "s");
+				pt_inv_stack_text(f, &r->src, ir->top[t].stack, 8);
+			}
+			fprintf(f, "  what was live at the moment of death: TOP STACKS LIVE AT END below\n");
+		}
+	}
+
+	fprintf(f, "\nDATA LOSS AND DISTORTION\n");
+	for (i = 0; i < PT_ERR_COUNT; i++) {
+		if (!r->errors[i])
+			continue;
+		lost++;
+		fprintf(f, "  %-20s %10" PRIu64 "  %s\n", pt_err_name(i), r->errors[i], pt_err_help(i));
+	}
+	if (!lost)
+		fprintf(f, "  none: every allocator call and syscall was accounted\n");
+	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots; tracer RSS peak %s\n",
+		r->stacks_used, r->max_stacks, pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
+
+	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
+		   (uint64_t)g->peak_bytes);
+	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
+		   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0));
+	top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
+		   (uint64_t)g->alloc_bytes);
+
+	if (r->nmstacks) {
+		struct pt_map_stack *ms = malloc(r->nmstacks * sizeof(*ms));
+		uint32_t k, j;
+
+		if (ms) {
+			memcpy(ms, r->mstacks, r->nmstacks * sizeof(*ms));
+			qsort(ms, r->nmstacks, sizeof(*ms), cmp_mstack_desc);
+			fprintf(f, "\nTOP MMAP/BRK STACKS (address space mapped / unmapped)\n");
+			for (k = 0; k < r->nmstacks && (int)k < r->top; k++) {
+				fprintf(f, "  #%-2u mapped %s in %" PRIu64 " call%s, unmapped %s in %" PRIu64
+					   " call%s\n",
+					k + 1, pt_fmt_bytes(b1, sizeof(b1), (double)ms[k].mmap_bytes),
+					ms[k].mmap_count, ms[k].mmap_count == 1 ? "" : "s",
+					pt_fmt_bytes(b2, sizeof(b2), (double)ms[k].munmap_bytes),
+					ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
+				for (j = 0; j < ms[k].nframes && j < 12; j++)
+					frame_text(f, &r->prof, ms[k].frames[j]);
+			}
+			free(ms);
+		}
+	}
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static void json_frames(FILE *f, const struct pt_profile *p, const uint32_t *fr, uint32_t n)
+{
+	uint32_t i;
+
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		const struct pt_frame *x = &p->frames[fr[i]];
+
+		fprintf(f, "%s{\"func\": ", i ? ", " : "");
+		pt_json_str(f, x->func);
+		fprintf(f, ", \"module\": ");
+		pt_json_str(f, x->module ? x->module : "");
+		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"}", x->addr,
+			x->offset);
+	}
+	fputc(']', f);
+}
+
+void pt_report_json(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	uint32_t i;
+	int k;
+
+	fprintf(f, "{\n  \"version\": 1,\n  \"tool\": \"peaktrace %s\",\n", PT_VERSION);
+	fprintf(f, "  \"target\": {\"pid\": %d, \"comm\": ", r->pid);
+	pt_json_str(f, r->comm);
+	fprintf(f, ", \"exe\": ");
+	pt_json_str(f, r->exe);
+	fprintf(f, ", \"mode\": \"%s\", \"exited\": %s, \"exit_status\": ",
+		r->launched ? "launch" : "attach", r->exited ? "true" : "false");
+	if (r->exited && !r->exit_signal)
+		fprintf(f, "%d", r->exit_status);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"exit_signal\": ");
+	if (r->exited && r->exit_signal)
+		fprintf(f, "%d", r->exit_signal);
+	else
+		fprintf(f, "null");
+	fprintf(f, "},\n  \"duration_ns\": %" PRIu64 ",\n", r->duration_ns);
+	fprintf(f, "  \"allocator\": {\"kind\": \"%s\", \"path\": ", pt_allocator_kind_name(r->alloc->kind));
+	pt_json_str(f, r->alloc->path);
+	fprintf(f, "},\n  \"attach\": \"%s\",\n  \"unwind\": \"%s\",\n  \"probes\": [",
+		r->attach_multi ? "uprobe_multi" : "perf_event", r->unwind ? r->unwind : "fp");
+	for (k = 0; k < r->nprobes; k++) {
+		const struct pt_probe_info *pi = &r->probes[k];
+
+		fprintf(f, "%s\n    {\"function\": \"%s\", \"symbol\": ", k ? "," : "",
+			pt_alloc_fn_name(pi->fn));
+		pt_json_str(f, pi->symbol);
+		fprintf(f, ", \"offset\": \"0x%" PRIx64 "\", \"skip\": %u, \"emulated\": %s, "
+			   "\"return_probe\": %s, \"instruction\": ",
+			pi->offset, pi->place.skip, pi->place.emulated ? "true" : "false",
+			pi->return_probe ? "true" : "false");
+		pt_json_str(f, pi->place.insn);
+		fprintf(f, ", \"skipped\": ");
+		pt_json_str(f, pi->place.skipped);
+		fprintf(f, ", \"shared_with\": ");
+		if (pi->shared_with >= 0)
+			fprintf(f, "\"%s\"", pi->shared_symbol);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"forwards\": %s}", pi->forwards ? "true" : "false");
+	}
+	fprintf(f, "\n  ],\n");
+	fprintf(f, "  \"totals\": {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+		   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64 ", \"live_count\": %" PRId64
+		   ", \"live_bytes\": %" PRId64 ", \"peak_live_count\": %" PRId64
+		   ", \"peak_live_bytes\": %" PRId64 "},\n",
+		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
+		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
+	/* null: every allocation's stack is in "stacks", whose figures add up to the totals. */
+	if (r->sample_bytes)
+		fprintf(f, "  \"sampling\": {\"mean_bytes\": %" PRIu64 ", \"stacks\": \"estimates\", "
+			   "\"totals\": \"exact\", \"sampled_count\": %" PRIu64 ", \"sampled_bytes\": %" PRIu64
+			   ", \"unsampled_count\": %" PRIu64 ", \"unsampled_bytes\": %" PRIu64 "},\n",
+			r->sample_bytes, (uint64_t)g->sampled_count, (uint64_t)g->sampled_bytes,
+			(uint64_t)(g->alloc_count - g->sampled_count),
+			(uint64_t)(g->alloc_bytes - g->sampled_bytes));
+	else
+		fprintf(f, "  \"sampling\": null,\n");
+	fprintf(f, "  \"rss\": {\"peak_bytes\": %" PRId64 ", \"last_bytes\": %" PRId64
+		   ", \"file_bytes\": %" PRId64 ", \"anon_bytes\": %" PRId64 ", \"shmem_bytes\": %" PRId64
+		   ", \"swap_bytes\": %" PRId64 ", \"vmhwm_bytes\": %" PRIu64 "},\n",
+		(int64_t)g->rss_peak,
+		(int64_t)((uint64_t)g->rss[PT_RSS_FILE] + (uint64_t)g->rss[PT_RSS_ANON] + (uint64_t)g->rss[PT_RSS_SHMEM]),
+		(int64_t)g->rss[PT_RSS_FILE], (int64_t)g->rss[PT_RSS_ANON],
+		(int64_t)g->rss[PT_RSS_SHMEM], (int64_t)g->rss[PT_RSS_SWAP], r->vmhwm_bytes);
+	fprintf(f, "  \"syscalls\": {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
+		   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64
+		   ", \"mremap_count\": %" PRIu64 ", \"brk_count\": %" PRIu64
+		   ", \"brk_growth_bytes\": %" PRIu64 ", \"madvise_dontneed_count\": %" PRIu64
+		   ", \"madvise_dontneed_bytes\": %" PRIu64 "},\n",
+		(uint64_t)g->mmap_count, (uint64_t)g->mmap_bytes, (uint64_t)g->munmap_count, (uint64_t)g->munmap_bytes, (uint64_t)g->mremap_count,
+		(uint64_t)g->brk_count, (uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0,
+		(uint64_t)g->madv_count, (uint64_t)g->madv_bytes);
+	fprintf(f, "  \"arenas\": ");
+	pt_arenas_json(f, &r->ar);
+	fprintf(f, ",\n");
+	fprintf(f, "  \"errors\": {");
+	for (k = 0; k < PT_ERR_COUNT; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
+	fprintf(f, "},\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
+		r->stacks_used, r->max_stacks);
+	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "  \"stacks\": [");
+	for (i = 0; i < r->prof.nstacks; i++) {
+		const struct pt_stack *s = &r->prof.stacks[i];
+
+		fprintf(f, "%s\n    {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
+			   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
+			   ", \"live_count\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+			   ", \"peak_count\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"frames\": ",
+			i ? "," : "", s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_BYTES], s->v[PT_FREE_COUNT],
+			s->v[PT_FREE_BYTES], s->v[PT_LIVE_COUNT], s->v[PT_LIVE_BYTES],
+			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES]);
+		json_frames(f, &r->prof, s->frames, s->nframes);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ],\n  \"boundary\": ");
+	pt_json_str(f, r->boundary ? r->boundary : "none");
+	fprintf(f, ",\n  \"invocations\": [");
+	for (i = 0; r->invs && i < r->invs->n; i++) {
+		fprintf(f, "%s\n    ", i ? "," : "");
+		pt_inv_json(f, &r->invs->r[i], &r->src);
+	}
+	fprintf(f, "\n  ],\n  \"mmap_stacks\": [");
+	for (i = 0; i < r->nmstacks; i++) {
+		const struct pt_map_stack *s = &r->mstacks[i];
+
+		fprintf(f, "%s\n    {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
+			   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64 ", \"frames\": ",
+			i ? "," : "", s->mmap_count, s->mmap_bytes, s->munmap_count, s->munmap_bytes);
+		json_frames(f, &r->prof, s->frames, s->nframes);
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+/* ---- output directory ----------------------------------------------------------------------- */
+
+static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const struct pt_report *, int),
+		      const struct pt_report *r, int arg)
+{
+	char path[4096];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	err = fn(f, r, arg);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static int w_text(FILE *f, const struct pt_report *r, int a)
+{
+	pt_report_text(f, r);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int w_json(FILE *f, const struct pt_report *r, int a)
+{
+	pt_report_json(f, r);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int w_folded(FILE *f, const struct pt_report *r, int m)
+{
+	return pt_write_folded(f, &r->prof, m);
+}
+
+static const char *metric_title(int m)
+{
+	switch (m) {
+	case PT_PEAK_BYTES: return "Heap live at the peak";
+	case PT_LIVE_BYTES: return "Heap live at end of trace";
+	default: return "Heap allocated in total";
+	}
+}
+
+static int w_svg(FILE *f, const struct pt_report *r, int m)
+{
+	char sub[256], b[32];
+	uint64_t total = m == PT_PEAK_BYTES ? (uint64_t)r->g.peak_bytes :
+			 m == PT_LIVE_BYTES ? (uint64_t)(r->g.live_bytes > 0 ? r->g.live_bytes : 0) :
+			 r->g.alloc_bytes;
+
+	snprintf(sub, sizeof(sub), "PID %d (%s): %s", r->pid, r->comm,
+		 pt_fmt_bytes(b, sizeof(b), (double)total));
+	return pt_write_flamegraph(f, &r->prof, m, metric_title(m), sub);
+}
+
+static int w_speedscope(FILE *f, const struct pt_report *r, int m)
+{
+	return pt_write_speedscope(f, &r->prof, m, metric_title(m));
+}
+
+int pt_report_write_dir(const char *dir, const struct pt_report *r)
+{
+	static const struct { const char *name; int metric; } views[] = {
+		{ "peak", PT_PEAK_BYTES }, { "live", PT_LIVE_BYTES }, { "alloc", PT_ALLOC_BYTES },
+	};
+	char name[64], path[4096];
+	int err = 0, e;
+	size_t i;
+
+	if ((e = write_file(dir, "report.txt", w_text, r, 0)) && !err)
+		err = e;
+	if ((e = write_file(dir, "report.json", w_json, r, 0)) && !err)
+		err = e;
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		snprintf(name, sizeof(name), "%s.folded", views[i].name);
+		if ((e = write_file(dir, name, w_folded, r, views[i].metric)) && !err)
+			err = e;
+		snprintf(name, sizeof(name), "%s.svg", views[i].name);
+		if ((e = write_file(dir, name, w_svg, r, views[i].metric)) && !err)
+			err = e;
+		snprintf(name, sizeof(name), "%s.speedscope.json", views[i].name);
+		if ((e = write_file(dir, name, w_speedscope, r, views[i].metric)) && !err)
+			err = e;
+	}
+	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
+	if ((e = pt_write_pprof(path, &r->prof)) && !err)
+		err = e;
+	return err;
+}
+
+void pt_report_free(struct pt_report *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nmstacks; i++)
+		free(r->mstacks[i].frames);
+	free(r->mstacks);
+	r->mstacks = NULL;
+	r->nmstacks = 0;
+	pt_profile_free(&r->prof);
+	pt_arenas_free(&r->ar);
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* report.h — everything a report shows, gathered once tracing stops. */
+#ifndef PEAKTRACE_REPORT_H
+#define PEAKTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "bpf/peaktrace.h"
+#include "profile/profile.h"
+#include "target/procmaps.h"
+#include "attach/probeplace.h"
+#include "invocation/invocation.h"
+#include "arenas/arenas.h"
+
+#define PT_VERSION "0.1.0"
+
+/* Where one allocator entry point was probed. */
+struct pt_probe_info {
+	int fn;                 /* enum pt_alloc_fn: the function, or the one an extra entry point
+	                         * (C++ operator, jemalloc *allocx) behaves like */
+	const char *symbol;
+	uint64_t entry;         /* file offset of the entry point */
+	uint64_t offset;        /* file offset of the probe (entry + skip) */
+	struct pt_probe_place place;
+	bool return_probe;
+	int shared_with;        /* -1, or the fn whose probe this address already has */
+	const char *shared_symbol;  /* that probe's symbol */
+	bool forwards;          /* a `jmp` thunk to another entry point: not probed */
+	bool attached;
+};
+
+/* The C entry points plus the extra ones (procmaps.h). */
+#define PT_PROBES_MAX (PT_FN_MAX + PT_EXTRA_FN_MAX)
+
+struct pt_report {
+	/* target */
+	pid_t pid;
+	char comm[64];
+	char exe[4096];
+	bool launched;
+	bool exited;
+	int exit_status;        /* valid when exited and exit_signal == 0 */
+	int exit_signal;
+	uint64_t duration_ns;
+	/* allocator */
+	const struct pt_allocator *alloc;
+	struct pt_probe_info probes[PT_PROBES_MAX];
+	int nprobes;
+	/* figures from the kernel */
+	struct pt_global g;
+	uint64_t errors[PT_ERR_COUNT];
+	uint64_t vmhwm_bytes;   /* /proc/PID/status VmHWM (or the mm's hiwater at exit) */
+	uint64_t tracer_vmhwm;  /* peaktrace's own VmHWM */
+	uint64_t stacks_used;   /* distinct kernel stacks */
+	uint64_t max_stacks;
+	/* symbolized */
+	struct pt_profile prof;
+	struct pt_map_stack *mstacks;
+	uint32_t nmstacks;
+	int top;
+	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
+	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
+	const char *unwind;     /* stack unwinder: "dwarf", "fp" or "none" (--no-fp-walk) */
+	/* invocations */
+	const struct pt_inv_list *invs;
+	const char *boundary;   /* --boundary mode */
+	struct pt_stack_src src;   /* names per-invocation stacks (stacks_fd -1: none) */
+	uint64_t max_peak;
+	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
+};
+
+const char *pt_err_name(int e);
+const char *pt_err_help(int e);
+
+/* Writes report.txt-style text. */
+void pt_report_text(FILE *f, const struct pt_report *r);
+/* Writes report.json (docs/json-report.md). */
+void pt_report_json(FILE *f, const struct pt_report *r);
+/* Writes every file into dir. Returns 0 or -errno (first failure). */
+int pt_report_write_dir(const char *dir, const struct pt_report *r);
+
+void pt_report_free(struct pt_report *r);
+
+#endif

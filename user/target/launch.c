@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * launch.c — start a command held before exec, and find the objects it will load.
+ *
+ * To trace "from the first malloc", probes must be attached before the program runs, so the
+ * allocator must be known before exec: the dynamic loader itself answers that (`ld.so --list`,
+ * which is what ldd runs; it maps and relocates but runs no code of the program).
+ * The child is PTRACE_SEIZEd with PTRACE_O_TRACEEXIT only: it then stops once, at exit, with
+ * its mm intact, so the symbolizer can read its final mappings and its VmHWM.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "target/launch.h"
+
+/* Resolve CMD through PATH like execvp. Returns malloc'd path or NULL (errno set). */
+char *pt_resolve_cmd(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, X_OK))
+			return NULL;
+		return realpath(cmd, NULL);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		struct stat st;
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", cmd);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return realpath(buf, NULL);
+		path += len + (end ? 1 : 0);
+		if (!end)
+			break;
+	}
+	errno = ENOENT;
+	return NULL;
+}
+
+/* "#!/bin/sh -e" scripts run their interpreter: that is the process we will trace. */
+static char *script_interpreter(const char *path)
+{
+	char line[512], *p, *e;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2)) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	for (e = p; *e && *e != ' ' && *e != '\t' && *e != '\n'; e++)
+		;
+	*e = 0;
+	return *p ? strdup(p) : NULL;
+}
+
+static char *elf_interp(const char *path)
+{
+	char *interp = NULL;
+	size_t n, i;
+	Elf *e;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_getphdrnum(e, &n) == 0) {
+		for (i = 0; i < n; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_INTERP)
+				continue;
+			interp = calloc(1, ph.p_filesz + 1);
+			if (interp && pread(fd, interp, ph.p_filesz, ph.p_offset) != (ssize_t)ph.p_filesz) {
+				free(interp);
+				interp = NULL;
+			}
+			break;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return interp;
+}
+
+void pt_strv_free(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int pt_load_order(const char *cmd, char **exe_out, char ***paths_out, int *n_out)
+{
+	char *exe, *script, *interp;
+	char **v = NULL, line[4096];
+	int n = 0, pfd[2];
+	pid_t pid;
+	FILE *f;
+
+	*paths_out = NULL;
+	*n_out = 0;
+	exe = pt_resolve_cmd(cmd);
+	if (!exe)
+		return -errno;
+	script = script_interpreter(exe);
+	if (script) {
+		free(exe);
+		exe = pt_resolve_cmd(script);
+		free(script);
+		if (!exe)
+			return -errno;
+	}
+	v = calloc(64, sizeof(*v));
+	if (!v) {
+		free(exe);
+		return -ENOMEM;
+	}
+	v[n++] = strdup(exe);
+	interp = elf_interp(exe);
+	if (!interp)
+		goto done;  /* static: the executable is everything */
+	if (pipe2(pfd, O_CLOEXEC)) {
+		free(interp);
+		goto done;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR);
+
+		dup2(pfd[1], 1);
+		if (devnull >= 0)
+			dup2(devnull, 2);
+		execl(interp, interp, "--list", exe, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	/* Lines: "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or
+	 * "\t/lib64/ld-linux-x86-64.so.2 (0x...)" or "\tlinux-vdso.so.1 (0x...)". */
+	while (f && fgets(line, sizeof(line), f) && n < 63) {
+		char *p = strstr(line, "=> "), *e;
+
+		p = p ? p + 3 : line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '/')
+			continue;
+		e = strstr(p, " (0x");
+		if (e)
+			*e = 0;
+		else
+			p[strcspn(p, "\n")] = 0;
+		v[n++] = strdup(p);
+	}
+	if (f)
+		fclose(f);
+	else
+		close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	free(interp);
+done:
+	*exe_out = exe;
+	*paths_out = v;
+	*n_out = n;
+	return 0;
+}
+
+int pt_launch(char **argv, char **setenv_list, int nsetenv, struct pt_child *c)
+{
+	int go[2], report[2];
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	if (pipe2(go, O_CLOEXEC) || pipe2(report, O_CLOEXEC))
+		return -errno;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -errno;
+	if (c->pid == 0) {
+		char b;
+
+		close(go[1]);
+		close(report[0]);
+		/* Held here until the probes are attached. EOF means the tracer gave up. */
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		/* --compare-env: the setting is the command's alone, not the tracer's. */
+		for (int i = 0; i < nsetenv; i++)
+			putenv(setenv_list[i]);
+		execvp(argv[0], argv);
+		err = errno;
+		if (write(report[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(report[1]);
+	c->go_fd = go[1];
+	c->report_fd = report[0];
+	/* Seize (no stop now); stop only at exit, when the mm is still there. */
+	if (ptrace(PTRACE_SEIZE, c->pid, 0, PTRACE_O_TRACEEXIT) == 0)
+		c->traced = true;
+	return 0;
+}
+
+int pt_launch_go(struct pt_child *c)
+{
+	char b = 1;
+	int err = 0;
+	ssize_t r;
+
+	if (write(c->go_fd, &b, 1) != 1)
+		return -errno;
+	close(c->go_fd);
+	c->go_fd = -1;
+	/* The report pipe closes on a successful exec (CLOEXEC); a failed exec writes errno. */
+	r = read(c->report_fd, &err, sizeof(err));
+	close(c->report_fd);
+	c->report_fd = -1;
+	if (r == (ssize_t)sizeof(err))
+		return -err;
+	return 0;
+}
+
+void pt_launch_abort(struct pt_child *c)
+{
+	if (c->go_fd >= 0)
+		close(c->go_fd);   /* child reads EOF and exits */
+	c->go_fd = -1;
+	if (c->pid > 0)
+		waitpid(c->pid, NULL, __WALL);
+}
+
+int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg)
+{
+	int st;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(c->pid, &st, WNOHANG | __WALL);
+		if (r <= 0)
+			return c->exited;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			c->exited = true;
+			c->status = st;
+			return 1;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
+			/* Exit stop: the process is gone for the program but its mm is intact. */
+			if (at_exit)
+				at_exit(arg);
+			ptrace(PTRACE_DETACH, c->pid, 0, 0);
+			c->traced = false;
+			continue;
+		}
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			/* Group stop (SIGSTOP and friends): stay stopped, as without us. */
+			ptrace(PTRACE_LISTEN, c->pid, 0, 0);
+			continue;
+		}
+		/* Signal-delivery stop: deliver the signal unchanged. */
+		ptrace(PTRACE_CONT, c->pid, 0, WSTOPSIG(st));
+	}
+}
+
+void pt_child_release(struct pt_child *c)
+{
+	if (c->traced && !c->exited) {
+		/* Detaching needs a stopped tracee: interrupt, then detach. */
+		if (ptrace(PTRACE_INTERRUPT, c->pid, 0, 0) == 0) {
+			int st;
+
+			if (waitpid(c->pid, &st, __WALL) == c->pid && WIFSTOPPED(st)) {
+				int sig = 0;
+
+				if (st >> 16 != PTRACE_EVENT_STOP && st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
+					sig = WSTOPSIG(st);
+				ptrace(PTRACE_DETACH, c->pid, 0, sig);
+			} else if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				c->exited = true;
+				c->status = st;
+			}
+		}
+		c->traced = false;
+	}
+}
