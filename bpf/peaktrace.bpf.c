@@ -17,6 +17,7 @@
 #include "chunk.h"
 #include "rapi.h"
 #include "sample.h"
+#include "inv.h"
 
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -1219,14 +1220,7 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 
 	if (inv->state != PT_INV_RUNNING)
 		return;
-	inv->end_ns = bpf_ktime_get_ns();
-	inv->rss_end = g.rss[PT_RSS_FILE] + g.rss[PT_RSS_ANON] + g.rss[PT_RSS_SHMEM];
-	inv->heap_end = g.live_bytes;
-	inv->alloc_count = g.alloc_count - inv->alloc_count0;
-	inv->alloc_bytes = g.alloc_bytes - inv->alloc_bytes0;
-	inv->free_count = g.free_count - inv->free_count0;
-	inv->free_bytes = g.free_bytes - inv->free_bytes0;
-	inv->outcome = outcome;
+	pt_inv_close(inv, &g, bpf_ktime_get_ns(), outcome);
 	if (id && id_len) {
 		if (id_len > PT_REQID_LEN)
 			id_len = PT_REQID_LEN;
@@ -1247,7 +1241,7 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 {
 	__u64 seq = g.inv_seq + 1;
 	struct pt_inv *inv = &g.inv[seq & 1];
-	__s64 rss = g.rss[PT_RSS_FILE] + g.rss[PT_RSS_ANON] + g.rss[PT_RSS_SHMEM];
+	__s64 rss = pt_rss_total(&g);
 
 	/* The previous one never posted its result (or the init phase never asked for work). */
 	inv_end(PT_OUT_UNFINISHED, NULL, 0, 0);
@@ -1544,7 +1538,7 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	if (m < 0 || m >= PT_RSS_COUNT)
 		return 0;
 	g.rss[m & 3] = ctx->size;
-	rss = g.rss[PT_RSS_FILE] + g.rss[PT_RSS_ANON] + g.rss[PT_RSS_SHMEM];
+	rss = pt_rss_total(&g);
 	if (rss > g.rss_peak)
 		g.rss_peak = rss;
 	{

@@ -28,6 +28,7 @@
 #include "util/fmt.h"
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
+#include "bpf/inv.h"
 #include "peaktrace.skel.h"
 #include "profile/collect.h"
 #include "target/launch.h"
@@ -1049,7 +1050,7 @@ static void status_line(struct run *run, uint64_t *last_allocs, uint64_t *last_n
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes), (int64_t)g->live_count,
 		pt_fmt_bytes(b2, sizeof(b2), (double)g->peak_bytes),
 		pt_fmt_bytes(b3, sizeof(b3),
-			     (double)(g->rss[PT_RSS_FILE] + g->rss[PT_RSS_ANON] + g->rss[PT_RSS_SHMEM])),
+			     (double)pt_rss_total(g)),
 		rate);
 	*last_allocs = allocs;
 	*last_ns = now;
@@ -1588,14 +1589,8 @@ int main(int argc, char **argv)
 		uint32_t n = (uint32_t)gg->next_stack + 1;
 
 		if (cur.state == PT_INV_RUNNING) {
-			cur.end_ns = now_ns();
-			cur.rss_end = gg->rss[PT_RSS_FILE] + gg->rss[PT_RSS_ANON] + gg->rss[PT_RSS_SHMEM];
-			cur.heap_end = gg->live_bytes;
-			cur.alloc_count = gg->alloc_count - cur.alloc_count0;
-			cur.alloc_bytes = gg->alloc_bytes - cur.alloc_bytes0;
-			cur.free_count = gg->free_count - cur.free_count0;
-			cur.free_bytes = gg->free_bytes - cur.free_bytes0;
-			cur.outcome = PT_OUT_UNFINISHED;
+			/* Closed by the rule the BPF side uses at a boundary (bpf/inv.h). */
+			pt_inv_close(&cur, gg, now_ns(), PT_OUT_UNFINISHED);
 			pt_inv_capture(&rec, &cur, bpf_map__fd(skel->maps.stats),
 				       n < env.max_stacks ? n : env.max_stacks, env.per_invocation,
 				       env.sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "util/fmt.h"
+#include "bpf/inv.h"
 #include "report/compare.h"
 #include "report/report.h"
 
@@ -54,7 +55,7 @@ int pt_summary_write(const char *path, const struct pt_report *r)
 	fprintf(f, "rss_peak\t%" PRId64 "\n", (int64_t)g->rss_peak);
 	fprintf(f, "vmhwm\t%" PRIu64 "\n", r->vmhwm_bytes);
 	fprintf(f, "rss_last\t%" PRId64 "\n",
-		(int64_t)(g->rss[PT_RSS_FILE] + g->rss[PT_RSS_ANON] + g->rss[PT_RSS_SHMEM]));
+		(int64_t)pt_rss_total(g));
 	fprintf(f, "heap_peak\t%" PRId64 "\n", (int64_t)g->peak_bytes);
 	fprintf(f, "live_end\t%" PRId64 "\n", (int64_t)g->live_bytes);
 	fprintf(f, "alloc_count\t%" PRIu64 "\n", (uint64_t)g->alloc_count);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "util/fmt.h"
+#include "bpf/inv.h"
 #include "report/report.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
@@ -254,7 +255,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
 		pt_fmt_bytes(b2, sizeof(b2),
-			     (double)((uint64_t)g->rss[PT_RSS_FILE] + (uint64_t)g->rss[PT_RSS_ANON] + (uint64_t)g->rss[PT_RSS_SHMEM])),
+			     (double)pt_rss_total(g)),
 		pt_fmt_bytes(b3, sizeof(b3), (double)g->rss[PT_RSS_FILE]),
 		pt_fmt_bytes(b4, sizeof(b4), (double)g->rss[PT_RSS_ANON]),
 		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
@@ -466,7 +467,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"file_bytes\": %" PRId64 ", \"anon_bytes\": %" PRId64 ", \"shmem_bytes\": %" PRId64
 		   ", \"swap_bytes\": %" PRId64 ", \"vmhwm_bytes\": %" PRIu64 "},\n",
 		(int64_t)g->rss_peak,
-		(int64_t)((uint64_t)g->rss[PT_RSS_FILE] + (uint64_t)g->rss[PT_RSS_ANON] + (uint64_t)g->rss[PT_RSS_SHMEM]),
+		(int64_t)pt_rss_total(g),
 		(int64_t)g->rss[PT_RSS_FILE], (int64_t)g->rss[PT_RSS_ANON],
 		(int64_t)g->rss[PT_RSS_SHMEM], (int64_t)g->rss[PT_RSS_SWAP], r->vmhwm_bytes);
 	fprintf(f, "  \"syscalls\": {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
