@@ -8,7 +8,7 @@ CC        ?= cc
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 # User code names the folder of every header it includes: "util/fmt.h", "bpf/peaktrace.h".
-USER_CFLAGS := $(CFLAGS) -I$(OUT) -iquote user -iquote . -D_GNU_SOURCE
+USER_CFLAGS := $(CFLAGS) -Werror=implicit-function-declaration -I$(OUT) -iquote user -iquote . -D_GNU_SOURCE
 LDLIBS    := -lbpf -lelf -lz -lstdc++ -lm -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
 

@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "util/fmt.h"
+#include "target/proc.h"
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
 #include "bpf/inv.h"

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
 
 static const char fixture[] =
 	"55d0c0a00000-55d0c0a02000 r--p 00000000 fe:00 247134                     /usr/bin/cat\n"

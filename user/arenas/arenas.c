@@ -22,6 +22,7 @@
 #include "arenas/arenas.h"
 #include "bpf/chunk.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -207,58 +208,19 @@ void pt_arenas_advise(struct pt_arenas *a)
 
 /* ---- collection --------------------------------------------------------------------------- */
 
-static char *slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, n = 0;
-	char *buf;
-
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	while (buf) {
-		ssize_t r;
-
-		if (n + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (buf)
-		buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-/* The target's glibc settings that change arenas: its environment (NAME=VALUE\0...). */
+/* The target's glibc settings that change arenas: its environment, in its order (a later entry
+ * overrides an earlier one, as glibc reads them). */
 static void read_settings(struct pt_arenas *a, pid_t pid)
 {
-	char path[64], *env, *p;
-	size_t len;
+	struct pt_environ env;
+	const char *p;
 
 	a->ncpu = get_nprocs();
 	a->limit = 8 * a->ncpu;
 	a->limit_from = "8 x cores";
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	env = slurp(path, &len);
-	if (!env)
+	if (pt_environ_read(pid, &env))
 		return;
-	for (p = env; p < env + len; p += strlen(p) + 1) {
+	for (p = pt_environ_next(&env, NULL); p; p = pt_environ_next(&env, p)) {
 		const char *t;
 
 		if (!strncmp(p, "MALLOC_ARENA_MAX=", 17) && atoi(p + 17) > 0) {
@@ -277,7 +239,7 @@ static void read_settings(struct pt_arenas *a, pid_t pid)
 				a->mmap_threshold_set = true;
 		}
 	}
-	free(env);
+	pt_environ_free(&env);
 }
 
 /* The target's mappings and the first word of every heap candidate. */
@@ -289,8 +251,7 @@ static int read_memory(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	uint64_t *w;
 	int n, i, fd, max = 1;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
-	text = slurp(path, NULL);
+	text = pt_proc_read(pid, "smaps", NULL);
 	if (!text)
 		return -errno;
 	for (const char *p = text; (p = strchr(p, '\n')); p++)

@@ -10,6 +10,7 @@
 #include "invocation/boundary.h"
 #include "util/elfutil.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
 #include "symbolize/symbolize.h"
 
 static int parse_point(const char *s, size_t n, struct pt_boundary_point *p, bool default_return)

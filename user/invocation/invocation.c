@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "util/fmt.h"
 #include "invocation/invocation.h"
+#include "target/proc.h"
 #include "profile/collect.h"
 
 const char *pt_outcome_name(uint32_t outcome)
@@ -280,41 +281,35 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 	fputs("]}", f);
 }
 
-/* "host:port" from AWS_LAMBDA_RUNTIME_API in /proc/PID/environ, as an IPv4 address. */
+/* "host:port" from AWS_LAMBDA_RUNTIME_API in the target's environment, as an IPv4 address. */
 static int rapi_endpoint(pid_t pid, uint32_t *addr, uint16_t *port)
 {
-	static const char key[] = "AWS_LAMBDA_RUNTIME_API=";
-	char path[64], buf[65536], host[256];
-	size_t n, i;
-	FILE *f;
+	struct pt_environ env;
+	const char *v;
+	char host[256];
+	struct in_addr in;
+	char *colon;
+	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	for (i = 0; i < n; i += strlen(buf + i) + 1) {
-		struct in_addr in;
-		char *colon;
-
-		if (strncmp(buf + i, key, sizeof(key) - 1))
-			continue;
-		snprintf(host, sizeof(host), "%.200s", buf + i + sizeof(key) - 1);
-		colon = strrchr(host, ':');
-		if (!colon)
-			return -EINVAL;
-		*colon = 0;
-		*port = (uint16_t)atoi(colon + 1);
-		if (strcmp(host, "localhost") == 0)
-			snprintf(host, sizeof(host), "127.0.0.1");
-		if (inet_pton(AF_INET, host, &in) != 1)
-			return -EINVAL;
-		*addr = in.s_addr;   /* network order, as /proc/net/tcp prints it (little-endian hex) */
-		return 0;
-	}
-	return -ENOENT;
+	if ((err = pt_environ_read(pid, &env)))
+		return err;
+	v = pt_environ_get(&env, "AWS_LAMBDA_RUNTIME_API");
+	if (v)
+		snprintf(host, sizeof(host), "%.200s", v);
+	pt_environ_free(&env);
+	if (!v)
+		return -ENOENT;
+	colon = strrchr(host, ':');
+	if (!colon)
+		return -EINVAL;
+	*colon = 0;
+	*port = (uint16_t)atoi(colon + 1);
+	if (strcmp(host, "localhost") == 0)
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (inet_pton(AF_INET, host, &in) != 1)
+		return -EINVAL;
+	*addr = in.s_addr;   /* network order, as /proc/net/tcp prints it (little-endian hex) */
+	return 0;
 }
 
 /* Socket inodes of the process's TCP connections to addr:port (IPv4 and v4-mapped IPv6). */

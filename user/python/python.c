@@ -22,6 +22,7 @@
 #include "python/python.h"
 #include "util/elfutil.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
 
 /* What user space reads from code objects and strings, per version. */
 struct py_user_off {

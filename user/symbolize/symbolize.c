@@ -27,6 +27,7 @@
 
 #include "util/elfutil.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
 #include "symbolize/symbolize.h"
 
 /* libstdc++'s demangler (extern "C" there, so callable from C as is). */
@@ -136,58 +137,18 @@ static void module_free(struct module *m)
 	free(m);
 }
 
-static int open_checked(const char *path, uint64_t inode, int *fallback)
-{
-	struct stat st;
-	/* O_NONBLOCK: a path in a hostile container could name a FIFO now. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == inode)
-		return fd;
-	/*
-	 * Overlayfs can report another inode number through stat than maps shows;
-	 * keep the first regular file as a fallback rather than losing symbols.
-	 */
-	if (*fallback < 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		*fallback = fd;
-	else
-		close(fd);
-	return -1;
-}
-
 /*
- * Open the module's file as the target sees it: its map_files link first when the
- * file was deleted (the only name left), else through /proc/PID/root (containers),
- * then our own view of the path.
+ * Open the module's file as the target sees it (target/proc.h, pt_mapped_open): the mapped
+ * inode through the target's root or its map_files, else another file at that path rather
+ * than no symbols (never for a deleted file: its path names another file now).
  */
 static void module_open(struct pt_symbolizer *s, struct module *m)
 {
-	char mf[96], *root;
-	int fd = -1, fallback = -1;
+	struct pt_mapped mp = { m->path, m->map_start, m->map_end, m->inode, m->deleted };
+	int fd = pt_mapped_open(s->pid, &mp, PT_MAPPED_ANY_INODE, NULL);
 
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)s->pid,
-		 (unsigned long long)m->map_start, (unsigned long long)m->map_end);
-	if (m->deleted)
-		fd = open_checked(mf, m->inode, &fallback);
-	if (fd < 0 && (root = pt_target_path(s->pid, m->path))) {
-		fd = open_checked(root, m->inode, &fallback);
-		free(root);
-	}
-	if (fd < 0 && !m->deleted)
-		fd = open_checked(mf, m->inode, &fallback);
-	if (fd < 0)
-		fd = open_checked(m->path, m->inode, &fallback);
-	/* A deleted file's path now names another file: never a fallback then. */
-	if (fd < 0 && !m->deleted) {
-		fd = fallback;
-		fallback = -1;
-	}
-	if (fallback >= 0)
-		close(fallback);
-	m->fd = fd;
-	if (fd < 0)
+	m->fd = fd < 0 ? -1 : fd;
+	if (m->fd < 0)
 		m->state = MOD_FAILED;
 }
 
@@ -664,30 +625,19 @@ fail:
 /* The target's own pid, as it names its perf map inside its pid namespace (NSpid's last field). */
 static pid_t ns_pid(pid_t pid)
 {
-	char path[64], line[256];
+	char v[256], *p = v, *end;
 	pid_t last = pid;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (pt_proc_status_field(pid, "NSpid", v, sizeof(v)))
 		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line + 6, *end;
+	for (;;) {
+		long n = strtol(p, &end, 10);
 
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (;;) {
-			long v = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			last = (pid_t)v;
-			p = end;
-		}
-		break;
+		if (end == p)
+			break;
+		last = (pid_t)n;
+		p = end;
 	}
-	fclose(f);
 	return last;
 }
 

@@ -22,6 +22,8 @@
 
 #include "util/elfutil.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
+#include "util/file.h"
 
 static const char *const fn_names[PT_FN_MAX] = {
 	[PT_FN_MALLOC] = "malloc",
@@ -250,19 +252,6 @@ void pt_maps_free(struct pt_maps *m)
 	free(m->m);
 	m->m = NULL;
 	m->n = 0;
-}
-
-char *pt_target_path(pid_t pid, const char *path)
-{
-	char *s;
-
-	if (!path)
-		return NULL;
-	if (pid <= 0)
-		return strdup(path);
-	if (asprintf(&s, "/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path) < 0)
-		return NULL;
-	return s;
 }
 
 /* ---- allocator detection --------------------------------------------------- */
@@ -514,43 +503,27 @@ static int collect_objs(const struct pt_maps *maps, struct obj **out, int *nout)
 	return 0;
 }
 
-static int try_open(struct obj *o, const char *path)
-{
-	int err = pt_elf_open(path, &o->e);
-
-	if (err)
-		return err;
-	o->open_path = strdup(path);
-	if (!o->open_path) {
-		pt_elf_close(&o->e);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Open through the target's root (containers), its map_files (deleted files), or
- * our own view of the path as a last resort. */
+/* Open the object's file as the target maps it (target/proc.h, pt_mapped_open); its open_path
+ * is what the allocator probes attach by: the target's view of the path while that is the
+ * mapped inode, else map_files (deleted, or replaced on disk while the process runs). */
 static int open_obj(pid_t pid, struct obj *o)
 {
 	const struct pt_mapping *m = o->low;
-	char mf[96];
-	char *p;
+	struct pt_mapped mp = { m->path, m->start, m->end, m->inode, m->deleted };
+	int fd = pt_mapped_open(pid, &mp, PT_MAPPED_ANY_INODE, &o->open_path);
 	int err;
 
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (m->deleted && try_open(o, mf) == 0)
-		return 0;
-	p = pt_target_path(pid, m->path);
-	if (!p)
-		return -ENOMEM;
-	err = try_open(o, p);
-	free(p);
-	if (err == 0 || err == -ENOMEM)
+	if (fd < 0)
+		return fd;
+	err = pt_elf_open_fd(fd, &o->e);
+	if (err) {
+		close(fd);
+		free(o->open_path);
+		o->open_path = NULL;
 		return err;
-	if (!m->deleted && try_open(o, mf) == 0)
-		return 0;
-	return try_open(o, m->path);
+	}
+	o->e.own_fd = 1;
+	return 0;
 }
 
 static void examine(pid_t pid, struct obj *o)
@@ -623,66 +596,25 @@ static void place_list(pid_t pid, int *order, int *norder, struct obj *v, int n,
 		place_by_name(pid, order, norder, v, n, tok);
 }
 
-static char *read_small_file(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap + 1), *nb;
-	ssize_t r;
-	int fd;
-
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	for (;;) {
-		r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		len += r;
-		if (len == cap) {
-			/* environ is bounded by ARG_MAX-ish sizes; cap it to stay sane. */
-			if (cap >= (1u << 24))
-				break;
-			cap *= 2;
-			nb = realloc(buf, cap + 1);
-			if (!nb)
-				break;
-			buf = nb;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	if (lenp)
-		*lenp = len;
-	return buf;
-}
-
 static void place_preloads(pid_t pid, int *order, int *norder, struct obj *v, int n)
 {
-	char path[64], *buf, *p, *root;
-	size_t len;
+	struct pt_environ env;
+	const char *pre;
+	char *buf, *root;
 
 	/* LD_PRELOAD as the target saw it at exec. */
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	buf = read_small_file(path, &len);
-	if (buf) {
-		for (p = buf; p < buf + len; p += strlen(p) + 1)
-			if (strncmp(p, "LD_PRELOAD=", 11) == 0) {
-				place_list(pid, order, norder, v, n, p + 11);
-				break;
-			}
-		free(buf);
+	if (pt_environ_read(pid, &env) == 0) {
+		if ((pre = pt_environ_get(&env, "LD_PRELOAD")) && (buf = strdup(pre))) {
+			place_list(pid, order, norder, v, n, buf);
+			free(buf);
+		}
+		pt_environ_free(&env);
 	}
 	/* Then the system-wide preload file, read inside the target's root. */
 	root = pt_target_path(pid, "/etc/ld.so.preload");
 	if (!root)
 		return;
-	buf = read_small_file(root, NULL);
+	buf = pt_read_file(root, 1 << 16, NULL);
 	free(root);
 	if (buf) {
 		place_list(pid, order, norder, v, n, buf);
@@ -801,20 +733,3 @@ out:
 	return ret;
 }
 
-uint64_t pt_proc_status_bytes(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	unsigned long long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':' && sscanf(line + n + 1, "%llu", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}

@@ -28,13 +28,6 @@ int pt_maps_read(pid_t pid, struct pt_maps *out);
 int pt_maps_parse_file(const char *maps_path, struct pt_maps *out);
 void pt_maps_free(struct pt_maps *m);
 
-/* A "Field:   N kB" line of /proc/PID/status in bytes (VmRSS, VmHWM, ...); 0 if unreadable. */
-uint64_t pt_proc_status_bytes(pid_t pid, const char *field);
-
-/* Path through which the target's file can be opened from our mount namespace:
- * "/proc/PID/root" + path. Caller frees. */
-char *pt_target_path(pid_t pid, const char *path);
-
 /* Allocator entry points peaktrace probes. */
 enum pt_alloc_fn {
 	PT_FN_MALLOC = 0, PT_FN_CALLOC, PT_FN_REALLOC, PT_FN_REALLOCARRAY, PT_FN_FREE,

@@ -35,6 +35,7 @@
 #include "peaktrace.skel.h"
 #include "unwind/cfi.h"
 #include "target/procmaps.h"
+#include "target/proc.h"
 #include "unwind/unwind_maps.h"
 
 /* PF_X without <elf.h> here: the loads come from elfutil.h. */
@@ -255,28 +256,15 @@ int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
 	return f ? 0 : -ENOMEM;
 }
 
-/* Open the file behind a mapping as the target sees it: through its root (containers) when
- * that is still the mapped inode, else through map_files (deleted or replaced files). */
+/* Open the file behind a mapping as the target sees it (target/proc.h): its root when that is
+ * still the mapped inode, else map_files (deleted or replaced files); never another inode, whose
+ * unwind rows would be wrong. */
 static int mapping_open(pid_t pid, const struct pt_mapping *m)
 {
-	char mf[96], *root;
-	struct stat st;
-	int fd = -1;
+	struct pt_mapped mp = { m->path, m->start, m->end, m->inode, m->deleted };
+	int fd = pt_mapped_open(pid, &mp, 0, NULL);
 
-	if (!m->deleted && (root = pt_target_path(pid, m->path))) {
-		fd = open(root, O_RDONLY | O_CLOEXEC);
-		free(root);
-		if (fd >= 0 && (fstat(fd, &st) || st.st_ino != m->inode)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	if (fd < 0) {
-		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		fd = open(mf, O_RDONLY | O_CLOEXEC);
-	}
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 int pt_unwinder_refresh(struct pt_unwinder *u)

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * proc.h — what peaktrace reads of the target through /proc: one reader each for environ,
+ * status fields and comm, the target's view of a path, and the file behind a mapping.
+ * (/proc/PID/maps itself is parsed in target/procmaps.c.)
+ */
+#ifndef PEAKTRACE_TARGET_PROC_H
+#define PEAKTRACE_TARGET_PROC_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The most read of any /proc/PID file that holds a list (environ, smaps): far above what a
+ * real process has (environ is bounded by the exec's argument limit), low enough to stay sane. */
+#define PT_PROC_READ_MAX (256u << 20)
+
+/* /proc/PID/NAME (NAME "environ", "smaps", ...) read whole, up to PT_PROC_READ_MAX bytes:
+ * pt_read_file's contract. */
+char *pt_proc_read(pid_t pid, const char *name, size_t *len);
+
+/* A process environment as the kernel keeps it: NAME=VALUE entries, each NUL-terminated. */
+struct pt_environ {
+	char *buf;
+	size_t len;
+};
+
+/* The target's environment as it was at exec (/proc/PID/environ). 0 or -errno; an empty
+ * environment is 0 with len 0. Free with pt_environ_free. */
+int pt_environ_read(pid_t pid, struct pt_environ *e);
+void pt_environ_free(struct pt_environ *e);
+/* Entries in order: first with prev NULL, then the one after prev; NULL after the last. An
+ * unterminated last entry (a truncated read) is not returned. */
+const char *pt_environ_next(const struct pt_environ *e, const char *prev);
+/* The value of the first NAME=... entry, or NULL. */
+const char *pt_environ_get(const struct pt_environ *e, const char *name);
+
+/* The text after "Field:" of the status line named field (leading blanks skipped, newline cut)
+ * into buf: 0, or -ENOENT (no such field) or -errno (unreadable). */
+int pt_proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
+/* A "Field:   N kB" line of /proc/PID/status in bytes (VmRSS, VmHWM, ...); 0 if unreadable. */
+uint64_t pt_proc_status_bytes(pid_t pid, const char *field);
+/* /proc/PID/comm without its newline ("" if unreadable). */
+void pt_proc_comm(pid_t pid, char *buf, size_t len);
+
+/* Path through which the target's file can be opened from our mount namespace:
+ * "/proc/PID/root" + path (path itself when pid <= 0). Caller frees. */
+char *pt_target_path(pid_t pid, const char *path);
+
+/* The file a mapping maps, as the kernel's maps line names it. */
+struct pt_mapped {
+	const char *path;       /* as in maps, without " (deleted)" */
+	uint64_t start, end;    /* some mapping of it in the target (for map_files) */
+	uint64_t inode;         /* the mapped inode */
+	bool deleted;           /* maps said "(deleted)": the path names another file, or none */
+};
+
+/* With pt_mapped_open: rather a regular file at the mapped path that is another inode (a
+ * library upgraded on disk; overlayfs, whose stat can show another inode number than maps)
+ * than nothing. Never for a deleted mapping. */
+#define PT_MAPPED_ANY_INODE 1u
+
+/*
+ * Opens the file behind a mapping of pid, read-only, one way for every caller:
+ *   1. the target's view of the path (its root: containers), when that is still the mapped
+ *      inode — a stable name that also survives an exec, so it is the one to attach uprobes by;
+ *   2. /proc/PID/map_files/START-END, which names the mapped inode exactly (deleted or replaced
+ *      files, overlayfs);
+ *   3. our own view of the path when it is the mapped inode (a target that has exited: its
+ *      root and map_files are gone);
+ *   4. with PT_MAPPED_ANY_INODE, a regular file at the target's path, then at ours.
+ * Only regular files are opened (O_NONBLOCK: a FIFO planted at the path never blocks us).
+ * Returns the fd (caller closes) or -errno; *opened (may be NULL) gets the path that was
+ * opened, malloc'd.
+ */
+int pt_mapped_open(pid_t pid, const struct pt_mapped *m, unsigned flags, char **opened);
+
+#endif

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* file.c — the one whole-file reader. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "util/file.h"
+
+char *pt_read_file(const char *path, size_t max, size_t *len)
+{
+	size_t n = 0, cap = 4096;
+	char *buf, *nb;
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap + 1);
+	while (buf && n < max) {
+		ssize_t r;
+
+		if (n == cap) {
+			/* Doubling: /proc files report size 0, so the size is learnt by reading. */
+			cap = cap * 2 > max ? max : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, (cap < max ? cap : max) - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	saved = errno;
+	close(fd);
+	if (!buf) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	errno = saved;
+	return buf;
+}

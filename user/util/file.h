@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* file.h — the one whole-file reader (a leaf: includes nothing of peaktrace). */
+#ifndef PEAKTRACE_UTIL_FILE_H
+#define PEAKTRACE_UTIL_FILE_H
+#include <stddef.h>
+
+/* The first max bytes at most of path, NUL-terminated (the NUL is not counted in *len; len may
+ * be NULL). Opened O_NONBLOCK, so a FIFO at the path never blocks the read. NULL with errno set
+ * when the file cannot be opened or memory runs out; a read error ends the data where it
+ * happened. Caller frees. */
+char *pt_read_file(const char *path, size_t max, size_t *len);
+
+#endif
