@@ -31,7 +31,7 @@ HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
 .DELETE_ON_ERROR:
 # Keep the BPF object and skeleton: they are inputs of several rules, not throwaways.
 .SECONDARY:
-.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help
+.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help check
 
 all: $(OUT)/peaktrace
 
@@ -75,6 +75,11 @@ deps:
 
 test: deps all unit lambda-host
 	$(Q)python3 tests/run.py --build $(OUT)
+
+# The source layout's rules: layers, includes naming their folder, no include cycle (also a
+# section of make test).
+check:
+	$(Q)python3 tools/check-layout.py
 
 demo: deps all lambda-host
 	$(Q)tools/demo.sh $(OUT)

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""tools/check-layout.py -- the source layout's rules, checked (run by `make test`, section layout).
+
+    python3 tools/check-layout.py [--root DIR]
+
+user/ has one folder per capability; a file may include headers of its own folder and of the
+folders below it, never above (docs/design.md, "Where things live"):
+
+    util  <-  target  <-  attach, unwind, symbolize, python  <-  profile  <-  arenas, invocation
+          <-  report  <-  user/*.c (cli, session, main)
+
+bpf/*.h are the kernel/user contract and pure headers (compiled for BPF and for the host): any
+layer may include them; they include no user/ header, no BPF-only header (*.bpf.h) and not
+vmlinux.h. user/ and tests/unit/ include no *.bpf.h. Every quoted include names its folder
+("util/fmt.h", "bpf/peaktrace.h"), except the generated skeleton and the unit tests' check.h,
+and names a file that exists. No include cycle, between files or between folders.
+
+Prints "ok - ..." / "not ok - ...: detail" lines (the unit tests' form); exits 1 on a failure.
+"""
+import argparse
+import os
+import re
+import sys
+
+RANK = {"util": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
+        "profile": 3, "arenas": 4, "invocation": 4, "report": 5, "": 6}
+BARE_OK = {"peaktrace.skel.h", "check.h"}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def sources(root):
+    for top in ("user", "bpf", "tests/unit"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in sorted(files):
+                if f.endswith((".c", ".h")) and "cfi_fixtures" not in d:
+                    yield os.path.relpath(os.path.join(d, f), root)
+
+
+def resolve(root, src, inc):
+    """The repository path an include names, or None (the skeleton, check.h, or missing)."""
+    here = os.path.dirname(src)
+    for base in (here, "user", "."):          # -iquote order: the includer's folder, user, top
+        p = os.path.normpath(os.path.join(base, inc))
+        if os.path.isfile(os.path.join(root, p)):
+            return p
+    return None
+
+
+def folder(path):
+    """user/X/... -> X; user/*.c -> ""; bpf/... -> "bpf"; tests -> "tests"."""
+    parts = path.split("/")
+    if parts[0] == "user":
+        return parts[1] if len(parts) > 2 else ""
+    return parts[0]
+
+
+def find_cycle(graph):
+    """One cycle of a {node: set(nodes)} graph as a list, or None."""
+    color, stack = {}, []
+
+    def visit(n):
+        color[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if color.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if not color.get(m):
+                c = visit(m)
+                if c:
+                    return c
+        stack.pop()
+        color[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if not color.get(n):
+            c = visit(n)
+            if c:
+                return c
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    root = os.path.abspath(ap.parse_args().root)
+    failed = []
+
+    def check(ok, what, detail=""):
+        print(("ok - %s" if ok else "not ok - %s: " + detail.replace("%", "%%")) % what)
+        if not ok:
+            failed.append(what)
+
+    files = list(sources(root))
+    graph, fgraph = {}, {}
+    bare, missing, upward, bpf_only, pure_bad = [], [], [], [], []
+    for src in files:
+        text = open(os.path.join(root, src), encoding="utf-8", errors="replace").read()
+        graph[src] = set()
+        for inc in INCLUDE.findall(text):
+            target = resolve(root, src, inc)
+            in_bpf = src.startswith("bpf/")
+            if not in_bpf and "/" not in inc and inc not in BARE_OK:
+                bare.append("%s: \"%s\"" % (src, inc))
+            if inc in BARE_OK or inc == "vmlinux.h":
+                if inc == "vmlinux.h" and in_bpf and not src.endswith(".bpf.c") and not src.endswith(".bpf.h"):
+                    pure_bad.append("%s includes vmlinux.h" % src)
+                continue
+            if target is None:
+                missing.append("%s: \"%s\"" % (src, inc))
+                continue
+            graph[src].add(target)
+            if target.endswith(".bpf.h") and not (src.endswith(".bpf.c") or src.endswith(".bpf.h")):
+                (pure_bad if in_bpf else bpf_only).append("%s includes %s" % (src, target))
+            if in_bpf and target.startswith("user/"):
+                pure_bad.append("%s includes %s" % (src, target))
+            fs, ft = folder(src), folder(target)
+            if src.startswith("user/") and target.startswith("user/"):
+                if RANK.get(ft, 99) > RANK.get(fs, -1):
+                    upward.append("%s (%s) includes %s (%s)" % (src, fs or "top", target, ft or "top"))
+                if ft != fs:
+                    fgraph.setdefault(fs or "top", set()).add(ft or "top")
+    unknown = sorted({folder(s) for s in files if s.startswith("user/")} - set(RANK))
+    check(not unknown, "layout: every user/ folder has a layer", ", ".join(unknown))
+    check(not bare, "layout: includes name their folder", "; ".join(bare[:8]))
+    check(not missing, "layout: every include names an existing file", "; ".join(missing[:8]))
+    check(not upward, "layout: user/ includes only its own layer and those below", "; ".join(upward[:8]))
+    check(not bpf_only, "layout: user/ and tests include no BPF-only header", "; ".join(bpf_only[:8]))
+    check(not pure_bad, "layout: bpf/*.h pure headers include no BPF-only or user header",
+          "; ".join(pure_bad[:8]))
+    c = find_cycle(graph)
+    check(c is None, "layout: no include cycle between files", " -> ".join(c or []))
+    c = find_cycle(fgraph)
+    check(c is None, "layout: no include cycle between folders", " -> ".join(c or []))
+    print("%d files, %d includes" % (len(files), sum(len(v) for v in graph.values())))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
