@@ -351,60 +351,49 @@ static int read_rows(struct pt_arenas *a, int arenas_fd, const struct pt_global 
 	return 0;
 }
 
-int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
-		      const struct pt_global *g)
+/* Every (thread, arena) row: the kernel's thread rows, one sub-row per arena kind. */
+static int read_thread_rows(struct pt_arenas *a, int thread_slots_fd, const struct pt_global *g)
 {
-	struct pt_smap *m = NULL;
-	uint64_t *w = NULL;
-	uint64_t best;           /* allocations of the current thread's arena so far */
-	int nm, i, k, err;
+	uint32_t n = g->thread_slots + 1 < PT_TSLOT_OTHER ? (uint32_t)g->thread_slots + 1 : PT_TSLOT_OTHER;
+	struct pt_thread_slot row;
+	uint32_t slot;
+	int sub;
 
-	a->collected = true;
-	a->mmapped_count = g->kind_live_count[PT_CHUNK_MMAPPED];
-	a->mmapped_bytes = g->kind_live_bytes[PT_CHUNK_MMAPPED];
-	a->mmapped_chunk_bytes = g->kind_live_chunk_bytes[PT_CHUNK_MMAPPED];
-	a->unknown_count = g->kind_live_count[PT_CHUNK_UNKNOWN];
-	a->unknown_bytes = g->kind_live_bytes[PT_CHUNK_UNKNOWN];
-	read_settings(a, pid);
-	err = read_rows(a, arenas_fd, g);
-	if (err)
-		return err;
+	for (slot = 1; slot <= n; slot++) {
+		uint32_t key = slot < n ? slot : PT_TSLOT_OTHER;
 
-	/* Every (thread, arena) row: the kernel's thread rows, one sub-row per arena kind. */
-	{
-		uint32_t n = g->thread_slots + 1 < PT_TSLOT_OTHER ? (uint32_t)g->thread_slots + 1 : PT_TSLOT_OTHER;
-		struct pt_thread_slot row;
-		uint32_t slot;
-		int sub;
+		if (bpf_map_lookup_elem(thread_slots_fd, &key, &row))
+			continue;
+		for (sub = 0; sub < PT_TS_N; sub++) {
+			struct pt_thread_row *t, *nt;
 
-		for (slot = 1; slot <= n; slot++) {
-			uint32_t key = slot < n ? slot : PT_TSLOT_OTHER;
-
-			if (bpf_map_lookup_elem(thread_slots_fd, &key, &row))
+			if (!row.c[sub].alloc_count)
 				continue;
-			for (sub = 0; sub < PT_TS_N; sub++) {
-				struct pt_thread_row *t, *nt;
-
-				if (!row.c[sub].alloc_count)
-					continue;
-				nt = realloc(a->threads, (a->nthreads + 1) * sizeof(*nt));
-				if (!nt)
-					return -ENOMEM;
-				a->threads = nt;
-				t = &nt[a->nthreads++];
-				memset(t, 0, sizeof(*t));
-				t->tid = (int32_t)row.tid;
-				t->st = row.c[sub];
-				t->st.live_count = (int64_t)(t->st.alloc_count - t->st.free_count);
-				t->st.live_bytes = (int64_t)(t->st.alloc_bytes - t->st.free_bytes);
-				t->arena = sub == PT_TS_MAIN ? PT_ARENA_MAIN :
-					   sub == PT_TS_ARENA0 ? row.arena[0] :
-					   sub == PT_TS_ARENA1 ? row.arena[1] :
-					   sub == PT_TS_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
-			}
+			nt = realloc(a->threads, (a->nthreads + 1) * sizeof(*nt));
+			if (!nt)
+				return -ENOMEM;
+			a->threads = nt;
+			t = &nt[a->nthreads++];
+			memset(t, 0, sizeof(*t));
+			t->tid = (int32_t)row.tid;
+			t->st = row.c[sub];
+			t->st.live_count = (int64_t)(t->st.alloc_count - t->st.free_count);
+			t->st.live_bytes = (int64_t)(t->st.alloc_bytes - t->st.free_bytes);
+			t->arena = sub == PT_TS_MAIN ? PT_ARENA_MAIN :
+				   sub == PT_TS_ARENA0 ? row.arena[0] :
+				   sub == PT_TS_ARENA1 ? row.arena[1] :
+				   sub == PT_TS_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
 		}
 	}
 	qsort(a->threads, a->nthreads, sizeof(a->threads[0]), cmp_thread);
+	return 0;
+}
+
+/* Each traced arena's threads (sorted, once each), and each thread row's arena address. */
+static int link_threads(struct pt_arenas *a)
+{
+	int i, k;
+
 	for (i = 0; i < a->nthreads; i++) {
 		struct pt_thread_row *t = &a->threads[i];
 
@@ -423,11 +412,29 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 			break;
 		}
 	}
-	/* Per thread: rows are sorted by tid, then arena. */
+	for (k = 0; k < a->nrows; k++) {
+		struct pt_arena_row *r = &a->rows[k];
+		int j, o = 0;
+
+		qsort(r->threads, r->nthreads, sizeof(r->threads[0]), cmp_tid);
+		for (j = 0; j < r->nthreads; j++)
+			if (!o || r->threads[o - 1] != r->threads[j])
+				r->threads[o++] = r->threads[j];
+		r->nthreads = o;
+	}
+	return 0;
+}
+
+/* Per thread: the sum of its rows (sorted by tid, then arena) and its arena. */
+static int sum_threads(struct pt_arenas *a)
+{
+	uint64_t best = 0;       /* allocations of the current thread's arena so far */
+	int i;
+
 	a->tsum = calloc(a->nthreads ? a->nthreads : 1, sizeof(*a->tsum));
 	if (!a->tsum)
 		return -ENOMEM;
-	for (i = 0, best = 0; i < a->nthreads; i++) {
+	for (i = 0; i < a->nthreads; i++) {
 		const struct pt_thread_row *t = &a->threads[i];
 		struct pt_thread_sum *u;
 
@@ -461,20 +468,17 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 			u->arena_addr = t->arena_addr;
 		}
 	}
+	return 0;
+}
 
-	for (k = 0; k < a->nrows; k++) {
-		struct pt_arena_row *r = &a->rows[k];
-		int j, o = 0;
+/* Memory: the heaps of every arena, also of arenas with no traced allocation (created before we
+ * attached): their first heap's first word points into that heap. */
+static void read_heaps(struct pt_arenas *a, pid_t pid)
+{
+	struct pt_smap *m = NULL;
+	uint64_t *w = NULL;
+	int nm, i, k;
 
-		qsort(r->threads, r->nthreads, sizeof(r->threads[0]), cmp_tid);
-		for (j = 0; j < r->nthreads; j++)
-			if (!o || r->threads[o - 1] != r->threads[j])
-				r->threads[o++] = r->threads[j];
-		r->nthreads = o;
-	}
-
-	/* Memory: the heaps of every arena, also of arenas with no traced allocation (created
-	 * before we attached): their first heap's first word points into that heap. */
 	nm = read_memory(pid, &m, &w);
 	if (nm > 0) {
 		a->memory_read = true;
@@ -504,6 +508,24 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	}
 	free(m);
 	free(w);
+}
+
+int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
+		      const struct pt_global *g)
+{
+	int err;
+
+	a->collected = true;
+	a->mmapped_count = g->kind_live_count[PT_CHUNK_MMAPPED];
+	a->mmapped_bytes = g->kind_live_bytes[PT_CHUNK_MMAPPED];
+	a->mmapped_chunk_bytes = g->kind_live_chunk_bytes[PT_CHUNK_MMAPPED];
+	a->unknown_count = g->kind_live_count[PT_CHUNK_UNKNOWN];
+	a->unknown_bytes = g->kind_live_bytes[PT_CHUNK_UNKNOWN];
+	read_settings(a, pid);
+	if ((err = read_rows(a, arenas_fd, g)) || (err = read_thread_rows(a, thread_slots_fd, g)) ||
+	    (err = link_threads(a)) || (err = sum_threads(a)))
+		return err;
+	read_heaps(a, pid);
 	totals(a);
 	pt_arenas_advise(a);
 	return 0;
