@@ -1,5 +1,5 @@
 #!/bin/bash
-# The glibc arenas part of the demo (issue 4), run by tools/demo.sh at its end or on its own:
+# The glibc arenas part of the demo, run by tools/demo.sh at its end or on its own:
 #   tools/demo-arenas.sh BUILD_DIR OUT_DIR
 #
 # Runs the bundled arena function (tools/functions/arena: 8 worker threads, each with its own glibc

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * wl_arenas — glibc arenas, agreed with glibc's own books (issue 4).
+ * wl_arenas — glibc arenas, agreed with glibc's own books.
  *
  * Usage: wl_arenas [--wait]      (--wait: block until SIGUSR1, see wl_common.h)
  *
@@ -24,7 +24,7 @@
  *    "self_check": {"ok": true|false, "why": "..."},
  *    "malloc_info": "<malloc version=...>...</malloc>"}       (raw XML, JSON-escaped)
  *
- * Each thread names its arena itself, from the chunk header of one of its blocks (DESIGN.md §2):
+ * Each thread names its arena itself, from the chunk header of one of its blocks (docs/design.md, "glibc arenas"):
  * NON_MAIN_ARENA (0x4) set -> heap_info at ptr & ~(64 MiB - 1), whose first word is the arena
  * pointer; otherwise "main". Thread arenas are created one after the other (each worker makes
  * its first malloc only after the previous one has made its own), and glibc pushes every new

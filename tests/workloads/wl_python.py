@@ -1,4 +1,4 @@
-# wl_python.py — a Python workload whose allocations the tests know exactly (issue 5 part 2).
+# wl_python.py — a Python workload whose allocations the tests know exactly.
 #
 # bytearray(n) mallocs n + 1 bytes through realloc(NULL, n + 1) (PyByteArray_Resize from an
 # empty bytearray; pymalloc passes anything above 512 bytes to the C allocator), so each site

@@ -4,7 +4,7 @@
  * HTTP/1.1 client it is built on (also used by tools/lambda-host/invoke).
  *
  * The client talks to AWS_LAMBDA_RUNTIME_API over ONE keep-alive TCP socket, as real runtimes do
- * (DESIGN.md §5): GET /next is sent with send() (the sendto syscall) and POST /response with
+ * (docs/design.md, "Invocations"): GET /next is sent with send() (the sendto syscall) and POST /response with
  * writev() whose iov[0] holds the request line and headers, so peaktrace's Runtime API detector
  * sees both syscall shapes. Replies are read with recv() (recvfrom).
  *

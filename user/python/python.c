@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * python.c — CPython frames: detection, offsets, code-object names, location tables, and the
- * merge of Python frames into native stacks (issue 5, part 2; the kernel side is
+ * merge of Python frames into native stacks (the kernel side is
  * bpf/python.bpf.h).
  *
  * Offsets: CPython's internal structs change with each minor version (3.13 publishes

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * python.h — CPython frames: finding the interpreter, naming its frames, merging them with
- * the native stack (issue 5, part 2). The kernel side is bpf/python.bpf.h; the word format
+ * the native stack. The kernel side is bpf/python.bpf.h; the word format
  * and offsets are in bpf/pyframe.h.
  */
 #ifndef PEAKTRACE_PYTHON_H
