@@ -844,8 +844,8 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 	tid = (__u32)bpf_get_current_pid_tgid();
 
 	switch (ts->fn) {
-	case PT_REALLOC:
-	case PT_REALLOCARRAY:
+	case PT_FN_REALLOC:
+	case PT_FN_REALLOCARRAY:
 		old = ts->arg;
 		if (!ret) {
 			/* glibc's realloc(p, 0) frees p through free() (already seen by the free
@@ -858,7 +858,7 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 			do_free(old, false);
 		do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
-	case PT_POSIX_MEMALIGN:
+	case PT_FN_POSIX_MEMALIGN:
 		/* Returns an error number; the pointer is stored through memptr. */
 		if ((int)ret != 0)
 			return 0;
@@ -888,25 +888,25 @@ int alloc_enter_prog(struct pt_regs *ctx)
 	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 
 	switch (fn) {
-	case PT_MALLOC:
-	case PT_VALLOC:
-	case PT_PVALLOC:
+	case PT_FN_MALLOC:
+	case PT_FN_VALLOC:
+	case PT_FN_PVALLOC:
 		/* valloc/pvalloc: the requested size is counted, not the page rounding. */
 		return alloc_enter(ctx, fn, a0, 0);
-	case PT_CALLOC:
+	case PT_FN_CALLOC:
 		/* An overflowing product fails in calloc and is never counted. */
 		return alloc_enter(ctx, fn, a0 * a1, 0);
-	case PT_REALLOC:
+	case PT_FN_REALLOC:
 		return alloc_enter(ctx, fn, a1, a0);
-	case PT_REALLOCARRAY:
+	case PT_FN_REALLOCARRAY:
 		return alloc_enter(ctx, fn, a1 * a2, a0);
-	case PT_POSIX_MEMALIGN:
+	case PT_FN_POSIX_MEMALIGN:
 		/* (memptr, alignment, size) */
 		return alloc_enter(ctx, fn, a2, a0);
-	case PT_ALIGNED_ALLOC:
-	case PT_MEMALIGN:
+	case PT_FN_ALIGNED_ALLOC:
+	case PT_FN_MEMALIGN:
 		/* (alignment, size) */
-		return alloc_enter(ctx, PT_MEMALIGN, a1, 0);
+		return alloc_enter(ctx, PT_FN_MEMALIGN, a1, 0);
 	}
 	return 0;
 }
@@ -937,7 +937,7 @@ int free_enter(struct pt_regs *ctx)
 			do_free(ptr, false);
 			return 0;
 		}
-		if (ts->depth && (ts->fn == PT_REALLOC || ts->fn == PT_REALLOCARRAY) && ts->arg == ptr)
+		if (ts->depth && (ts->fn == PT_FN_REALLOC || ts->fn == PT_FN_REALLOCARRAY) && ts->arg == ptr)
 			return 0;
 		/* Quiet when this thread's previous free probe took the same pointer. */
 		if (do_free(ptr, ts->last_free == ptr))
@@ -1146,11 +1146,10 @@ int on_madvise_enter(struct trace_event_raw_sys_enter *ctx)
 
 /* ---- invocation boundaries (Runtime API traffic) ------------------------------------------ */
 
-/* key: tgid << 32 | fd; value: RAPI_AWAITING once the socket sent "GET .../next" and awaits its
- * answer; RAPI_CONNECTED for a Runtime API socket found by user space at attach time, whose
- * request may have been sent before we were there. */
-#define RAPI_AWAITING 1
-#define RAPI_CONNECTED 2
+/* key: tgid << 32 | fd; value: enum pt_rapi_fd_state (peaktrace.h): PT_RAPI_FD_AWAITING once
+ * the socket sent "GET .../next" and awaits its answer; PT_RAPI_FD_CONNECTED for a Runtime API
+ * socket found by user space at attach time, whose request may have been sent before we were
+ * there. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -1336,7 +1335,7 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	}
 	switch (kind) {
 	case PT_RAPI_NEXT: {
-		__u32 one = RAPI_AWAITING;
+		__u32 one = PT_RAPI_FD_AWAITING;
 
 		if (bpf_map_update_elem(&rapi_fds, &key, &one, BPF_ANY))
 			__sync_fetch_and_add(&g.rapi_full, 1);
@@ -1406,7 +1405,7 @@ static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
 	awaiting = bpf_map_lookup_elem(&rapi_fds, &key);
 	if (!awaiting)
 		return 0;
-	if (*awaiting == RAPI_CONNECTED) {
+	if (*awaiting == PT_RAPI_FD_CONNECTED) {
 		/* Attached while the runtime waited for work: on a Runtime API socket only the
 		 * answer to "next" is a 200 (posting a result gets 202). */
 		char st[12];
@@ -1432,17 +1431,6 @@ int on_recvfrom_exit(struct trace_event_raw_sys_exit *ctx)
 	return rapi_read_exit(ctx);
 }
 
-/*
- * Boundaries from uprobes on runtime functions. The attach cookie says which edge this is:
- * a user-named pair (--boundary start=LIB:SYM,end=LIB:SYM), or aws-lambda-cpp's own functions
- * (--boundary uprobe), whose arguments carry the request id.
- */
-#define BOUNDARY_START 1
-#define BOUNDARY_END 2
-#define BOUNDARY_AWS_NEXT 3      /* runtime::get_next() returned: outcome in rax (sret) */
-#define BOUNDARY_AWS_SUCCESS 4   /* runtime::post_success(const std::string &id, ...) */
-#define BOUNDARY_AWS_FAILURE 5   /* runtime::post_failure(const std::string &id, ...) */
-
 /* libstdc++'s std::string (C++11 ABI) starts with its data pointer and length. */
 struct cxx_string {
 	__u64 ptr;
@@ -1466,6 +1454,11 @@ static __always_inline __u32 read_cxx_string(const void *addr, struct rapi_scrat
 	return (__u32)n;
 }
 
+/*
+ * Boundaries from uprobes on runtime functions. The attach cookie (enum pt_boundary_cookie) says
+ * which edge this is: a user-named pair, or aws-lambda-cpp's own functions, whose arguments carry
+ * the request id.
+ */
 SEC("uprobe")
 int boundary_hit(struct pt_regs *ctx)
 {
@@ -1476,17 +1469,17 @@ int boundary_hit(struct pt_regs *ctx)
 	if (!is_target())
 		return 0;
 	switch (cookie) {
-	case BOUNDARY_START:
+	case PT_BOUNDARY_START:
 		inv_start(0, NULL, 0);
 		return 0;
-	case BOUNDARY_END:
+	case PT_BOUNDARY_END:
 		inv_end(PT_OUT_RESPONSE, NULL, 0, 0);
 		return 0;
 	}
 	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
 	if (!sc)
 		return 0;
-	if (cookie == BOUNDARY_AWS_NEXT) {
+	if (cookie == PT_BOUNDARY_AWS_NEXT) {
 		/* get_next() returns outcome<invocation_request, ...> through a hidden pointer,
 		 * handed back in rax; invocation_request's request_id follows its payload string
 		 * (32 bytes). */
@@ -1506,7 +1499,7 @@ int boundary_hit(struct pt_regs *ctx)
 	/* post_success/post_failure return an outcome through a hidden pointer too: rdi is it,
 	 * rsi `this`, rdx the request id. */
 	n = read_cxx_string((const void *)PT_REGS_PARM3(ctx), sc);
-	inv_end(cookie == BOUNDARY_AWS_SUCCESS ? PT_OUT_RESPONSE : PT_OUT_ERROR, sc->buf, n, 0);
+	inv_end(cookie == PT_BOUNDARY_AWS_SUCCESS ? PT_OUT_RESPONSE : PT_OUT_ERROR, sc->buf, n, 0);
 	return 0;
 }
 

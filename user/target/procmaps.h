@@ -4,6 +4,7 @@
 #define PEAKTRACE_PROCMAPS_H
 #include <stdint.h>
 #include <sys/types.h>
+#include "bpf/peaktrace.h"
 
 struct pt_mapping {
 	uint64_t start, end;   /* virtual address range [start, end) */
@@ -35,12 +36,8 @@ uint64_t pt_proc_status_bytes(pid_t pid, const char *field);
  * "/proc/PID/root" + path. Caller frees. */
 char *pt_target_path(pid_t pid, const char *path);
 
-/* Allocator entry points peaktrace probes. */
-enum pt_alloc_fn {
-	PT_FN_MALLOC = 0, PT_FN_CALLOC, PT_FN_REALLOC, PT_FN_REALLOCARRAY, PT_FN_FREE,
-	PT_FN_POSIX_MEMALIGN, PT_FN_ALIGNED_ALLOC, PT_FN_MEMALIGN, PT_FN_VALLOC, PT_FN_PVALLOC,
-	PT_FN_MAX,
-};
+/* Allocator entry points peaktrace probes: enum pt_alloc_fn (bpf/peaktrace.h, the attach cookie
+ * of the entry program). */
 const char *pt_alloc_fn_name(enum pt_alloc_fn fn);
 
 /*
