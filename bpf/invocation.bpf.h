@@ -173,7 +173,7 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
 	if (!sc)
 		return;
-	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | fd;
+	key = PT_RAPI_FD_KEY(bpf_get_current_pid_tgid() >> 32, fd);
 	stream = bpf_map_lookup_elem(&rapi_streams, &key);
 	if (stream) {
 		/* A streamed response in progress: the invocation ends with its last chunk. */
@@ -277,7 +277,7 @@ static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	fd = (__u32)BPF_CORE_READ(regs, di);
 	buf = (const void *)BPF_CORE_READ(regs, si);
-	key = (bpf_get_current_pid_tgid() & ~0xffffffffULL) | fd;
+	key = PT_RAPI_FD_KEY(bpf_get_current_pid_tgid() >> 32, fd);
 	awaiting = bpf_map_lookup_elem(&rapi_fds, &key);
 	if (!awaiting)
 		return 0;

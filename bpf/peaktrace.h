@@ -255,6 +255,8 @@ enum { PT_RSS_FILE = 0, PT_RSS_ANON = 1, PT_RSS_SWAP = 2, PT_RSS_SHMEM = 3, PT_R
  * sent "GET .../next" and awaits its answer (BPF); PT_RAPI_FD_CONNECTED for a Runtime API socket
  * found by user space at attach time, whose request may have been sent before we were there. */
 enum pt_rapi_fd_state { PT_RAPI_FD_AWAITING = 1, PT_RAPI_FD_CONNECTED = 2 };
+/* Key of rapi_fds and rapi_streams: the process and its socket. */
+#define PT_RAPI_FD_KEY(tgid, fd) (((__u64)(tgid) << 32) | (__u32)(fd))
 
 /* Request ids are UUIDs (36 characters); room for longer ones from other runtimes. */
 #define PT_REQID_LEN 64
