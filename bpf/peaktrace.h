@@ -4,6 +4,21 @@
  *
  * Every struct, enum and limit that crosses the kernel/user line lives here, with __u64-style
  * types and a size assertion so a layout change breaks the build instead of the data.
+ *
+ * Who writes what (bpf/ declares each of these; user/ reaches them through the skeleton):
+ *  - .rodata config (bpf/config.bpf.h): user space only, between open and load; BPF reads it,
+ *    and the verifier drops the code a false flag disables. Map sizes the same way.
+ *  - .bss g (struct pt_global): BPF, except what user space seeds after load and before the
+ *    first probe is attached (listed at struct pt_global). User space otherwise only reads it.
+ *  - .bss py_off (pyframe.h): user space only, once _PyRuntime is mapped (address last).
+ *  - .bss unw_ctl (unwind.h): user space publishes (sel, gen, mm = 0); the first BPF walk of a
+ *    publication claims it by setting mm.
+ *  - maps: BPF writes them all, except unwind_rows/unwind_maps/unwind_files (user space only),
+ *    rapi_fds (user space seeds PT_RAPI_FD_CONNECTED entries at attach) and CPU 0's slot of
+ *    the PT_ERR_UNWIND_ROWS_FULL/MAPS_FULL/FILE counters in errors (user/unwind/unwind_maps.c).
+ *    The other "(user space)" PT_ERR_* values are counted in user space, never in the map.
+ *  - attach cookies: user space sets them per probe (enum pt_alloc_fn, enum pt_boundary_cookie);
+ *    the program switches on them.
  */
 #ifndef PEAKTRACE_H
 #define PEAKTRACE_H
@@ -37,19 +52,28 @@
  * miss), so their allocation and free skip all stack work; counted only in the totals. */
 #define PT_STACK_UNSAMPLED 0xffffffffu
 
-/* Allocator entry points; values match enum pt_alloc_fn in user/procmaps.h. */
-enum pt_fn {
-	PT_MALLOC = 0,
-	PT_CALLOC,
-	PT_REALLOC,
-	PT_REALLOCARRAY,
-	PT_FREE,
-	PT_POSIX_MEMALIGN,
-	PT_ALIGNED_ALLOC,
-	PT_MEMALIGN,
-	PT_VALLOC,
-	PT_PVALLOC,
-	PT_FN_COUNT,
+/* Allocator entry points peaktrace probes; also the attach cookie of alloc_enter_prog, which
+ * reads each function's arguments by it (user/target/procmaps.h names them). */
+enum pt_alloc_fn {
+	PT_FN_MALLOC = 0, PT_FN_CALLOC, PT_FN_REALLOC, PT_FN_REALLOCARRAY, PT_FN_FREE,
+	PT_FN_POSIX_MEMALIGN, PT_FN_ALIGNED_ALLOC, PT_FN_MEMALIGN, PT_FN_VALLOC, PT_FN_PVALLOC,
+	PT_FN_MAX,
+};
+/* The former BPF-side spellings (enum pt_fn), still used by user/main.c's assertion that the two
+ * enums agree; to go with it. */
+#define PT_FN_COUNT PT_FN_MAX
+#define PT_FREE PT_FN_FREE
+#define PT_PVALLOC PT_FN_PVALLOC
+
+/* Attach cookie of boundary_hit: which edge of an invocation this uprobe is. A user-named pair
+ * (--boundary start=LIB:SYM,end=LIB:SYM), or aws-lambda-cpp's own functions (--boundary uprobe),
+ * whose arguments carry the request id. */
+enum pt_boundary_cookie {
+	PT_BOUNDARY_START = 1,
+	PT_BOUNDARY_END = 2,
+	PT_BOUNDARY_AWS_NEXT = 3,      /* runtime::get_next() returned: outcome in rax (sret) */
+	PT_BOUNDARY_AWS_SUCCESS = 4,   /* runtime::post_success(const std::string &id, ...) */
+	PT_BOUNDARY_AWS_FAILURE = 5,   /* runtime::post_failure(const std::string &id, ...) */
 };
 
 /* Every path that can lose or distort data has a per-CPU counter, shown in every report. */
@@ -227,6 +251,13 @@ _Static_assert(sizeof(struct pt_thread_slot) == 16 + 64 * PT_TS_N, "pt_thread_sl
 /* rss_stat members, as in the kernel's enum (MM_FILEPAGES ...). */
 enum { PT_RSS_FILE = 0, PT_RSS_ANON = 1, PT_RSS_SWAP = 2, PT_RSS_SHMEM = 3, PT_RSS_COUNT = 4 };
 
+/* Value of the rapi_fds map, whose key is tgid << 32 | fd: PT_RAPI_FD_AWAITING once the socket
+ * sent "GET .../next" and awaits its answer (BPF); PT_RAPI_FD_CONNECTED for a Runtime API socket
+ * found by user space at attach time, whose request may have been sent before we were there. */
+enum pt_rapi_fd_state { PT_RAPI_FD_AWAITING = 1, PT_RAPI_FD_CONNECTED = 2 };
+/* Key of rapi_fds and rapi_streams: the process and its socket. */
+#define PT_RAPI_FD_KEY(tgid, fd) (((__u64)(tgid) << 32) | (__u32)(fd))
+
 /* Request ids are UUIDs (36 characters); room for longer ones from other runtimes. */
 #define PT_REQID_LEN 64
 /* Bytes of a Runtime API "next" response copied to user space, which reads the request id
@@ -281,7 +312,19 @@ struct pt_inv {
 _Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX,
 	       "pt_inv layout");
 
-/* Process-wide state kept by the BPF side in .bss (user space reads it through the skeleton). */
+/*
+ * Process-wide state in .bss. BPF writes every field, and user space reads them through the
+ * skeleton, except these, which user space seeds after load and before attaching any probe:
+ *  - inv[0].state = PT_INV_RUNNING, inv[0].start_ns (now), inv[0].peak_seq = 1 and
+ *    inv_peak_counter = 1: the init phase (seq 0) runs from then until the runtime first asks
+ *    for work; BPF hands out peak_seq values after the counter;
+ *  - attach mode only: rss[PT_RSS_ANON], rss[PT_RSS_FILE], rss[PT_RSS_SHMEM] from
+ *    /proc/PID/status (RssAnon, RssFile, RssShmem), rss_peak as their sum, and
+ *    inv[0].rss_start = inv[0].rss_peak = rss_peak: kmem:rss_stat reports a counter only when
+ *    it changes.
+ * User space also closes a copy of the running invocation at stop (pt_inv_close, inv.h), never
+ * the record itself.
+ */
 struct pt_global {
 	__s64 live_bytes;
 	__s64 live_count;

@@ -2,10 +2,10 @@
 /*
  * python.bpf.h — the allocating thread's CPython frames, read in the kernel (issue 5, part 2).
  *
- * Included by peaktrace.bpf.c after unwind.bpf.h; capture() calls pt_py_walk() after the
- * native unwind when the loader found a CPython (3.11, 3.12, 3.13) in the target and set
- * `python`. Offsets and the address of _PyRuntime are in .bss py_off (user/python.c writes
- * them; runtime stays 0 until the interpreter is mapped, and the walk does nothing until then).
+ * capture() in stack.bpf.h calls pt_py_walk() after the native unwind when the loader found a
+ * CPython (3.11, 3.12, 3.13) in the target and set `python`. Offsets and the address of
+ * _PyRuntime are in .bss py_off (user/python.c writes them; runtime stays 0 until the
+ * interpreter is mapped, and the walk does nothing until then).
  *
  * Thread state: the interpreter's list of thread states (interpreters.head -> threads.head ->
  * next), searched for the one whose native_thread_id is the current thread's, and cached in
@@ -41,7 +41,11 @@
 #ifndef PEAKTRACE_PYTHON_BPF_H
 #define PEAKTRACE_PYTHON_BPF_H
 
+#include "state.bpf.h"
 #include "pyframe.h"
+
+/* CPython layout and _PyRuntime's address (user/python.c; runtime is 0 until it is mapped). */
+struct pt_py_offsets py_off = {};
 
 /* Bytes of a frame used per step: the specials of every supported version end by byte 71. */
 #define PY_FRAME_READ 72

@@ -2,9 +2,9 @@
 /*
  * unwind.bpf.h — .eh_frame unwinding in the kernel, x86-64 (issue 5, part 1).
  *
- * Included by peaktrace.bpf.c just before its unwind(), which calls pt_dwarf_walk() when the
- * loader set dwarf_unwind; uses its count_err(), mix64() and struct thread_state (the stack
- * window ts->win and the pcs[] being filled).
+ * unwind() in stack.bpf.h calls pt_dwarf_walk() when the loader set dwarf_unwind; it uses
+ * count_err(), mix64() and struct thread_state of state.bpf.h (the stack window ts->win and the
+ * pcs[] being filled).
  *
  * Tables (bpf/unwind.h, loaded by user/unwind_maps.c):
  *  - unwind_rows: every file's CFI rows, concatenated (an ARRAY map: its lookups are inlined
@@ -46,6 +46,7 @@
 #ifndef PEAKTRACE_UNWIND_BPF_H
 #define PEAKTRACE_UNWIND_BPF_H
 
+#include "state.bpf.h"
 #include "unwind.h"
 
 /* key: row index; value: one CFI row (unwind.h). max_entries set by the loader (rows). */

@@ -4,7 +4,7 @@
  * and which setting would give the difference back.
  *
  * Live bytes come from the kernel: every block's chunk header names its arena at allocation
- * (bpf/peaktrace.bpf.c arena_of) and the block is counted out of the same arena at its free.
+ * (bpf/arenas.bpf.h arena_of) and the block is counted out of the same arena at its free.
  * Memory comes from the target's mappings at the moment of reading: the main arena's heap is
  * "[heap]" (brk); a thread arena's heaps are 64 MiB-aligned anonymous mappings whose first word,
  * heap_info.ar_ptr, is the arena's address (glibc malloc/arena.c). Retained = resident - live:

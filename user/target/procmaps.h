@@ -4,6 +4,7 @@
 #define PEAKTRACE_PROCMAPS_H
 #include <stdint.h>
 #include <sys/types.h>
+#include "bpf/peaktrace.h"
 
 struct pt_mapping {
 	uint64_t start, end;   /* virtual address range [start, end) */
@@ -28,12 +29,8 @@ int pt_maps_read(pid_t pid, struct pt_maps *out);
 int pt_maps_parse_file(const char *maps_path, struct pt_maps *out);
 void pt_maps_free(struct pt_maps *m);
 
-/* Allocator entry points peaktrace probes. */
-enum pt_alloc_fn {
-	PT_FN_MALLOC = 0, PT_FN_CALLOC, PT_FN_REALLOC, PT_FN_REALLOCARRAY, PT_FN_FREE,
-	PT_FN_POSIX_MEMALIGN, PT_FN_ALIGNED_ALLOC, PT_FN_MEMALIGN, PT_FN_VALLOC, PT_FN_PVALLOC,
-	PT_FN_MAX,
-};
+/* Allocator entry points peaktrace probes: enum pt_alloc_fn (bpf/peaktrace.h, the attach cookie
+ * of the entry program). */
 const char *pt_alloc_fn_name(enum pt_alloc_fn fn);
 
 /*

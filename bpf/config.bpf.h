@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * config.bpf.h — the loader's configuration (.rodata, set between open and load, never by
+ * rebuilding), and the includes every BPF header starts from. A false flag lets the verifier
+ * drop the code it disables: the feature costs nothing when off.
+ */
+#ifndef PEAKTRACE_CONFIG_BPF_H
+#define PEAKTRACE_CONFIG_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "peaktrace.h"
+
+/* Configuration, set by the loader between open and load. */
+const volatile __u32 targ_tgid = 0;
+const volatile __u32 live_bucket_mask = 0;  /* live buckets - 1 (power of two) */
+const volatile __u32 max_stacks = PT_DEF_MAX_STACKS;
+const volatile bool capture_stacks = true;
+/* Unwind with the .eh_frame tables user/unwind_maps.c loads (--unwind dwarf), not frame pointers. */
+const volatile bool dwarf_unwind = false;
+/* The allocator is glibc: attribute each block to its arena from its chunk header (chunk.h). */
+const volatile bool glibc_arenas = false;
+/* jemalloc, tcmalloc, mimalloc: free_enter also looks at the thread's state, because their entry
+ * points call each other. mimalloc's realloc frees a moved block through `free` (mi_free): that
+ * free belongs to the realloc, accounted at its return. jemalloc's aligned sized operator delete
+ * tail-jumps to sdallocx: one delete hits two free probes, the second before the block is really
+ * freed (so nothing can have reused the pointer), and must not count as an unknown free.
+ * glibc needs neither and keeps its free path without the lookup (false: no cost). */
+const volatile bool free_checks_thread = false;
+/* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
+const volatile bool rapi_boundaries = false;
+/* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
+const volatile __u64 sample_bytes = 0;
+/* The target runs CPython: read its frames (python.bpf.h). Off: the verifier drops the walk. */
+const volatile bool python = false;
+
+#endif /* PEAKTRACE_CONFIG_BPF_H */

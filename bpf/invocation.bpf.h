@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * invocation.bpf.h — invocations (DESIGN.md §5): their start and end from the target's Runtime
+ * API traffic (rapi.h parses it) or from uprobes on runtime functions, and what each records
+ * (pt_inv in g.inv[], closed by inv.h's rule); user space hears of each edge by the ring buffer.
+ */
+#ifndef PEAKTRACE_INVOCATION_BPF_H
+#define PEAKTRACE_INVOCATION_BPF_H
+
+#include "state.bpf.h"
+#include "rapi.h"
+#include "inv.h"
+
+/* key: tgid << 32 | fd; value: enum pt_rapi_fd_state (peaktrace.h): PT_RAPI_FD_AWAITING once
+ * the socket sent "GET .../next" and awaits its answer; PT_RAPI_FD_CONNECTED for a Runtime API
+ * socket found by user space at attach time, whose request may have been sent before we were
+ * there. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u32);
+} rapi_fds SEC(".maps");
+
+/* Scratch for reading a write's first bytes (per CPU: used within one program run). */
+struct rapi_scratch {
+	char buf[PT_RAPI_HDR_SCAN + 16];   /* slack: pt_rapi_is_streaming reads past its index */
+	char tail[8];
+};
+
+/* key: tgid << 32 | fd; value: the request id of a streaming response in progress on it. */
+struct rapi_stream {
+	__u32 id_len;
+	char id[PT_REQID_LEN];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, struct rapi_stream);
+} rapi_streams SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rapi_scratch);
+} rapi_buf SEC(".maps");
+
+static __always_inline void inv_emit(__u32 type, __u64 seq, __u32 fd, const void *data, __u32 len)
+{
+	struct pt_inv_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		count_err(PT_ERR_RINGBUF_LOST);
+		return;
+	}
+	e->type = type;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->fd = fd;
+	e->seq = seq;
+	e->ts = bpf_ktime_get_ns();
+	e->pad = 0;
+	e->len = 0;
+	if (data && len) {
+		__u64 n = len;
+
+		/* Clamp after an opaque move, or clang hands the helper the unclamped copy. */
+		asm volatile("" : "+r"(n));
+		if (n > PT_RAPI_COPY)
+			n = PT_RAPI_COPY;
+		if (bpf_probe_read_user(e->data, n, data) == 0)
+			e->len = n;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* End the running invocation (or init phase). id may be NULL. */
+static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len, __u32 fd)
+{
+	__u64 seq = g.inv_seq;
+	struct pt_inv *inv = &g.inv[seq & 1];
+
+	if (inv->state != PT_INV_RUNNING)
+		return;
+	pt_inv_close(inv, &g, bpf_ktime_get_ns(), outcome);
+	if (id && id_len) {
+		if (id_len > PT_REQID_LEN)
+			id_len = PT_REQID_LEN;
+		for (int i = 0; i < PT_REQID_LEN; i++) {
+			if (i >= id_len)
+				break;
+			inv->id[i] = id[i & (PT_RAPI_SCAN - 1)];
+		}
+		inv->id_len = id_len;
+	}
+	inv->boundary_fd = fd;
+	inv->state = PT_INV_ENDED;
+	inv_emit(PT_EV_INV_END, seq, fd, NULL, 0);
+}
+
+/* Start invocation seq + 1 in the other half of the double buffer. */
+static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
+{
+	__u64 seq = g.inv_seq + 1;
+	struct pt_inv *inv = &g.inv[seq & 1];
+	__s64 rss = pt_rss_total(&g);
+
+	/* The previous one never posted its result (or the init phase never asked for work). */
+	inv_end(PT_OUT_UNFINISHED, NULL, 0, 0);
+	/* Field by field: the record is too large for an inlined memset; id and traj[] are
+	 * only read up to id_len and traj_n. */
+	inv->end_ns = 0;
+	inv->rss_end = inv->heap_end = 0;
+	inv->alloc_count = inv->alloc_bytes = inv->free_count = inv->free_bytes = 0;
+	inv->outcome = 0;
+	inv->id_len = 0;
+	inv->traj_n = 0;
+	inv->seq = seq;
+	inv->start_ns = bpf_ktime_get_ns();
+	inv->rss_start = inv->rss_peak = rss;
+	inv->heap_start = inv->heap_peak = g.live_bytes;
+	inv->heap_peak_count = g.live_count;
+	inv->alloc_count0 = g.alloc_count;
+	inv->alloc_bytes0 = g.alloc_bytes;
+	inv->free_count0 = g.free_count;
+	inv->free_bytes0 = g.free_bytes;
+	inv->peak_seq = __sync_fetch_and_add(&g.inv_peak_counter, 1) + 1;
+	inv->boundary_fd = fd;
+	inv->state = PT_INV_RUNNING;
+	/* Publish last: the hot path reads g.inv_seq to pick the half it updates. */
+	g.inv_seq = seq;
+	inv_emit(PT_EV_INV_START, seq, fd, data, len);
+}
+
+/* RSS moved to rss (kmem:rss_stat): the running invocation's RSS peak, and a sample of its
+ * trajectory when RSS moved far enough from the last one. */
+static __always_inline void inv_rss(__s64 rss)
+{
+	struct pt_inv *inv = &g.inv[g.inv_seq & 1];
+
+	if (inv->state == PT_INV_RUNNING) {
+		__u32 n = inv->traj_n;
+		__s64 step = (__s64)((__u64)inv->rss_peak >> 4), last;
+
+		if (rss > inv->rss_peak)
+			inv->rss_peak = rss;
+		if (step < (1 << 20))
+			step = 1 << 20;
+		last = n ? inv->traj[(n - 1) & (PT_TRAJ_MAX - 1)].rss : inv->rss_start;
+		if (rss - last >= step || last - rss >= step) {
+			if (n >= PT_TRAJ_MAX)
+				n = PT_TRAJ_MAX - 1;
+			inv->traj[n & (PT_TRAJ_MAX - 1)].t_ns = bpf_ktime_get_ns();
+			inv->traj[n & (PT_TRAJ_MAX - 1)].rss = rss;
+			inv->traj_n = n + 1;
+		}
+	}
+}
+
+/* A write-like syscall of the target: look at its first bytes for a Runtime API request. */
+static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
+{
+	struct rapi_scratch *sc;
+	struct rapi_stream *stream;
+	__u32 zero = 0, len, id_off, id_len;
+	__u64 key;
+	int kind;
+
+	if (!rapi_boundaries || !is_target())
+		return;
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return;
+	key = PT_RAPI_FD_KEY(bpf_get_current_pid_tgid() >> 32, fd);
+	stream = bpf_map_lookup_elem(&rapi_streams, &key);
+	if (stream) {
+		/* A streamed response in progress: the invocation ends with its last chunk. */
+		__u32 n = count < 8 ? count : 8;
+
+		if (bpf_probe_read_user(sc->buf, 3, buf))
+			return;
+		if (count >= 7 && bpf_probe_read_user(sc->tail, 7, buf + count - 7))
+			return;
+		if (pt_rapi_chunked_end(sc->buf, n, count >= 7 ? sc->tail : NULL)) {
+			inv_end(PT_OUT_RESPONSE, stream->id, stream->id_len, fd);
+			bpf_map_delete_elem(&rapi_streams, &key);
+		}
+		return;
+	}
+	if (count < PT_RAPI_NEXT_LEN)
+		return;
+	len = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
+	if (bpf_probe_read_user(sc->buf, PT_RAPI_SCAN, buf) &&
+	    bpf_probe_read_user(sc->buf, PT_RAPI_NEXT_LEN, buf))
+		return;
+	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
+	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
+		return;
+	kind = pt_rapi_classify(sc->buf, len, &id_off, &id_len);
+	if (kind == PT_RAPI_RESPONSE) {
+		/* The headers may say the body will be streamed. Read exactly what was written
+		 * (up to PT_RAPI_HDR_SCAN): a longer read could cross into an unmapped page. */
+		__u64 hl = count < PT_RAPI_HDR_SCAN ? count : PT_RAPI_HDR_SCAN;
+
+		asm volatile("" : "+r"(hl));
+		if (hl > PT_RAPI_HDR_SCAN)
+			hl = PT_RAPI_HDR_SCAN;
+		if ((hl <= PT_RAPI_SCAN || bpf_probe_read_user(sc->buf, hl, buf) == 0) &&
+		    pt_rapi_is_streaming(sc->buf, (__u32)hl)) {
+			struct rapi_stream rs = { .id_len = id_len < PT_REQID_LEN ? id_len : PT_REQID_LEN };
+
+			for (int i = 0; i < PT_REQID_LEN; i++) {
+				if (i >= rs.id_len)
+					break;
+				rs.id[i] = sc->buf[(id_off + i) & (PT_RAPI_HDR_SCAN - 1)];
+			}
+			/* A global counter, not count_err(): this program is near the verifier's
+			 * limit and a map lookup here pushes it over. */
+			if (bpf_map_update_elem(&rapi_streams, &key, &rs, BPF_ANY))
+				__sync_fetch_and_add(&g.rapi_full, 1);
+			return;
+		}
+	}
+	switch (kind) {
+	case PT_RAPI_NEXT: {
+		__u32 one = PT_RAPI_FD_AWAITING;
+
+		if (bpf_map_update_elem(&rapi_fds, &key, &one, BPF_ANY))
+			__sync_fetch_and_add(&g.rapi_full, 1);
+		/* Lambda's init phase ends when the runtime first asks for work. */
+		if (g.inv_seq == 0)
+			inv_end(PT_OUT_INIT, NULL, 0, fd);
+		break;
+	}
+	case PT_RAPI_RESPONSE:
+	case PT_RAPI_ERROR:
+		inv_end(kind == PT_RAPI_RESPONSE ? PT_OUT_RESPONSE : PT_OUT_ERROR,
+			sc->buf + (id_off & (PT_RAPI_SCAN - 1)), id_len, fd);
+		break;
+	case PT_RAPI_INIT_ERROR:
+		if (g.inv_seq == 0)
+			inv_end(PT_OUT_ERROR, NULL, 0, fd);
+		break;
+	}
+}
+
+/* A writev of the target: its first buffer, as a write. */
+static __always_inline int rapi_writev(struct trace_event_raw_sys_enter *ctx)
+{
+	struct { __u64 base, len; } iov;
+
+	if (!rapi_boundaries || !is_target() || ctx->args[2] < 1)
+		return 0;
+	/* The request line is at the start of the first buffer. */
+	if (bpf_probe_read_user(&iov, sizeof(iov), (const void *)ctx->args[1]))
+		return 0;
+	rapi_write(ctx->args[0], (const void *)iov.base, iov.len);
+	return 0;
+}
+
+/*
+ * The answer to "next" arrives as a read/recvfrom returning > 0 on the socket that asked. Its
+ * fd and buffer come from the user registers saved at syscall entry (still intact at exit), not
+ * from an entry probe: a runtime found waiting when we attach entered that syscall before us.
+ */
+static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct pt_regs *regs;
+	__u32 *awaiting, fd;
+	const void *buf;
+	__u64 key;
+
+	if (!rapi_boundaries || ctx->ret <= 0 || !is_target())
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	fd = (__u32)BPF_CORE_READ(regs, di);
+	buf = (const void *)BPF_CORE_READ(regs, si);
+	key = PT_RAPI_FD_KEY(bpf_get_current_pid_tgid() >> 32, fd);
+	awaiting = bpf_map_lookup_elem(&rapi_fds, &key);
+	if (!awaiting)
+		return 0;
+	if (*awaiting == PT_RAPI_FD_CONNECTED) {
+		/* Attached while the runtime waited for work: on a Runtime API socket only the
+		 * answer to "next" is a 200 (posting a result gets 202). */
+		char st[12];
+
+		if (bpf_probe_read_user(st, sizeof(st), buf) || !pt_rapi_prefix(st, "HTTP/1.1 200", 12))
+			return 0;
+	}
+	/* The first bytes of the answer to "next": the invocation starts now. */
+	bpf_map_delete_elem(&rapi_fds, &key);
+	inv_start(fd, buf, (__u32)ctx->ret);
+	return 0;
+}
+
+/* libstdc++'s std::string (C++11 ABI) starts with its data pointer and length. */
+struct cxx_string {
+	__u64 ptr;
+	__u64 len;
+};
+
+/* Copy a std::string at addr into the per-CPU scratch; returns its length (0 if unreadable). */
+static __always_inline __u32 read_cxx_string(const void *addr, struct rapi_scratch *sc)
+{
+	struct cxx_string cs;
+	__u64 n;
+
+	if (bpf_probe_read_user(&cs, sizeof(cs), addr))
+		return 0;
+	n = cs.len;
+	asm volatile("" : "+r"(n));
+	if (n > PT_REQID_LEN)
+		n = PT_REQID_LEN;
+	if (!n || bpf_probe_read_user(sc->buf, n, (const void *)cs.ptr))
+		return 0;
+	return (__u32)n;
+}
+
+/*
+ * Boundaries from uprobes on runtime functions. The attach cookie (enum pt_boundary_cookie) says
+ * which edge this is: a user-named pair, or aws-lambda-cpp's own functions, whose arguments carry
+ * the request id.
+ */
+static __always_inline int boundary_uprobe(struct pt_regs *ctx)
+{
+	struct rapi_scratch *sc;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 zero = 0, n;
+
+	if (!is_target())
+		return 0;
+	switch (cookie) {
+	case PT_BOUNDARY_START:
+		inv_start(0, NULL, 0);
+		return 0;
+	case PT_BOUNDARY_END:
+		inv_end(PT_OUT_RESPONSE, NULL, 0, 0);
+		return 0;
+	}
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 0;
+	if (cookie == PT_BOUNDARY_AWS_NEXT) {
+		/* get_next() returns outcome<invocation_request, ...> through a hidden pointer,
+		 * handed back in rax; invocation_request's request_id follows its payload string
+		 * (32 bytes). */
+		struct pt_inv *inv;
+
+		n = read_cxx_string((const void *)(PT_REGS_RC(ctx) + 32), sc);
+		inv_start(0, NULL, 0);
+		inv = &g.inv[g.inv_seq & 1];
+		for (int i = 0; i < PT_REQID_LEN; i++) {
+			if (i >= n)
+				break;
+			inv->id[i] = sc->buf[i & (PT_RAPI_SCAN - 1)];
+		}
+		inv->id_len = n;
+		return 0;
+	}
+	/* post_success/post_failure return an outcome through a hidden pointer too: rdi is it,
+	 * rsi `this`, rdx the request id. */
+	n = read_cxx_string((const void *)PT_REGS_PARM3(ctx), sc);
+	inv_end(cookie == PT_BOUNDARY_AWS_SUCCESS ? PT_OUT_RESPONSE : PT_OUT_ERROR, sc->buf, n, 0);
+	return 0;
+}
+
+#endif /* PEAKTRACE_INVOCATION_BPF_H */

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * memstat.bpf.h — the target's memory syscalls (mmap, munmap, mremap, brk, madvise), counted in
+ * the totals and on the stack that made them, and its RSS from kmem:rss_stat.
+ */
+#ifndef PEAKTRACE_MEMSTAT_BPF_H
+#define PEAKTRACE_MEMSTAT_BPF_H
+
+#include "state.bpf.h"
+#include "stack.bpf.h"
+#include "invocation.bpf.h"
+#include "inv.h"
+
+#define PROT_EXEC 0x4
+#define MADV_DONTNEED 4
+#define MADV_FREE 8
+
+/* Stack of a syscall: inside an allocator call (glibc's sysmalloc mmaps) the allocation's own
+ * stack is the useful one; otherwise unwind from the user registers saved at syscall entry. */
+static __always_inline __u32 syscall_stack(struct thread_state *ts)
+{
+	struct pt_regs *regs;
+
+	/* An unsampled allocation has no stack: a map call inside it (rare) is unwound here. */
+	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
+		return ts->stack;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return capture(ts, BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp));
+}
+
+static __always_inline struct thread_state *syscall_enter(__u32 nr, __u64 a0, __u64 a1, __u64 a2,
+							   __u64 a3)
+{
+	struct thread_state *ts;
+
+	if (!is_target())
+		return NULL;
+	ts = thread_get(true);
+	if (!ts) {
+		count_err(PT_ERR_THREAD_STATE);
+		return NULL;
+	}
+	ts->sc_nr = nr;
+	ts->sc_arg0 = a0;
+	ts->sc_arg1 = a1;
+	ts->sc_arg2 = a2;
+	ts->sc_arg3 = a3;
+	return ts;
+}
+
+static __always_inline struct thread_state *syscall_exit(__u32 nr)
+{
+	struct thread_state *ts;
+
+	if (!is_target())
+		return NULL;
+	ts = thread_get(false);
+	if (!ts || ts->sc_nr != nr)
+		return NULL;
+	ts->sc_nr = 0;
+	return ts;
+}
+
+static __always_inline __u64 page_round(__u64 len)
+{
+	return (len + 4095) & ~4095ULL;
+}
+
+static __always_inline void stack_map_account(__u32 stack, __u64 bytes, bool map)
+{
+	struct pt_stack_stats *st = bpf_map_lookup_elem(&stats, &stack);
+
+	if (!st)
+		return;
+	if (map) {
+		__sync_fetch_and_add(&st->mmap_count, 1);
+		__sync_fetch_and_add(&st->mmap_bytes, bytes);
+	} else {
+		__sync_fetch_and_add(&st->munmap_count, 1);
+		__sync_fetch_and_add(&st->munmap_bytes, bytes);
+	}
+}
+
+#define SYS_MMAP 9
+#define SYS_MUNMAP 11
+#define SYS_BRK 12
+#define SYS_MREMAP 25
+#define SYS_MADVISE 28
+
+static __always_inline int mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	/* addr, len, prot, flags, fd */
+	syscall_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3], ctx->args[4]);
+	return 0;
+}
+
+static __always_inline int mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct thread_state *ts = syscall_exit(SYS_MMAP);
+	__u64 len;
+
+	if (!ts || (unsigned long)ctx->ret > (unsigned long)-4096L)
+		return 0;
+	len = page_round(ts->sc_arg0);
+	__sync_fetch_and_add(&g.mmap_count, 1);
+	__sync_fetch_and_add(&g.mmap_bytes, len);
+	stack_map_account(syscall_stack(ts), len, true);
+	/* New code: user space re-reads /proc/PID/maps so symbols survive the target's exit. */
+	if ((ts->sc_arg1 & PROT_EXEC) && (long)ts->sc_arg3 >= 0)
+		emit_event(PT_EV_EXEC_MAP, ctx->ret, len);
+	return 0;
+}
+
+static __always_inline int munmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct thread_state *ts = syscall_enter(SYS_MUNMAP, ctx->args[0], ctx->args[1], 0, 0);
+	__u64 len;
+
+	if (!ts)
+		return 0;
+	len = page_round(ctx->args[1]);
+	__sync_fetch_and_add(&g.munmap_count, 1);
+	__sync_fetch_and_add(&g.munmap_bytes, len);
+	stack_map_account(syscall_stack(ts), len, false);
+	return 0;
+}
+
+static __always_inline int mremap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	/* addr, old_len, new_len */
+	struct thread_state *ts = syscall_enter(SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2], 0);
+	__u64 oldl, newl;
+
+	if (!ts)
+		return 0;
+	__sync_fetch_and_add(&g.mremap_count, 1);
+	oldl = page_round(ctx->args[1]);
+	newl = page_round(ctx->args[2]);
+	if (newl > oldl)
+		stack_map_account(syscall_stack(ts), newl - oldl, true);
+	else if (oldl > newl)
+		stack_map_account(syscall_stack(ts), oldl - newl, false);
+	return 0;
+}
+
+static __always_inline int brk_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	syscall_enter(SYS_BRK, ctx->args[0], 0, 0, 0);
+	return 0;
+}
+
+static __always_inline int brk_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct thread_state *ts = syscall_exit(SYS_BRK);
+	__u64 cur = ctx->ret;
+
+	if (!ts)
+		return 0;
+	__sync_fetch_and_add(&g.brk_count, 1);
+	if (!g.brk_start)
+		g.brk_start = cur;
+	if (g.brk_cur && cur > g.brk_cur)
+		stack_map_account(syscall_stack(ts), cur - g.brk_cur, true);
+	else if (g.brk_cur && cur < g.brk_cur)
+		stack_map_account(syscall_stack(ts), g.brk_cur - cur, false);
+	g.brk_cur = cur;
+	if (cur > g.brk_max)
+		g.brk_max = cur;
+	return 0;
+}
+
+static __always_inline int madvise_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	/* DONTNEED and FREE give pages back: glibc trims thread-arena heaps this way. */
+	if (!is_target() || (ctx->args[2] != MADV_DONTNEED && ctx->args[2] != MADV_FREE))
+		return 0;
+	__sync_fetch_and_add(&g.madv_count, 1);
+	__sync_fetch_and_add(&g.madv_bytes, page_round(ctx->args[1]));
+	return 0;
+}
+
+/* ---- RSS ---------------------------------------------------------------------------------- */
+
+/*
+ * kmem:rss_stat fires whenever an mm's counter changes, with the counter's value in bytes.
+ * curr == 1 means the mm is the current task's: that is how the target's mm_id is learned
+ * (and re-learned after exec). Events for the same mm from other tasks (reclaim) have curr 0.
+ */
+static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
+{
+	__s64 rss;
+	int m = ctx->member;
+
+	if (ctx->curr) {
+		/* The current task's own mm: ours only if the task is the target. mm_id is a
+		 * hash of the mm pointer, so once an mm is freed (the pre-exec copy in launch
+		 * mode, the target at exit) another process may show the same id. */
+		if (!is_target())
+			return 0;
+		g.mm_id = ctx->mm_id;
+	} else if (!g.mm_id || ctx->mm_id != g.mm_id) {
+		return 0;
+	}
+	if (g.exited)
+		return 0;
+	if (m < 0 || m >= PT_RSS_COUNT)
+		return 0;
+	g.rss[m & 3] = ctx->size;
+	rss = pt_rss_total(&g);
+	if (rss > g.rss_peak)
+		g.rss_peak = rss;
+	inv_rss(rss);
+	return 0;
+}
+
+#endif /* PEAKTRACE_MEMSTAT_BPF_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * state.bpf.h — what every concern shares: the process-wide counters (.bss g), the state of the
+ * allocator call in progress on each thread, the per-CPU error counters and the ring buffer of
+ * rare events.
+ */
+#ifndef PEAKTRACE_STATE_BPF_H
+#define PEAKTRACE_STATE_BPF_H
+
+#include "config.bpf.h"
+
+/* Process-wide counters; user space reads them through the skeleton's .bss (and seeds the few
+ * fields listed at struct pt_global in peaktrace.h). */
+struct pt_global g = {};
+
+/* Per-thread state for the allocator call in progress. Task storage, not a per-CPU scratch:
+ * a thread can migrate between the entry probe and the return probe, and a uprobe program
+ * may be preempted, so anything that must survive (and the stack scratch) belongs to the task. */
+struct thread_state {
+	__u64 sp;        /* rsp at the outermost allocator entry */
+	__u64 ra;        /* return address at that entry */
+	__u64 size;      /* requested bytes */
+	__u64 arg;       /* realloc: old pointer; posix_memalign: memptr */
+	__u32 depth;     /* allocator calls in progress on this thread (outermost counted only) */
+	__u32 fn;
+	__u32 stack;     /* stack index of the outermost call */
+	__u32 sc_nr;     /* syscall in progress (for the exit tracepoint) */
+	__u64 heap_base; /* the thread arena heap of this thread's last allocation ... */
+	__u32 heap_arena;/* ... and that arena's index (0: none cached) */
+	__u32 tslot;     /* this thread's row in thread_slots (0: none yet) */
+	/* --sample-bytes: bytes until this thread's next sample point; never 0 once drawn
+	 * (gaps are >= 1 and a countdown stops above 0), so 0 means "not drawn yet". */
+	__u64 sample_left;
+	__u64 last_free; /* free_checks_thread: pointer the last free probe took */
+	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
+	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
+	__u64 pcs[PT_MAX_FRAMES];
+	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread
+	 * list head last searched in vain, the Python words of the stack being captured, and the
+	 * walk's window on the data stack (valid during one walk only). */
+	__u64 py_tstate;
+	__u64 py_miss_head;
+	__u64 py[PT_MAX_PY_FRAMES];
+	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
+};
+
+/* key: the task; value: its allocator call in progress. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+/* key: enum pt_err; value: count. Per CPU so counting never contends. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PT_ERR_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} errors SEC(".maps");
+
+/* Rare events only: exit, exec, new code mappings, invocation edges, new Python stacks
+ * (struct pt_event, struct pt_inv_event). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} events SEC(".maps");
+
+static __always_inline void count_err(__u32 e)
+{
+	__u64 *v = bpf_map_lookup_elem(&errors, &e);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool is_target(void)
+{
+	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
+}
+
+static __always_inline struct thread_state *thread_get(bool create)
+{
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* One step of the stack hash (stack.bpf.h, unwind.bpf.h, python.bpf.h). */
+static __always_inline __u64 mix64(__u64 h, __u64 v)
+{
+	h ^= v;
+	h *= 0x9E3779B97F4A7C15ULL;
+	return h ^ (h >> 29);
+}
+
+static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len)
+{
+	struct pt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		count_err(PT_ERR_RINGBUF_LOST);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->ts = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->len = len;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif /* PEAKTRACE_STATE_BPF_H */
