@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * arenas.bpf.h — glibc arenas (issue 4): each glibc block attributed, from its chunk header
+ * arenas.bpf.h — glibc arenas: each glibc block attributed, from its chunk header
  * (chunk.h), to the main arena, a thread arena or its own mmap, and counted there and in the
  * row of the thread that allocated it. Only with the loader's glibc_arenas.
  */
@@ -90,7 +90,7 @@ static __always_inline __u32 thread_sub(struct pt_thread_slot *row, __u32 idx)
 }
 
 /*
- * Arena of a fresh glibc block (DESIGN.md §2, chunk.h): the chunk header says main arena, thread
+ * Arena of a fresh glibc block (chunk.h): the chunk header says main arena, thread
  * arena or mmapped; a thread arena is named by the first word of its 64 MiB-aligned heap. A
  * thread keeps allocating from the same heap, so the heap -> arena index pair is cached in its
  * state: the second read and the map lookup happen only when the heap changes. Returns the packed

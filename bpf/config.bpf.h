@@ -29,7 +29,7 @@ const volatile bool glibc_arenas = false;
  * freed (so nothing can have reused the pointer), and must not count as an unknown free.
  * glibc needs neither and keeps its free path without the lookup (false: no cost). */
 const volatile bool free_checks_thread = false;
-/* Find invocation boundaries in the target's Runtime API traffic (DESIGN.md §5). */
+/* Find invocation boundaries in the target's Runtime API traffic. */
 const volatile bool rapi_boundaries = false;
 /* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
 const volatile __u64 sample_bytes = 0;

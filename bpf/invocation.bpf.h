@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * invocation.bpf.h — invocations (DESIGN.md §5): their start and end from the target's Runtime
+ * invocation.bpf.h — invocations: their start and end from the target's Runtime
  * API traffic (rapi.h parses it) or from uprobes on runtime functions, and what each records
  * (pt_inv in g.inv[], closed by inv.h's rule); user space hears of each edge by the ring buffer.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * peak.h — exact attribution of the live-heap peak without an event log (DESIGN.md §4).
+ * peak.h — exact attribution of the live-heap peak without an event log.
  *
  * Pure functions shared by the BPF program and the host unit tests (tests/unit/test_peak.c).
  *

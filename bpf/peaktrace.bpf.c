@@ -4,7 +4,7 @@
  * inside the kernel. Nothing per allocation crosses to user space; the ring buffer carries only
  * rare events (exit, new code mappings).
  *
- * Hot path budget (DESIGN.md §2): the traps themselves cost ~2.1 µs per allocation and ~1.1 µs
+ * Hot path budget: the traps themselves cost ~2.1 µs per allocation and ~1.1 µs
  * per free here, so the BPF work is kept to a task-storage lookup, one user-stack copy, one
  * stack-id hash lookup, one live-table bucket and a few atomics.
  *

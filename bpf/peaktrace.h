@@ -28,7 +28,7 @@
 #endif
 /* The .eh_frame unwinder's rows, mappings and publication state (.bss unw_ctl). */
 #include "unwind.h"
-/* CPython frames: the Python words of a stack and the per-version offsets (issue 5, part 2). */
+/* CPython frames: the Python words of a stack and the per-version offsets. */
 #include "pyframe.h"
 
 /* Frames kept per stack. frames[0] is the return address found at [rsp] on allocator entry
@@ -135,7 +135,7 @@ _Static_assert(sizeof(struct pt_py_offsets) == 64, "pt_py_offsets layout");
 /* Counters per stack. Array map indexed by stack index; updated with atomics.
  * peak_* is what the stack held at the last live-heap peak, valid when snap_seq equals the
  * global peak_seq; otherwise the stack has not changed since that peak and live_* is it
- * (the lazy snapshot of DESIGN.md §4, see peak.h). */
+ * (the lazy snapshot, see peak.h). */
 struct pt_stack_stats {
 	/* With --sample-bytes the counters of sampled stacks are weighted estimates (sample.h):
 	 * bytes in bytes, counts (*_count) in units of 2^-PT_SAMPLE_COUNT_SHIFT allocation. */
@@ -185,7 +185,7 @@ struct pt_live_info {
 _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
 
 /*
- * glibc arenas (issue 4). Every glibc block is attributed, from its chunk header, to the main
+ * glibc arenas. Every glibc block is attributed, from its chunk header, to the main
  * arena, to one thread arena (by heap_info.ar_ptr) or to its own mmap. Arena index 0 is the main
  * arena, 1..PT_ARENA_OTHER-1 thread arenas in the order first seen, PT_ARENA_OTHER every thread
  * arena beyond the table (and PT_ERR_ARENA_FULL counts them). The per-thread table uses two

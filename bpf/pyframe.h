@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * pyframe.h — CPython frames in the kernel/user contract (issue 5, part 2).
+ * pyframe.h — CPython frames in the kernel/user contract.
  *
  * The BPF side (bpf/python.bpf.h) walks the allocating thread's chain of _PyInterpreterFrame
  * and records one 64-bit word per Python frame, leaf first, in a stack's Python words

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * python.bpf.h — the allocating thread's CPython frames, read in the kernel (issue 5, part 2).
+ * python.bpf.h — the allocating thread's CPython frames, read in the kernel.
  *
  * capture() in stack.bpf.h calls pt_py_walk() after the native unwind when the loader found a
  * CPython (3.11, 3.12, 3.13) in the target and set `python`. Offsets and the address of

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * sample.h — Poisson sampling by bytes (--sample-bytes N, DESIGN.md §6), pure integer math
+ * sample.h — Poisson sampling by bytes (--sample-bytes N; docs/design.md, "Sampling"), pure integer math
  * shared by the BPF program and the host unit tests (tests/unit/test_sample.c).
  *
  * Sampling points fall on the allocated bytes as a Poisson process of rate 1/N, the scheme of

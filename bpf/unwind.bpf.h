@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind.bpf.h — .eh_frame unwinding in the kernel, x86-64 (issue 5, part 1).
+ * unwind.bpf.h — .eh_frame unwinding in the kernel, x86-64.
  *
  * unwind() in stack.bpf.h calls pt_dwarf_walk() when the loader set dwarf_unwind; it uses
  * count_err(), mix64() and struct thread_state of state.bpf.h (the stack window ts->win and the

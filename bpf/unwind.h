@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind.h — the kernel/user contract for .eh_frame unwinding on x86-64 (issue 5).
+ * unwind.h — the kernel/user contract for .eh_frame unwinding on x86-64.
  *
  * Userspace (user/cfi.c) compiles the CFI of one ELF file into a table of pt_unwind_row sorted
  * by pc; the BPF program binary-searches it for each frame and computes the caller's registers

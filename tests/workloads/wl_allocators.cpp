@@ -2,7 +2,7 @@
 /*
  * wl_allocators — the same known allocations through every entry point an allocator offers, to be
  * run under glibc and under LD_PRELOAD=libjemalloc.so.2 / libtcmalloc_minimal.so.4 /
- * libmimalloc.so.2 (issue 4 part 5: the probes must see them all, whatever the allocator).
+ * libmimalloc.so.2 (the probes must see them all, whatever the allocator).
  *
  * Usage: wl_allocators [--wait]     (--wait: block until SIGUSR1, see wl_common.h)
  *

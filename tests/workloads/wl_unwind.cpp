@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * wl_unwind — allocations through a known call chain, for the .eh_frame unwinder (issue 5).
+ * wl_unwind — allocations through a known call chain, for the .eh_frame unwinder.
  *
  * Usage: wl_unwind [--wait]     (--wait: block until SIGUSR1, see wl_common.h)
  *
