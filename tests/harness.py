@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Shared by every section of the test driver (tests/run.py; layout: tests/README.md):
-constants, Results, Proc and run() (subprocesses with
+constants, Results (checks grouped into test cases), Proc and run() (subprocesses with
 timeouts, each in its own process group, killed by cleanup_procs()), /proc helpers, short(),
 and Context, the things the sections share."""
 
@@ -35,25 +35,71 @@ OUTPUT_FILES = ["report.txt", "report.json", "live.folded", "peak.folded", "allo
 # Results
 
 class Results:
-    """Counts and prints tests. A test name is "section/what: detail"."""
+    """Counts and prints checks, grouped into test cases.
 
-    def __init__(self, filt):
-        self.passed = self.failed = self.skipped = 0
+    A check's name is "section/what: detail"; its test case is the part before the first
+    ": " ("case/basic/fp/launch: totals.alloc_count" belongs to "case/basic/fp/launch"; a
+    check without ": ", e.g. a setup failure "case/basic/fp/launch", to the case of that
+    name). A case fails if any of its checks fails, is skipped if all of them are skipped,
+    and passes otherwise.
+
+    Output: every failing check ("FAIL name: why") and every skip ("SKIP name: why") as it
+    happens, passing checks ("PASS name") only when verbose; one line per case when it
+    ends ("PASS case (N checks)", "FAIL case (N checks, M failing)", "SKIP case (N checks)"),
+    i.e. when a check of another case arrives or at flush(). The checks of a case come
+    together: a case name seen again after its line was printed is reported as an error."""
+
+    def __init__(self, filt, verbose=False):
         self.filter = re.compile(filt) if filt else None
+        self.verbose = verbose
+        self.checks = {"pass": 0, "fail": 0, "skip": 0}
+        self.cases = {}            # case name -> {"pass": n, "fail": n, "skip": n}, in order
+        self.current = None        # the case whose checks are arriving
+        self.reopened = []         # cases whose checks did not come together
+
+    @staticmethod
+    def case_of(name):
+        return name.split(": ", 1)[0]
 
     def wanted(self, name):
         return self.filter is None or self.filter.search(name) is not None
 
+    def _count(self, name, status):
+        case = self.case_of(name)
+        if case != self.current:
+            self.flush()
+            if case in self.cases and case not in self.reopened:
+                self.reopened.append(case)
+            self.current = case
+        self.checks[status] += 1
+        self.cases.setdefault(case, {"pass": 0, "fail": 0, "skip": 0})[status] += 1
+
+    def flush(self):
+        """Prints the line of the case in progress (call at the end of a section)."""
+        case, self.current = self.current, None
+        if case is None:
+            return
+        c = self.cases[case]
+        n = sum(c.values())
+        checks = "%d check%s" % (n, "" if n == 1 else "s")
+        if c["fail"]:
+            print("FAIL %s (%s, %d failing)" % (case, checks, c["fail"]), flush=True)
+        elif c["skip"] == n:
+            print("SKIP %s (%s)" % (case, checks), flush=True)
+        else:
+            print("PASS %s (%s)" % (case, checks), flush=True)
+
     def ok(self, name):
-        self.passed += 1
-        print("PASS " + name, flush=True)
+        self._count(name, "pass")
+        if self.verbose:
+            print("PASS " + name, flush=True)
 
     def fail(self, name, why):
-        self.failed += 1
+        self._count(name, "fail")
         print("FAIL %s: %s" % (name, why), flush=True)
 
     def skip(self, name, why):
-        self.skipped += 1
+        self._count(name, "skip")
         print("SKIP %s: %s" % (name, why), flush=True)
 
     def eq(self, name, got, want):
@@ -70,6 +116,28 @@ class Results:
         else:
             self.fail(name, why)
         return bool(cond)
+
+    @property
+    def any_failed(self):
+        return self.checks["fail"] > 0
+
+    def case_totals(self):
+        """(passed, failed, skipped) test cases."""
+        failed = sum(1 for c in self.cases.values() if c["fail"])
+        skipped = sum(1 for c in self.cases.values() if not c["fail"] and not c["pass"])
+        return len(self.cases) - failed - skipped, failed, skipped
+
+    def closing_lines(self):
+        """The checks line (worded so it does not read as "N passed, N failed") and last
+        the test-case line "N passed, N failed, N skipped"."""
+        self.flush()
+        lines = []
+        if self.reopened:
+            lines.append("NOTE checks of these cases did not come together: " + ", ".join(self.reopened))
+        lines.append("checks: %d ok, %d failing, %d skipped" %
+                     (self.checks["pass"], self.checks["fail"], self.checks["skip"]))
+        lines.append("%d passed, %d failed, %d skipped" % self.case_totals())
+        return lines
 
 
 # --------------------------------------------------------------------------------------

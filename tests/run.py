@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """tests/run.py -- the `make test` driver (python3, standard library only).
 
-    python3 tests/run.py --build build [--filter REGEX] [--keep] [--print-ref]
+    python3 tests/run.py --build build [--filter REGEX] [--keep] [--print-ref] [-v]
 
 Runs the sections (tests/sections/*.py, one per area; shared code in tests/harness.py,
-tests/tracing.py, tests/casefile.py) in the order below. What each section checks and the
-case file format: tests/README.md.
+tests/tracing.py, tests/casefile.py) in the order below. What each section checks, how
+checks group into test cases and the case file format: tests/README.md.
 
-Output: one line per test, "PASS name", "FAIL name: got X want Y" or "SKIP name: why",
-and last exactly one line "N passed, N failed, N skipped". Exit status 1 if any failed."""
+Output: every failing check and every skip with its reason, one line per test case
+("PASS case/basic/fp/launch (41 checks)"), every check with -v; then the number of checks
+("checks: N ok, N failing, N skipped") and last exactly one line
+"N passed, N failed, N skipped" counting test cases. Exit status 1 if any check failed."""
 
 import argparse
 import os
@@ -38,10 +40,11 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--print-ref", action="store_true",
                     help="print the reference model's figures for every case (for writing cases)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every check, passing ones too")
     args = ap.parse_args()
 
     build = os.path.abspath(args.build)
-    res = Results(args.filter)
+    res = Results(args.filter, verbose=args.verbose)
     tmp = tempfile.mkdtemp(prefix="peaktrace-test-")
     os.chmod(tmp, 0o755)   # the not-root tests write below it
     ctx = Context(res, build, args.build, os.path.join(build, "peaktrace"), tmp, print_ref=args.print_ref)
@@ -56,6 +59,7 @@ def main():
         ctx.cases = casefile.load_cases()
         for section in SECTIONS:
             section.run_section(ctx)
+            res.flush()
         no_bpf = bpf_available()
         if no_bpf is None and not os.access(ctx.pt, os.X_OK):
             res.fail("cli/peaktrace binary", "%s missing (run make first)" % ctx.pt)
@@ -70,15 +74,18 @@ def main():
         else:
             for section in BPF_SECTIONS:
                 section.run_section(ctx)
+                res.flush()
     finally:
         cleanup_procs()
-        if args.keep or res.failed:
+        res.flush()
+        if args.keep or res.any_failed:
             print("outputs kept in %s" % tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    print("%d passed, %d failed, %d skipped" % (res.passed, res.failed, res.skipped))
-    return 1 if res.failed else 0
+    for line in res.closing_lines():
+        print(line)
+    return 1 if res.any_failed else 0
 
 
 if __name__ == "__main__":
