@@ -301,16 +301,16 @@ def short(text, limit=300):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+ARENA_ENV_DROP = ("MALLOC_ARENA_MAX", "MALLOC_ARENA_TEST", "MALLOC_MMAP_THRESHOLD_",
+                  "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_", "GLIBC_TUNABLES",
+                  "LD_PRELOAD")
+
+
 def clean_env(**extra):
     """os.environ without glibc malloc tunables and LD_PRELOAD, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if k not in ARENA_ENV_DROP}
     env.update(extra)
     return env
-
-
-ARENA_ENV_DROP = ("MALLOC_ARENA_MAX", "MALLOC_ARENA_TEST", "MALLOC_MMAP_THRESHOLD_",
-                  "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_", "GLIBC_TUNABLES",
-                  "LD_PRELOAD")
 
 
 def bpf_available():
