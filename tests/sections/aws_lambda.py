@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Lambda end-to-end tests for tests/run.py: peaktrace on a real runtime loop served by the
+"""lambda: end-to-end tests (a section of tests/run.py): peaktrace on a real runtime loop served by the
 project's Lambda-like host (tools/lambda-host), with the `oom` sample function, which mallocs
 and touches exactly the number of MiB each event asks for (tools/functions/oom/oom.c).
 
@@ -18,6 +18,8 @@ import random
 import re
 import signal
 import time
+
+from harness import ROOT, TIMEOUT, Proc, run
 
 MiB = 1 << 20
 TOLERANCE = 1 * MiB
@@ -75,7 +77,8 @@ def load_report(res, name, outdir):
         return None
 
 
-def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
+def run_lambda_section(ctx):
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
     host = os.path.join(build, "tools", "lambda-host")
     fn = os.path.join(build, "tools", "functions", "oom")
     invoke = os.path.join(build, "tools", "invoke")
@@ -270,10 +273,11 @@ def run_lambda_section(res, build, pt, tmp, Proc, run, timeout):
     res.eq(name + ": target killed by SIGKILL", rep["target"].get("exit_signal"), 9)
 
 
-def run_lambda_launch(res, build, pt, tmp, Proc, run, timeout):
+def run_lambda_launch(ctx):
     """Launch mode under the host: the host starts peaktrace as the runtime command, and
     peaktrace launches the real runtime (inheriting Lambda's environment): the init phase is
     seen from the runtime's first instruction to its first GET .../next."""
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
     host = os.path.join(build, "tools", "lambda-host")
     fn = os.path.join(build, "tools", "functions", "oom")
     invoke = os.path.join(build, "tools", "invoke")
@@ -325,15 +329,16 @@ def run_lambda_launch(res, build, pt, tmp, Proc, run, timeout):
         res.eq("%s: invocation %d: largest block at its peak" % (name, k + 1), top.get("bytes"), sizes[k] * MiB)
 
 
-def run_lambda_node(res, build, pt, tmp, Proc, run, timeout):
-    _lambda_node(res, build, pt, tmp, Proc, run, timeout, [])
-    _lambda_node(res, build, pt, tmp, Proc, run, timeout, ["--boundary", "uprobe"])
+def run_lambda_node(ctx):
+    _lambda_node(ctx, [])
+    _lambda_node(ctx, ["--boundary", "uprobe"])
 
 
-def _lambda_node(res, build, pt, tmp, Proc, run, timeout, extra):
+def _lambda_node(ctx, extra):
     """The real Node.js runtime interface client (npm aws-lambda-ric: aws-lambda-cpp + libcurl in a
     native addon) under the host: its Runtime API traffic goes through libcurl's own sockets."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
+    root = ROOT
     node_dir = os.path.join(root, "tools", "functions", "node")
     ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
     host = os.path.join(build, "tools", "lambda-host")
@@ -401,13 +406,14 @@ def _lambda_node(res, build, pt, tmp, Proc, run, timeout, extra):
              [(i["rss_start_bytes"], i["rss_peak_bytes"]) for i in invs])
 
 
-def run_lambda_streaming(res, build, pt, tmp, Proc, run, timeout):
+def run_lambda_streaming(ctx):
     """Response streaming (Python runtime, {"stream": N}): the POST line goes first and the body
     follows in N chunks 100 ms apart; the invocation must end with the last chunk, as the host's
     own Duration says, not at the POST line."""
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
     host = os.path.join(build, "tools", "lambda-host")
     invoke = os.path.join(build, "tools", "invoke")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     fdir = os.path.join(root, "tools", "functions", "python")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     name = "lambda/streaming response"
@@ -450,3 +456,10 @@ def run_lambda_streaming(res, build, pt, tmp, Proc, run, timeout):
         ms = invs[1]["duration_ns"] / 1e6
         res.true(name + ": the streamed one ends with its last chunk (>= 4 x 100 ms), as the host's Duration",
                  ms >= 350 and abs(ms - durations[1]) < max(50.0, 0.25 * durations[1]), "peaktrace %.1f ms, host %.1f ms" % (ms, durations[1]))
+
+
+def run_section(ctx):
+    run_lambda_section(ctx)
+    run_lambda_launch(ctx)
+    run_lambda_node(ctx)
+    run_lambda_streaming(ctx)

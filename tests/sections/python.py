@@ -1,4 +1,5 @@
-# python_cases.py — CPython frames end to end (issue 5 part 2), called by tests/run.py.
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# python: CPython frames end to end (issue 5 part 2), a section of tests/run.py.
 #
 # tests/workloads/wl_python.py allocates known amounts from known functions (bytearray(n)
 # mallocs n + 1 bytes); each site's line is read from its "# SITE name" comment. For each
@@ -17,8 +18,9 @@ import os
 import re
 import signal
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-WL = os.path.join(HERE, "workloads", "wl_python.py")
+from harness import TIMEOUT, WORKLOAD_SRC, Proc
+
+WL = os.path.join(WORKLOAD_SRC, "wl_python.py")
 N = 100000
 READY = "wl: waiting for SIGUSR1"
 TRUNC = "[python frames truncated]"
@@ -76,7 +78,8 @@ def check_stack(frames):
     return ""
 
 
-def run_python_section(res, pt, tmp, Proc, timeout):
+def run_section(ctx):
+    res, pt, tmp, timeout = ctx.res, ctx.pt, ctx.tmp, TIMEOUT
     if not any(res.wanted("python/%s/%s" % (v, m)) for v, _ in pythons() for m in ("launch", "attach")):
         return
     L = sites()

@@ -1,0 +1,1 @@
+"""The sections of tests/run.py, one module each (tests/README.md)."""

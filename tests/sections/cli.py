@@ -1,0 +1,279 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""cli: bad input and lifecycle (exit codes, one error line, the target unharmed, -d, SIGINT)."""
+
+import os
+import re
+import shutil
+import signal
+import time
+
+from harness import READY_MARK, SLEEP_MARK, TIMEOUT, Proc, pid_alive, run, short
+from tracing import TRACING_RX, find_stack, load_report, trace_attach, trace_launch
+
+
+# CLI: bad input and lifecycle
+
+def one_error_line(res, name, err):
+    lines = [l for l in err.splitlines() if l.strip()]
+    res.true("%s: exactly one stderr line starting 'peaktrace: '" % name,
+             len(lines) == 1 and lines[0].startswith("peaktrace: "),
+             "stderr was %r" % short(err, 500))
+
+
+def unused_pid():
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid = int(f.read()) - 1
+    while os.path.exists("/proc/%d" % pid):
+        pid -= 1
+    return pid
+
+
+def kernel_thread_pid():
+    """kthreadd (pid 2) normally; any PF_KTHREAD (0x00200000) task otherwise."""
+    for pid in [2] + sorted(int(d) for d in os.listdir("/proc") if d.isdigit()):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        flags = int(stat[stat.rindex(")") + 2:].split()[6])
+        if flags & 0x00200000:
+            return pid
+    return None
+
+
+def start_waiting(workload):
+    """A live workload blocked in --wait; None if it never got there."""
+    wl = Proc([workload, "--wait"])
+    if wl.wait_for("out", re.escape(READY_MARK)):
+        return wl
+    wl.kill()
+    return None
+
+
+def check_unharmed(res, name, wl):
+    """The target survived whatever peaktrace did: wake it, it must finish and exit 0."""
+    res.true("%s: target still running" % name, pid_alive(wl.pid), "target is gone")
+    wl.signal(signal.SIGUSR1)
+    res.eq("%s: target runs to completion, exit status" % name, wl.wait(TIMEOUT), 0)
+
+
+
+
+def run_section(ctx):
+    res, built, pt, tmp = ctx.res, ctx.built, ctx.pt, ctx.tmp
+    sleep_case = next((c for c in ctx.cases if c["command"][0] == "wl_sleep"), None)
+    wl_basic = built.get("wl_basic", {}).get("fp")
+    wl_sleep = built.get("wl_sleep", {}).get("fp")
+    wl_static = built.get("wl_static", {}).get("fp")
+    sleep_live = next((s for s in sleep_case.get("expect", {}).get("stacks", [])
+                       if s.get("frame0", "").startswith("^scn_sleep_live")), None) if sleep_case else None
+
+    def out(name):
+        return os.path.join(tmp, "cli-" + re.sub(r"[^A-Za-z0-9]+", "-", name))
+
+    # ---- usage errors (exit 2)
+    for name, argv in [("cli/usage: no arguments", []),
+                       ("cli/usage: -p not a number", ["-p", "notapid"])]:
+        if res.wanted(name):
+            rc, _, err = run([pt] + argv)
+            res.eq("%s: exit status" % name, rc, 2)
+            res.true("%s: stderr starts with 'peaktrace: '" % name,
+                     err.startswith("peaktrace: ") or "Usage" in err or "usage" in err,
+                     "stderr was %r" % short(err))
+
+    # ---- no such process (exit 3)
+    name = "cli/no such pid"
+    if res.wanted(name):
+        pid = unused_pid()
+        rc, _, err = run([pt, "-p", pid, "-o", out(name)])
+        res.eq("%s: exit status" % name, rc, 3)
+        one_error_line(res, name, err)
+
+    # ---- kernel thread (exit 5)
+    name = "cli/kernel thread"
+    if res.wanted(name):
+        kpid = kernel_thread_pid()
+        if kpid is None:
+            res.skip(name, "no kernel thread visible")
+        else:
+            rc, _, err = run([pt, "-p", kpid, "-o", out(name)])
+            res.eq("%s: exit status (pid %d)" % (name, kpid), rc, 5)
+            one_error_line(res, name, err)
+
+    # ---- static binary without a malloc symbol (exit 5), launch and attach
+    name = "cli/static binary launch"
+    if res.wanted(name):
+        if not wl_static:
+            res.fail(name, "wl_static not built")
+        else:
+            rc, _, err = run([pt, "-o", out(name), "--", wl_static, "3"])
+            res.eq("%s: exit status" % name, rc, 5)
+            one_error_line(res, name, err)
+    name = "cli/static binary attach"
+    if res.wanted(name) and wl_static:
+        st = Proc([wl_static, "30"])
+        time.sleep(0.2)   # past exec: the static program has no startup to speak of
+        rc, _, err = run([pt, "-p", st.pid, "-o", out(name)])
+        res.eq("%s: exit status" % name, rc, 5)
+        one_error_line(res, name, err)
+        res.true("%s: target still running" % name, pid_alive(st.pid), "target is gone")
+        st.kill()
+
+    # ---- not root (exit 4): attach to a root-owned target, and launch
+    for name, mode in [("cli/not root attach", "attach"), ("cli/not root launch", "launch")]:
+        if not res.wanted(name):
+            continue
+        if not wl_basic:
+            res.fail(name, "wl_basic not built")
+            continue
+        setpriv = shutil.which("setpriv")
+        runuser = shutil.which("runuser")
+        if setpriv:
+            drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+        elif runuser:
+            drop = [runuser, "-u", "nobody", "--"]
+        else:
+            res.skip(name, "neither setpriv nor runuser found")
+            continue
+        if not os.access(pt, os.X_OK) or not all(
+                os.stat(d).st_mode & 0o001 for d in parents(os.path.abspath(pt))):
+            res.skip(name, "%s is not reachable by an unprivileged user" % pt)
+            continue
+        odir = out(name)
+        os.makedirs(odir, exist_ok=True)
+        os.chmod(odir, 0o777)   # writable: the only thing wrong must be the privileges
+        if mode == "attach":
+            wl = start_waiting(wl_basic)
+            if not wl:
+                res.fail(name, "workload never became ready")
+                continue
+            rc, _, err = run(drop + [pt, "-p", wl.pid, "-o", odir])
+            res.eq("%s: exit status" % name, rc, 4)
+            one_error_line(res, name, err)
+            check_unharmed(res, name, wl)
+        else:
+            rc, _, err = run(drop + [pt, "-o", odir, "--", wl_basic])
+            res.eq("%s: exit status" % name, rc, 4)
+            one_error_line(res, name, err)
+
+    # ---- unwritable output directory (exit 6), attach (target unharmed) and launch
+    name = "cli/unwritable output dir attach"
+    if res.wanted(name) and wl_basic:
+        wl = start_waiting(wl_basic)
+        if not wl:
+            res.fail(name, "workload never became ready")
+        else:
+            rc, _, err = run([pt, "-p", wl.pid, "-o", "/proc/foo"])
+            res.eq("%s: exit status" % name, rc, 6)
+            one_error_line(res, name, err)
+            check_unharmed(res, name, wl)
+    name = "cli/unwritable output dir launch"
+    if res.wanted(name) and wl_basic:
+        rc, _, err = run([pt, "-o", "/proc/foo", "--", wl_basic])
+        res.eq("%s: exit status" % name, rc, 6)
+        one_error_line(res, name, err)
+
+    # ---- peaktrace killed (SIGKILL) while attached: the probes go away with it and
+    #      the target, woken afterwards, runs every allocation path unharmed.
+    name = "cli/peaktrace killed while attached"
+    if res.wanted(name) and wl_basic:
+        wl = start_waiting(wl_basic)
+        pr = Proc([pt, "-p", wl.pid, "-o", out(name)]) if wl else None
+        if not wl or not pr.wait_for("err", TRACING_RX % wl.pid):
+            res.fail(name, "attach did not start: %s" % short(pr.err if pr else ""))
+            if wl:
+                wl.kill()
+        else:
+            pr.kill()
+            pr.wait(10)
+            check_unharmed(res, name, wl)
+
+    # ---- a target that exits by itself mid-trace ends tracing with a full report,
+    #      even with a long -d.
+    name = "cli/target exits mid-trace"
+    if res.wanted(name) and wl_basic:
+        r = trace_attach(pt, wl_basic, [], out(name), extra=["-d", "50"])
+        if r.why:
+            res.fail(name, r.why)
+        else:
+            res.eq("%s: exit status" % name, r.rc, 0)
+            res.true("%s: ends with the target, not at -d 50" % name, r.elapsed < 40,
+                     "took %.1f s" % r.elapsed)
+            rep = load_report(res, name, r.outdir)
+            if rep:
+                res.eq("%s: target.exited" % name, rep.get("target", {}).get("exited"), True)
+                res.true("%s: report has allocations" % name,
+                         rep.get("totals", {}).get("alloc_count", 0) > 0, "no allocations")
+
+    # ---- -d 1, launch: ends ~1 s after tracing starts, with a report
+    name = "cli/-d 1 launch"
+    if res.wanted(name) and wl_sleep:
+        r = trace_launch(pt, wl_sleep, [], out(name), extra=["-d", "1"])
+        if r.why:
+            res.fail(name, r.why)
+        else:
+            res.eq("%s: exit status" % name, r.rc, 0)
+            res.true("%s: ends after ~1 s" % name, 0.9 <= r.elapsed < TIMEOUT,
+                     "took %.2f s after the tracing line" % r.elapsed)
+            rep = load_report(res, name, r.outdir)
+            if rep and sleep_live:
+                got = find_stack(rep, sleep_live["frame0"])
+                res.eq("%s: scn_sleep_live live_bytes" % name, got["live_bytes"], sleep_live["live_bytes"])
+            if r.target:
+                try:
+                    os.kill(r.target, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    # ---- -d 1, attach: ends ~1 s later, target left running and still healthy
+    name = "cli/-d 1 attach"
+    if res.wanted(name) and wl_sleep:
+        r = trace_attach(pt, wl_sleep, [], out(name), extra=["-d", "1"], leave_running=True)
+        if r.why:
+            res.fail(name, r.why)
+        else:
+            res.eq("%s: exit status" % name, r.rc, 0)
+            res.true("%s: ends after ~1 s" % name, 0.9 <= r.elapsed < TIMEOUT,
+                     "took %.2f s after the tracing line" % r.elapsed)
+            rep = load_report(res, name, r.outdir)
+            if rep and sleep_live:
+                got = find_stack(rep, sleep_live["frame0"])
+                res.eq("%s: scn_sleep_live live_bytes" % name, got["live_bytes"], sleep_live["live_bytes"])
+            res.true("%s: target still running" % name, pid_alive(r.wl.pid), "target is gone")
+            r.wl.signal(signal.SIGTERM)
+            res.eq("%s: target exit status after SIGTERM" % name, r.wl.wait(TIMEOUT), 0)
+
+    # ---- SIGINT to peaktrace: report written, target left running
+    name = "cli/SIGINT"
+    if res.wanted(name) and wl_sleep:
+        def interrupt(pr, wl):
+            if wl.wait_for("out", re.escape(SLEEP_MARK)):
+                time.sleep(0.2)
+                pr.signal(signal.SIGINT)
+        r = trace_attach(pt, wl_sleep, [], out(name), on_tracing=interrupt, leave_running=True)
+        if r.why:
+            res.fail(name, r.why)
+        else:
+            res.eq("%s: exit status" % name, r.rc, 0)
+            rep = load_report(res, name, r.outdir)
+            if rep:
+                res.eq("%s: target.exited" % name, rep.get("target", {}).get("exited"), False)
+                if sleep_live:
+                    got = find_stack(rep, sleep_live["frame0"])
+                    res.eq("%s: scn_sleep_live live_bytes" % name, got["live_bytes"], sleep_live["live_bytes"])
+            res.true("%s: target still running" % name, pid_alive(r.wl.pid), "target is gone")
+            r.wl.signal(signal.SIGTERM)
+            res.eq("%s: target exit status after SIGTERM" % name, r.wl.wait(TIMEOUT), 0)
+
+
+def parents(path):
+    """The directories an unprivileged user must traverse to reach path."""
+    d = os.path.dirname(path)
+    out = []
+    while True:
+        out.append(d)
+        nd = os.path.dirname(d)
+        if nd == d:
+            return out
+        d = nd

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Running peaktrace over a workload (launch and attach) and reading its report: shared by
+the case, cli, sample, arenas and allocators sections."""
+
+import json
+import os
+import re
+import signal
+import time
+
+from harness import READY_MARK, SLEEP_MARK, STACK_FIELDS, TIMEOUT, Proc, children_of, short
+
+TRACING_RX = r"^peaktrace: tracing (?:PID )?%d\b"
+
+
+class TraceRun:
+    """One peaktrace run over a workload. Fields: rc, wl_rc, out (peaktrace stdout),
+    err, outdir, why (setup failure), elapsed (tracing line -> exit)."""
+    rc = wl_rc = why = elapsed = None
+    out = err = ""
+
+
+def trace_launch(pt, workload, args, outdir, extra=(), stop=None, on_tracing=None):
+    r = TraceRun()
+    r.outdir = outdir
+    pr = Proc([pt, "-o", outdir] + list(extra) + ["--", workload] + list(args))
+    m = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?(\d+)\b")
+    t0 = time.monotonic()
+    target = int(m.group(1)) if m else None
+    if m and on_tracing:
+        on_tracing(pr, target)
+    if m and stop == "sigterm":
+        if pr.wait_for("out", re.escape(SLEEP_MARK)):
+            kids = [k for k in children_of(pr.pid) if k == target] or children_of(pr.pid)
+            for k in kids:
+                os.kill(k, signal.SIGTERM)
+    r.rc = pr.wait(TIMEOUT)
+    r.elapsed = time.monotonic() - t0
+    r.out, r.err, r.target = pr.out, pr.err, target
+    if not m:
+        r.why = "no 'peaktrace: tracing' line on stderr (exit %s): %s" % (r.rc, short(r.err))
+    pr.kill()   # a launched target left running
+    return r
+
+
+def trace_attach(pt, workload, args, outdir, extra=(), stop=None, on_tracing=None, leave_running=False):
+    r = TraceRun()
+    r.outdir = outdir
+    wl = Proc([workload, "--wait"] + list(args))
+    r.target = wl.pid
+    if not wl.wait_for("out", re.escape(READY_MARK)):
+        wl.kill()
+        r.why = "workload never became ready: %s" % short(wl.err)
+        return r
+    pr = Proc([pt, "-p", wl.pid, "-o", outdir] + list(extra))
+    m = pr.wait_for("err", TRACING_RX % wl.pid)
+    t0 = time.monotonic()
+    if not m:
+        r.rc = pr.wait(TIMEOUT)
+        r.out, r.err = pr.out, pr.err
+        r.why = "no 'peaktrace: tracing %d' line on stderr (exit %s): %s" % (wl.pid, r.rc, short(r.err))
+        wl.kill()
+        return r
+    wl.signal(signal.SIGUSR1)
+    if on_tracing:
+        on_tracing(pr, wl)
+    if stop == "sigterm" and not leave_running:
+        if wl.wait_for("out", re.escape(SLEEP_MARK)):
+            wl.signal(signal.SIGTERM)
+    if not leave_running:
+        r.wl_rc = wl.wait(TIMEOUT)
+    r.rc = pr.wait(TIMEOUT)
+    r.elapsed = time.monotonic() - t0
+    r.out, r.err = pr.out, pr.err
+    r.wl = wl
+    if not leave_running:
+        wl.kill()
+    return r
+
+
+def load_report(res, prefix, outdir):
+    path = os.path.join(outdir, "report.json")
+    try:
+        with open(path) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail("%s: report.json" % prefix, "unreadable: %s" % e)
+        return None
+    res.ok("%s: report.json" % prefix)
+    return rep
+
+
+def find_stack(rep, frame0):
+    rx = re.compile(frame0)
+    sel = [s for s in rep.get("stacks", []) if s.get("frames") and rx.search(str(s["frames"][0].get("func", "")))]
+    return {k: sum(int(s.get(k, 0)) for s in sel) for k in STACK_FIELDS}
