@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# python: CPython frames end to end (issue 5 part 2), a section of tests/run.py.
+# python: CPython frames end to end, a section of tests/run.py.
 #
 # tests/workloads/wl_python.py allocates known amounts from known functions (bytearray(n)
 # mallocs n + 1 bytes); each site's line is read from its "# SITE name" comment. For each
