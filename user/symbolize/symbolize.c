@@ -641,6 +641,19 @@ static pid_t ns_pid(pid_t pid)
 	return last;
 }
 
+int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, const char **name)
+{
+	unsigned long long st, sz;
+	int n = 0;
+
+	if (sscanf(line, "%llx %llx %n", &st, &sz, &n) != 2 || !n || !sz)
+		return -1;
+	*start = st;
+	*size = sz;
+	*name = line + n;
+	return 0;
+}
+
 /* Read what was appended to /tmp/perf-PID.map ("START SIZE name", hex) since the last call. */
 static void perfmap_read(struct pt_symbolizer *s)
 {
@@ -662,14 +675,14 @@ static void perfmap_read(struct pt_symbolizer *s)
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, size;
-		int n = 0;
+		uint64_t start, size;
+		const char *name;
 
 		if (!strchr(line, '\n'))
 			break;	/* a line still being written: read it next time */
 		s->jit_off += (long)strlen(line);
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%llx %llx %n", &start, &size, &n) != 2 || !n || !size)
+		if (pt_perfmap_parse_line(line, &start, &size, &name))
 			continue;
 		if (s->njit == s->capjit) {
 			size_t nc = s->capjit ? s->capjit * 2 : 256;
@@ -683,7 +696,7 @@ static void perfmap_read(struct pt_symbolizer *s)
 		s->jit[s->njit].start = start;
 		s->jit[s->njit].size = size;
 		s->jit[s->njit].seq = s->njit;
-		s->jit[s->njit].name = strdup(line + n);
+		s->jit[s->njit].name = strdup(name);
 		if (!s->jit[s->njit].name)
 			break;
 		s->njit++;
