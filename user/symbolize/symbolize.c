@@ -654,6 +654,23 @@ int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, con
 	return 0;
 }
 
+/* The perf map, if path is a regular file. The target names what is there: a FIFO would block
+ * a plain fopen() until someone writes to it, and a device read forever. */
+static FILE *perfmap_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 /* Read what was appended to /tmp/perf-PID.map ("START SIZE name", hex) since the last call. */
 static void perfmap_read(struct pt_symbolizer *s)
 {
@@ -661,12 +678,12 @@ static void perfmap_read(struct pt_symbolizer *s)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", s->pid, ns_pid(s->pid));
-	f = fopen(path, "r");
+	f = perfmap_open(path);
 	if (!f) {
 		/* The target is gone (no /proc/PID/root): its map stays in /tmp when it ran in
 		 * our mount namespace. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", s->pid);
-		f = fopen(path, "r");
+		f = perfmap_open(path);
 	}
 	if (!f)
 		return;
