@@ -695,8 +695,20 @@ static void perfmap_read(struct pt_symbolizer *s)
 		uint64_t start, size;
 		const char *name;
 
-		if (!strchr(line, '\n'))
-			break;	/* a line still being written: read it next time */
+		if (!strchr(line, '\n')) {
+			size_t skip = strlen(line);
+			int c = EOF;
+
+			/* A line longer than the buffer (a JIT name can be a long path): skip it
+			 * once it is whole, or every later line would stay unread for good. */
+			if (skip == sizeof(line) - 1)
+				while ((c = getc(f)) != EOF && c != '\n')
+					skip++;
+			if (c != '\n')
+				break;	/* a line still being written: read it next time */
+			s->jit_off += (long)skip + 1;
+			continue;
+		}
 		s->jit_off += (long)strlen(line);
 		line[strcspn(line, "\n")] = 0;
 		if (pt_perfmap_parse_line(line, &start, &size, &name))
