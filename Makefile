@@ -64,7 +64,8 @@ $(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) tests/unit/check.h | $(OUT)/tes
 unit: $(UNIT_BINS)
 
 # Install build and test dependencies from Debian (idempotent).
-DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc g++ python3 pkg-config
+DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc g++ python3 pkg-config \
+	libclang-rt-14-dev
 # The allocators tests (tests/run.py): jemalloc, tcmalloc and mimalloc to LD_PRELOAD, musl-gcc.
 EXTRA_DEPS += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 musl-tools
 deps:
@@ -100,3 +101,6 @@ clean:
 
 # The Lambda-like host and the bundled sample functions: their own rules.
 include tools/lambda-host/host.mk
+
+# libFuzzer harnesses for the parsers of target-controlled input: make fuzz [FUZZ_SECONDS=N].
+include tests/fuzz/fuzz.mk

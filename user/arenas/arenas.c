@@ -36,25 +36,33 @@ int pt_smaps_parse(const char *text, struct pt_smap *out, int max)
 	while (p && *p) {
 		const char *eol = strchr(p, '\n');
 		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		/* sscanf on a copy of the line, never on the text: glibc's sscanf first measures its
+		 * whole input (strlen), which made parsing quadratic in the size of smaps (minutes
+		 * for a target with a few thousand mappings), and fields could run across lines. */
+		char line[512];
+		size_t l = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
 		unsigned long long s, e, kb;
 		char perms[8];
 		int off = 0;
 
-		if (sscanf(p, "%llx-%llx %7s %*s %*s %*s%n", &s, &e, perms, &off) == 3 && off > 0) {
-			const char *name = p + off;
+		memcpy(line, p, l);
+		line[l] = 0;
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s%n", &s, &e, perms, &off) == 3 && off > 0) {
+			const char *name = line + off;
 
 			if (n + 1 >= max)
 				break;
 			n++;
-			while (name < p + len && *name == ' ')
+			while (name < line + l && *name == ' ')
 				name++;
 			memset(&out[n], 0, sizeof(out[n]));
 			out[n].start = s;
 			out[n].end = e;
 			out[n].rw = perms[0] == 'r' && perms[1] == 'w';
-			out[n].heap = (size_t)(p + len - name) == 6 && !strncmp(name, "[heap]", 6);
-			out[n].anon = name == p + len || out[n].heap;
-		} else if (n >= 0 && sscanf(p, "Rss: %llu kB", &kb) == 1) {
+			/* A line longer than the copy names a file (a long path): neither of these. */
+			out[n].heap = l == len && (size_t)(line + l - name) == 6 && !strncmp(name, "[heap]", 6);
+			out[n].anon = (l == len && name == line + l) || out[n].heap;
+		} else if (n >= 0 && sscanf(line, "Rss: %llu kB", &kb) == 1) {
 			out[n].rss = kb * 1024;
 		}
 		p = eol ? eol + 1 : NULL;

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,7 +231,8 @@ int pt_py_line(const uint8_t *table, size_t len, int firstlineno, uint32_t idx)
 {
 	size_t pos = 0;
 	uint32_t addr = 0;
-	int line = firstlineno;
+	/* 64 bits: the deltas are the target's, and an int sum could overflow. */
+	int64_t line = firstlineno;
 
 	while (pos < len) {
 		uint8_t first = table[pos++];
@@ -262,8 +264,10 @@ int pt_py_line(const uint8_t *table, size_t len, int firstlineno, uint32_t idx)
 			break;
 		}
 		line += delta;
+		if (line < INT_MIN || line > INT_MAX)
+			return -1;      /* no real line number: a corrupt table */
 		if (idx < addr + n)
-			return none ? -1 : line;
+			return none ? -1 : (int)line;
 		addr += n;
 	}
 	return -1;

@@ -641,6 +641,36 @@ static pid_t ns_pid(pid_t pid)
 	return last;
 }
 
+int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, const char **name)
+{
+	unsigned long long st, sz;
+	int n = 0;
+
+	if (sscanf(line, "%llx %llx %n", &st, &sz, &n) != 2 || !n || !sz)
+		return -1;
+	*start = st;
+	*size = sz;
+	*name = line + n;
+	return 0;
+}
+
+/* The perf map, if path is a regular file. The target names what is there: a FIFO would block
+ * a plain fopen() until someone writes to it, and a device read forever. */
+static FILE *perfmap_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 /* Read what was appended to /tmp/perf-PID.map ("START SIZE name", hex) since the last call. */
 static void perfmap_read(struct pt_symbolizer *s)
 {
@@ -648,12 +678,12 @@ static void perfmap_read(struct pt_symbolizer *s)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", s->pid, ns_pid(s->pid));
-	f = fopen(path, "r");
+	f = perfmap_open(path);
 	if (!f) {
 		/* The target is gone (no /proc/PID/root): its map stays in /tmp when it ran in
 		 * our mount namespace. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", s->pid);
-		f = fopen(path, "r");
+		f = perfmap_open(path);
 	}
 	if (!f)
 		return;
@@ -662,14 +692,26 @@ static void perfmap_read(struct pt_symbolizer *s)
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, size;
-		int n = 0;
+		uint64_t start, size;
+		const char *name;
 
-		if (!strchr(line, '\n'))
-			break;	/* a line still being written: read it next time */
+		if (!strchr(line, '\n')) {
+			size_t skip = strlen(line);
+			int c = EOF;
+
+			/* A line longer than the buffer (a JIT name can be a long path): skip it
+			 * once it is whole, or every later line would stay unread for good. */
+			if (skip == sizeof(line) - 1)
+				while ((c = getc(f)) != EOF && c != '\n')
+					skip++;
+			if (c != '\n')
+				break;	/* a line still being written: read it next time */
+			s->jit_off += (long)skip + 1;
+			continue;
+		}
 		s->jit_off += (long)strlen(line);
 		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%llx %llx %n", &start, &size, &n) != 2 || !n || !size)
+		if (pt_perfmap_parse_line(line, &start, &size, &name))
 			continue;
 		if (s->njit == s->capjit) {
 			size_t nc = s->capjit ? s->capjit * 2 : 256;
@@ -683,7 +725,7 @@ static void perfmap_read(struct pt_symbolizer *s)
 		s->jit[s->njit].start = start;
 		s->jit[s->njit].size = size;
 		s->jit[s->njit].seq = s->njit;
-		s->jit[s->njit].name = strdup(line + n);
+		s->jit[s->njit].name = strdup(name);
 		if (!s->jit[s->njit].name)
 			break;
 		s->njit++;

@@ -31,6 +31,11 @@ int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res
 int pt_sym_is_code(struct pt_symbolizer *s, uint64_t addr);
 void pt_sym_free(struct pt_symbolizer *s);
 
+/* One line of a perf map (/tmp/perf-PID.map, written by the target's JIT), newline already cut:
+ * "START SIZE name" with START and SIZE in hex. 0 with *name pointing into line, or -1 when
+ * the line is not in that form or SIZE is 0. */
+int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, const char **name);
+
 /* Demangle a C++ (Itanium ABI) name; returns malloc'd string or NULL if not mangled. */
 char *pt_demangle(const char *name);
 #endif
