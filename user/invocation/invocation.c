@@ -389,6 +389,40 @@ int pt_rapi_sockets(pid_t pid, int *fds, int max)
 	return n;
 }
 
+/* Attaching to a runtime that may already be waiting for its next invocation: its Runtime API
+ * sockets go into the rapi_fds map (fd) as connected. */
+void pt_rapi_seed(int rapi_fds_fd, pid_t pid)
+{
+	int fds[16], n = pt_rapi_sockets(pid, fds, 16), k;
+	uint32_t connected = 2;
+
+	for (k = 0; k < n; k++) {
+		uint64_t key = ((uint64_t)pid << 32) | (uint32_t)fds[k];
+
+		bpf_map_update_elem(rapi_fds_fd, &key, &connected, BPF_ANY);
+	}
+}
+
+/* The function's name, from its environment (attach) or ours (launch: inherited). */
+void pt_emf_function_name(pid_t pid, bool launched, const char *comm, char *out, size_t outlen)
+{
+	const char *fnm = getenv("AWS_LAMBDA_FUNCTION_NAME");
+	char path[64], buf[65536];
+	FILE *f;
+	size_t n, i;
+
+	snprintf(out, outlen, "%s", fnm ? fnm : comm);
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	f = launched ? NULL : fopen(path, "r");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	for (i = 0; i < n; i += strlen(buf + i) + 1)
+		if (strncmp(buf + i, "AWS_LAMBDA_FUNCTION_NAME=", 25) == 0)
+			snprintf(out, outlen, "%.100s", buf + i + 25);
+}
+
 void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_name, uint64_t wall_ms)
 {
 	/* https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html */
