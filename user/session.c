@@ -935,7 +935,6 @@ static void report_figures(struct pt_session *s)
 	rep->src = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;
-	rep->launched = s->launched;
 	collect_arenas(s);
 	rep->ar = s->ar;
 	memset(&s->ar, 0, sizeof(s->ar));
