@@ -469,6 +469,28 @@ static FILE *open_out(const char *dir, const char *name)
 
 /* ---- the steps ------------------------------------------------------------------------- */
 
+/* RssAnon, RssFile and RssShmem of /proc/PID/status in bytes, into rss[PT_RSS_*] (left as they
+ * are when absent). */
+static void read_rss(pid_t pid, int64_t *rss)
+{
+	char path[64], line[256];
+	long long kb;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "RssAnon: %lld kB", &kb) == 1)
+			rss[PT_RSS_ANON] = kb * 1024;
+		else if (sscanf(line, "RssFile: %lld kB", &kb) == 1)
+			rss[PT_RSS_FILE] = kb * 1024;
+		else if (sscanf(line, "RssShmem: %lld kB", &kb) == 1)
+			rss[PT_RSS_SHMEM] = kb * 1024;
+	}
+	if (f)
+		fclose(f);
+}
+
 /*
  * Probe the file the process really maps. Its path is the stable name (it survives an exec
  * between here and the attach); only when the path now holds another file (a library upgraded
@@ -712,22 +734,12 @@ static void seed_globals(struct pt_session *s)
 	g->inv_peak_counter = 1;
 	if (!s->launched) {
 		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
-		char path[64], line[256];
-		long long kb;
-		FILE *f;
+		int64_t rss[PT_RSS_COUNT] = { 0 };
 
-		snprintf(path, sizeof(path), "/proc/%d/status", s->pid);
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f)) {
-			if (sscanf(line, "RssAnon: %lld kB", &kb) == 1)
-				g->rss[PT_RSS_ANON] = kb * 1024;
-			else if (sscanf(line, "RssFile: %lld kB", &kb) == 1)
-				g->rss[PT_RSS_FILE] = kb * 1024;
-			else if (sscanf(line, "RssShmem: %lld kB", &kb) == 1)
-				g->rss[PT_RSS_SHMEM] = kb * 1024;
-		}
-		if (f)
-			fclose(f);
+		read_rss(s->pid, rss);
+		g->rss[PT_RSS_ANON] = rss[PT_RSS_ANON];
+		g->rss[PT_RSS_FILE] = rss[PT_RSS_FILE];
+		g->rss[PT_RSS_SHMEM] = rss[PT_RSS_SHMEM];
 		g->rss_peak = g->rss[PT_RSS_ANON] + g->rss[PT_RSS_FILE] + g->rss[PT_RSS_SHMEM];
 		g->inv[0].rss_start = g->inv[0].rss_peak = g->rss_peak;
 	}
