@@ -59,11 +59,6 @@ enum pt_alloc_fn {
 	PT_FN_POSIX_MEMALIGN, PT_FN_ALIGNED_ALLOC, PT_FN_MEMALIGN, PT_FN_VALLOC, PT_FN_PVALLOC,
 	PT_FN_MAX,
 };
-/* The former BPF-side spellings (enum pt_fn), still used by user/main.c's assertion that the two
- * enums agree; to go with it. */
-#define PT_FN_COUNT PT_FN_MAX
-#define PT_FREE PT_FN_FREE
-#define PT_PVALLOC PT_FN_PVALLOC
 
 /* Attach cookie of boundary_hit: which edge of an invocation this uprobe is. A user-named pair
  * (--boundary start=LIB:SYM,end=LIB:SYM), or aws-lambda-cpp's own functions (--boundary uprobe),

@@ -5,13 +5,18 @@
  */
 #include <errno.h>
 #include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include "invocation/boundary.h"
 #include "util/elfutil.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
 #include "symbolize/symbolize.h"
+#include "bpf/peaktrace.h"
+#include "peaktrace.skel.h"
 
 static int parse_point(const char *s, size_t n, struct pt_boundary_point *p, bool default_return)
 {
@@ -170,4 +175,89 @@ int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
 		}
 	}
 	return err;
+}
+
+/* Uprobes on the runtime's own functions mark invocation boundaries (--boundary start=..). */
+int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
+			 const struct pt_boundary_spec *spec, pid_t pid, const char *const *paths,
+			 int npaths, bool launched, bool verbose)
+{
+	const struct pt_boundary_point *pts[2] = { &spec->start, &spec->end };
+	int k, err;
+
+	for (k = 0; k < 2; k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo);
+		char *path = NULL;
+		uint64_t off;
+
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, pts[k], &path, &off);
+		if (err) {
+			fprintf(stderr, "peaktrace: --boundary %s: no function %s in an object matching %s%s\n",
+				k ? "end" : "start", pts[k]->sym, pts[k]->lib,
+				launched ? " (launch mode sees the program and the libraries it links)" : "");
+			return err;
+		}
+		uo.retprobe = pts[k]->at_return;
+		uo.bpf_cookie = k ? PT_BOUNDARY_END : PT_BOUNDARY_START;
+		if (verbose)
+			fprintf(stderr, "peaktrace: %s boundary: %s at %s+0x%" PRIx64 " (%s)\n", k ? "end" : "start",
+				pts[k]->sym, path, off, pts[k]->at_return ? "return" : "entry");
+		err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.boundary_hit, pid,
+									  path, off, &uo), 2);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach the %s boundary to %s in %s: %s\n",
+				k ? "end" : "start", pts[k]->sym, path, strerror(-err));
+			free(path);
+			return err;
+		}
+		free(path);
+	}
+	return 0;
+}
+
+/*
+ * aws-lambda-cpp (inside the official Node.js and Python runtime interface clients): get_next()
+ * returning starts an invocation, post_success()/post_failure() end it; the request id comes
+ * from their arguments. LOCAL symbols, found in .symtab of whichever mapped object has them.
+ */
+int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid,
+			     const char *const *paths, int npaths, bool launched)
+{
+	static const struct { const char *sym; bool ret; uint64_t cookie; } fns[] = {
+		{ "_ZN3aws14lambda_runtime7runtime8get_nextEv", true, PT_BOUNDARY_AWS_NEXT },
+		{ "_ZN3aws14lambda_runtime7runtime12post_successERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS0_19invocation_responseE", false, PT_BOUNDARY_AWS_SUCCESS },
+		{ "_ZN3aws14lambda_runtime7runtime12post_failureERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS0_19invocation_responseE", false, PT_BOUNDARY_AWS_FAILURE },
+	};
+	size_t k;
+	int err;
+
+	for (k = 0; k < sizeof(fns) / sizeof(fns[0]); k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo);
+		struct pt_boundary_point pt = { .lib = "", .at_return = fns[k].ret };
+		char *path = NULL;
+		uint64_t off;
+
+		snprintf(pt.sym, sizeof(pt.sym), "%s", fns[k].sym);
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, &pt, &path, &off);
+		if (err) {
+			fprintf(stderr, "peaktrace: --boundary uprobe: no aws-lambda-cpp runtime (%s) in the "
+					"objects %s maps%s\n", k == 0 ? "runtime::get_next" : k == 1 ?
+					"runtime::post_success" : "runtime::post_failure",
+				launched ? "the program" : "the process",
+				launched ? " before it runs (a runtime that dlopens it: use -p)" : "");
+			return err;
+		}
+		uo.retprobe = fns[k].ret;
+		uo.bpf_cookie = fns[k].cookie;
+		err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.boundary_hit, pid,
+									  path, off, &uo), 2);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach to aws-lambda-cpp in %s: %s\n", path,
+				strerror(-err));
+			free(path);
+			return err;
+		}
+		free(path);
+	}
+	return 0;
 }

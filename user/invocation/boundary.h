@@ -5,6 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "attach/links.h"
+
+struct peaktrace_bpf;
 
 struct pt_boundary_point {
 	char lib[256];     /* object: a path, or the start of a file name ("oom", "libfoo") */
@@ -25,4 +28,13 @@ int pt_boundary_parse(const char *spec, struct pt_boundary_spec *out);
  * -ENOENT (no such object or symbol) or -errno. */
 int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
 			const struct pt_boundary_point *p, char **open_path, uint64_t *offset);
+
+/* Uprobes on the spec's start and end points (cookies 1 and 2), in link group 2: among the
+ * target's mapped objects, or in launch mode among paths. Returns 0 or -errno (said on stderr). */
+int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
+			 const struct pt_boundary_spec *spec, pid_t pid, const char *const *paths,
+			 int npaths, bool launched, bool verbose);
+/* --boundary uprobe: aws-lambda-cpp's get_next/post_success/post_failure (cookies 3-5). */
+int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid,
+			     const char *const *paths, int npaths, bool launched);
 #endif

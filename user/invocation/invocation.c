@@ -384,6 +384,34 @@ int pt_rapi_sockets(pid_t pid, int *fds, int max)
 	return n;
 }
 
+/* Attaching to a runtime that may already be waiting for its next invocation: its Runtime API
+ * sockets go into the rapi_fds map (fd) as connected. */
+void pt_rapi_seed(int rapi_fds_fd, pid_t pid)
+{
+	int fds[16], n = pt_rapi_sockets(pid, fds, 16), k;
+	uint32_t connected = PT_RAPI_FD_CONNECTED;
+
+	for (k = 0; k < n; k++) {
+		uint64_t key = PT_RAPI_FD_KEY(pid, fds[k]);
+
+		bpf_map_update_elem(rapi_fds_fd, &key, &connected, BPF_ANY);
+	}
+}
+
+/* The function's name, from its environment (attach) or ours (launch: inherited). */
+void pt_emf_function_name(pid_t pid, bool launched, const char *comm, char *out, size_t outlen)
+{
+	const char *fnm = getenv("AWS_LAMBDA_FUNCTION_NAME");
+	struct pt_environ env;
+
+	snprintf(out, outlen, "%s", fnm ? fnm : comm);
+	if (launched || pt_environ_read(pid, &env))
+		return;
+	if ((fnm = pt_environ_get(&env, "AWS_LAMBDA_FUNCTION_NAME")))
+		snprintf(out, outlen, "%.100s", fnm);
+	pt_environ_free(&env);
+}
+
 void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_name, uint64_t wall_ms)
 {
 	/* https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html */

@@ -73,6 +73,8 @@ size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen)
  * environment), so a request sent before attaching is recognized. Returns the number of fds
  * stored (0 if the process is no Lambda runtime). */
 int pt_rapi_sockets(pid_t pid, int *fds, int max);
+/* Mark those sockets connected in the rapi_fds map (its fd), before attaching. */
+void pt_rapi_seed(int rapi_fds_fd, pid_t pid);
 
 /* Fill rec from the kernel's record and the stats of stacks [0, nstacks) (read through
  * stats_fd): the top stacks held at the invocation's peak. Stack counts are kept in units of
@@ -94,5 +96,8 @@ void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, un
 /* CloudWatch embedded metric format: one JSON object (no newline) for an invocation. */
 void pt_inv_emf(FILE *f, const struct pt_inv_record *rec, const char *function_name,
 		uint64_t wall_ms);
+/* The EMF function name: AWS_LAMBDA_FUNCTION_NAME of the target (attach) or ours (launch), else
+ * comm. */
+void pt_emf_function_name(pid_t pid, bool launched, const char *comm, char *out, size_t outlen);
 
 #endif

@@ -261,160 +261,206 @@ int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_
 	return err;
 }
 
+/* The state of one pt_collect: the frame intern table, the merge tables of heap and mmap/brk
+ * stacks with the frame lists they compare, and the counts summed before rounding. */
+struct collector {
+	struct intern t;
+	struct merge hm, mm;
+	uint32_t fcap, scap, mcap;
+	uint32_t **sfr, *snf, **mfr, *mnf;
+	struct pt_map_stack *ms;
+	uint32_t nms;
+	int64_t (*cnt)[4];   /* per output stack: alloc, free, live, peak counts */
+};
+
+static int collector_init(struct collector *c, uint32_t nstacks)
+{
+	c->t.cap = pow2_at_least((uint64_t)nstacks * 4 + 64);
+	c->hm.cap = c->mm.cap = pow2_at_least(nstacks + 16);
+	c->t.keys = calloc(c->t.cap, sizeof(*c->t.keys));
+	c->t.vals = calloc(c->t.cap, sizeof(*c->t.vals));
+	c->hm.keys = calloc(c->hm.cap, sizeof(*c->hm.keys));
+	c->hm.vals = calloc(c->hm.cap, sizeof(*c->hm.vals));
+	c->mm.keys = calloc(c->mm.cap, sizeof(*c->mm.keys));
+	c->mm.vals = calloc(c->mm.cap, sizeof(*c->mm.vals));
+	if (!c->t.keys || !c->t.vals || !c->hm.keys || !c->hm.vals || !c->mm.keys || !c->mm.vals)
+		return -ENOMEM;
+	/* Fixed-point counts (sampling weights) are summed first and rounded once, below. */
+	c->cnt = calloc(nstacks ? nstacks : 1, sizeof(*c->cnt));
+	return c->cnt ? 0 : -ENOMEM;
+}
+
+/* Everything but the outputs (p's stacks, c->ms), which the caller owns. */
+static void collector_free(struct collector *c)
+{
+	free(c->cnt);
+	free(c->t.keys);
+	free(c->t.vals);
+	free(c->hm.keys);
+	free(c->hm.vals);
+	free(c->mm.keys);
+	free(c->mm.vals);
+	free(c->sfr);
+	free(c->snf);
+	free(c->mfr);
+	free(c->mnf);
+}
+
+/* The output heap stack with frames fr[0..n), added if new: its index in *k. */
+static int heap_stack(struct collector *c, struct pt_profile *p, const uint32_t *fr, uint32_t n,
+		      uint32_t *k)
+{
+	uint64_t h = frames_hash(fr, n);
+	struct pt_stack *o;
+	uint32_t slot;
+
+	if (merge_find(&c->hm, h, fr, n, &slot, (const uint32_t *const *)c->sfr, c->snf)) {
+		*k = slot;
+		return 0;
+	}
+	if (p->nstacks == c->scap) {
+		uint32_t nc = c->scap ? c->scap * 2 : 256;
+		void *a = realloc(p->stacks, nc * sizeof(*p->stacks));
+		void *b = realloc(c->sfr, nc * sizeof(*c->sfr));
+		void *d = realloc(c->snf, nc * sizeof(*c->snf));
+
+		if (a) p->stacks = a;
+		if (b) c->sfr = b;
+		if (d) c->snf = d;
+		if (!a || !b || !d)
+			return -ENOMEM;
+		c->scap = nc;
+	}
+	o = &p->stacks[p->nstacks];
+	memset(o, 0, sizeof(*o));
+	o->frames = malloc(n * sizeof(*o->frames));
+	if (!o->frames)
+		return -ENOMEM;
+	memcpy(o->frames, fr, n * sizeof(*fr));
+	o->nframes = n;
+	c->sfr[p->nstacks] = o->frames;
+	c->snf[p->nstacks] = n;
+	c->hm.keys[slot] = h;
+	c->hm.vals[slot] = ++p->nstacks;
+	*k = p->nstacks - 1;
+	return 0;
+}
+
+/* The output mmap/brk stack with frames fr[0..n), added if new: its index in *k. */
+static int map_stack(struct collector *c, const uint32_t *fr, uint32_t n, uint32_t *k)
+{
+	uint64_t h = frames_hash(fr, n);
+	uint32_t slot;
+
+	if (merge_find(&c->mm, h, fr, n, &slot, (const uint32_t *const *)c->mfr, c->mnf)) {
+		*k = slot;
+		return 0;
+	}
+	if (c->nms == c->mcap) {
+		uint32_t nc = c->mcap ? c->mcap * 2 : 64;
+		void *a = realloc(c->ms, nc * sizeof(*c->ms));
+		void *b = realloc(c->mfr, nc * sizeof(*c->mfr));
+		void *d = realloc(c->mnf, nc * sizeof(*c->mnf));
+
+		if (a) c->ms = a;
+		if (b) c->mfr = b;
+		if (d) c->mnf = d;
+		if (!a || !b || !d)
+			return -ENOMEM;
+		c->mcap = nc;
+	}
+	memset(&c->ms[c->nms], 0, sizeof(c->ms[c->nms]));
+	c->ms[c->nms].frames = malloc(n * sizeof(*fr));
+	if (!c->ms[c->nms].frames)
+		return -ENOMEM;
+	memcpy(c->ms[c->nms].frames, fr, n * sizeof(*fr));
+	c->ms[c->nms].nframes = n;
+	c->mfr[c->nms] = c->ms[c->nms].frames;
+	c->mnf[c->nms] = n;
+	c->mm.keys[slot] = h;
+	c->mm.vals[slot] = ++c->nms;
+	*k = c->nms - 1;
+	return 0;
+}
+
+/* One kernel stack's figures into the output stacks its frames fr[0..n) merged into. */
+static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_stack_stats *st,
+		     uint64_t peak_seq, const uint32_t *fr, uint32_t n)
+{
+	uint32_t k;
+
+	if (st->alloc_count || st->free_count) {
+		struct pt_stack *o;
+
+		if (heap_stack(c, p, fr, n, &k))
+			return -ENOMEM;
+		o = &p->stacks[k];
+		c->cnt[k][0] += st->alloc_count;
+		c->cnt[k][1] += st->free_count;
+		c->cnt[k][2] += st->live_count > 0 ? st->live_count : 0;
+		c->cnt[k][3] += pt_peak_count_of(st, peak_seq);
+		o->v[PT_ALLOC_BYTES] += st->alloc_bytes;
+		o->v[PT_FREE_BYTES] += st->free_bytes;
+		o->v[PT_LIVE_BYTES] += st->live_bytes > 0 ? st->live_bytes : 0;
+		o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, peak_seq);
+	}
+	if (st->mmap_count || st->munmap_count) {
+		if (map_stack(c, fr, n, &k))
+			return -ENOMEM;
+		c->ms[k].mmap_count += st->mmap_count;
+		c->ms[k].mmap_bytes += st->mmap_bytes;
+		c->ms[k].munmap_count += st->munmap_count;
+		c->ms[k].munmap_bytes += st->munmap_bytes;
+	}
+	return 0;
+}
+
 int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct pt_profile *p,
 	       struct pt_map_stack **mstacks, uint32_t *nmstacks)
 {
-	struct intern t = { 0 };
-	struct merge hm = { 0 }, mm = { 0 };
-	uint32_t fcap = 0, scap = 0, mcap = 0, idx, n, k, slot, unknown_fi = UINT32_MAX;
-	uint32_t **sfr = NULL, *snf = NULL, **mfr = NULL, *mnf = NULL;
+	struct collector c = { 0 };
+	uint32_t idx, n, k, unknown_fi = UINT32_MAX;
 	uint32_t fr[MAX_MERGED];
-	struct pt_map_stack *ms = NULL;
-	uint32_t nms = 0;
-	int err = -ENOMEM;
-	int64_t (*cnt)[4] = NULL;   /* per output stack: alloc, free, live, peak counts */
+	int err;
 
 	memset(p, 0, sizeof(*p));
-	t.cap = pow2_at_least((uint64_t)in->nstacks * 4 + 64);
-	hm.cap = mm.cap = pow2_at_least(in->nstacks + 16);
-	t.keys = calloc(t.cap, sizeof(*t.keys));
-	t.vals = calloc(t.cap, sizeof(*t.vals));
-	hm.keys = calloc(hm.cap, sizeof(*hm.keys));
-	hm.vals = calloc(hm.cap, sizeof(*hm.vals));
-	mm.keys = calloc(mm.cap, sizeof(*mm.keys));
-	mm.vals = calloc(mm.cap, sizeof(*mm.vals));
-	if (!t.keys || !t.vals || !hm.keys || !hm.vals || !mm.keys || !mm.vals)
+	if ((err = collector_init(&c, in->nstacks)))
 		goto out;
-	/* Fixed-point counts (sampling weights) are summed first and rounded once, below. */
-	cnt = calloc(in->nstacks ? in->nstacks : 1, sizeof(*cnt));
-	if (!cnt)
-		goto out;
-
 	for (idx = 0; idx < in->nstacks; idx++) {
 		const struct pt_stack_stats *st = &in->stats[idx];
-		bool heap = st->alloc_count || st->free_count;
-		bool maps = st->mmap_count || st->munmap_count;
 
-		if (!heap && !maps)
+		if (!st->alloc_count && !st->free_count && !st->mmap_count && !st->munmap_count)
 			continue;
 		if (idx == PT_STACK_UNKNOWN || in->stacks[idx].nr == 0) {
 			if (unknown_fi == UINT32_MAX) {
-				int fi = add_frame(p, &fcap, NULL, 0, false, "[unknown stack]");
+				int fi = add_frame(p, &c.fcap, NULL, 0, false, "[unknown stack]");
 
-				if (fi < 0)
+				if (fi < 0) {
+					err = -ENOMEM;
 					goto out;
+				}
 				unknown_fi = (uint32_t)fi;
 			}
 			fr[0] = unknown_fi;
 			n = 1;
-		} else if ((err = stack_frames(&t, p, &fcap, sym, idx, &in->stacks[idx],
+		} else if ((err = stack_frames(&c.t, p, &c.fcap, sym, idx, &in->stacks[idx],
 					       in->py ? in->py[idx] : NULL, in->py_res, fr, &n,
 					       in->cstats))) {
 			goto out;
 		}
-		err = -ENOMEM;
-
-		if (heap) {
-			uint64_t h = frames_hash(fr, n);
-			struct pt_stack *o;
-
-			if (!merge_find(&hm, h, fr, n, &slot, (const uint32_t *const *)sfr, snf)) {
-				if (p->nstacks == scap) {
-					uint32_t nc = scap ? scap * 2 : 256;
-					void *a = realloc(p->stacks, nc * sizeof(*p->stacks));
-					void *b = realloc(sfr, nc * sizeof(*sfr));
-					void *c = realloc(snf, nc * sizeof(*snf));
-
-					if (a) p->stacks = a;
-					if (b) sfr = b;
-					if (c) snf = c;
-					if (!a || !b || !c)
-						goto out;
-					scap = nc;
-				}
-				o = &p->stacks[p->nstacks];
-				memset(o, 0, sizeof(*o));
-				o->frames = malloc(n * sizeof(*o->frames));
-				if (!o->frames)
-					goto out;
-				memcpy(o->frames, fr, n * sizeof(*fr));
-				o->nframes = n;
-				sfr[p->nstacks] = o->frames;
-				snf[p->nstacks] = n;
-				hm.keys[slot] = h;
-				hm.vals[slot] = ++p->nstacks;
-				k = p->nstacks - 1;
-			} else {
-				k = slot;
-			}
-			o = &p->stacks[k];
-			cnt[k][0] += st->alloc_count;
-			cnt[k][1] += st->free_count;
-			cnt[k][2] += st->live_count > 0 ? st->live_count : 0;
-			cnt[k][3] += pt_peak_count_of(st, in->peak_seq);
-			o->v[PT_ALLOC_BYTES] += st->alloc_bytes;
-			o->v[PT_FREE_BYTES] += st->free_bytes;
-			o->v[PT_LIVE_BYTES] += st->live_bytes > 0 ? st->live_bytes : 0;
-			o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, in->peak_seq);
-		}
-		if (maps) {
-			uint64_t h = frames_hash(fr, n);
-
-			if (!merge_find(&mm, h, fr, n, &slot, (const uint32_t *const *)mfr, mnf)) {
-				if (nms == mcap) {
-					uint32_t nc = mcap ? mcap * 2 : 64;
-					void *a = realloc(ms, nc * sizeof(*ms));
-					void *b = realloc(mfr, nc * sizeof(*mfr));
-					void *c = realloc(mnf, nc * sizeof(*mnf));
-
-					if (a) ms = a;
-					if (b) mfr = b;
-					if (c) mnf = c;
-					if (!a || !b || !c)
-						goto out;
-					mcap = nc;
-				}
-				memset(&ms[nms], 0, sizeof(ms[nms]));
-				ms[nms].frames = malloc(n * sizeof(*fr));
-				if (!ms[nms].frames)
-					goto out;
-				memcpy(ms[nms].frames, fr, n * sizeof(*fr));
-				ms[nms].nframes = n;
-				mfr[nms] = ms[nms].frames;
-				mnf[nms] = n;
-				mm.keys[slot] = h;
-				mm.vals[slot] = ++nms;
-				k = nms - 1;
-			} else {
-				k = slot;
-			}
-			ms[k].mmap_count += st->mmap_count;
-			ms[k].mmap_bytes += st->mmap_bytes;
-			ms[k].munmap_count += st->munmap_count;
-			ms[k].munmap_bytes += st->munmap_bytes;
-		}
+		if ((err = add_stack(&c, p, st, in->peak_seq, fr, n)))
+			goto out;
 	}
 	for (k = 0; k < p->nstacks; k++) {
 		static const int m[4] = { PT_ALLOC_COUNT, PT_FREE_COUNT, PT_LIVE_COUNT, PT_PEAK_COUNT };
 		int64_t half = in->count_shift ? 1LL << (in->count_shift - 1) : 0;
 
 		for (int j = 0; j < 4; j++)
-			p->stacks[k].v[m[j]] = (uint64_t)((cnt[k][j] + half) >> in->count_shift);
+			p->stacks[k].v[m[j]] = (uint64_t)((c.cnt[k][j] + half) >> in->count_shift);
 	}
-	err = 0;
 out:
-	free(cnt);
-	free(t.keys);
-	free(t.vals);
-	free(hm.keys);
-	free(hm.vals);
-	free(mm.keys);
-	free(mm.vals);
-	free(sfr);
-	free(snf);
-	free(mfr);
-	free(mnf);
-	*mstacks = ms;
-	*nmstacks = nms;
+	collector_free(&c);
+	*mstacks = c.ms;
+	*nmstacks = c.nms;
 	return err;
 }

@@ -184,11 +184,9 @@ static int cmp_mstack_desc(const void *a, const void *b)
 	return 0;
 }
 
-void pt_report_text(FILE *f, const struct pt_report *r)
+/* The target, the allocator and where each of its entry points was probed. */
+static void text_target(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
-	char b1[32], b2[32], b3[32], b4[32], b5[32];
-	uint64_t lost = 0;
 	int i;
 
 	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
@@ -229,6 +227,13 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 			fprintf(f, " (skipped %s)", pi->place.skipped);
 		fputc('\n', f);
 	}
+}
+
+/* HEAP, RSS and MEMORY SYSCALLS: the kernel's totals. */
+static void text_totals(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
 	fprintf(f, "\nHEAP (requested bytes, outermost allocator calls)\n");
 	fprintf(f, "  allocations      %12" PRIu64 "   %s\n", (uint64_t)g->alloc_count,
@@ -269,73 +274,79 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b3, sizeof(b3),
 			     (double)((uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0)),
 		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
+}
 
-	if (r->ar.collected)
-		pt_arenas_text(f, &r->ar);
-	else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
-		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
-			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+/* INVOCATIONS: one line per invocation (or the phase before the first). */
+static void text_invocations(FILE *f, const struct pt_report *r)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	uint32_t k;
 
-	if (has_invocations(r)) {
-		uint32_t k;
+	fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
+	fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
+		"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
+		"HWM (Lambda)", r->ar.collected ? "  arena retained (change)" : "");
+	for (k = 0; k < r->invs->n; k++) {
+		const struct pt_inv_record *ir = &r->invs->r[k];
+		double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
 
-		fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
-		fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
-			"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
-			"HWM (Lambda)", r->ar.collected ? "  arena retained (change)" : "");
-		for (k = 0; k < r->invs->n; k++) {
-			const struct pt_inv_record *ir = &r->invs->r[k];
-			double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
+		char num[24];
 
-			char num[24];
-
-			snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
-			fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
-				ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
-				ir->seq || pt_inv_started_before(ir) ? ir->id :
-				r->launched ? "(init phase)" : "(before the first invocation)", ms,
-				pt_outcome_name(ir->outcome),
-				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
-				pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
-				ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
-			if (ir->arena_read) {
-				fprintf(f, "  %10s (%s%s)", pt_fmt_bytes(b1, sizeof(b1), (double)ir->arena_retained),
-					ir->arena_retained_change >= 0 ? "+" : "-",
-					pt_fmt_bytes(b2, sizeof(b2), fabs((double)ir->arena_retained_change)));
-			}
-			fputc('\n', f);
+		snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
+		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
+			ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
+			ir->seq || pt_inv_started_before(ir) ? ir->id :
+			r->launched ? "(init phase)" : "(before the first invocation)", ms,
+			pt_outcome_name(ir->outcome),
+			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+			pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
+			pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
+			ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
+		if (ir->arena_read) {
+			fprintf(f, "  %10s (%s%s)", pt_fmt_bytes(b1, sizeof(b1), (double)ir->arena_retained),
+				ir->arena_retained_change >= 0 ? "+" : "-",
+				pt_fmt_bytes(b2, sizeof(b2), fabs((double)ir->arena_retained_change)));
 		}
-		if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
-			fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
-		if (r->max_peak)
-			fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
-		for (k = 0; k < r->invs->n; k++) {
-			const struct pt_inv_record *ir = &r->invs->r[k];
-			uint32_t t;
-
-			if (ir->outcome != PT_OUT_KILLED)
-				continue;
-			fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
-				ir->seq ? "invocation" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
-				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-				pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
-			fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
-				pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
-			for (t = 0; t < ir->traj_n; t++)
-				fprintf(f, ", %.1f: %s",
-					ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
-					pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
-			fprintf(f, "\n  stacks holding memory at its peak:\n");
-			for (t = 0; t < ir->ntop; t++) {
-				fprintf(f, "    %s in %" PRId64 " block%s\n",
-					pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes), ir->top[t].count,
-					ir->top[t].count == 1 ? "" : "s");
-				pt_inv_stack_text(f, &r->src, ir->top[t].stack, 8);
-			}
-			fprintf(f, "  what was live at the moment of death: TOP STACKS LIVE AT END below\n");
-		}
+		fputc('\n', f);
 	}
+	if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
+		fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
+	if (r->max_peak)
+		fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
+}
+
+/* KILLED: an invocation that ended with the process, its RSS trajectory and peak stacks. */
+static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_record *ir)
+{
+	char b1[32], b2[32];
+	uint32_t t;
+
+	fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
+		ir->seq ? "invocation" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
+		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+		pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
+	fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
+		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
+	for (t = 0; t < ir->traj_n; t++)
+		fprintf(f, ", %.1f: %s",
+			ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
+			pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
+	fprintf(f, "\n  stacks holding memory at its peak:\n");
+	for (t = 0; t < ir->ntop; t++) {
+		fprintf(f, "    %s in %" PRId64 " block%s\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes), ir->top[t].count,
+			ir->top[t].count == 1 ? "" : "s");
+		pt_inv_stack_text(f, &r->src, ir->top[t].stack, 8);
+	}
+	fprintf(f, "  what was live at the moment of death: TOP STACKS LIVE AT END below\n");
+}
+
+/* DATA LOSS AND DISTORTION: every error counter that is not zero. */
+static void text_losses(FILE *f, const struct pt_report *r)
+{
+	char b1[32];
+	uint64_t lost = 0;
+	int i;
 
 	fprintf(f, "\nDATA LOSS AND DISTORTION\n");
 	for (i = 0; i < PT_ERR_COUNT; i++) {
@@ -348,7 +359,53 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
 	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots; tracer RSS peak %s\n",
 		r->stacks_used, r->max_stacks, pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
+}
 
+/* TOP MMAP/BRK STACKS, by address space mapped. */
+static void text_map_stacks(FILE *f, const struct pt_report *r)
+{
+	struct pt_map_stack *ms = malloc(r->nmstacks * sizeof(*ms));
+	char b1[32], b2[32];
+	uint32_t k, j;
+
+	if (!ms)
+		return;
+	memcpy(ms, r->mstacks, r->nmstacks * sizeof(*ms));
+	qsort(ms, r->nmstacks, sizeof(*ms), cmp_mstack_desc);
+	fprintf(f, "\nTOP MMAP/BRK STACKS (address space mapped / unmapped)\n");
+	for (k = 0; k < r->nmstacks && (int)k < r->top; k++) {
+		fprintf(f, "  #%-2u mapped %s in %" PRIu64 " call%s, unmapped %s in %" PRIu64
+			   " call%s\n",
+			k + 1, pt_fmt_bytes(b1, sizeof(b1), (double)ms[k].mmap_bytes),
+			ms[k].mmap_count, ms[k].mmap_count == 1 ? "" : "s",
+			pt_fmt_bytes(b2, sizeof(b2), (double)ms[k].munmap_bytes),
+			ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
+		for (j = 0; j < ms[k].nframes && j < 12; j++)
+			frame_text(f, &r->prof, ms[k].frames[j]);
+	}
+	free(ms);
+}
+
+void pt_report_text(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	uint32_t k;
+
+	text_target(f, r);
+	text_totals(f, r);
+	if (r->ar.collected)
+		pt_arenas_text(f, &r->ar);
+	else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
+			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+
+	if (has_invocations(r)) {
+		text_invocations(f, r);
+		for (k = 0; k < r->invs->n; k++)
+			if (r->invs->r[k].outcome == PT_OUT_KILLED)
+				text_killed(f, r, &r->invs->r[k]);
+	}
+	text_losses(f, r);
 	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 		   (uint64_t)g->peak_bytes);
 	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
@@ -356,27 +413,8 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
 		   (uint64_t)g->alloc_bytes);
 
-	if (r->nmstacks) {
-		struct pt_map_stack *ms = malloc(r->nmstacks * sizeof(*ms));
-		uint32_t k, j;
-
-		if (ms) {
-			memcpy(ms, r->mstacks, r->nmstacks * sizeof(*ms));
-			qsort(ms, r->nmstacks, sizeof(*ms), cmp_mstack_desc);
-			fprintf(f, "\nTOP MMAP/BRK STACKS (address space mapped / unmapped)\n");
-			for (k = 0; k < r->nmstacks && (int)k < r->top; k++) {
-				fprintf(f, "  #%-2u mapped %s in %" PRIu64 " call%s, unmapped %s in %" PRIu64
-					   " call%s\n",
-					k + 1, pt_fmt_bytes(b1, sizeof(b1), (double)ms[k].mmap_bytes),
-					ms[k].mmap_count, ms[k].mmap_count == 1 ? "" : "s",
-					pt_fmt_bytes(b2, sizeof(b2), (double)ms[k].munmap_bytes),
-					ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
-				for (j = 0; j < ms[k].nframes && j < 12; j++)
-					frame_text(f, &r->prof, ms[k].frames[j]);
-			}
-			free(ms);
-		}
-	}
+	if (r->nmstacks)
+		text_map_stacks(f, r);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */

@@ -10,29 +10,11 @@
 #include "bpf/peaktrace.h"
 #include "profile/profile.h"
 #include "target/procmaps.h"
-#include "attach/probeplace.h"
+#include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "arenas/arenas.h"
 
 #define PT_VERSION "0.1.0"
-
-/* Where one allocator entry point was probed. */
-struct pt_probe_info {
-	int fn;                 /* enum pt_alloc_fn: the function, or the one an extra entry point
-	                         * (C++ operator, jemalloc *allocx) behaves like */
-	const char *symbol;
-	uint64_t entry;         /* file offset of the entry point */
-	uint64_t offset;        /* file offset of the probe (entry + skip) */
-	struct pt_probe_place place;
-	bool return_probe;
-	int shared_with;        /* -1, or the fn whose probe this address already has */
-	const char *shared_symbol;  /* that probe's symbol */
-	bool forwards;          /* a `jmp` thunk to another entry point: not probed */
-	bool attached;
-};
-
-/* The C entry points plus the extra ones (procmaps.h). */
-#define PT_PROBES_MAX (PT_FN_MAX + PT_EXTRA_FN_MAX)
 
 struct pt_report {
 	/* target */
@@ -82,5 +64,12 @@ void pt_report_json(FILE *f, const struct pt_report *r);
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
 
 void pt_report_free(struct pt_report *r);
+
+struct pt_collect_in;
+/* DIR/invocation-N.peak.folded and .svg for each invocation (--per-invocation): all's stacks,
+ * with the stats of that invocation's peak. */
+void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
+				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
+				 const char *comm);
 
 #endif

@@ -188,7 +188,7 @@ done:
 	return 0;
 }
 
-int pt_launch(char **argv, char **setenv_list, int nsetenv, struct pt_child *c)
+int pt_launch(char **argv, char *const *setenv_list, int nsetenv, struct pt_child *c)
 {
 	int go[2], report[2];
 	int err;

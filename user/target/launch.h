@@ -22,7 +22,7 @@ void pt_strv_free(char **v, int n);
 
 /* Fork the command, held before exec (and seized for its exit stop). setenv_list: nsetenv
  * NAME=VALUE strings put into the child's environment before exec (may be NULL). */
-int pt_launch(char **argv, char **setenv_list, int nsetenv, struct pt_child *c);
+int pt_launch(char **argv, char *const *setenv_list, int nsetenv, struct pt_child *c);
 /* Let the child exec. Returns 0, or -errno of a failed exec. */
 int pt_launch_go(struct pt_child *c);
 void pt_launch_abort(struct pt_child *c);

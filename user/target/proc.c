@@ -99,6 +99,22 @@ uint64_t pt_proc_status_bytes(pid_t pid, const char *field)
 	return (uint64_t)kb * 1024;
 }
 
+uint64_t pt_proc_vmhwm(pid_t pid)
+{
+	return pt_proc_status_bytes(pid, "VmHWM");
+}
+
+void pt_proc_exe(pid_t pid, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, len - 1);
+	if (n > 0)
+		buf[n] = 0;
+}
+
 void pt_proc_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

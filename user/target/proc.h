@@ -40,6 +40,10 @@ const char *pt_environ_get(const struct pt_environ *e, const char *name);
 int pt_proc_status_field(pid_t pid, const char *field, char *buf, size_t len);
 /* A "Field:   N kB" line of /proc/PID/status in bytes (VmRSS, VmHWM, ...); 0 if unreadable. */
 uint64_t pt_proc_status_bytes(pid_t pid, const char *field);
+/* VmHWM: the process's resident high-water mark, in bytes (0 if unreadable). */
+uint64_t pt_proc_vmhwm(pid_t pid);
+/* /proc/PID/exe's target, the executable's path (buf left as it is if unreadable). */
+void pt_proc_exe(pid_t pid, char *buf, size_t len);
 /* /proc/PID/comm without its newline ("" if unreadable). */
 void pt_proc_comm(pid_t pid, char *buf, size_t len);
 

@@ -52,7 +52,7 @@ const char *pt_alloc_fn_name(enum pt_alloc_fn fn)
  * emits for `delete p` of a complete type) calls its sdallocx internals, so without them its
  * frees were missed and the blocks stayed "live". Several are aliases of one address (tcmalloc:
  * _ZdlPv == free) or one-instruction `jmp` thunks to another entry (jemalloc: _ZdlPv -> free@plt;
- * mimalloc: _ZdlPvm -> mi_free@plt); main.c probes each address once and skips thunks.
+ * mimalloc: _ZdlPvm -> mi_free@plt); pt_plan_probes() probes each address once and skips thunks.
  */
 static const struct {
 	const char *name;

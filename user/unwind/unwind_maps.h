@@ -6,8 +6,8 @@
  * Every executable file-backed mapping of the target gets its file's table (user/cfi.h),
  * built once per file (device, inode) however many times it is mapped, and appended to one
  * array of rows; a sorted array of mappings tells the BPF side where each one's rows are.
- * New code (dlopen) is picked up by pt_unwind_refresh(), which main.c calls when the
- * target maps executable memory.
+ * New code (dlopen) is picked up by pt_unwind_refresh(), which the session's poll loop calls
+ * when the target maps executable memory.
  */
 #ifndef PEAKTRACE_UNWIND_MAPS_H
 #define PEAKTRACE_UNWIND_MAPS_H

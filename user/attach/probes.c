@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * probes.c — the allocator's probes: where each entry point is probed (planned before load),
+ * attached in the order a running target needs, the tracepoints, and reading the maps back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "bpf/peaktrace.h"
+#include "peaktrace.skel.h"
+#include "attach/probes.h"
+#include "attach/umulti.h"
+
+/* A one-instruction forwarding thunk: `jmp rel32` / `jmp rel8`, after an optional endbr64. Such an
+ * extra entry point (jemalloc's operator delete: jmp free@plt) ends in another entry point that is
+ * probed; probing it too would count its frees twice. */
+static bool is_jmp_thunk(const uint8_t *code, ssize_t n)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	ssize_t i = 0;
+
+	if (n >= 4 && memcmp(code, endbr64, 4) == 0)
+		i = 4;
+	return i < n && (code[i] == 0xe9 || code[i] == 0xeb);
+}
+
+/* Where each allocator entry point is probed (decided before load, attached after): the C entry
+ * points, then the extra ones (C++ operators, jemalloc *allocx) of jemalloc/tcmalloc/mimalloc. */
+int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, int *nprobes)
+{
+	uint8_t code[32];
+	int fd, slot, k, err;
+
+	fd = open(a->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->open_path, strerror(errno));
+		return err;
+	}
+	for (slot = 0; slot < PT_PROBES_MAX; slot++) {
+		bool extra = slot >= PT_FN_MAX;
+		int fn = extra ? (int)pt_extra_fn_as(slot - PT_FN_MAX) : slot;
+		uint64_t entry = extra ? a->extra_offset[slot - PT_FN_MAX] : a->fn_offset[slot];
+		struct pt_probe_info *pi;
+		bool ret = fn != PT_FN_FREE;
+		ssize_t n;
+
+		if (!entry)
+			continue;
+		pi = &probes[(*nprobes)++];
+		memset(pi, 0, sizeof(*pi));
+		pi->fn = fn;
+		pi->symbol = extra ? pt_extra_fn_name(slot - PT_FN_MAX) : a->fn_symbol[fn];
+		pi->entry = entry;
+		pi->shared_with = -1;
+		pi->return_probe = ret;
+		/* Several names share one address in glibc (aligned_alloc == memalign): one probe. */
+		for (k = 0; k < *nprobes - 1; k++) {
+			if (!probes[k].forwards && probes[k].entry == entry) {
+				pi->shared_with = probes[k].fn;
+				pi->shared_symbol = probes[k].symbol;
+				pi->offset = probes[k].offset;
+				pi->place = probes[k].place;
+				break;
+			}
+		}
+		if (pi->shared_with >= 0)
+			continue;
+		n = pread(fd, code, sizeof(code), (off_t)entry);
+		/* Only free-like thunks are skipped: free_enter has no nesting check, while an
+		 * allocating thunk (mimalloc: _ZnwmRKSt9nothrow_t -> mi_new_nothrow, not an entry
+		 * point) is probed, a tail jump into a probed function counting as nesting. */
+		if (extra && fn == PT_FN_FREE && is_jmp_thunk(code, n)) {
+			pi->forwards = true;
+			pi->return_probe = false;
+			continue;
+		}
+		/* Only free may move off its entry: the others also get a uretprobe, which needs
+		 * the return address at [rsp], i.e. the entry. */
+		pt_probe_place_x86(code, n > 0 ? (size_t)n : 0, !ret, &pi->place);
+		pi->offset = entry + pi->place.skip;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Attach order matters when the target is already running: free first (a block allocated while
+ * free was not yet probed would look live forever), then every return probe (a return whose
+ * entry was not seen is ignored), and the entry probes last (an entry whose return probe is
+ * missing would leave a thread "inside" malloc). The entry program learns which function it is
+ * in from the attach cookie.
+ */
+int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
+			const struct pt_allocator *a, pid_t pid, struct pt_probe_info *probes,
+			int nprobes, bool multi)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	uint64_t ent_off[PT_PROBES_MAX], ret_off[PT_PROBES_MAX], cookie[PT_PROBES_MAX];
+	uint32_t n = 0;
+	int k, err = 0, pass;
+
+	for (k = 0; k < nprobes; k++) {
+		const struct pt_probe_info *pi = &probes[k];
+
+		if (pi->shared_with >= 0 || pi->forwards || pi->fn == PT_FN_FREE)
+			continue;
+		ent_off[n] = pi->offset;
+		ret_off[n] = pi->entry;
+		cookie[n++] = (uint64_t)pi->fn;
+	}
+	for (pass = 0; pass < 3 && !err; pass++) {
+		if (multi) {
+			if (pass == 1 || pass == 2) {
+				if (!n)
+					continue;
+				err = pt_links_add_fd(links, pt_umulti_attach(
+					bpf_program__fd(pass == 1 ? skel->progs.alloc_return :
+								    skel->progs.alloc_enter_prog),
+					a->open_path, pass == 1 ? ret_off : ent_off, cookie, n, pass == 1, pid), pass);
+				continue;
+			}
+			for (k = 0; k < nprobes && !err; k++) {
+				uint64_t off = probes[k].offset, c = PT_FN_FREE;
+
+				if (probes[k].fn == PT_FN_FREE && probes[k].shared_with < 0 &&
+				    !probes[k].forwards)
+					err = pt_links_add_fd(links, pt_umulti_attach(bpf_program__fd(skel->progs.free_enter),
+										      a->open_path, &off, &c, 1, false, pid), pass);
+			}
+			continue;
+		}
+		for (k = 0; k < nprobes && !err; k++) {
+			struct pt_probe_info *pi = &probes[k];
+			bool is_free = pi->fn == PT_FN_FREE;
+
+			if (pi->shared_with >= 0 || pi->forwards)
+				continue;
+			uo.retprobe = pass == 1;
+			uo.bpf_cookie = (uint64_t)pi->fn;
+			if (pass == 0 && is_free)
+				err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.free_enter, pid,
+											   a->open_path, pi->offset, &uo), pass);
+			else if (pass == 1 && !is_free)
+				err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.alloc_return, pid,
+											   a->open_path, pi->entry, &uo), pass);
+			else if (pass == 2 && !is_free)
+				err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.alloc_enter_prog, pid,
+											   a->open_path, pi->offset, &uo), pass);
+		}
+	}
+	if (err) {
+		fprintf(stderr, "peaktrace: failed to attach %s to the allocator in %s: %s\n",
+			pass - 1 == 1 ? "uretprobes" : "uprobes", a->path, strerror(-err));
+		return err;
+	}
+	for (k = 0; k < nprobes; k++)
+		probes[k].attached = !probes[k].forwards;
+	return 0;
+}
+
+int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bool boundaries)
+{
+	struct bpf_program *rapi[] = {
+		skel->progs.on_write_enter, skel->progs.on_sendto_enter, skel->progs.on_writev_enter,
+		skel->progs.on_read_exit, skel->progs.on_recvfrom_exit,
+	};
+	struct bpf_program *tps[] = {
+		skel->progs.on_mmap_enter, skel->progs.on_mmap_exit, skel->progs.on_munmap_enter,
+		skel->progs.on_mremap_enter, skel->progs.on_brk_enter, skel->progs.on_brk_exit,
+		skel->progs.on_madvise_enter, skel->progs.on_rss_stat, skel->progs.on_exec,
+		skel->progs.on_exit,
+	};
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		/* Group 0: detached last, with free. */
+		err = pt_links_add(links, bpf_program__attach(tps[i]), 0);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
+				bpf_program__section_name(tps[i]), strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; boundaries && i < sizeof(rapi) / sizeof(rapi[0]); i++) {
+		err = pt_links_add(links, bpf_program__attach(rapi[i]), 0);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
+				bpf_program__section_name(rapi[i]), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}

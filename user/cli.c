@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cli.c — the command line in the bcc manner: one options struct with each default beside its
+ * flag, the argp table, --help's text (README.md quotes it: keep the two in step) and the parsers.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf/peaktrace.h"
+#include "bpf/sample.h"
+#include "report/report.h"
+#include "cli.h"
+
+/* Every option's default, beside its flag; the others start as 0. */
+static const struct pt_options defaults = {
+	.duration = 0,                        /* -d: until exit or Ctrl-C */
+	.interval = 1.0,                      /* -i */
+	.top = 10,                            /* --top */
+	.max_stacks = PT_DEF_MAX_STACKS,      /* --max-stacks */
+	.live_slots = PT_DEF_LIVE_SLOTS,      /* --max-live */
+	.fp_stacks = true,                    /* --no-fp-walk */
+	.dwarf = true,                        /* --unwind dwarf */
+	.arenas = true,                       /* --no-arenas */
+	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
+};
+
+const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
+
+const char *argp_program_version = "peaktrace " PT_VERSION;
+const char *argp_program_bug_address = NULL;
+static const char doc[] =
+"Trace a process's memory: every allocation counted exactly, the live-heap\n"
+"and RSS peaks, and who held the memory at the peak.\n"
+"\n"
+"USAGE: peaktrace -p PID [-d SECONDS] [-o DIR]\n"
+"       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]"
+"\v"
+"EXAMPLES:\n"
+"    peaktrace -p 1234              # attach until Ctrl-C or the target exits\n"
+"    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
+"    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
+"    peaktrace --top 20 -- python3 app.py\n"
+"\n"
+"Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
+"{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz.\n"
+"\n"
+"Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
+"5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
+"8 an invocation's true peak exceeded --max-peak.\n";
+
+enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
+       OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
+       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES };
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C)", 0 },
+	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
+	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
+	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
+	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0, "Unwind only a Poisson sample of allocations, one per SIZE bytes on average (e.g. 512K); per-stack figures become unbiased estimates, totals and peaks stay exact (default 0: every allocation)", 0 },
+	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default: runtime-api), runtime-api (Lambda Runtime API traffic), uprobe (aws-lambda-cpp's get_next/post_success/post_failure), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
+	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
+	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
+	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
+	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
+	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
+	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
+	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
+	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
+	{ "target-env", OPT_TARGET_ENV, "VAR=VALUE", OPTION_HIDDEN, "", 0 },
+	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
+	{},
+};
+
+static void die_usage(struct argp_state *st, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "peaktrace: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see --help)\n");
+	exit(EXIT_USAGE);
+}
+
+static double parse_seconds(struct argp_state *st, const char *arg)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || v < 0)
+		die_usage(st, "invalid number of seconds: %s", arg);
+	return v;
+}
+
+static unsigned long parse_count(struct argp_state *st, const char *arg)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || !*arg || v == 0 || v > (1UL << 28))
+		die_usage(st, "invalid count: %s", arg);
+	return v;
+}
+
+/* SIZE with an optional K/M/G suffix (powers of 1024), "KiB"/"KB"/"K" alike. */
+static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
+{
+	char *end;
+	double x = strtod(arg, &end);
+
+	if (end == arg || x < 0 || (x == 0 && !zero_ok))
+		die_usage(st, "invalid size: %s", arg);
+	switch (*end) {
+	case 'k': case 'K': x *= 1024; end++; break;
+	case 'm': case 'M': x *= 1024 * 1024; end++; break;
+	case 'g': case 'G': x *= 1024.0 * 1024 * 1024; end++; break;
+	}
+	if (*end == 'i' || *end == 'B' || *end == 'b')
+		end += (*end == 'i') ? 1 : 0;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || x >= 18446744073709551615.0)
+		die_usage(st, "invalid size: %s", arg);
+	return (uint64_t)x;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *st)
+{
+	struct pt_options *o = st->input;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX)
+			die_usage(st, "invalid PID: %s", arg);
+		o->pid = (pid_t)v;
+		break;
+	case 'd':
+		o->duration = parse_seconds(st, arg);
+		break;
+	case 'i':
+		o->interval = parse_seconds(st, arg);
+		break;
+	case 'o':
+		o->outdir = arg;
+		break;
+	case OPT_TOP:
+		o->top = (int)parse_count(st, arg);
+		break;
+	case OPT_MAX_STACKS:
+		o->max_stacks = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_MAX_LIVE:
+		o->live_slots = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_NO_FP:
+		o->fp_stacks = false;
+		break;
+	case OPT_UNWIND:
+		if (strcmp(arg, "dwarf") && strcmp(arg, "fp"))
+			die_usage(st, "invalid --unwind mode: %s (dwarf or fp)", arg);
+		o->dwarf = strcmp(arg, "dwarf") == 0;
+		break;
+	case OPT_NO_ARENAS:
+		o->arenas = false;
+		break;
+	case OPT_PERF_UPROBES:
+		o->perf_uprobes = true;
+		break;
+	case OPT_PER_INV:
+		o->per_invocation = true;
+		break;
+	case OPT_EMF:
+		o->emf = true;
+		break;
+	case OPT_BOUNDARY:
+		if (strncmp(arg, "start=", 6) == 0 || strncmp(arg, "end=", 4) == 0) {
+			if (pt_boundary_parse(arg, &o->boundary_spec))
+				die_usage(st, "invalid --boundary: %s (start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return])", arg);
+			o->boundary = BOUNDARY_UPROBE;
+			break;
+		}
+		for (v = 0; v < 4; v++)
+			if (strcmp(arg, pt_boundary_names[v]) == 0)
+				break;
+		if (v == 4)
+			die_usage(st, "invalid --boundary mode: %s (auto, runtime-api, uprobe, none, or start=LIB:SYM,end=LIB:SYM)", arg);
+		o->boundary = (int)v;
+		break;
+	case OPT_MAX_PEAK:
+		o->max_peak = parse_size(st, arg, false);
+		break;
+	case OPT_SAMPLE_BYTES:
+		o->sample_bytes = parse_size(st, arg, true);
+		/* The weights' fixed-point math (bpf/sample.h) holds up to 4 GiB. */
+		if (o->sample_bytes > PT_SAMPLE_MAX_MEAN)
+			die_usage(st, "--sample-bytes too large: %s (at most 4G)", arg);
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case OPT_COMPARE_ENV:
+	case OPT_TARGET_ENV:
+		if (!strchr(arg, '=') || arg[0] == '=')
+			die_usage(st, "expected VAR=VALUE, got: %s", arg);
+		if (key == OPT_COMPARE_ENV) {
+			if (o->ncompare >= PT_MAX_COMPARE)
+				die_usage(st, "%s", "at most 4 --compare-env settings");
+			o->compare[o->ncompare++] = arg;
+		} else {
+			if (o->ntarget_env >= PT_MAX_COMPARE)
+				die_usage(st, "%s", "at most 4 --target-env settings");
+			o->target_env[o->ntarget_env++] = arg;
+		}
+		break;
+	case OPT_COMPARE_CHILD:
+		o->compare_child = true;
+		break;
+	case OPT_SUMMARY:
+		o->summary = arg;
+		break;
+	case ARGP_KEY_ARG:
+		/* Everything after "--" (or the first non-option) is the command. */
+		o->cmd = &st->argv[st->next - 1];
+		st->next = st->argc;
+		break;
+	case ARGP_KEY_END:
+		if (o->pid && o->cmd)
+			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
+		if (!o->pid && !o->cmd)
+			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->ncompare && !o->cmd)
+			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void pt_cli_parse(int argc, char **argv, struct pt_options *o)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc,
+					  .args_doc = "[-- CMD [ARGS...]]" };
+
+	*o = defaults;
+	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+}

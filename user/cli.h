@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* cli.h — the command line: options, their defaults (cli.c) and the exit codes. */
+#ifndef PEAKTRACE_CLI_H
+#define PEAKTRACE_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "report/compare.h"
+#include "invocation/boundary.h"
+
+/* Exit codes: distinct per failure class so scripts can tell them apart. */
+enum pt_exit {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,       /* anything else */
+	EXIT_USAGE = 2,
+	EXIT_NO_PROCESS = 3,
+	EXIT_PERM = 4,
+	EXIT_UNSUPPORTED = 5,
+	EXIT_OUTPUT = 6,
+	EXIT_BPF = 7,
+	EXIT_MAX_PEAK = 8,   /* an invocation's true peak exceeded --max-peak */
+};
+
+/* --boundary modes; pt_boundary_names[] spells each as the report does. */
+enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE, BOUNDARY_AWS, BOUNDARY_UPROBE };
+extern const char *const pt_boundary_names[];
+
+struct pt_options {
+	pid_t pid;               /* -p: attach to this process */
+	char **cmd;              /* -- CMD ARGS: launch */
+	double duration;         /* -d: seconds, 0 = until exit or Ctrl-C */
+	double interval;         /* -i: status line period, seconds */
+	const char *outdir;      /* -o: write every format here */
+	int top;                 /* --top: stacks per report section */
+	uint32_t max_stacks;     /* --max-stacks */
+	uint32_t live_slots;     /* --max-live */
+	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
+	bool dwarf;              /* --unwind dwarf (default) or fp */
+	bool arenas;             /* glibc arena accounting (off with --no-arenas) */
+	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
+	int boundary;            /* --boundary: BOUNDARY_* */
+	struct pt_boundary_spec boundary_spec;   /* --boundary start=..,end=.. */
+	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */
+	uint64_t sample_bytes;   /* --sample-bytes: mean bytes between stack samples, 0 = off */
+	bool per_invocation;     /* --per-invocation: flame graphs of each invocation's peak */
+	bool emf;                /* --emf: CloudWatch EMF line per invocation */
+	bool quiet;              /* -q: no text report on stdout */
+	bool verbose;            /* -v: libbpf debug output */
+	char *compare[PT_MAX_COMPARE]; /* --compare-env: settings to compare against a baseline */
+	int ncompare;
+	bool compare_child;      /* (internal) one run of a comparison */
+	const char *summary;     /* (internal) --summary FILE for the comparing parent */
+	char *target_env[PT_MAX_COMPARE]; /* (internal) --target-env: set in the launched command */
+	int ntarget_env;
+};
+
+/* Fill o from the defaults and argv. Bad usage prints one "peaktrace: " line and exits
+ * EXIT_USAGE; --help and --version print and exit 0. */
+void pt_cli_parse(int argc, char **argv, struct pt_options *o);
+
+#endif

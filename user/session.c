@@ -1,0 +1,1027 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * session.c — one tracing session: the target, the BPF object and its links, the event loop,
+ * the invocations as they end, and the report once tracing stops. main() calls the steps in
+ * order (session.h); pt_session_free() is the one cleanup path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "util/fmt.h"
+#include "bpf/peaktrace.h"
+#include "bpf/sample.h"
+#include "bpf/inv.h"
+#include "peaktrace.skel.h"
+#include "target/launch.h"
+#include "target/procmaps.h"
+#include "attach/links.h"
+#include "attach/mapread.h"
+#include "attach/probes.h"
+#include "attach/umulti.h"
+#include "unwind/unwind_maps.h"
+#include "symbolize/symbolize.h"
+#include "profile/collect.h"
+#include "python/python.h"
+#include "arenas/arenas.h"
+#include "invocation/invocation.h"
+#include "invocation/boundary.h"
+#include "report/report.h"
+#include "report/compare.h"
+#include "cli.h"
+#include "session.h"
+#include "target/proc.h"
+
+struct pt_session {
+	const struct pt_options *opt;
+	/* target */
+	struct pt_child child;
+	pid_t pid;
+	bool launched;
+	char **paths;            /* launch mode: the program and the libraries it loads */
+	char *exe;
+	int npaths;
+	struct pt_allocator alloc;
+	bool exited;             /* target group died (event or wait) */
+	int exit_code;           /* task exit code from the exit event */
+	uint64_t hiwater;        /* from the exit event */
+	uint64_t vmhwm;
+	bool need_refresh;
+	/* BPF */
+	struct peaktrace_bpf *skel;
+	bool multi;              /* uprobe-multi links */
+	struct pt_links links;
+	struct ring_buffer *rb;
+	struct pt_unwinder *unw;
+	struct pt_symbolizer *sym;
+	uint64_t start_ns;
+	/* invocations */
+	struct pt_inv_list invs;
+	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
+	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
+	FILE *emf;               /* --emf output */
+	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
+	uint32_t written;        /* invocations already printed and streamed */
+	/* CPython in the target (python.h): found before load; located (runtime address known to
+	 * BPF) once its object is mapped; frame names read as new stacks appear. */
+	bool py_found;
+	struct pt_py_info py;
+	struct pt_py_resolver *py_res;
+	/* glibc arenas */
+	bool arenas;             /* accounting on */
+	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
+	/* The arenas are read a moment after an invocation ends (ARENA_SETTLE_NS), when the
+	 * runtime has freed what it sent and waits for its next event: invs.r[arena_rec]. */
+	uint64_t arena_due;      /* 0: no reading pending */
+	uint32_t arena_rec;
+	/* collected once tracing stops */
+	struct pt_report rep;
+	void *stacks_map, *stats_map;   /* copies of the kernel's tables, stacks [0, nstk) */
+	uint32_t nstk;
+	struct pt_py_stack **py_words;
+	struct pt_collect_in cin;
+	struct pt_collect_stats cstats;
+};
+
+static volatile sig_atomic_t stop_signal;
+static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (level == LIBBPF_WARN && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- target checks ------------------------------------------------------------------------ */
+
+#define PF_KTHREAD 0x00200000
+
+static int check_pid(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
+		return EXIT_NO_PROCESS;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
+		return EXIT_NO_PROCESS;
+	}
+	buf[n] = 0;
+	/* Field 9 (flags) counted after the ")" that ends comm, which may contain spaces. */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 7; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		flags = strtoul(p + 1, NULL, 10);
+	if (flags & PF_KTHREAD) {
+		fprintf(stderr, "peaktrace: PID %d is a kernel thread: it has no user-space heap to trace\n",
+			pid);
+		return EXIT_UNSUPPORTED;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, pid);
+	if (access(path, F_OK)) {
+		fprintf(stderr, "peaktrace: %d is a thread, not a process: use its process ID\n", pid);
+		return EXIT_UNSUPPORTED;
+	}
+	return EXIT_OK;
+}
+
+static int check_outdir(const char *dir)
+{
+	char probe[4096], *p, tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	/* mkdir -p */
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		mkdir(tmp, 0755);
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) && errno != EEXIST) {
+		fprintf(stderr, "peaktrace: cannot create output directory %s: %s\n", dir, strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	snprintf(probe, sizeof(probe), "%s/.peaktrace-write-test", dir);
+	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "peaktrace: output directory %s is not writable: %s\n", dir, strerror(errno));
+		return EXIT_OUTPUT;
+	}
+	close(fd);
+	unlink(probe);
+	return EXIT_OK;
+}
+
+/* ---- events and invocations ---------------------------------------------------------- */
+
+#define ARENA_SETTLE_NS 50000000ULL
+
+/* The pending invocation's arena figures, now (its record then may be printed). */
+static void arena_reading(struct pt_session *s)
+{
+	struct pt_inv_record *rec;
+
+	if (!s->arena_due)
+		return;
+	s->arena_due = 0;
+	if (s->arena_rec >= s->invs.n)
+		return;
+	rec = &s->invs.r[s->arena_rec];
+	if (pt_arenas_totals(s->pid, bpf_map__fd(s->skel->maps.arenas), &s->skel->bss->g,
+			     &rec->arena_live, &rec->arena_resident, &rec->arena_retained))
+		return;
+	rec->arena_read = true;
+	/* Against the last invocation that was measured. */
+	for (uint32_t k = s->arena_rec; k-- > 0;) {
+		if (s->invs.r[k].arena_read) {
+			rec->arena_retained_change = rec->arena_retained - s->invs.r[k].arena_retained;
+			break;
+		}
+	}
+}
+
+static void collect_arenas(struct pt_session *s)
+{
+	if (!s->arenas || s->ar.collected)
+		return;
+	s->ar.from_start = s->launched;
+	pt_arenas_collect(&s->ar, s->pid, bpf_map__fd(s->skel->maps.arenas),
+			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
+}
+
+/* An invocation (or the init phase) ended: read its half of the double buffer now. */
+static void invocation_ended(struct pt_session *s, uint64_t seq)
+{
+	const struct pt_inv *inv = &s->skel->bss->g.inv[seq & 1];
+	uint32_t nstk = (uint32_t)s->skel->bss->g.next_stack + 1;
+	struct pt_inv_record rec;
+
+	if (nstk > s->opt->max_stacks)
+		nstk = s->opt->max_stacks;
+	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
+		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
+	/* Two more invocations began before we got here: the buffer holds a newer one. */
+	if (inv->seq != seq) {
+		memset(&rec, 0, sizeof(rec));
+		rec.seq = seq;
+		rec.overwritten = true;
+	}
+	if (!rec.id[0] && seq)
+		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
+	rec.vmhwm = pt_proc_vmhwm(s->pid);
+	if (rec.vmhwm < s->hiwater)
+		rec.vmhwm = s->hiwater;   /* the process is gone: its mm's mark at exit */
+	if (rec.vmhwm < (uint64_t)rec.rss_end)
+		rec.vmhwm = rec.rss_end;    /* VmHWM is never below the RSS of the moment */
+	if (rec.vmhwm < s->vmhwm)
+		rec.vmhwm = s->vmhwm;
+	else
+		s->vmhwm = rec.vmhwm;
+	arena_reading(s);   /* the previous one, if still pending */
+	if (pt_inv_append(&s->invs, &rec) == 0 && s->arenas) {
+		s->arena_rec = s->invs.n - 1;
+		s->arena_due = now_ns() + ARENA_SETTLE_NS;
+	}
+}
+
+/* Where per-invocation stacks are named: with the target's Python frames when it runs CPython. */
+static struct pt_stack_src inv_src(struct pt_session *s)
+{
+	struct pt_stack_src src = {
+		.stacks_fd = bpf_map__fd(s->skel->maps.stacks),
+		.py_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_stacks) : -1,
+		.py = s->py_res,
+		.sym = s->sym,
+	};
+
+	return src;
+}
+
+/*
+ * Print and stream the invocations captured since the last call. Kept out of the event callback:
+ * symbolizing can take a while (a large binary's first lookup), and the kernel keeps only two
+ * invocations, so every pending end is captured first and written afterwards.
+ */
+static void flush_invocations(struct pt_session *s)
+{
+	if (s->arena_due && now_ns() >= s->arena_due)
+		arena_reading(s);
+	for (; s->written < s->invs.n && !(s->arena_due && s->written >= s->arena_rec);
+	     s->written++) {
+		const struct pt_inv_record *rec = &s->invs.r[s->written];
+
+		if (rec->seq && !s->opt->quiet) {
+			fputs("peaktrace: ", stderr);
+			pt_inv_line(stderr, rec);
+		}
+		if (s->jsonl) {
+			{
+				struct pt_stack_src src = inv_src(s);
+
+				pt_inv_json(s->jsonl, rec, &src);
+			}
+			fputc('\n', s->jsonl);
+			fflush(s->jsonl);
+		}
+		if (s->emf && rec->seq) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			pt_inv_emf(s->emf, rec, s->function_name,
+				   (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+			fputc('\n', s->emf);
+			fflush(s->emf);
+		}
+	}
+}
+
+/* Tell BPF where _PyRuntime is, once the object defining it is mapped (after exec in launch
+ * mode), and start reading code objects from the current image. */
+static void python_locate(struct pt_session *s)
+{
+	struct pt_py_offsets *o = &s->skel->bss->py_off;
+
+	if (!s->py_found || o->runtime || pt_py_locate(s->pid, &s->py))
+		return;
+	s->py_res = pt_py_resolver_new(s->pid, &s->py);
+	/* Offsets first, the address last: the walk starts when it sees a runtime. */
+	*o = s->py.off;
+	o->runtime = 0;
+	__atomic_store_n(&o->runtime, s->py.off.runtime, __ATOMIC_RELEASE);
+	if (s->opt->verbose)
+		fprintf(stderr, "peaktrace: CPython 3.%u in %s: _PyRuntime at 0x%" PRIx64 "\n",
+			s->py.minor, s->py.path, (uint64_t)s->py.off.runtime);
+}
+
+/* A new stack with Python frames: read its code objects while the target holds them. */
+static void python_new_stack(struct pt_session *s, uint32_t idx)
+{
+	struct pt_py_stack ps;
+	struct pt_stack_rec rec;
+
+	if (!s->py_res || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &idx, &rec) ||
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &idx, &ps))
+		return;
+	pt_py_resolve_stack(s->py_res, idx, ps.w, rec.py_nr);
+}
+
+/* Load the symbol tables of everything the target maps now, so that symbolizing the first
+ * invocation's stacks does not stall event handling. */
+static void warm_symbolizer(struct pt_session *s)
+{
+	struct pt_maps maps = { 0 };
+	struct pt_symres res;
+	int k;
+
+	if (!s->sym || pt_maps_read(s->pid, &maps))
+		return;
+	for (k = 0; k < maps.n; k++)
+		if (strchr(maps.m[k].perms, 'x') && maps.m[k].path && maps.m[k].path[0] == '/')
+			pt_sym_resolve(s->sym, maps.m[k].start, &res);
+	pt_maps_free(&maps);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct pt_session *s = ctx;
+	const struct pt_event *e = data;
+
+	if (len < sizeof(__u32))
+		return 0;
+	switch (e->type) {
+	case PT_EV_EXIT:
+		if (len < sizeof(*e))
+			return 0;
+		s->exited = true;
+		s->exit_code = e->exit_code;
+		if (e->hiwater_rss > s->hiwater)
+			s->hiwater = e->hiwater_rss;
+		break;
+	case PT_EV_EXEC:
+	case PT_EV_EXEC_MAP:
+		s->need_refresh = true;
+		break;
+	case PT_EV_PY_STACK:
+		if (len >= sizeof(*e))
+			python_new_stack(s, (uint32_t)e->addr);
+		break;
+	case PT_EV_INV_START: {
+		const struct pt_inv_event *ie = data;
+
+		if (len < sizeof(*ie))
+			return 0;
+		pt_rapi_request_id(ie->data, ie->len < PT_RAPI_COPY ? ie->len : PT_RAPI_COPY,
+				   s->start_id[ie->seq & 1], sizeof(s->start_id[0]));
+		arena_reading(s);   /* the next invocation began: what the last one left, now */
+		break;
+	}
+	case PT_EV_INV_END: {
+		const struct pt_inv_event *ie = data;
+
+		if (len < sizeof(*ie))
+			return 0;
+		invocation_ended(s, ie->seq);
+		break;
+	}
+	}
+	return 0;
+}
+
+/* Launch mode: the child stopped at exit with its mm intact. */
+static void at_child_exit(void *arg)
+{
+	struct pt_session *s = arg;
+	uint64_t hwm = pt_proc_vmhwm(s->pid);
+
+	if (s->sym)
+		pt_sym_refresh(s->sym);
+	if (hwm > s->vmhwm)
+		s->vmhwm = hwm;
+	arena_reading(s);
+	collect_arenas(s);
+}
+
+static void status_line(struct pt_session *s, uint64_t *last_allocs, uint64_t *last_ns)
+{
+	const struct pt_global *g = &s->skel->bss->g;
+	uint64_t now = now_ns(), allocs = g->alloc_count;
+	double rate = (double)(allocs - *last_allocs) * 1e9 / (double)(now - *last_ns + 1);
+	char b1[32], b2[32], b3[32];
+
+	fprintf(stderr, "\r\033[Klive %s (%" PRId64 " blocks)  peak %s  rss %s  %.0f allocs/s",
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes), (int64_t)g->live_count,
+		pt_fmt_bytes(b2, sizeof(b2), (double)g->peak_bytes),
+		pt_fmt_bytes(b3, sizeof(b3),
+			     (double)pt_rss_total(g)),
+		rate);
+	*last_allocs = allocs;
+	*last_ns = now;
+}
+
+/* A streaming output file in the output directory; NULL after saying why. */
+static FILE *open_out(const char *dir, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+/* ---- the steps ------------------------------------------------------------------------- */
+
+int pt_preflight(const struct pt_options *opt)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "peaktrace: must be run as root (loading BPF programs and uprobes needs "
+				"CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN)\n");
+		return EXIT_PERM;
+	}
+	if (opt->outdir)
+		return check_outdir(opt->outdir);
+	return EXIT_OK;
+}
+
+struct pt_session *pt_session_new(const struct pt_options *opt)
+{
+	struct pt_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->opt = opt;
+	s->child.go_fd = s->child.report_fd = -1;
+	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
+	verbose = opt->verbose;
+	libbpf_set_print(libbpf_print);
+	return s;
+}
+
+/* -p PID: is it a process we can trace, and which allocator does it use. */
+static int attach_target(struct pt_session *s)
+{
+	pid_t pid = s->opt->pid;
+	int code, err;
+
+	if ((code = check_pid(pid)) != EXIT_OK)
+		return code;
+	err = pt_find_allocator(pid, &s->alloc);
+	if (err == -ESRCH) {
+		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
+		return EXIT_NO_PROCESS;
+	}
+	if (err == -EINVAL) {
+		fprintf(stderr, "peaktrace: PID %d has no user-space memory map (a kernel thread "
+				"or a process that is exiting)\n", pid);
+		return EXIT_UNSUPPORTED;
+	}
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "peaktrace: cannot read the memory map of PID %d: %s\n", pid,
+			strerror(-err));
+		return EXIT_PERM;
+	}
+	if (err) {
+		fprintf(stderr, "peaktrace: no malloc found in the objects PID %d has mapped (a "
+				"static binary without symbols, or an allocator peaktrace does not "
+				"know)\n", pid);
+		return EXIT_UNSUPPORTED;
+	}
+	s->pid = pid;
+	/* alloc.open_path is the mapped inode's (target/proc.h, pt_mapped_open): its path while
+	 * that is still the file the process maps, else its map_files link. */
+	pt_proc_comm(pid, s->rep.comm, sizeof(s->rep.comm));
+	pt_proc_exe(pid, s->rep.exe, sizeof(s->rep.exe));
+	return EXIT_OK;
+}
+
+/* -- CMD: which allocator the command will load, then start it, held before exec. */
+static int launch_target(struct pt_session *s)
+{
+	char **cmd = s->opt->cmd;
+	const char *b;
+	int err;
+
+	err = pt_load_order(cmd[0], &s->exe, &s->paths, &s->npaths);
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot execute %s: %s\n", cmd[0], strerror(-err));
+		return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
+	}
+	err = pt_find_allocator_in((const char *const *)s->paths, s->npaths, &s->alloc);
+	if (err) {
+		fprintf(stderr, "peaktrace: no malloc found in %s or the libraries it loads (a "
+				"static binary without symbols, or an allocator peaktrace does not "
+				"know)\n", s->exe);
+		return EXIT_UNSUPPORTED;
+	}
+	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", s->exe);
+	b = strrchr(s->exe, '/');
+	snprintf(s->rep.comm, sizeof(s->rep.comm), "%.15s", b ? b + 1 : s->exe);
+	err = pt_launch(cmd, s->opt->target_env, s->opt->ntarget_env, &s->child);
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot start %s: %s\n", cmd[0], strerror(-err));
+		return EXIT_FAIL;
+	}
+	s->launched = true;
+	s->pid = s->child.pid;
+	return EXIT_OK;
+}
+
+int pt_session_find_target(struct pt_session *s)
+{
+	/* Which allocator, before anything runs. */
+	int code = s->opt->pid ? attach_target(s) : launch_target(s), err;
+
+	if (code != EXIT_OK)
+		return code;
+	/* CPython in the target: its frames are read in the kernel (python.bpf.h). */
+	err = s->launched ? pt_py_detect((const char *const *)s->paths, s->npaths, &s->py)
+			  : pt_py_detect_pid(s->pid, &s->py);
+	if (err == 0)
+		s->py_found = s->opt->fp_stacks;
+	else if (err == -ENOTSUP)
+		fprintf(stderr, "peaktrace: note: CPython %s found: Python frames are read for 3.11, 3.12 "
+				"and 3.13 only; native frames only\n", s->py.minor ? "3.x" : "(older than 3.11)");
+
+	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
+	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		fprintf(stderr, "peaktrace: warning: cannot mount tracefs on /sys/kernel/tracing: %s\n",
+			strerror(errno));
+	return EXIT_OK;
+}
+
+/* Between open and load: rodata, map sizes, and the program types the probe plan needs. */
+static int configure(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct peaktrace_bpf *skel = s->skel;
+	uint32_t buckets = 1;
+
+	while (buckets * PT_BUCKET_SLOTS < o->live_slots)
+		buckets <<= 1;
+	skel->rodata->targ_tgid = (uint32_t)s->pid;
+	skel->rodata->live_bucket_mask = buckets - 1;
+	skel->rodata->max_stacks = o->max_stacks;
+	skel->rodata->capture_stacks = o->fp_stacks;
+	skel->rodata->sample_bytes = o->sample_bytes;
+	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
+	skel->rodata->glibc_arenas = o->arenas && s->alloc.kind == PT_ALLOC_GLIBC;
+	skel->rodata->free_checks_thread = s->alloc.kind == PT_ALLOC_JEMALLOC ||
+					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
+	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
+	bpf_map__set_max_entries(skel->maps.live, buckets);
+	bpf_map__set_max_entries(skel->maps.stack_ids, o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
+	skel->rodata->python = s->py_found;
+	bpf_map__set_max_entries(skel->maps.py_stacks, s->py_found ? o->max_stacks : 1);
+	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
+
+	s->rep.alloc = &s->alloc;
+	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
+		return EXIT_UNSUPPORTED;
+	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
+	s->multi = !o->perf_uprobes && pt_umulti_supported();
+	if (s->multi) {
+		bpf_program__set_expected_attach_type(skel->progs.alloc_enter_prog, PT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.alloc_return, PT_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(skel->progs.free_enter, PT_BPF_TRACE_UPROBE_MULTI);
+	}
+	return EXIT_OK;
+}
+
+int pt_session_load(struct pt_session *s)
+{
+	int code, err;
+
+	s->skel = peaktrace_bpf__open();
+	if (!s->skel) {
+		fprintf(stderr, "peaktrace: failed to open BPF object: %s\n", strerror(errno));
+		return EXIT_BPF;
+	}
+	if ((code = configure(s)) != EXIT_OK)
+		return code;
+	err = peaktrace_bpf__load(s->skel);
+	if (err) {
+		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
+			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");
+		return err == -EPERM ? EXIT_PERM : EXIT_BPF;
+	}
+	s->arenas = s->skel->rodata->glibc_arenas;
+	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
+	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths);
+	return EXIT_OK;
+}
+
+/* Every write into the skeleton's .bss before attaching: the init phase's record and, when
+ * attaching, the RSS the process already has. */
+static void seed_globals(struct pt_session *s)
+{
+	struct pt_global *g = &s->skel->bss->g;
+
+	/* The init phase (seq 0) runs from now until the runtime first asks for work. */
+	g->inv[0].state = PT_INV_RUNNING;
+	g->inv[0].start_ns = now_ns();
+	g->inv[0].peak_seq = 1;
+	g->inv_peak_counter = 1;
+	if (!s->launched) {
+		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
+		g->rss[PT_RSS_ANON] = (int64_t)pt_proc_status_bytes(s->pid, "RssAnon");
+		g->rss[PT_RSS_FILE] = (int64_t)pt_proc_status_bytes(s->pid, "RssFile");
+		g->rss[PT_RSS_SHMEM] = (int64_t)pt_proc_status_bytes(s->pid, "RssShmem");
+		g->rss_peak = pt_rss_total(g);
+		g->inv[0].rss_start = g->inv[0].rss_peak = g->rss_peak;
+	}
+}
+
+/* DIR/invocations.jsonl, and the --emf stream (DIR/emf.jsonl or stdout). */
+static int open_streams(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+
+	if (o->outdir) {
+		if (!(s->jsonl = open_out(o->outdir, "invocations.jsonl")) ||
+		    (o->emf && !(s->emf = open_out(o->outdir, "emf.jsonl"))))
+			return EXIT_OUTPUT;
+	} else if (o->emf) {
+		s->emf = stdout;
+	}
+	if (o->emf)
+		pt_emf_function_name(s->pid, s->launched, s->rep.comm, s->function_name,
+				     sizeof(s->function_name));
+	return EXIT_OK;
+}
+
+int pt_session_attach(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct peaktrace_bpf *skel = s->skel;
+	const char *const *paths = (const char *const *)s->paths;
+	int code;
+
+	seed_globals(s);
+	if ((code = open_streams(s)) != EXIT_OK)
+		return code;
+	if (skel->rodata->rapi_boundaries && !s->launched)
+		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid);
+	if (pt_attach_allocator(skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
+				s->multi) ||
+	    pt_attach_tracepoints(skel, &s->links, skel->rodata->rapi_boundaries) ||
+	    (o->boundary == BOUNDARY_UPROBE &&
+	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
+				  s->launched, o->verbose)) ||
+	    (o->boundary == BOUNDARY_AWS &&
+	     pt_attach_aws_boundaries(skel, &s->links, s->pid, paths, s->npaths, s->launched)))
+		return EXIT_BPF;
+	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, s, NULL);
+	if (!s->rb) {
+		fprintf(stderr, "peaktrace: failed to create ring buffer: %s\n", strerror(errno));
+		return EXIT_BPF;
+	}
+	return EXIT_OK;
+}
+
+int pt_session_start(struct pt_session *s)
+{
+	int err;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	s->start_ns = now_ns();
+	if (s->launched) {
+		err = pt_launch_go(&s->child);
+		if (err) {
+			fprintf(stderr, "peaktrace: cannot execute %s: %s\n", s->opt->cmd[0], strerror(-err));
+			return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_FAIL;
+		}
+	} else if (kill(s->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "peaktrace: no such process: %d (it exited while probes were attached)\n",
+			s->pid);
+		return EXIT_NO_PROCESS;
+	}
+	s->sym = pt_sym_new(s->pid);
+	s->ar.attach_resident = -1;
+	if (!s->launched && s->arenas)
+		s->ar.attach_resident = pt_arenas_resident_in_memory(s->pid);
+	if (!s->launched) {
+		warm_symbolizer(s);
+		python_locate(s);
+	}
+	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", s->pid, s->rep.comm,
+		pt_allocator_kind_name(s->alloc.kind), s->alloc.path,
+		s->opt->duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
+	return EXIT_OK;
+}
+
+void pt_session_poll(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	uint64_t last_status, last_allocs = 0, last_refresh;
+	bool tty = isatty(STDERR_FILENO) && o->interval > 0;
+	int err;
+
+	last_status = last_refresh = now_ns();
+	while (!stop_signal) {
+		uint64_t now;
+
+		err = ring_buffer__poll(s->rb, s->arena_due ? 20 : 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
+			break;
+		}
+		flush_invocations(s);
+		now = now_ns();
+		if (s->launched && pt_child_poll(&s->child, at_child_exit, s))
+			s->exited = true;
+		if (s->need_refresh && s->sym && !s->exited) {
+			pt_sym_refresh(s->sym);
+			pt_unwind_refresh(s->unw);
+			python_locate(s);
+			s->need_refresh = false;
+			last_refresh = now;
+		}
+		if (s->exited)
+			break;
+		if (!s->launched && kill(s->pid, 0) && errno == ESRCH) {
+			s->exited = true;
+			break;
+		}
+		if (now - last_refresh > 2000000000ULL && s->sym) {
+			/* Periodic refresh also keeps VmHWM: after exit /proc has neither. */
+			uint64_t hwm = pt_proc_vmhwm(s->pid);
+
+			pt_sym_refresh(s->sym);
+			if (hwm > s->vmhwm)
+				s->vmhwm = hwm;
+			last_refresh = now;
+		}
+		if (tty && now - last_status >= (uint64_t)(o->interval * 1e9))
+			status_line(s, &last_allocs, &last_status);
+		if (o->duration > 0 && now - s->start_ns >= (uint64_t)(o->duration * 1e9))
+			break;
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+}
+
+/* The invocation (or init phase) still running when tracing stopped. */
+static void close_running_invocation(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct pt_inv cur = s->skel->bss->g.inv[s->skel->bss->g.inv_seq & 1];
+	const struct pt_global *gg = &s->skel->bss->g;
+	struct pt_inv_record rec;
+	uint32_t n = (uint32_t)gg->next_stack + 1;
+
+	if (cur.state == PT_INV_RUNNING) {
+		/* Closed by the rule the BPF side uses at a boundary (bpf/inv.h). */
+		pt_inv_close(&cur, gg, now_ns(), PT_OUT_UNFINISHED);
+		pt_inv_capture(&rec, &cur, bpf_map__fd(s->skel->maps.stats),
+			       n < o->max_stacks ? n : o->max_stacks, o->per_invocation,
+			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
+		if (!rec.id[0] && rec.seq)
+			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
+		rec.vmhwm = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
+		pt_inv_append(&s->invs, &rec);
+	}
+}
+
+void pt_session_stop(struct pt_session *s)
+{
+	/* Stop: final state of a still-running target first, then freeze the counters. */
+	s->rep.duration_ns = now_ns() - s->start_ns;
+	if (s->exited && s->sym) {
+		/* A JIT runtime's perf map has grown since the last refresh (up to 2 s ago): the
+		 * code a short-lived node script compiled last is often what allocated. The file
+		 * outlives the process (/tmp/perf-PID.map); the mappings stay cached. */
+		pt_sym_refresh(s->sym);
+	}
+	if (!s->exited) {
+		uint64_t hwm = pt_proc_vmhwm(s->pid);
+
+		if (s->sym)
+			pt_sym_refresh(s->sym);
+		if (hwm > s->vmhwm)
+			s->vmhwm = hwm;
+	}
+	/* A live target stops paying for the probes now. For one that has exited nothing more can
+	 * arrive: detaching (~100 ms of grace period per uprobe) waits until the report is out. */
+	if (!s->exited)
+		pt_links_detach(&s->links);
+	ring_buffer__poll(s->rb, 0);
+	if (s->launched) {
+		pt_child_release(&s->child);
+		pt_child_poll(&s->child, at_child_exit, s);
+	}
+	arena_reading(s);
+	close_running_invocation(s);
+	flush_invocations(s);
+}
+
+/* The report's figures that need no symbolizing: the target, the kernel's totals and counters. */
+static void report_figures(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct pt_report *rep = &s->rep;
+
+	rep->pid = s->pid;
+	rep->launched = s->launched;
+	rep->g = s->skel->bss->g;
+	rep->top = o->top;
+	rep->attach_multi = s->multi;
+	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
+	rep->invs = &s->invs;
+	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];
+	rep->src = inv_src(s);
+	rep->max_peak = o->max_peak;
+	rep->sample_bytes = o->sample_bytes;
+	collect_arenas(s);
+	rep->ar = s->ar;
+	memset(&s->ar, 0, sizeof(s->ar));
+	rep->ar.allocator = pt_allocator_kind_name(s->alloc.kind);
+	pt_read_errors(s->skel, rep->errors);
+	rep->errors[PT_ERR_RAPI_FULL] += rep->g.rapi_full;
+	for (uint32_t k = 0; k < s->invs.n; k++)
+		rep->errors[PT_ERR_INV_LOST] += s->invs.r[k].overwritten;
+	rep->exited = s->exited || (s->launched && s->child.exited);
+	if (s->launched && s->child.exited) {
+		if (WIFSIGNALED(s->child.status))
+			rep->exit_signal = WTERMSIG(s->child.status);
+		else
+			rep->exit_status = WEXITSTATUS(s->child.status);
+	} else if (s->exited) {
+		if (s->exit_code & 0x7f)
+			rep->exit_signal = s->exit_code & 0x7f;
+		else
+			rep->exit_status = (s->exit_code >> 8) & 0xff;
+	}
+	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
+	if ((uint64_t)rep->g.rss_peak > rep->vmhwm_bytes && rep->exited && !rep->vmhwm_bytes)
+		rep->vmhwm_bytes = 0;
+	rep->stacks_used = rep->g.next_stack < o->max_stacks ? rep->g.next_stack : o->max_stacks;
+	rep->max_stacks = o->max_stacks;
+}
+
+/* Each stack's Python words: only stacks that have some are in the map. */
+static void read_py_words(struct pt_session *s)
+{
+	const struct pt_stack_rec *sr = s->stacks_map;
+
+	s->py_words = calloc(s->nstk ? s->nstk : 1, sizeof(*s->py_words));
+	for (uint32_t k = 0; s->py_words && k < s->nstk; k++) {
+		if (!sr[k].py_nr || !(s->py_words[k] = malloc(sizeof(*s->py_words[k]))))
+			continue;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &k, s->py_words[k])) {
+			free(s->py_words[k]);
+			s->py_words[k] = NULL;
+		}
+	}
+	s->cin.py = (const struct pt_py_stack *const *)s->py_words;
+}
+
+int pt_session_collect(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct pt_report *rep = &s->rep;
+	int err;
+
+	report_figures(s);
+	s->nstk = rep->g.next_stack + 1 < o->max_stacks ? (uint32_t)rep->g.next_stack + 1 : o->max_stacks;
+	s->stacks_map = pt_map_copy(s->skel->maps.stacks, s->nstk);
+	s->stats_map = pt_map_copy(s->skel->maps.stats, s->nstk);
+	if (!s->stacks_map || !s->stats_map) {
+		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	s->cin.stacks = s->stacks_map;
+	s->cin.stats = s->stats_map;
+	s->cin.nstacks = s->nstk;
+	s->cin.peak_seq = rep->g.peak_seq;
+	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
+	s->cin.py = NULL;
+	s->cin.py_res = s->py_res;
+	s->cin.cstats = &s->cstats;
+	if (s->py_found)
+		read_py_words(s);
+	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
+	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
+	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
+		return EXIT_FAIL;
+	}
+	rep->prof.duration_ns = rep->duration_ns;
+	/* The tracer's own footprint, for the report (its peak is reached by now). */
+	rep->tracer_vmhwm = pt_proc_vmhwm(getpid());
+	rep->prof.time_ns = (uint64_t)time(NULL) * 1000000000ULL - rep->duration_ns;
+	return EXIT_OK;
+}
+
+/* --max-peak: one line per invocation over it; EXIT_MAX_PEAK if any. */
+static int check_max_peak(struct pt_session *s, int code)
+{
+	uint64_t max_peak = s->opt->max_peak;
+	uint32_t k;
+
+	for (k = 0; k < s->invs.n; k++) {
+		const struct pt_inv_record *ir = &s->invs.r[k];
+		char b1[32], b2[32];
+
+		if (ir->seq == 0 || (uint64_t)ir->rss_peak <= max_peak)
+			continue;
+		fprintf(stderr, "peaktrace: invocation %" PRIu64 " (RequestId %s) peaked at %s RSS, over "
+				"--max-peak %s; top stacks at its peak in the report\n",
+			ir->seq, ir->id[0] ? ir->id : "?",
+			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
+			pt_fmt_bytes(b2, sizeof(b2), (double)max_peak));
+		code = EXIT_MAX_PEAK;
+	}
+	return code;
+}
+
+int pt_session_report(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	int code = EXIT_OK, err;
+
+	if (!o->quiet)
+		pt_report_text(stdout, &s->rep);
+	if (o->outdir) {
+		err = pt_report_write_dir(o->outdir, &s->rep);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to write reports to %s: %s\n", o->outdir,
+				strerror(-err));
+			code = EXIT_OUTPUT;
+		} else {
+			fprintf(stderr, "peaktrace: reports written to %s/\n", o->outdir);
+		}
+	}
+	if (o->summary && (err = pt_summary_write(o->summary, &s->rep)))
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
+	if (o->outdir && o->per_invocation)
+		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
+	if (o->max_peak)
+		code = check_max_peak(s, code);
+	if (s->launched && !s->child.exited && o->duration > 0) {
+		/* -d on a launched command: it was started for tracing only. */
+		kill(s->child.pid, SIGTERM);
+	}
+	return code;
+}
+
+void pt_session_free(struct pt_session *s)
+{
+	if (!s)
+		return;
+	/* A launched command that still runs is left running, detached (like a target of -p). */
+	if (s->launched && s->child.go_fd >= 0)
+		pt_launch_abort(&s->child);
+	pt_links_detach(&s->links);
+	ring_buffer__free(s->rb);
+	if (s->py_words) {
+		for (uint32_t k = 0; k < s->nstk; k++)
+			free(s->py_words[k]);
+		free(s->py_words);
+	}
+	pt_py_resolver_free(s->py_res);
+	pt_py_info_free(&s->py);
+	free(s->stacks_map);
+	free(s->stats_map);
+	pt_unwind_free(s->unw);
+	peaktrace_bpf__destroy(s->skel);
+	if (s->sym)
+		pt_sym_free(s->sym);
+	pt_report_free(&s->rep);
+	if (s->jsonl)
+		fclose(s->jsonl);
+	if (s->emf && s->emf != stdout)
+		fclose(s->emf);
+	pt_inv_list_free(&s->invs);
+	pt_allocator_free(&s->alloc);
+	if (s->paths)
+		pt_strv_free(s->paths, s->npaths);
+	free(s->exe);
+	free(s);
+}
