@@ -14,8 +14,9 @@ bpf/*.h are the kernel/user contract and pure headers (compiled for BPF and for 
 layer may include them; they include no user/ header, no BPF-only header (*.bpf.h) and not
 vmlinux.h. user/ and tests/unit/ include no *.bpf.h. Every quoted include names its folder
 ("util/fmt.h", "bpf/peaktrace.h"), except user/'s own top-level headers (cli.h, session.h), the
-generated skeleton and the unit tests' check.h,
-and names a file that exists. No include cycle, between files or between folders.
+generated skeleton and the unit tests' check.h, and names a file that exists. No include cycle,
+between files or between folders. No function in user/ is longer than 150 lines, but for the
+decoders and tables named in LONG_OK.
 
 Prints "ok - ..." / "not ok - ...: detail" lines (the unit tests' form); exits 1 on a failure.
 """
@@ -27,6 +28,12 @@ import sys
 RANK = {"util": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
         "profile": 3, "arenas": 4, "invocation": 4, "report": 5, "": 6}
 BARE_OK = {"peaktrace.skel.h", "check.h"}
+MAX_FUNC_LINES = 150
+# Functions allowed to be longer, and why.
+LONG_OK = {
+    ("user/attach/probeplace.c", "decode"): "an x86 instruction decoder: one switch over opcodes",
+}
+FUNC_START = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -54,6 +61,28 @@ def folder(path):
     if parts[0] == "user":
         return parts[1] if len(parts) > 2 else ""
     return parts[0]
+
+
+def long_functions(root, files):
+    """(file, function, lines) of every user/ function over MAX_FUNC_LINES (kernel style: the
+    definition starts in column 0, its body ends at the first "}" in column 0)."""
+    out = []
+    for src in files:
+        if not (src.startswith("user/") and src.endswith(".c")):
+            continue
+        name, start = None, 0
+        for no, line in enumerate(open(os.path.join(root, src), encoding="utf-8", errors="replace"), 1):
+            if name is None:
+                m = FUNC_START.match(line)
+                if m and not line.startswith(("typedef", "struct", "enum", "union", "#")):
+                    name, start = m.group(1), no
+            elif line.startswith("}"):
+                if no - start + 1 > MAX_FUNC_LINES and (src, name) not in LONG_OK:
+                    out.append((src, name, no - start + 1))
+                name = None
+            elif line.startswith(";") or (line[:1].isalpha() and line.rstrip().endswith(";")):
+                name = None            # a prototype split over lines, not a definition
+    return out
 
 
 def find_cycle(graph):
@@ -135,6 +164,9 @@ def main():
     check(c is None, "layout: no include cycle between files", " -> ".join(c or []))
     c = find_cycle(fgraph)
     check(c is None, "layout: no include cycle between folders", " -> ".join(c or []))
+    longf = long_functions(root, files)
+    check(not longf, "layout: no function in user/ over %d lines" % MAX_FUNC_LINES,
+          "; ".join("%s %s() %d lines" % f for f in longf))
     print("%d files, %d includes" % (len(files), sum(len(v) for v in graph.values())))
     return 1 if failed else 0
 
