@@ -2,32 +2,41 @@
 /* links.c — the table of attached probes, detached in groups from parallel threads. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "attach/links.h"
 
+static int keep(struct pt_links *t, struct bpf_link *l, int fd, int group)
+{
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 64;
+		struct pt_link *nl = realloc(t->l, cap * sizeof(*nl));
+
+		if (!nl) {
+			if (l)
+				bpf_link__destroy(l);
+			else
+				close(fd);
+			return -ENOMEM;
+		}
+		t->l = nl;
+		t->cap = cap;
+	}
+	t->l[t->n].link = l;
+	t->l[t->n].fd = fd;
+	t->l[t->n++].group = group;
+	return 0;
+}
+
 int pt_links_add(struct pt_links *t, struct bpf_link *l, int group)
 {
-	if (!l)
-		return -errno;
-	if (t->n < PT_MAX_LINKS) {
-		t->l[t->n].link = l;
-		t->l[t->n].fd = -1;
-		t->l[t->n++].group = group;
-	}
-	return 0;
+	return l ? keep(t, l, -1, group) : -errno;
 }
 
 int pt_links_add_fd(struct pt_links *t, int fd, int group)
 {
-	if (fd < 0)
-		return fd;
-	if (t->n < PT_MAX_LINKS) {
-		t->l[t->n].link = NULL;
-		t->l[t->n].fd = fd;
-		t->l[t->n++].group = group;
-	}
-	return 0;
+	return fd < 0 ? fd : keep(t, NULL, fd, group);
 }
 
 static void *destroy_link(void *arg)
@@ -48,24 +57,31 @@ static void *destroy_link(void *arg)
  */
 void pt_links_detach(struct pt_links *t)
 {
-	pthread_t th[PT_MAX_LINKS];
-	int started[PT_MAX_LINKS], i, grp, maxg = 0;
+	pthread_t *th = calloc(t->n ? t->n : 1, sizeof(*th));
+	int *started = calloc(t->n ? t->n : 1, sizeof(*started));
+	int i, grp, maxg = 0;
 
 	for (i = 0; i < t->n; i++)
 		maxg = t->l[i].group > maxg ? t->l[i].group : maxg;
 	for (grp = maxg; grp >= 0; grp--) {
 		for (i = 0; i < t->n; i++) {
-			started[i] = 0;
+			if (started)
+				started[i] = 0;
 			if (t->l[i].group != grp)
 				continue;
-			if (pthread_create(&th[i], NULL, destroy_link, &t->l[i]) == 0)
+			/* Out of memory for the threads: one after the other, slower but all of them. */
+			if (th && started && pthread_create(&th[i], NULL, destroy_link, &t->l[i]) == 0)
 				started[i] = 1;
 			else
 				destroy_link(&t->l[i]);
 		}
-		for (i = 0; i < t->n; i++)
+		for (i = 0; started && i < t->n; i++)
 			if (started[i])
 				pthread_join(th[i], NULL);
 	}
-	t->n = 0;
+	free(th);
+	free(started);
+	free(t->l);
+	t->l = NULL;
+	t->n = t->cap = 0;
 }

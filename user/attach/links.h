@@ -5,8 +5,6 @@
 
 struct bpf_link;
 
-#define PT_MAX_LINKS 64
-
 /* One attached probe: a libbpf link, or a raw uprobe-multi link fd. */
 struct pt_link {
 	struct bpf_link *link;
@@ -14,16 +12,18 @@ struct pt_link {
 	int group;          /* detach order: higher groups first */
 };
 
+/* Grows as links are added (perf-event uprobes on jemalloc: ~90); zero-initialized is empty. */
 struct pt_links {
-	struct pt_link l[PT_MAX_LINKS];
-	int n;
+	struct pt_link *l;
+	int n, cap;
 };
 
-/* Keep l (NULL: the attach failed, errno says why) in group. Returns 0 or -errno. */
+/* Keep l (NULL: the attach failed, errno says why) in group. Returns 0 or -errno (-ENOMEM: the
+ * link could not be kept, and was destroyed: never a probe that stays attached unseen). */
 int pt_links_add(struct pt_links *t, struct bpf_link *l, int group);
 /* Keep a raw link fd (negative: -errno of the failed attach). Returns 0 or that -errno. */
 int pt_links_add_fd(struct pt_links *t, int fd, int group);
-/* Detach every link, highest group first; the table is empty afterwards. */
+/* Detach every link, highest group first; the table is empty (and freed) afterwards. */
 void pt_links_detach(struct pt_links *t);
 
 #endif
