@@ -878,8 +878,6 @@ static void report_figures(struct pt_session *s)
 			rep->exit_status = (s->exit_code >> 8) & 0xff;
 	}
 	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
-	if ((uint64_t)rep->g.rss_peak > rep->vmhwm_bytes && rep->exited && !rep->vmhwm_bytes)
-		rep->vmhwm_bytes = 0;
 	rep->stacks_used = rep->g.next_stack < o->max_stacks ? rep->g.next_stack : o->max_stacks;
 	rep->max_stacks = o->max_stacks;
 }

@@ -401,7 +401,8 @@ void pt_rapi_seed(int rapi_fds_fd, pid_t pid)
 /* The function's name, from its environment (attach) or ours (launch: inherited). */
 void pt_emf_function_name(pid_t pid, bool launched, const char *comm, char *out, size_t outlen)
 {
-	const char *fnm = getenv("AWS_LAMBDA_FUNCTION_NAME");
+	/* Launched: the command inherits our environment. Attached: only its own counts. */
+	const char *fnm = launched ? getenv("AWS_LAMBDA_FUNCTION_NAME") : NULL;
 	struct pt_environ env;
 
 	snprintf(out, outlen, "%s", fnm ? fnm : comm);
