@@ -192,9 +192,13 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	if (count < PT_RAPI_NEXT_LEN)
 		return;
 	len = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
-	if (bpf_probe_read_user(sc->buf, PT_RAPI_SCAN, buf) &&
-	    bpf_probe_read_user(sc->buf, PT_RAPI_NEXT_LEN, buf))
-		return;
+	if (bpf_probe_read_user(sc->buf, PT_RAPI_SCAN, buf)) {
+		/* The write ends close to an unmapped page: what a GET /next needs, and only that
+		 * much is classified (the rest of the scratch is an earlier write's). */
+		if (bpf_probe_read_user(sc->buf, PT_RAPI_NEXT_LEN, buf))
+			return;
+		len = PT_RAPI_NEXT_LEN;
+	}
 	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
 	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
 		return;
