@@ -508,8 +508,9 @@ static int attach_target(struct pt_session *s)
 		return EXIT_UNSUPPORTED;
 	}
 	s->pid = pid;
-	/* alloc.open_path is the mapped inode's (target/proc.h, pt_mapped_open): its path while
-	 * that is still the file the process maps, else its map_files link. */
+	/* alloc.open_path is the mapped inode's (target/proc.h, pt_mapped_open): /proc/self/fd/N
+	 * of the file opened inside the target's root while that is the file the process maps
+	 * (alloc keeps the fd), else its map_files link; never the target's path again. */
 	pt_proc_comm(pid, s->rep.comm, sizeof(s->rep.comm));
 	pt_proc_exe(pid, s->rep.exe, sizeof(s->rep.exe));
 	return EXIT_OK;

@@ -153,10 +153,11 @@ static void test_mapped_open(void)
 	CHECK(find_mapping(path, &m, pbuf, sizeof(pbuf)) == 0, "mapping found in maps");
 	ino = m.inode;
 	mp = (struct pt_mapped){ m.path, m.start, m.end, m.inode, m.deleted };
-	snprintf(mfx, sizeof(mfx), "/proc/%d/root%s", getpid(), path);
 	fd = pt_mapped_open(getpid(), &mp, 0, &opened);
+	snprintf(mfx, sizeof(mfx), "/proc/self/fd/%d", fd);
 	CHECK(fd >= 0 && fd_inode(fd) == ino, "mapped: the mapped inode");
-	CHECK_STR(opened, mfx, "mapped: through the target's root while the path is that inode");
+	CHECK_STR(opened, mfx, "mapped: inside the target's root while the path is that inode, "
+		  "named by its fd");
 	close(fd);
 	free(opened);
 
@@ -176,7 +177,8 @@ static void test_mapped_open(void)
 	/* ...unless asked for one. */
 	fd = pt_mapped_open(0, &mp, PT_MAPPED_ANY_INODE, &opened);
 	CHECK(fd >= 0 && fd_inode(fd) != ino, "gone, replaced, ANY_INODE: the file now at the path");
-	CHECK_STR(opened, path, "gone: our own view of the path");
+	snprintf(mfx, sizeof(mfx), "/proc/self/fd/%d", fd);
+	CHECK_STR(opened, mfx, "gone: our own view of the path, named by its fd");
 	if (fd >= 0)
 		close(fd);
 	free(opened);
@@ -201,6 +203,160 @@ static void test_mapped_open(void)
 	munmap(addr, 8192);
 }
 
+/* ---- pt_open_in_root / pt_target_open ----------------------------------------------------- */
+
+static void write_str(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd >= 0) {
+		if (write(fd, text, strlen(text)) < 0)
+			perror("write");
+		close(fd);
+	}
+}
+
+/* What fd holds (up to 63 bytes), "" when fd < 0. */
+static const char *fd_text(int fd)
+{
+	static char buf[64];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : 0;
+
+	buf[n > 0 ? n : 0] = 0;
+	return buf;
+}
+
+/*
+ * A "root" made in dir:      root/etc/file  "inside"      root/lib -> /etc (absolute)
+ *   root/abs -> /etc/file    root/rel -> ../etc/file        root/dotdot -> ../../(x22)
+ *   root/esc -> HOST (absolute path of a file outside the root)   root/fifo (a FIFO)
+ *   root/loop -> loop        root/etc/big (100 bytes)
+ * and dir/outside "HOST": never reached from root.
+ */
+static void test_open_in_root_mode(int rootfd, unsigned fl, const char *mode, const char *host)
+{
+	int fd;
+
+#define OPEN_TEXT(p, want, what) do { fd = pt_open_in_root(rootfd, p, 0, fl); \
+	CHECK(fd >= 0 && !strcmp(fd_text(fd), want), "%s: %s (%s: got \"%s\", fd %d)", mode, what, \
+	      p, fd_text(fd), fd); if (fd >= 0) close(fd); } while (0)
+#define OPEN_NOT(p, what) do { fd = pt_open_in_root(rootfd, p, 0, fl); \
+	CHECK(fd < 0 || strcmp(fd_text(fd), "HOST"), "%s: %s (%s: fd %d, \"%s\")", mode, what, p, \
+	      fd, fd_text(fd)); if (fd >= 0) close(fd); } while (0)
+
+	OPEN_TEXT("/etc/file", "inside", "a plain path");
+	OPEN_TEXT("etc/file", "inside", "a relative path is relative to the root");
+	OPEN_TEXT("/abs", "inside", "an absolute symlink resolves inside the root");
+	OPEN_TEXT("/lib/file", "inside", "an absolute symlink in the middle resolves inside the root");
+	OPEN_TEXT("/rel", "inside", "a relative symlink");
+	OPEN_TEXT("/../../../../etc/file", "inside", "\"..\" above the root stays at the root");
+	OPEN_NOT("/esc", "an absolute symlink to a host file stays inside (no such file there)");
+	fd = pt_open_in_root(rootfd, "/esc", 0, fl);
+	CHECK(fd == -ENOENT, "%s: the escaping symlink names nothing inside (%d)", mode, fd);
+	if (fd >= 0)
+		close(fd);
+	OPEN_NOT("/dotdot", "a symlink climbing with \"..\" stays inside");
+	OPEN_NOT(host, "the host file's own absolute path is looked up inside the root");
+	fd = pt_open_in_root(rootfd, "/fifo", 0, fl);
+	CHECK(fd == -EINVAL, "%s: a FIFO is refused, without blocking (%d)", mode, fd);
+	fd = pt_open_in_root(rootfd, "/etc", 0, fl);
+	CHECK(fd < 0, "%s: a directory is refused (%d)", mode, fd);
+	fd = pt_open_in_root(rootfd, "/loop", 0, fl);
+	CHECK(fd == -ELOOP, "%s: a symlink loop ends (%d)", mode, fd);
+	fd = pt_open_in_root(rootfd, "/etc/big", 50, fl);
+	CHECK(fd == -EFBIG, "%s: a file over the size cap is refused (%d)", mode, fd);
+	fd = pt_open_in_root(rootfd, "/etc/big", 100, fl);
+	CHECK(fd >= 0, "%s: a file at the size cap is opened (%d)", mode, fd);
+	if (fd >= 0)
+		close(fd);
+#undef OPEN_TEXT
+#undef OPEN_NOT
+}
+
+static void test_open_in_root(void)
+{
+	char root[160], p[256], host[200], self[64];
+	int rootfd, fd, hostfd;
+
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(host, sizeof(host), "%s/outside", dir);
+	write_str(host, "HOST");
+	mkdir(root, 0755);
+	snprintf(p, sizeof(p), "%s/etc", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/etc/file", root);
+	write_str(p, "inside");
+	snprintf(p, sizeof(p), "%s/etc/big", root);
+	write_file(p, 100, 'x');
+	snprintf(p, sizeof(p), "%s/lib", root);
+	CHECK(symlink("/etc", p) == 0, "symlink lib");
+	snprintf(p, sizeof(p), "%s/abs", root);
+	CHECK(symlink("/etc/file", p) == 0, "symlink abs");
+	snprintf(p, sizeof(p), "%s/rel", root);
+	CHECK(symlink("../etc/file", p) == 0, "symlink rel");
+	snprintf(p, sizeof(p), "%s/dotdot", root);
+	/* dotdot/ + the host file's path: the host file if ".." ever left the root. */
+	CHECK(symlink("../../../../../../../../../../../../../../../../../../../../../..", p) == 0,
+	      "symlink dotdot");
+	snprintf(p, sizeof(p), "%s/esc", root);
+	CHECK(symlink(host, p) == 0, "symlink esc -> host file");
+	snprintf(p, sizeof(p), "%s/fifo", root);
+	CHECK(mkfifo(p, 0600) == 0, "fifo");
+	snprintf(p, sizeof(p), "%s/loop", root);
+	CHECK(symlink("loop", p) == 0, "symlink loop");
+
+	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(rootfd >= 0, "root opened");
+	if (rootfd < 0)
+		return;
+	test_open_in_root_mode(rootfd, 0, "openat2", host);
+	test_open_in_root_mode(rootfd, PT_OPEN_WALK, "walk", host);
+	snprintf(p, sizeof(p), "/dotdot%s", host);
+	fd = pt_open_in_root(rootfd, p, 0, 0);
+	CHECK(fd < 0, "openat2: \"..\" through a symlink then the host path: not the host file (%d)", fd);
+	fd = pt_open_in_root(rootfd, p, 0, PT_OPEN_WALK);
+	CHECK(fd < 0, "walk: \"..\" through a symlink then the host path: not the host file (%d)", fd);
+
+	/* A magic link (/proc/self/fd/N jumps to whatever N is, wherever it is): refused. In our own
+	 * root (pid 0), /proc is there. */
+	hostfd = open(host, O_RDONLY | O_CLOEXEC);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", hostfd);
+	fd = pt_target_open(0, self, 0);
+	CHECK(fd == -ELOOP, "openat2: a magic link is refused (%d)", fd);
+	if (fd >= 0)
+		close(fd);
+	/* The walk resolves the link's text inside the root instead: from our root that is the
+	 * same file, from another root a path inside it. */
+	fd = pt_open_in_root(rootfd, self, 0, PT_OPEN_WALK);
+	CHECK(fd < 0, "walk: a magic link inside another root does not reach the host (%d)", fd);
+	close(hostfd);
+	close(rootfd);
+
+	/* pt_target_open: this process's root is "/", the file by its full path. */
+	snprintf(p, sizeof(p), "%s/etc/file", root);
+	fd = pt_target_open(getpid(), p, 0);
+	CHECK(fd >= 0 && !strcmp(fd_text(fd), "inside"), "pt_target_open(self) reads the file");
+	if (fd >= 0)
+		close(fd);
+	fd = pt_target_open(1 << 30, p, 0);
+	CHECK(fd == -ESRCH, "pt_target_open of no process: -ESRCH (%d)", fd);
+	CHECK(pt_target_same_root(getpid()) == 1 && pt_target_same_root(0) == 1, "own root is ours");
+
+	/* Clean up. */
+	{
+		static const char *const names[] = { "etc/file", "etc/big", "lib", "abs", "rel",
+						     "dotdot", "esc", "fifo", "loop" };
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(p, sizeof(p), "%s/%s", root, names[i]);
+			unlink(p);
+		}
+		snprintf(p, sizeof(p), "%s/etc", root);
+		rmdir(p);
+		rmdir(root);
+		unlink(host);
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -212,6 +368,7 @@ int main(void)
 	test_read_file();
 	test_status();
 	test_mapped_open();
+	test_open_in_root();
 	rmdir(dir);
 	return CHECK_DONE();
 }

@@ -36,7 +36,7 @@ int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, i
 	uint8_t code[32];
 	int fd, slot, k, err;
 
-	fd = open(a->open_path, O_RDONLY | O_CLOEXEC);
+	fd = open(a->open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
 		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->open_path, strerror(errno));

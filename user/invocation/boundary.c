@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "invocation/boundary.h"
 #include "util/elfutil.h"
@@ -117,15 +118,13 @@ static int sym_cb(const struct pt_elf_sym *s, void *ctx)
 	return 0;
 }
 
-static int resolve_in(const char *path, const struct pt_boundary_point *p, uint64_t *offset)
+/* The symbol's file offset in e (closed here). */
+static int resolve_in(struct pt_elf *ep, const struct pt_boundary_point *p, uint64_t *offset)
 {
 	struct symfind f = { .want = p->sym };
-	struct pt_elf e;
+	struct pt_elf e = *ep;
 	int err;
 
-	err = pt_elf_open(path, &e);
-	if (err)
-		return err;
 	pt_elf_foreach_sym(&e, SHT_SYMTAB, sym_cb, &f);
 	if (!f.found)
 		pt_elf_foreach_sym(&e, SHT_DYNSYM, sym_cb, &f);
@@ -135,12 +134,15 @@ static int resolve_in(const char *path, const struct pt_boundary_point *p, uint6
 }
 
 int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
-			const struct pt_boundary_point *p, char **open_path, uint64_t *offset)
+			const struct pt_boundary_point *p, char **open_path, int *open_fd,
+			uint64_t *offset)
 {
 	struct pt_maps maps = { 0 };
+	struct pt_elf e;
 	int i, err = -ENOENT;
 
 	*open_path = NULL;
+	*open_fd = -1;
 	if (pid > 0) {
 		err = pt_maps_read(pid, &maps);
 		if (err)
@@ -148,18 +150,28 @@ int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
 		err = -ENOENT;
 		for (i = 0; i < maps.n; i++) {
 			const struct pt_mapping *m = &maps.m[i];
-			char *op;
+			struct pt_mapped mp = { m->path, m->start, m->end, m->inode, m->deleted };
+			char *op = NULL;
+			int fd;
 
 			if (!m->path || m->path[0] != '/' || !strchr(m->perms, 'x') || !lib_matches(m->path, p->lib))
 				continue;
-			op = pt_target_path(pid, m->path);
-			if (!op)
+			/* The mapped inode (inside the target's root, or map_files); op names it
+			 * for the attach without resolving the target's path again. */
+			fd = pt_mapped_open(pid, &mp, 0, &op);
+			if (fd < 0)
 				continue;
-			err = resolve_in(op, p, offset);
+			if ((err = pt_elf_open_fd(fd, &e)) == 0) {
+				/* resolve_in closes e, not the fd op may name. */
+				e.own_fd = 0;
+				err = resolve_in(&e, p, offset);
+			}
 			if (!err) {
 				*open_path = op;
+				*open_fd = fd;
 				break;
 			}
+			close(fd);
 			free(op);
 		}
 		pt_maps_free(&maps);
@@ -168,13 +180,23 @@ int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
 	for (i = 0; i < npaths; i++) {
 		if (!lib_matches(paths[i], p->lib))
 			continue;
-		err = resolve_in(paths[i], p, offset);
+		/* Launch mode: our own view of the program and its libraries. */
+		err = pt_elf_open(paths[i], &e);
+		if (!err)
+			err = resolve_in(&e, p, offset);
 		if (!err) {
 			*open_path = strdup(paths[i]);
 			return *open_path ? 0 : -ENOMEM;
 		}
 	}
 	return err;
+}
+
+static void close_resolved(char *path, int fd)
+{
+	if (fd >= 0)
+		close(fd);
+	free(path);
 }
 
 /* Uprobes on the runtime's own functions mark invocation boundaries (--boundary start=..). */
@@ -189,8 +211,9 @@ int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
 		LIBBPF_OPTS(bpf_uprobe_opts, uo);
 		char *path = NULL;
 		uint64_t off;
+		int fd;
 
-		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, pts[k], &path, &off);
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, pts[k], &path, &fd, &off);
 		if (err) {
 			fprintf(stderr, "peaktrace: --boundary %s: no function %s in an object matching %s%s\n",
 				k ? "end" : "start", pts[k]->sym, pts[k]->lib,
@@ -207,10 +230,10 @@ int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
 		if (err) {
 			fprintf(stderr, "peaktrace: failed to attach the %s boundary to %s in %s: %s\n",
 				k ? "end" : "start", pts[k]->sym, path, strerror(-err));
-			free(path);
+			close_resolved(path, fd);
 			return err;
 		}
-		free(path);
+		close_resolved(path, fd);
 	}
 	return 0;
 }
@@ -236,9 +259,10 @@ int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
 		struct pt_boundary_point pt = { .lib = "", .at_return = fns[k].ret };
 		char *path = NULL;
 		uint64_t off;
+		int fd;
 
 		snprintf(pt.sym, sizeof(pt.sym), "%s", fns[k].sym);
-		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, &pt, &path, &off);
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, &pt, &path, &fd, &off);
 		if (err) {
 			fprintf(stderr, "peaktrace: --boundary uprobe: no aws-lambda-cpp runtime (%s) in the "
 					"objects %s maps%s\n", k == 0 ? "runtime::get_next" : k == 1 ?
@@ -254,10 +278,10 @@ int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
 		if (err) {
 			fprintf(stderr, "peaktrace: failed to attach to aws-lambda-cpp in %s: %s\n", path,
 				strerror(-err));
-			free(path);
+			close_resolved(path, fd);
 			return err;
 		}
-		free(path);
+		close_resolved(path, fd);
 	}
 	return 0;
 }

@@ -24,10 +24,14 @@ struct pt_boundary_spec {
 int pt_boundary_parse(const char *spec, struct pt_boundary_spec *out);
 
 /* Find the point's object among the target's mapped objects (pid > 0) or the given paths
- * (launch mode), and the file offset of its symbol. *open_path is malloc'd. Returns 0,
- * -ENOENT (no such object or symbol) or -errno. */
+ * (launch mode), and the file offset of its symbol. *open_path is malloc'd and names the file
+ * that was read: for pid > 0 the mapped inode opened safely (target/proc.h, pt_mapped_open:
+ * "/proc/self/fd/N" of *open_fd, or a map_files link), never the target's path resolved again;
+ * attach by it before closing *open_fd (-1 when there is none to close). Returns 0, -ENOENT
+ * (no such object or symbol) or -errno. */
 int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
-			const struct pt_boundary_point *p, char **open_path, uint64_t *offset);
+			const struct pt_boundary_point *p, char **open_path, int *open_fd,
+			uint64_t *offset);
 
 /* Uprobes on the spec's start and end points (cookies 1 and 2), in link group 2: among the
  * target's mapped objects, or in launch mode among paths. Returns 0 or -errno (said on stderr). */

@@ -76,45 +76,41 @@ static int scan_cb(const struct pt_elf_sym *s, void *ctx)
 	return sc->have_runtime && sc->have_version;
 }
 
-static int detect_file(const char *path, const char *open_path, struct pt_py_info *out)
+/* path is the object's name as the target knows it; e is it opened (closed here). */
+static int detect_elf(const char *path, struct pt_elf *e, struct pt_py_info *out)
 {
 	struct sym_scan sc = { 0 };
-	struct pt_elf e;
+	struct stat st;
 	uint64_t off;
 	uint32_t hex = 0;
 	size_t k;
-	int err;
+	int ino_ok;
 
-	err = pt_elf_open(open_path, &e);
-	if (err)
-		return err;
-	pt_elf_foreach_sym(&e, SHT_DYNSYM, scan_cb, &sc);
+	/* Matched against the maps by inode: the loader's path may differ from the canonical one
+	 * maps shows (symlinks, "../lib" in an rpath). The inode of what was read, not of a path
+	 * looked up again. */
+	ino_ok = fstat(e->fd, &st) == 0;
+	pt_elf_foreach_sym(e, SHT_DYNSYM, scan_cb, &sc);
 	if (!sc.have_runtime || !sc.have_version)
-		pt_elf_foreach_sym(&e, SHT_SYMTAB, scan_cb, &sc);
+		pt_elf_foreach_sym(e, SHT_SYMTAB, scan_cb, &sc);
 	if (!sc.have_runtime) {
-		pt_elf_close(&e);
+		pt_elf_close(e);
 		return -ENOENT;
 	}
 	/* Py_Version (3.11+) is a const in the file: PY_VERSION_HEX, 0x030b02f0 for 3.11.2. */
-	if (!sc.have_version || pt_elf_vaddr_to_off(e.loads, e.nloads, sc.version, &off) ||
-	    pread(e.fd, &hex, sizeof(hex), (off_t)off) != sizeof(hex) || (hex >> 24) != 3) {
-		pt_elf_close(&e);
+	if (!sc.have_version || pt_elf_vaddr_to_off(e->loads, e->nloads, sc.version, &off) ||
+	    pread(e->fd, &hex, sizeof(hex), (off_t)off) != sizeof(hex) || (hex >> 24) != 3) {
+		pt_elf_close(e);
 		return -ENOTSUP;   /* 3.10 and older have no Py_Version */
 	}
 	memset(out, 0, sizeof(*out));
 	out->hexversion = hex;
 	out->minor = (hex >> 16) & 0xff;
 	out->runtime_vaddr = sc.runtime;
-	out->pie = e.type == ET_DYN;
-	pt_elf_close(&e);
-	{
-		struct stat st;
-
-		/* Matched against the maps by inode: the loader's path may differ from the
-		 * canonical one maps shows (symlinks, "../lib" in an rpath). */
-		if (stat(open_path, &st) == 0)
-			out->inode = st.st_ino;
-	}
+	out->pie = e->type == ET_DYN;
+	pt_elf_close(e);
+	if (ino_ok)
+		out->inode = st.st_ino;
 	for (k = 0; k < sizeof(tables) / sizeof(tables[0]); k++) {
 		if (tables[k].minor == out->minor) {
 			out->off = tables[k].k;
@@ -130,7 +126,12 @@ int pt_py_detect(const char *const *paths, int npaths, struct pt_py_info *out)
 	int k, err, ret = -ENOENT;
 
 	for (k = 0; k < npaths; k++) {
-		err = detect_file(paths[k], paths[k], out);
+		struct pt_elf e;
+
+		/* Launch mode: our own view of the program and its libraries. */
+		err = pt_elf_open(paths[k], &e);
+		if (!err)
+			err = detect_elf(paths[k], &e, out);
 		if (err == 0)
 			return 0;
 		if (err == -ENOTSUP)
@@ -149,16 +150,24 @@ int pt_py_detect_pid(pid_t pid, struct pt_py_info *out)
 		return err;
 	for (k = 0; k < maps.n; k++) {
 		const struct pt_mapping *m = &maps.m[k];
-		char *op;
+		struct pt_mapped mp = { m->path, m->start, m->end, m->inode, m->deleted };
+		struct pt_elf e;
+		int fd;
 
 		/* Each object once: its first mapping (pgoff 0). */
 		if (!m->path || m->path[0] != '/' || m->pgoff != 0)
 			continue;
-		op = pt_target_path(pid, m->path);
-		if (!op)
+		/* The mapped inode, inside the target's root or through map_files. */
+		fd = pt_mapped_open(pid, &mp, 0, NULL);
+		if (fd < 0)
 			continue;
-		err = detect_file(m->path, op, out);
-		free(op);
+		err = pt_elf_open_fd(fd, &e);
+		if (err) {
+			close(fd);
+			continue;
+		}
+		e.own_fd = 1;
+		err = detect_elf(m->path, &e, out);
 		if (err == 0) {
 			ret = 0;
 			break;

@@ -81,6 +81,11 @@ struct pt_symbolizer {
 	size_t njit, capjit;
 	long jit_off;
 	bool jit_sorted;
+	/* Asked while the target lived: its root was ours (its paths may then be opened from our
+	 * root once it is gone), and its uid (who may own its perf map). */
+	bool same_root;
+	bool have_uid;
+	uid_t uid;
 };
 
 struct jit_sym {
@@ -145,7 +150,8 @@ static void module_free(struct module *m)
 static void module_open(struct pt_symbolizer *s, struct module *m)
 {
 	struct pt_mapped mp = { m->path, m->map_start, m->map_end, m->inode, m->deleted };
-	int fd = pt_mapped_open(s->pid, &mp, PT_MAPPED_ANY_INODE, NULL);
+	int fd = pt_mapped_open(s->pid, &mp, PT_MAPPED_ANY_INODE |
+				(s->same_root ? PT_MAPPED_SAME_ROOT : 0), NULL);
 
 	m->fd = fd < 0 ? -1 : fd;
 	if (m->fd < 0)
@@ -353,13 +359,19 @@ static int build_symbols(struct module *m, struct collect *c)
 	return 0;
 }
 
-static int try_debug(const char *path, const uint8_t *id, int idlen, struct pt_elf *dbg)
+/* The debug file rel inside pid's root (ours for pid <= 0), if it is one for this build. */
+static int try_debug(pid_t pid, const char *rel, const uint8_t *id, int idlen, struct pt_elf *dbg)
 {
 	uint8_t did[64];
-	int dlen;
+	int dlen, fd = pt_target_open(pid, rel, 0);
 
-	if (pt_elf_open(path, dbg))
+	if (fd < 0)
 		return -1;
+	if (pt_elf_open_fd(fd, dbg)) {
+		close(fd);
+		return -1;
+	}
+	dbg->own_fd = 1;
 	if (!pt_elf_has_section(dbg, SHT_SYMTAB))
 		goto reject;
 	/* A stale debug file for another build would give plausible but wrong names. */
@@ -374,20 +386,16 @@ reject:
 	return -1;
 }
 
-/* Try rel under the target's root, then under ours (debug packages are often
- * installed on the host only). */
+/* Try rel inside the target's root, then in ours (debug packages are often installed on the
+ * host only) — there only under /usr/lib/debug, where debug packages put their files: rel is
+ * made of the target's paths and its .gnu_debuglink, which must not pick a host file. */
 static int try_debug_roots(struct pt_symbolizer *s, const char *rel, const uint8_t *id,
 			   int idlen, struct pt_elf *dbg)
 {
-	char *p = pt_target_path(s->pid, rel);
-	int ok = -1;
+	int ok = try_debug(s->pid, rel, id, idlen, dbg);
 
-	if (p) {
-		ok = try_debug(p, id, idlen, dbg);
-		free(p);
-	}
-	if (ok)
-		ok = try_debug(rel, id, idlen, dbg);
+	if (ok && !strncmp(rel, "/usr/lib/debug/", 15) && !strstr(rel, "/../"))
+		ok = try_debug(0, rel, id, idlen, dbg);
 	return ok;
 }
 
@@ -409,7 +417,9 @@ static int open_debug(struct pt_symbolizer *s, struct module *m, struct pt_elf *
 		if (try_debug_roots(s, rel, id, idlen, dbg) == 0)
 			return 0;
 	}
-	if (pt_elf_debuglink(e, link, sizeof(link)))
+	/* A file name (gdb's rule), never a path of its own. */
+	if (pt_elf_debuglink(e, link, sizeof(link)) || strchr(link, '/') || !strcmp(link, "..") ||
+	    !strcmp(link, "."))
 		return -1;
 	if (snprintf(dir, sizeof(dir), "%s", m->path) >= (int)sizeof(dir))
 		return -1;
@@ -641,6 +651,18 @@ static pid_t ns_pid(pid_t pid)
 	return last;
 }
 
+/* The target's effective uid (/proc/PID/status "Uid:", the second field). */
+static int target_uid(pid_t pid, uid_t *uid)
+{
+	unsigned long r, e;
+	char v[128];
+
+	if (pt_proc_status_field(pid, "Uid", v, sizeof(v)) || sscanf(v, "%lu %lu", &r, &e) != 2)
+		return -1;
+	*uid = (uid_t)e;
+	return 0;
+}
+
 int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, const char **name)
 {
 	unsigned long long st, sz;
@@ -654,17 +676,20 @@ int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, con
 	return 0;
 }
 
-/* The perf map, if path is a regular file. The target names what is there: a FIFO would block
- * a plain fopen() until someone writes to it, and a device read forever. */
-static FILE *perfmap_open(const char *path)
+/*
+ * The perf map, opened as a FILE if it is a regular file (the target names what is there: a
+ * FIFO would block a plain fopen() until someone writes to it, and a device read forever) owned
+ * by the target's uid or root: perf's rule, since any local user can write /tmp.
+ */
+static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	FILE *f;
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !s->have_uid ||
+	    !(st.st_uid == s->uid || (root_ok && st.st_uid == 0)) || !(f = fdopen(fd, "r"))) {
 		close(fd);
 		return NULL;
 	}
@@ -675,15 +700,19 @@ static FILE *perfmap_open(const char *path)
 static void perfmap_read(struct pt_symbolizer *s)
 {
 	char path[128], line[1024];
-	FILE *f;
+	FILE *f = NULL;
+	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", s->pid, ns_pid(s->pid));
-	f = perfmap_open(path);
-	if (!f) {
-		/* The target is gone (no /proc/PID/root): its map stays in /tmp when it ran in
-		 * our mount namespace. */
+	/* Inside the target's root, as the target names it (its pid in its own namespace). */
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", ns_pid(s->pid));
+	fd = pt_target_open(s->pid, path, 0);
+	if (fd >= 0) {
+		f = perfmap_fdopen(s, fd, true);
+	} else if (fd == -ESRCH && s->same_root) {
+		/* The target is gone (no /proc/PID/root): its map stays in our /tmp when it ran
+		 * in our root, and is its own only if the target's uid owns it. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", s->pid);
-		f = perfmap_open(path);
+		f = perfmap_fdopen(s, pt_target_open(0, path, 0), false);
 	}
 	if (!f)
 		return;
@@ -748,6 +777,8 @@ static const struct jit_sym *jit_lookup(struct pt_symbolizer *s, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
+	if (!s->njit)
+		return NULL;	/* qsort(NULL, 0) is undefined */
 	if (!s->jit_sorted) {
 		qsort(s->jit, s->njit, sizeof(*s->jit), cmp_jit);
 		s->jit_sorted = true;
@@ -842,6 +873,8 @@ struct pt_symbolizer *pt_sym_new(pid_t pid)
 	if (!s)
 		return NULL;
 	s->pid = pid;
+	s->same_root = pt_target_same_root(pid);
+	s->have_uid = target_uid(pid, &s->uid) == 0;
 	err = pt_sym_refresh(s);
 	if (err) {
 		pt_sym_free(s);

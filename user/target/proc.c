@@ -3,10 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 #include "util/file.h"
 #include "target/proc.h"
@@ -143,48 +147,244 @@ char *pt_target_path(pid_t pid, const char *path)
 	return s;
 }
 
-/* Opens path if it is a regular file, and with want_inode only if it is that inode. */
-static int open_regular(const char *path, uint64_t want_inode, char **opened)
+/* ---- a file of the target, opened inside its root ----------------------------------------- */
+
+int pt_target_root_open(pid_t pid)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	char path[64];
+	int fd;
+
+	if (pid <= 0)
+		snprintf(path, sizeof(path), "/");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	return fd;
+}
+
+int pt_target_same_root(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	if (pid <= 0)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	if (stat(path, &a) || stat("/", &b))
+		return 0;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+static int openat2_in_root(int rootfd, const char *path)
+{
+	struct open_how how = {
+		.flags = OPEN_FLAGS,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	do
+		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	while (fd < 0 && (errno == EAGAIN || errno == EINTR));	/* EAGAIN: a rename raced */
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* The walk's state: a stack of directory fds from the root (stack[0], not ours to close) down
+ * to the current directory, so ".." never climbs above the root. */
+#define WALK_DEPTH 128
+#define WALK_LINKS 40	/* the kernel's MAXSYMLINKS */
+
+struct walk {
+	int stack[WALK_DEPTH];
+	int depth;
+};
+
+static void walk_pop_to(struct walk *w, int depth)
+{
+	while (w->depth > depth)
+		close(w->stack[w->depth--]);
+}
+
+/* rest := link + "/" + after (after may be empty). */
+static int walk_splice(char **rest, const char *link, const char *after)
+{
+	char *n;
+
+	if (asprintf(&n, "%s/%s", link, after) < 0)
+		return -ENOMEM;
+	free(*rest);
+	*rest = n;
+	return 0;
+}
+
+/*
+ * RESOLVE_IN_ROOT by hand, for kernels without openat2 (before 5.6): one component at a time,
+ * each opened O_NOFOLLOW from the directory before it; a symlink is read and its text resolved
+ * from the root (absolute) or from where it sits (relative), like the kernel does inside a
+ * chroot; ".." at the root stays at the root. A magic link (/proc/PID/fd/N) is a symlink whose
+ * text is a path: that path, too, is resolved inside the root, so it cannot jump out.
+ */
+static int walk_in_root(int rootfd, const char *path)
+{
+	struct walk w = { .stack = { rootfd }, .depth = 0 };
+	char *rest = strdup(path), *p, link[PATH_MAX];
+	int links = 0, fd = -ENOENT;
+
+	if (!rest)
+		return -ENOMEM;
+	p = rest;
+	for (;;) {
+		char *comp, *after;
+		bool last;
+		ssize_t n;
+
+		p += strspn(p, "/");
+		if (!*p) {
+			fd = -EISDIR;	/* the path names a directory */
+			break;
+		}
+		comp = p;
+		after = p + strcspn(p, "/");
+		last = !after[strspn(after, "/")];
+		if (*after)
+			*after++ = 0;
+		p = after;
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..")) {
+			walk_pop_to(&w, w.depth ? w.depth - 1 : 0);
+			continue;
+		}
+		n = readlinkat(w.stack[w.depth], comp, link, sizeof(link) - 1);
+		if (n >= 0) {
+			link[n] = 0;
+			if (++links > WALK_LINKS) {
+				fd = -ELOOP;
+				break;
+			}
+			if (link[0] == '/')
+				walk_pop_to(&w, 0);
+			if ((fd = walk_splice(&rest, link, after)) < 0)
+				break;
+			p = rest;
+			continue;
+		}
+		if (errno != EINVAL) {	/* EINVAL: there, and not a symlink */
+			fd = -errno;
+			break;
+		}
+		/* O_NOFOLLOW: a symlink swapped in since readlinkat fails here (ELOOP, ENOTDIR). */
+		if (last) {
+			fd = openat(w.stack[w.depth], comp, OPEN_FLAGS | O_NOFOLLOW);
+			fd = fd < 0 ? -errno : fd;
+			break;
+		}
+		if (w.depth + 1 >= WALK_DEPTH) {
+			fd = -ENAMETOOLONG;
+			break;
+		}
+		fd = openat(w.stack[w.depth], comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			fd = -errno;
+			break;
+		}
+		w.stack[++w.depth] = fd;
+	}
+	walk_pop_to(&w, 0);
+	free(rest);
+	return fd;
+}
+
+int pt_open_in_root(int rootfd, const char *path, size_t max_size, unsigned flags)
+{
+	struct stat st;
+	int fd = -ENOSYS;
+
+	if (!path || !*path)
+		return -ENOENT;
+	if (!(flags & PT_OPEN_WALK))
+		fd = openat2_in_root(rootfd, path);
+	if (fd == -ENOSYS)
+		fd = walk_in_root(rootfd, path);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;		/* FIFOs, devices, sockets, directories: never read */
+	}
+	if (max_size && (uint64_t)st.st_size > max_size) {
+		close(fd);
+		return -EFBIG;
+	}
+	return fd;
+}
+
+int pt_target_open(pid_t pid, const char *path, size_t max_size)
+{
+	int root = pt_target_root_open(pid), fd;
+
+	if (root < 0)
+		return root;
+	fd = pt_open_in_root(root, path, max_size, 0);
+	close(root);
+	return fd;
+}
+
+/* ---- the file behind a mapping ------------------------------------------------------------ */
+
+/* fd's inode is want_inode (0: any). Closes fd and returns -ENOENT when not. */
+static int keep_inode(int fd, uint64_t want_inode, char **opened, const char *name)
+{
 	struct stat st;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (want_inode && (uint64_t)st.st_ino != want_inode)) {
 		close(fd);
 		return -ENOENT;
 	}
-	if (opened && !(*opened = strdup(path))) {
-		close(fd);
-		return -ENOMEM;
+	if (opened) {
+		char self[32];
+
+		if (!name) {
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+			name = self;
+		}
+		if (!(*opened = strdup(name))) {
+			close(fd);
+			return -ENOMEM;
+		}
 	}
 	return fd;
 }
 
 int pt_mapped_open(pid_t pid, const struct pt_mapped *m, unsigned flags, char **opened)
 {
-	char mf[96], *root = pt_target_path(pid, m->path);
+	bool own_view = pid > 0 && (flags & PT_MAPPED_SAME_ROOT);
+	char mf[96];
 	int fd = -ENOENT;
 
 	if (opened)
 		*opened = NULL;
-	if (!root)
-		return -ENOMEM;
 	if (!m->deleted)
-		fd = open_regular(root, m->inode, opened);
+		fd = keep_inode(pt_target_open(pid, m->path, 0), m->inode, opened, NULL);
 	if (fd < 0 && pid > 0) {
+		/* The kernel's own link to the mapped inode: nothing of the path is resolved. */
 		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start,
 			 m->end);
-		fd = open_regular(mf, 0, opened);
+		fd = open(mf, OPEN_FLAGS);
+		fd = keep_inode(fd < 0 ? -errno : fd, 0, opened, mf);
 	}
-	if (fd < 0 && !m->deleted)
-		fd = open_regular(m->path, m->inode, opened);
+	if (fd < 0 && !m->deleted && own_view)
+		fd = keep_inode(pt_target_open(0, m->path, 0), m->inode, opened, NULL);
 	if (fd < 0 && !m->deleted && (flags & PT_MAPPED_ANY_INODE)) {
-		fd = open_regular(root, 0, opened);
-		if (fd < 0)
-			fd = open_regular(m->path, 0, opened);
+		fd = keep_inode(pt_target_open(pid, m->path, 0), 0, opened, NULL);
+		if (fd < 0 && own_view)
+			fd = keep_inode(pt_target_open(0, m->path, 0), 0, opened, NULL);
 	}
-	free(root);
 	return fd;
 }

@@ -48,8 +48,33 @@ void pt_proc_exe(pid_t pid, char *buf, size_t len);
 void pt_proc_comm(pid_t pid, char *buf, size_t len);
 
 /* Path through which the target's file can be opened from our mount namespace:
- * "/proc/PID/root" + path (path itself when pid <= 0). Caller frees. */
+ * "/proc/PID/root" + path (path itself when pid <= 0). Caller frees. For messages and tests:
+ * opening it follows the target's symlinks from *our* root (an absolute one lands on a host
+ * file), so every open of a target's file goes through pt_target_open or pt_mapped_open. */
 char *pt_target_path(pid_t pid, const char *path);
+
+/* The target's root directory (/proc/PID/root; ours, "/", for pid <= 0), an O_PATH fd: the fd
+ * or -ESRCH (the target is gone) or -errno. */
+int pt_target_root_open(pid_t pid);
+/* 1 if the target's root is ours (same dev and inode; always for pid <= 0), else 0. */
+int pt_target_same_root(pid_t pid);
+
+/* pt_open_in_root flags: resolve by the component walk even where openat2 exists (tests). */
+#define PT_OPEN_WALK 1u
+
+/*
+ * Opens path (absolute or not: relative to the root either way) inside the directory rootfd
+ * as if rootfd were "/": openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, so absolute
+ * symlinks and ".." stay inside and /proc magic links are refused (-ELOOP); without openat2
+ * (ENOSYS), the same resolution by an O_NOFOLLOW walk of the components. O_RDONLY | O_CLOEXEC |
+ * O_NONBLOCK | O_NOCTTY; only a regular file is returned (else -EINVAL; a FIFO never blocks),
+ * and with max_size (0: none) only one of at most max_size bytes (else -EFBIG). The fd, or
+ * -errno.
+ */
+int pt_open_in_root(int rootfd, const char *path, size_t max_size, unsigned flags);
+/* pt_open_in_root in the target's root (pt_target_root_open): the one way to open a file the
+ * target names. -ESRCH when the target (its root) is gone. */
+int pt_target_open(pid_t pid, const char *path, size_t max_size);
 
 /* The file a mapping maps, as the kernel's maps line names it. */
 struct pt_mapped {
@@ -59,23 +84,30 @@ struct pt_mapped {
 	bool deleted;           /* maps said "(deleted)": the path names another file, or none */
 };
 
-/* With pt_mapped_open: rather a regular file at the mapped path that is another inode (a
- * library upgraded on disk; overlayfs, whose stat can show another inode number than maps)
- * than nothing. Never for a deleted mapping. */
+/* With pt_mapped_open: rather a regular file at the mapped path (inside the target's root) that
+ * is another inode (a library upgraded on disk; overlayfs, whose stat can show another inode
+ * number than maps) than nothing. Never for a deleted mapping. */
 #define PT_MAPPED_ANY_INODE 1u
+/* With pt_mapped_open: the target's root was ours (pt_target_same_root, asked while it lived),
+ * so once it is gone our own view of the path is its view. Without it nothing is opened outside
+ * the target's root: a container's path resolved from our root is a host file. */
+#define PT_MAPPED_SAME_ROOT 2u
 
 /*
  * Opens the file behind a mapping of pid, read-only, one way for every caller:
- *   1. the target's view of the path (its root: containers), when that is still the mapped
- *      inode — a stable name that also survives an exec, so it is the one to attach uprobes by;
+ *   1. the path inside the target's root (pt_target_open: its symlinks cannot leave it), when
+ *      that is still the mapped inode;
  *   2. /proc/PID/map_files/START-END, which names the mapped inode exactly (deleted or replaced
- *      files, overlayfs);
- *   3. our own view of the path when it is the mapped inode (a target that has exited: its
- *      root and map_files are gone);
- *   4. with PT_MAPPED_ANY_INODE, a regular file at the target's path, then at ours.
- * Only regular files are opened (O_NONBLOCK: a FIFO planted at the path never blocks us).
- * Returns the fd (caller closes) or -errno; *opened (may be NULL) gets the path that was
- * opened, malloc'd.
+ *      files, overlayfs, a path swapped for a symlink);
+ *   3. with PT_MAPPED_SAME_ROOT, our own view of the path when it is the mapped inode (a target
+ *      that has exited: its root and map_files are gone);
+ *   4. with PT_MAPPED_ANY_INODE, a regular file at the path inside the target's root, then (with
+ *      PT_MAPPED_SAME_ROOT) in ours.
+ * pid <= 0 means our own root (steps 1 and 4 only). Only regular files are opened (O_NONBLOCK:
+ * a FIFO planted at the path never blocks us). Returns the fd (caller closes) or -errno;
+ * *opened (may be NULL) gets a malloc'd path that names the opened inode without resolving the
+ * target's path again: "/proc/self/fd/N" (valid while the fd is open) or the map_files link. It
+ * is the one to attach uprobes by.
  */
 int pt_mapped_open(pid_t pid, const struct pt_mapped *m, unsigned flags, char **opened);
 

@@ -415,6 +415,8 @@ void pt_allocator_free(struct pt_allocator *a)
 
 	if (!a)
 		return;
+	if (a->own_fd)
+		close(a->open_fd);
 	free(a->path);
 	free(a->open_path);
 	for (i = 0; i < PT_FN_MAX; i++)
@@ -503,9 +505,10 @@ static int collect_objs(const struct pt_maps *maps, struct obj **out, int *nout)
 	return 0;
 }
 
-/* Open the object's file as the target maps it (target/proc.h, pt_mapped_open); its open_path
- * is what the allocator probes attach by: the target's view of the path while that is the
- * mapped inode, else map_files (deleted, or replaced on disk while the process runs). */
+/* Open the object's file as the target maps it (target/proc.h, pt_mapped_open): inside the
+ * target's root while the path there is the mapped inode, else map_files (deleted, replaced on
+ * disk, or swapped for a symlink while the process runs). open_path names that inode, never the
+ * path again: /proc/self/fd/N of the fd (keep_fd() below) or the map_files link. */
 static int open_obj(pid_t pid, struct obj *o)
 {
 	const struct pt_mapping *m = o->low;
@@ -523,6 +526,24 @@ static int open_obj(pid_t pid, struct obj *o)
 		return err;
 	}
 	o->e.own_fd = 1;
+	return 0;
+}
+
+/* The allocator found in o: keep the fd open_path names (libbpf opens the path again, as root,
+ * when it attaches), so what is probed is the inode that was read. */
+static int keep_fd(struct obj *o, struct pt_allocator *a)
+{
+	if (strncmp(a->open_path, "/proc/self/fd/", 14))
+		return 0;	/* map_files: the kernel's link to the mapped inode */
+	a->open_fd = fcntl(o->e.fd, F_DUPFD_CLOEXEC, 3);
+	if (a->open_fd < 0)
+		return -errno;
+	a->own_fd = true;
+	free(a->open_path);
+	if (asprintf(&a->open_path, "/proc/self/fd/%d", a->open_fd) < 0) {
+		a->open_path = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -600,7 +621,8 @@ static void place_preloads(pid_t pid, int *order, int *norder, struct obj *v, in
 {
 	struct pt_environ env;
 	const char *pre;
-	char *buf, *root;
+	char *buf;
+	int fd;
 
 	/* LD_PRELOAD as the target saw it at exec. */
 	if (pt_environ_read(pid, &env) == 0) {
@@ -611,11 +633,10 @@ static void place_preloads(pid_t pid, int *order, int *norder, struct obj *v, in
 		pt_environ_free(&env);
 	}
 	/* Then the system-wide preload file, read inside the target's root. */
-	root = pt_target_path(pid, "/etc/ld.so.preload");
-	if (!root)
+	fd = pt_target_open(pid, "/etc/ld.so.preload", 1 << 16);
+	if (fd < 0)
 		return;
-	buf = pt_read_file(root, 1 << 16, NULL);
-	free(root);
+	buf = pt_read_fd(fd, 1 << 16, NULL);
 	if (buf) {
 		place_list(pid, order, norder, v, n, buf);
 		free(buf);
@@ -713,6 +734,10 @@ int pt_find_allocator(pid_t pid, struct pt_allocator *out)
 			continue;
 		opened++;
 		ret = scan_object(&o->e, o->low->path, o->open_path, out);
+		if (ret > 0 && (ret = keep_fd(o, out)) == 0)
+			ret = 1;
+		if (ret < 0)
+			pt_allocator_free(out);
 		if (ret != 0)
 			break;
 		ret = -ENOENT;

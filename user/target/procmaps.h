@@ -2,6 +2,7 @@
 /* procmaps.h — /proc/PID/maps parsing and allocator discovery. */
 #ifndef PEAKTRACE_PROCMAPS_H
 #define PEAKTRACE_PROCMAPS_H
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "bpf/peaktrace.h"
@@ -52,7 +53,12 @@ const char *pt_allocator_kind_name(enum pt_allocator_kind k);
 struct pt_allocator {
 	enum pt_allocator_kind kind;
 	char *path;        /* path as in maps */
-	char *open_path;   /* path to open/attach from here (via /proc/PID/root) */
+	/* Path to open/attach from here: names the inode that was read, never the target's path
+	 * resolved again ("/proc/self/fd/N" of open_fd, a map_files link; the path itself in
+	 * launch mode). */
+	char *open_path;
+	int open_fd;       /* behind open_path when own_fd; pt_allocator_free closes it */
+	bool own_fd;
 	/* Per entry point: file offset for the uprobe (0 = not defined in this object),
 	 * and the symbol name found (e.g. "malloc", "je_malloc"). */
 	uint64_t fn_offset[PT_FN_MAX];

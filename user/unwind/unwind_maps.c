@@ -236,12 +236,13 @@ int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
 	struct stat st;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Launch mode's own view of the program and its libraries; still never a FIFO. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return -errno;
+		return -EINVAL;
 	}
 	k.dev = kdev(major(st.st_dev), minor(st.st_dev));
 	k.ino = st.st_ino;

@@ -8,13 +8,19 @@
 
 char *pt_read_file(const char *path, size_t max, size_t *len)
 {
-	size_t n = 0, cap = 4096;
-	char *buf, *nb;
-	int fd, saved;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return NULL;
+	return pt_read_fd(fd, max, len);
+}
+
+char *pt_read_fd(int fd, size_t max, size_t *len)
+{
+	size_t n = 0, cap = 4096;
+	char *buf, *nb;
+	int saved;
+
 	buf = malloc(cap + 1);
 	while (buf && n < max) {
 		ssize_t r;

@@ -9,5 +9,8 @@
  * when the file cannot be opened or memory runs out; a read error ends the data where it
  * happened. Caller frees. */
 char *pt_read_file(const char *path, size_t max, size_t *len);
+/* The same from an open fd, which it closes (for a file opened with target/proc.h's
+ * pt_target_open). */
+char *pt_read_fd(int fd, size_t max, size_t *len);
 
 #endif
