@@ -39,7 +39,7 @@ int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, i
 	fd = open(a->open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->open_path, strerror(errno));
+		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->path, strerror(errno));
 		return err;
 	}
 	for (slot = 0; slot < PT_PROBES_MAX; slot++) {
