@@ -102,6 +102,19 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* comm and exe are the target's to choose (prctl(PR_SET_NAME), the file name it runs): they
+ * reach the terminal (stderr, report.txt) sanitized like every name in the profile. The
+ * escaped comm (15 bytes, 60 escaped) fits; an exe path too long once escaped is cut. */
+static void sanitize_names(struct pt_report *rep)
+{
+	char tmp[sizeof(rep->exe)];
+
+	snprintf(tmp, sizeof(tmp), "%s", rep->comm);
+	pt_sanitize(rep->comm, sizeof(rep->comm), tmp);
+	snprintf(tmp, sizeof(tmp), "%s", rep->exe);
+	pt_sanitize(rep->exe, sizeof(rep->exe), tmp);
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG && !verbose)
@@ -512,6 +525,7 @@ static int attach_target(struct pt_session *s)
 	 * that is still the file the process maps, else its map_files link. */
 	pt_proc_comm(pid, s->rep.comm, sizeof(s->rep.comm));
 	pt_proc_exe(pid, s->rep.exe, sizeof(s->rep.exe));
+	sanitize_names(&s->rep);
 	return EXIT_OK;
 }
 
@@ -537,6 +551,7 @@ static int launch_target(struct pt_session *s)
 	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", s->exe);
 	b = strrchr(s->exe, '/');
 	snprintf(s->rep.comm, sizeof(s->rep.comm), "%.15s", b ? b + 1 : s->exe);
+	sanitize_names(&s->rep);
 	err = pt_launch(cmd, s->opt->target_env, s->opt->ntarget_env, &s->child);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot start %s: %s\n", cmd[0], strerror(-err));
