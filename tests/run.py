@@ -22,15 +22,15 @@ import tempfile
 
 import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
-from sections import (allocators, arenas, aws_lambda, build, case, cli, docs, host, layout, node,
+from sections import (allocators, arenas, aws_lambda, build, case, cli, docs, host, hostile, layout, node,
                       pprof, python, ref, sample, unit)
 
 # Need neither root nor BPF.
 SECTIONS = [unit, layout, build, ref]
 # Need root, /sys/kernel/btf/vmlinux and BUILD/peaktrace; the names in BPF_SKIPS are counted
 # as skipped without them (docs, host and lambda then do not run at all).
-BPF_SECTIONS = [case, cli, pprof, sample, node, arenas, allocators, python, docs, host, aws_lambda]
-BPF_SKIPS = ["cli/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*", "python/*"]
+BPF_SECTIONS = [case, cli, hostile, pprof, sample, node, arenas, allocators, python, docs, host, aws_lambda]
+BPF_SKIPS = ["cli/*", "hostile/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*", "python/*"]
 
 
 def main():
