@@ -97,9 +97,56 @@ struct pt_session {
 static volatile sig_atomic_t stop_signal;
 static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 
+/*
+ * The first SIGINT/SIGTERM/SIGHUP stops tracing: the poll loop ends, the probes are detached
+ * and the report is written. A second one exits at once, without a report: whoever sends it
+ * will not wait for the orderly stop, whose slow parts (one RCU grace period per perf-event
+ * uprobe to detach, symbolizing) are exactly what a "cheap" report would still need. Nothing
+ * is left behind by _exit: closing the link and perf-event fds, which the kernel does as the
+ * process exits, detaches every probe; a ptraced launched target is detached and resumed by
+ * the kernel when its tracer exits (a group-stopped one stays stopped, as without us), and
+ * one still held before exec reads EOF on its go pipe and exits (target/launch.c).
+ */
 static void on_signal(int sig)
 {
+	static const char msg[] = "peaktrace: second signal: exiting now without a report "
+				  "(the probes are detached as peaktrace exits)\n";
+
+	if (stop_signal) {
+		ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+		(void)w;
+		_exit(128 + sig);
+	}
 	stop_signal = sig;
+}
+
+/* Without SA_RESTART: a blocking call (waitpid, read) returns EINTR, so a signal is never
+ * left waiting behind one. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* comm and exe are the target's to choose (prctl(PR_SET_NAME), the file name it runs): they
+ * reach the terminal (stderr, report.txt) sanitized like every name in the profile. The
+ * escaped comm (15 bytes, 60 escaped) fits; an exe path too long once escaped is cut. */
+static void sanitize_names(struct pt_report *rep)
+{
+	char tmp[sizeof(rep->exe)];
+
+	snprintf(tmp, sizeof(tmp), "%s", rep->comm);
+	pt_sanitize(rep->comm, sizeof(rep->comm), tmp);
+	snprintf(tmp, sizeof(tmp), "%s", rep->exe);
+	pt_sanitize(rep->exe, sizeof(rep->exe), tmp);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -513,6 +560,7 @@ static int attach_target(struct pt_session *s)
 	 * (alloc keeps the fd), else its map_files link; never the target's path again. */
 	pt_proc_comm(pid, s->rep.comm, sizeof(s->rep.comm));
 	pt_proc_exe(pid, s->rep.exe, sizeof(s->rep.exe));
+	sanitize_names(&s->rep);
 	return EXIT_OK;
 }
 
@@ -538,6 +586,7 @@ static int launch_target(struct pt_session *s)
 	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", s->exe);
 	b = strrchr(s->exe, '/');
 	snprintf(s->rep.comm, sizeof(s->rep.comm), "%.15s", b ? b + 1 : s->exe);
+	sanitize_names(&s->rep);
 	err = pt_launch(cmd, s->opt->target_env, s->opt->ntarget_env, &s->child);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot start %s: %s\n", cmd[0], strerror(-err));
@@ -707,9 +756,7 @@ int pt_session_start(struct pt_session *s)
 {
 	int err;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	catch_stop_signals();
 	s->start_ns = now_ns();
 	if (s->launched) {
 		err = pt_launch_go(&s->child);

@@ -266,6 +266,58 @@ def run_section(ctx):
             r.wl.signal(signal.SIGTERM)
             res.eq("%s: target exit status after SIGTERM" % name, r.wl.wait(TIMEOUT), 0)
 
+    # ---- SIGINT twice: peaktrace exits at once without a report, the target keeps running,
+    # no breakpoint of ours left in its text. (With --perf-uprobes the exit itself takes the
+    # kernel ~100 ms per probe to detach, so the timing is checked on uprobe-multi links.)
+    name = "cli/SIGINT twice"
+    if res.wanted(name) and wl_sleep:
+        timing = {}
+
+        def interrupt_twice(pr, wl):
+            if wl.wait_for("out", re.escape(SLEEP_MARK)):
+                time.sleep(0.2)
+                pr.signal(signal.SIGINT)
+                time.sleep(0.05)
+                timing["second"] = time.monotonic()
+                pr.signal(signal.SIGINT)
+        r = trace_attach(pt, wl_sleep, [], out(name),
+                         on_tracing=interrupt_twice, leave_running=True)
+        if r.why:
+            res.fail(name, r.why)
+        else:
+            took = time.monotonic() - timing.get("second", 0)
+            res.true("%s: exits within 2 s of the second signal" % name, "second" in timing and took < 2.0,
+                     "took %.2f s; stderr %r" % (took, short(r.err)))
+            res.true("%s: exit status nonzero (no report)" % name, r.rc not in (None, 0), "rc %r" % r.rc)
+            res.true("%s: says why" % name, "second signal" in r.err, short(r.err))
+            res.true("%s: target still running" % name, pid_alive(r.wl.pid), "target is gone")
+            bad = breakpoints_left(r.wl.pid)
+            res.true("%s: no uprobe breakpoint left in the target's libc text" % name, bad == 0,
+                     "%s bytes differ from the file" % bad)
+            r.wl.signal(signal.SIGTERM)
+            res.eq("%s: target exit status after SIGTERM" % name, r.wl.wait(TIMEOUT), 0)
+
+
+def breakpoints_left(pid):
+    """Bytes of the target's executable libc mapping that differ from the file: a uprobe
+    still installed is an int3 there. None if they could not be compared."""
+    diff = 0
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            maps = [l.split() for l in f]
+        for m in maps:
+            if len(m) < 6 or "x" not in m[1] or "libc.so" not in m[5]:
+                continue
+            lo, hi = (int(x, 16) for x in m[0].split("-"))
+            with open("/proc/%d/mem" % pid, "rb") as mem, open(m[5], "rb") as lib:
+                mem.seek(lo)
+                lib.seek(int(m[2], 16))
+                a, b = mem.read(hi - lo), lib.read(hi - lo)
+            diff += sum(1 for x, y in zip(a, b) if x != y)
+        return diff
+    except OSError:
+        return None
+
 
 def parents(path):
     """The directories an unprivileged user must traverse to reach path."""

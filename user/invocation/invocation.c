@@ -161,7 +161,11 @@ int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec)
 		l->r = r;
 		l->cap = nc;
 	}
-	l->r[l->n++] = *rec;
+	l->r[l->n] = *rec;
+	/* The request id is the runtime's (or a client's) to choose: sanitized here, where every
+	 * record enters the list that the report, the EMF lines and --max-peak print from. */
+	pt_sanitize(l->r[l->n].id, sizeof(l->r[l->n].id), rec->id);
+	l->n++;
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "util/fmt.h"
 #include "bpf/peaktrace.h"
 #include "symbolize/symbolize.h"
 
@@ -31,7 +32,7 @@ struct pt_inv_stack {
 
 struct pt_inv_record {
 	uint64_t seq;          /* 0 = init phase */
-	char id[PT_REQID_LEN + 1];
+	char id[PT_SANITIZE_MAX(PT_REQID_LEN)];   /* sanitized (util/fmt.h) by pt_inv_append */
 	uint32_t outcome;      /* enum pt_inv_outcome */
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
 	int64_t rss_start, rss_peak, rss_end;

@@ -5,10 +5,17 @@
  * Frames are interned by address. A frame-pointer walk through code built without frame
  * pointers yields garbage after the first frame; a stack is cut at the first return address
  * that lies in no executable mapping, and stacks that become identical are merged.
+ *
+ * Every name enters the profile here (ELF and demangled symbols, perf-map JIT names, Python
+ * qualnames and file names, module paths), and here it is sanitized (util/fmt.h, pt_sanitize):
+ * the target controls these bytes, and each writer — text, folded, JSON, SVG, pprof,
+ * speedscope, the invocation reports — prints from the profile, so one rule at the one door
+ * covers them all and no writer can forget it.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/fmt.h"
 #include "profile/collect.h"
 #include "bpf/peak.h"
 #include "python/python.h"
@@ -50,7 +57,7 @@ static int add_frame(struct pt_profile *p, uint32_t *cap, struct pt_symbolizer *
 	memset(fr, 0, sizeof(*fr));
 	fr->addr = addr;
 	if (synthetic) {
-		fr->func = strdup(synthetic);
+		fr->func = pt_sanitize_dup(synthetic);
 		fr->module = strdup("");
 	} else {
 		/* A return address points after the call; look up the call itself. */
@@ -58,8 +65,8 @@ static int add_frame(struct pt_profile *p, uint32_t *cap, struct pt_symbolizer *
 		if (sym && pt_sym_resolve(sym, is_ret && addr ? addr - 1 : addr, &res) == 0) {
 			fr->offset = res.offset + (is_ret && addr ? 1 : 0);
 			fr->func_off = (uint32_t)(res.func_off + (is_ret && addr ? 1 : 0));
-			fr->module = strdup(res.module ? res.module : "");
-			fr->func = strdup(res.func ? res.func : "");
+			fr->module = pt_sanitize_dup(res.module);
+			fr->func = pt_sanitize_dup(res.func);
 		} else {
 			fr->module = strdup("");
 			fr->func = strdup("");
@@ -174,7 +181,7 @@ static int intern_py(struct intern *t, struct pt_profile *p, uint32_t *cap,
 	if (fi < 0)
 		return fi;
 	free(p->frames[fi].module);
-	p->frames[fi].module = strdup(file ? file : "");
+	p->frames[fi].module = pt_sanitize_dup(file);
 	if (!p->frames[fi].module)
 		return -ENOMEM;
 	p->frames[fi].offset = line > 0 ? (uint64_t)line : 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/fmt.h"
 #include "profile/profile.h"
 
 /* pprof's conventional names: "objects"/"space", with "inuse" for what is still live. */
@@ -58,41 +59,6 @@ void pt_profile_free(struct pt_profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates,
- * nothing above U+10FFFF), or 0 if s does not start one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* The second byte's range is what rules out overlongs and surrogates. */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 char *pt_clean_text(const char *s)
 {
 	const unsigned char *in = (const unsigned char *)(s ? s : "");
@@ -107,7 +73,7 @@ char *pt_clean_text(const char *s)
 		if (in[i] < 0x20 || in[i] == 0x7f) {
 			out[o++] = ' ';
 			i++;
-		} else if ((n = utf8_len(in + i)) > 0) {
+		} else if ((n = pt_utf8_len(in + i)) > 0) {
 			memcpy(out + o, in + i, n);
 			o += n;
 			i += n;

@@ -27,7 +27,7 @@ void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs
 		struct pt_profile prof;
 		struct pt_map_stack *ms = NULL;
 		uint32_t nms = 0;
-		char path[4096], title[128], sub[256], b[32];
+		char path[4096], title[128], sub[512], b[32];
 		FILE *f;
 
 		if (!ir->nall)

@@ -50,7 +50,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_STACK_COLLISION] = "stack hash collisions, counted under [unknown stack]",
 	[PT_ERR_MISSED_RETURN] = "allocator calls whose return was never seen (not counted)",
 	[PT_ERR_RINGBUF_LOST] = "rare events (exit, new code mappings) dropped",
-	[PT_ERR_UNKNOWN_FREE] = "frees of blocks allocated before tracing began (or by glibc internals, e.g. tcache teardown at thread exit)",
+	[PT_ERR_UNKNOWN_FREE] = "frees of blocks not seen allocated: allocated before tracing began (attach mode), held by no live-table slot (live_table_full), or freed by glibc internals (e.g. tcache teardown at thread exit)",
 	[PT_ERR_THREAD_STATE] = "allocator calls not traced: per-thread state could not be created",
 	[PT_ERR_STACK_READ] = "stacks whose user memory could not be read (counted under [unknown stack])",
 	[PT_ERR_STALE_LIVE] = "pointers returned again while still live to us (a free was missed)",
@@ -75,6 +75,98 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_PY_CODE] = "Python code objects freed before their names were read (\"[python code 0x...]\")",
 	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
 };
+
+/*
+ * Which printed figures each counter distorts, and how: a nonzero counter puts one caveat
+ * line beside each of those figures (text) and one entry in "caveats" (JSON), so a figure is
+ * never read without the loss that bends it. DATA LOSS AND DISTORTION keeps the full list.
+ */
+enum { AFF_HEAP = 1, AFF_STACKS = 2, AFF_INV = 4, AFF_ARENAS = 8 };
+#define AFF_ALL (AFF_HEAP | AFF_STACKS | AFF_INV | AFF_ARENAS)
+
+static const unsigned char err_affects[PT_ERR_COUNT] = {
+	[PT_ERR_LIVE_FULL] = AFF_ALL,
+	[PT_ERR_STACK_FULL] = AFF_STACKS,
+	[PT_ERR_STACK_COLLISION] = AFF_STACKS,
+	[PT_ERR_MISSED_RETURN] = AFF_ALL,
+	[PT_ERR_RINGBUF_LOST] = AFF_STACKS | AFF_INV,
+	[PT_ERR_UNKNOWN_FREE] = AFF_HEAP,
+	[PT_ERR_THREAD_STATE] = AFF_ALL,
+	[PT_ERR_STACK_READ] = AFF_STACKS,
+	[PT_ERR_STALE_LIVE] = AFF_ALL,
+	[PT_ERR_PTR_READ] = AFF_ALL,
+	[PT_ERR_RAPI_FULL] = AFF_INV,
+	[PT_ERR_INV_LOST] = AFF_INV,
+	[PT_ERR_UNWIND_NO_CFI] = AFF_STACKS,
+	[PT_ERR_UNWIND_UNSUPPORTED] = AFF_STACKS,
+	[PT_ERR_UNWIND_BAD_FRAME] = AFF_STACKS,
+	[PT_ERR_UNWIND_READ] = AFF_STACKS,
+	[PT_ERR_UNWIND_DEPTH] = AFF_STACKS,
+	[PT_ERR_UNWIND_FP_FALLBACK] = AFF_STACKS,
+	[PT_ERR_UNWIND_ROWS_FULL] = AFF_STACKS,
+	[PT_ERR_UNWIND_MAPS_FULL] = AFF_STACKS,
+	[PT_ERR_UNWIND_FILE] = AFF_STACKS,
+	[PT_ERR_ARENA_FULL] = AFF_ARENAS,
+	[PT_ERR_CHUNK_READ] = AFF_ARENAS,
+	[PT_ERR_CHUNK_SLACK] = AFF_ARENAS,
+	[PT_ERR_PY_READ] = AFF_STACKS,
+	[PT_ERR_PY_DEPTH] = AFF_STACKS,
+	[PT_ERR_PY_STORE] = AFF_STACKS,
+	[PT_ERR_PY_CODE] = AFF_STACKS,
+	[PT_ERR_PY_UNMATCHED] = AFF_STACKS,
+};
+
+/* What is wrong with the figures, for the counters that bend totals (the others' help says it). */
+static const char *const err_effect[PT_ERR_COUNT] = {
+	[PT_ERR_LIVE_FULL] = "frees, live and peak figures are too low: blocks not tracked as live because the live table was full (raise --max-live); their frees count as unknown_free",
+	[PT_ERR_MISSED_RETURN] = "allocations too low: allocator calls whose return was never seen are not counted",
+	[PT_ERR_THREAD_STATE] = "figures too low: allocator calls not traced (per-thread state could not be created)",
+	[PT_ERR_STALE_LIVE] = "live and peak figures were too high until a block's address came back: its free was missed",
+	[PT_ERR_PTR_READ] = "allocations too low: posix_memalign results whose pointer could not be read are not counted",
+};
+
+static const char *const aff_names[] = { "heap", "stacks", "invocations", "arenas" };
+
+/* The cause of unknown frees depends on how tracing began (and on the live table). */
+static const char *unknown_free_cause(const struct pt_report *r)
+{
+	if (r->errors[PT_ERR_LIVE_FULL])
+		return r->launched ?
+			"frees of blocks the live table could not hold (live_table_full; raise --max-live): not in the frees figures" :
+			"frees of blocks the live table could not hold (live_table_full; raise --max-live) or allocated before tracing began: not in the frees figures";
+	if (r->launched)
+		return "frees of blocks never seen allocated (launch mode: nothing was allocated before tracing; glibc internals, e.g. tcache teardown at thread exit, or an entry point not probed): not in the frees figures";
+	return "frees of blocks allocated before tracing began (or by glibc internals, e.g. tcache teardown at thread exit): not in the frees figures";
+}
+
+/* The one-line cause of counter e in this report. */
+static const char *err_cause(const struct pt_report *r, int e)
+{
+	if (e == PT_ERR_UNKNOWN_FREE)
+		return unknown_free_cause(r);
+	if (e >= 0 && e < PT_ERR_COUNT && err_effect[e])
+		return err_effect[e];
+	return pt_err_help(e);
+}
+
+/* One "caveat:" line per nonzero counter that distorts the figures of section aff. With
+ * brief, the names only (a section that repeats an earlier one's caveats). */
+static void text_caveats(FILE *f, const struct pt_report *r, unsigned aff, bool brief)
+{
+	int e, n = 0;
+
+	for (e = 0; e < PT_ERR_COUNT; e++) {
+		if (!r->errors[e] || !(err_affects[e] & aff))
+			continue;
+		if (brief)
+			fprintf(f, "%s%s", n++ ? ", " : "  caveats (as above): ", pt_err_name(e));
+		else
+			fprintf(f, "  caveat: %s %" PRIu64 ": %s\n", pt_err_name(e), r->errors[e],
+				err_cause(r, e));
+	}
+	if (brief && n)
+		fputc('\n', f);
+}
 
 const char *pt_err_name(int e)
 {
@@ -134,13 +226,14 @@ static int cmp_stack_desc(const void *a, const void *b)
 }
 
 static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_count,
-		       const char *title, uint64_t total)
+		       const char *title, uint64_t total, bool first)
 {
 	const struct pt_profile *p = &r->prof;
 	uint32_t *idx, n = 0, i, j;
 	char b1[32], b2[32];
 
 	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
+	text_caveats(f, r, AFF_STACKS, !first);
 	idx = calloc(p->nstacks + 1, sizeof(*idx));
 	if (!idx)
 		return;
@@ -244,6 +337,7 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
 	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes));
+	text_caveats(f, r, AFF_HEAP, false);
 	if (r->sample_bytes) {
 		/* Say it where the figures are read: the stacks below are estimates. */
 		fprintf(f, "  SAMPLED: stacks are unbiased estimates from Poisson sampling by bytes, mean %s"
@@ -313,6 +407,7 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
 	if (r->max_peak)
 		fprintf(f, "  --max-peak %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->max_peak));
+	text_caveats(f, r, AFF_INV, false);
 }
 
 /* KILLED: an invocation that ended with the process, its RSS trajectory and peak stacks. */
@@ -353,7 +448,7 @@ static void text_losses(FILE *f, const struct pt_report *r)
 		if (!r->errors[i])
 			continue;
 		lost++;
-		fprintf(f, "  %-20s %10" PRIu64 "  %s\n", pt_err_name(i), r->errors[i], pt_err_help(i));
+		fprintf(f, "  %-20s %10" PRIu64 "  %s\n", pt_err_name(i), r->errors[i], err_cause(r, i));
 	}
 	if (!lost)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
@@ -393,9 +488,10 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 	text_target(f, r);
 	text_totals(f, r);
-	if (r->ar.collected)
+	if (r->ar.collected) {
 		pt_arenas_text(f, &r->ar);
-	else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+		text_caveats(f, r, AFF_ARENAS, false);
+	} else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
 		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
 			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
 
@@ -407,11 +503,11 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	}
 	text_losses(f, r);
 	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
-		   (uint64_t)g->peak_bytes);
+		   (uint64_t)g->peak_bytes, true);
 	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
-		   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0));
+		   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0), false);
 	top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
-		   (uint64_t)g->alloc_bytes);
+		   (uint64_t)g->alloc_bytes, false);
 
 	if (r->nmstacks)
 		text_map_stacks(f, r);
@@ -435,6 +531,29 @@ static void json_frames(FILE *f, const struct pt_profile *p, const uint32_t *fr,
 			x->offset);
 	}
 	fputc(']', f);
+}
+
+/* "caveats": one entry per nonzero counter that distorts printed figures (docs/json-report.md). */
+static void json_caveats(FILE *f, const struct pt_report *r)
+{
+	int e, n = 0;
+	unsigned a;
+
+	for (e = 0; e < PT_ERR_COUNT; e++) {
+		if (!r->errors[e] || !err_affects[e])
+			continue;
+		fprintf(f, "%s\n    {\"counter\": \"%s\", \"count\": %" PRIu64 ", \"affects\": [",
+			n++ ? "," : "", pt_err_name(e), r->errors[e]);
+		for (a = 0; a < 4; a++)
+			if (err_affects[e] & (1u << a))
+				fprintf(f, "%s\"%s\"", (err_affects[e] & ((1u << a) - 1)) ? ", " : "",
+					aff_names[a]);
+		fprintf(f, "], \"cause\": ");
+		pt_json_str(f, err_cause(r, e));
+		fputc('}', f);
+	}
+	if (n)
+		fprintf(f, "\n  ");
 }
 
 void pt_report_json(FILE *f, const struct pt_report *r)
@@ -522,7 +641,9 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "  \"errors\": {");
 	for (k = 0; k < PT_ERR_COUNT; k++)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
-	fprintf(f, "},\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
+	fprintf(f, "},\n  \"caveats\": [");
+	json_caveats(f, r);
+	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
 	fprintf(f, "  \"stacks\": [");
