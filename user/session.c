@@ -777,8 +777,12 @@ int pt_session_start(struct pt_session *s)
 		warm_symbolizer(s);
 		python_locate(s);
 	}
+	char path[512];
+
+	/* The path is the target's (its maps): escaped like every name it controls. */
+	pt_sanitize(path, sizeof(path), s->alloc.path);
 	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", s->pid, s->rep.comm,
-		pt_allocator_kind_name(s->alloc.kind), s->alloc.path,
+		pt_allocator_kind_name(s->alloc.kind), path,
 		s->opt->duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
 	return EXIT_OK;
 }

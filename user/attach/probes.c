@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
+#include "util/fmt.h"
 #include "bpf/peaktrace.h"
 #include "peaktrace.skel.h"
 #include "attach/probes.h"
@@ -38,8 +39,11 @@ int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, i
 
 	fd = open(a->open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
+		char path[512];
+
 		err = -errno;
-		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", a->path, strerror(errno));
+		pt_sanitize(path, sizeof(path), a->path);
+		fprintf(stderr, "peaktrace: cannot open allocator %s: %s\n", path, strerror(-err));
 		return err;
 	}
 	for (slot = 0; slot < PT_PROBES_MAX; slot++) {
@@ -155,8 +159,16 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 		}
 	}
 	if (err) {
-		fprintf(stderr, "peaktrace: failed to attach %s to the allocator in %s: %s\n",
-			pass - 1 == 1 ? "uretprobes" : "uprobes", a->path, strerror(-err));
+		char path[512];
+
+		pt_sanitize(path, sizeof(path), a->path);
+		/* The kernel keeps one reference-counter (USDT semaphore) offset per probed address:
+		 * a uprobe another tracer set with one (bcc's tools do) makes ours EINVAL there. */
+		fprintf(stderr, "peaktrace: failed to attach %s to the allocator in %s: %s%s\n",
+			pass - 1 == 1 ? "uretprobes" : "uprobes", path, strerror(-err),
+			err == -EINVAL ? " (is another tracer, e.g. one of bcc's tools, probing the same "
+					 "functions with a USDT semaphore? The kernel cannot mix uprobes with "
+					 "and without a reference counter on one address: stop it first)" : "");
 		return err;
 	}
 	for (k = 0; k < nprobes; k++)

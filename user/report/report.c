@@ -280,6 +280,7 @@ static int cmp_mstack_desc(const void *a, const void *b)
 /* The target, the allocator and where each of its entry points was probed. */
 static void text_target(FILE *f, const struct pt_report *r)
 {
+	char b1[512];
 	int i;
 
 	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
@@ -290,7 +291,8 @@ static void text_target(FILE *f, const struct pt_report *r)
 		else
 			fprintf(f, ", exited with status %d", r->exit_status);
 	}
-	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), r->alloc->path);
+	pt_sanitize(b1, sizeof(b1), r->alloc->path);
+	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), b1);
 	fprintf(f, "unwinder: %s\n", !r->unwind ? "?" :
 		!strcmp(r->unwind, "dwarf") ? "dwarf (.eh_frame tables in the kernel, frame pointers where code has no CFI)" :
 		!strcmp(r->unwind, "fp") ? "fp (frame pointers)" : "none (allocation site only)");
