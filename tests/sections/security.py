@@ -11,6 +11,8 @@ perf map (or what stands in for it) as each case sets it up:
   symlink    an absolute symlink to a host-only file of "hex hex SECRET" lines: SECRET nowhere
   owner      a regular perf map owned by another uid: not used (perf's rule)
   fifo       a FIFO at the perf map and at /etc/ld.so.preload: peaktrace ends, report written
+  elffifo    every ELF file the target maps replaced by a FIFO after mapping: peaktrace ends, the
+             allocator is still found and probed through map_files
   hosttmp    no perf map in the container, one in the host's /tmp owned by another uid with
              escape bytes: not used
   elfswap    the container's libc swapped for a symlink to a host-only copy once mapped: the host
@@ -176,6 +178,24 @@ def run_section(ctx):
         if rc is not None and res.eq(p + ": peaktrace exit status (it ended)", rc, 0):
             res.true(p + ": report written", os.path.exists(os.path.join(out, "report.json")),
                      "no report.json: %s" % short(err))
+
+    # elffifo: every ELF object the target maps (its executable, libc, ld.so...) replaced by a
+    # FIFO after mapping: nothing blocks, and map_files still names the mapped inodes.
+    def elffifo(root, pid, addr, size):
+        for dirpath, _, files in os.walk(root):
+            for f in files:
+                path = os.path.join(dirpath, f)
+                if os.path.isfile(path) and not os.path.islink(path) and \
+                        open(path, "rb").read(4) == b"\x7fELF":
+                    os.unlink(path)
+                    os.mkfifo(path)
+    p = "security/fifo at every mapped ELF file"
+    if res.wanted(p):
+        rc, out, err = trace(res, p, pt, tmp, exe, "elffifo", elffifo)
+        if rc is not None and res.eq(p + ": peaktrace exit status (it ended)", rc, 0):
+            res.true(p + ": the allocator still probed and named (through map_files)",
+                     os.path.exists(os.path.join(out, "report.json")) and
+                     outputs_contain(out, b"malloc"), "no report or no malloc: %s" % short(err))
 
     # hosttmp: nothing in the container, a planted map in the host's /tmp.
     def hosttmp(root, pid, addr, size):
