@@ -143,6 +143,27 @@ def check_errors(res, prefix, report, expect, mode):
         res.eq("%s: errors.%s" % (prefix, k), errors.get(k), want.get(k, 0))
 
 
+def check_first_screen(res, prefix, outdir, rep, expect):
+    """The first 25 lines of report.txt name the peak (its exact byte count, which the case
+    knows) and the function that allocated the top stack at the peak."""
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            head = "".join(f.readlines()[:25])
+    except OSError as e:
+        res.fail("%s: first screen" % prefix, str(e))
+        return
+    peak = expect.get("peak_live_bytes", expect.get("totals", {}).get("peak_live_bytes"))
+    if peak is not None:
+        res.true("%s: first screen has the peak (%d bytes)" % (prefix, peak),
+                 re.search(r"\b%d bytes\b" % peak, head) is not None, head[:400])
+    stacks = [s for s in rep.get("stacks", []) if s.get("peak_bytes") and s.get("frames")]
+    if stacks:
+        top = max(stacks, key=lambda s: s["peak_bytes"])
+        func = top["frames"][0]["func"]
+        res.true("%s: first screen has the top peak stack's function %r" % (prefix, func),
+                 func in head, head[:600])
+
+
 def check_outputs(res, prefix, outdir, stdout):
     missing = [f for f in OUTPUT_FILES
                if not os.path.isfile(os.path.join(outdir, f)) or os.path.getsize(os.path.join(outdir, f)) == 0]

@@ -12,6 +12,7 @@
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
 #include "report/report.h"
+#include "profile/frames.h"
 #include "cli.h"
 
 /* Every option's default, beside its flag; the others start as 0. */
@@ -25,6 +26,7 @@ static const struct pt_options defaults = {
 	.dwarf = true,                        /* --unwind dwarf */
 	.arenas = true,                       /* --no-arenas */
 	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
+	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
 };
 
 const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
@@ -53,7 +55,7 @@ static const char doc[] =
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
-       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES };
+       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -65,6 +67,7 @@ static const struct argp_option opts[] = {
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
+	{ "frames", OPT_FRAMES, "MODE", 0, "Frames shown in every output: collapsed (default: each run of unnamed frames in an interpreter, python3.11 or node, becomes one \"[python3.11 internals]\" frame), all (every frame as unwound), or python (only the Python and JIT-named frames, e.g. JS, plus the native frame that allocated, as memray shows them)", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0, "Unwind only a Poisson sample of allocations, one per SIZE bytes on average (e.g. 512K); per-stack figures become unbiased estimates, totals and peaks stay exact (default 0: every allocation)", 0 },
 	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default: runtime-api), runtime-api (Lambda Runtime API traffic), uprobe (aws-lambda-cpp's get_next/post_success/post_failure), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
@@ -170,6 +173,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		if (strcmp(arg, "dwarf") && strcmp(arg, "fp"))
 			die_usage(st, "invalid --unwind mode: %s (dwarf or fp)", arg);
 		o->dwarf = strcmp(arg, "dwarf") == 0;
+		break;
+	case OPT_FRAMES:
+		for (v = PT_FRAMES_COLLAPSED; v <= PT_FRAMES_LANG; v++)
+			if (strcmp(arg, pt_frames_mode_name((enum pt_frames_mode)v)) == 0)
+				break;
+		if (v > PT_FRAMES_LANG)
+			die_usage(st, "invalid --frames mode: %s (collapsed, all or python)", arg);
+		o->frames = (int)v;
 		break;
 	case OPT_NO_ARENAS:
 		o->arenas = false;

@@ -521,6 +521,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->child.go_fd = s->child.report_fd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
 	verbose = opt->verbose;
+	pt_collect_set_frames(opt->frames);
 	libbpf_set_print(libbpf_print);
 	return s;
 }

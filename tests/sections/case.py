@@ -3,7 +3,7 @@
 
 import os
 
-from casefile import (case_expect, case_flavors, case_modes, check_errors, check_figures,
+from casefile import (case_expect, case_flavors, case_modes, check_errors, check_figures, check_first_screen,
                       check_invariants, check_outputs)
 from harness import short
 from tracing import load_report, trace_attach, trace_launch
@@ -48,3 +48,4 @@ def run_section(ctx):
                 check_errors(res, prefix, rep, expect, mode)
                 check_invariants(res, prefix, rep)
                 check_outputs(res, prefix, outdir, r.out)
+                check_first_screen(res, prefix, outdir, rep, expect)

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 
 from harness import TIMEOUT, WORKLOAD_SRC, Proc
 
@@ -123,6 +124,9 @@ def run_section(ctx):
                 res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
                 continue
             check_outputs(res, name, out, want)
+            check_collapsed(res, name, out, exe)
+            if mode == "launch":
+                check_frames_python(res, pt, name, tmp, exe, want, timeout)
 
 
 def check_outputs(res, name, out, want):
@@ -154,3 +158,77 @@ def check_outputs(res, name, out, want):
              "no single 5N+1 stack starting with %r: %r" % (TRUNC, [f[:3] for f, _ in deep]))
     res.true("%s: truncation counted" % name, rep["errors"].get("python_too_deep", 0) >= 1,
              "python_too_deep = %r" % rep["errors"].get("python_too_deep"))
+
+
+def interp_name(exe):
+    """'python3.11' for /usr/bin/python3.11 (what peaktrace names the interpreter's internals)."""
+    return os.path.basename(os.path.realpath(exe))
+
+
+def stripped(exe):
+    """True when the interpreter has no .symtab (Debian's python3.11; pyenv builds keep theirs)."""
+    out = subprocess.run(["readelf", "-SW", os.path.realpath(exe)], capture_output=True, text=True,
+                         timeout=30).stdout
+    return ".symtab" not in out
+
+
+def check_collapsed(res, name, out, exe):
+    """By default, runs of unnamed frames in the interpreter are one "[python3.11 internals]"
+    frame: no bare "[python3.11+0x...]" frame is left in the folded stacks or report.txt, and
+    report.json counts what was collapsed. An interpreter with its symbols (pyenv's) has
+    nothing unnamed to collapse: only the absence of bare frames is checked there."""
+    interp = interp_name(exe)
+    if not stripped(exe):
+        with open(os.path.join(out, "alloc.folded")) as f:
+            folded = f.read()
+        res.true("%s: no bare interpreter frame in the folded stacks" % name,
+                 not re.search(r"\[%s\+0x[0-9a-f]+\]" % re.escape(interp), folded), "bare frames")
+        return
+    bare = re.compile(r"\[%s\+0x[0-9a-f]+\]" % re.escape(interp))
+    with open(os.path.join(out, "alloc.folded")) as f:
+        folded = f.read()
+    with open(os.path.join(out, "report.txt")) as f:
+        txt = f.read()
+    with open(os.path.join(out, "report.json")) as f:
+        rep = json.load(f)
+    label = "[%s internals]" % interp
+    res.true("%s: interpreter internals collapsed in the folded stacks" % name,
+             label in folded and not bare.search(folded),
+             "label %s: %s, bare frames: %r" % (label, label in folded, bare.findall(folded)[:3]))
+    res.true("%s: no bare interpreter address in report.txt" % name,
+             label in txt and not re.search(r"0x[0-9a-f]+  \(%s\+0x" % re.escape(interp), txt),
+             [l for l in txt.splitlines() if "(%s+0x" % interp in l][:3])
+    fr = rep.get("frames", {})
+    res.true("%s: report.json counts the collapsed frames" % name,
+             fr.get("mode") == "collapsed" and fr.get("collapsed_frames", 0) >= fr.get("collapsed_runs", 0) > 0,
+             fr)
+
+
+def check_frames_python(res, pt, name, tmp, exe, want, timeout):
+    """--frames python: every folded stack is Python frames plus exactly one native frame, the
+    allocating one, at the leaf end; each site's Python frames and bytes as in the full run."""
+    t = name + "/frames-python"
+    if not res.wanted(t):
+        return
+    out = os.path.join(tmp, "py-frames-" + name.replace("/", "-"))
+    pr = Proc([pt, "-q", "--frames", "python", "-o", out, "--", exe, WL, "--linger"])
+    rc = pr.wait(timeout)
+    if rc != 0:
+        res.fail(t, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+        return
+    folded = []
+    with open(os.path.join(out, "alloc.folded")) as f:
+        for line in f:
+            stack, _, val = line.rstrip("\n").rpartition(" ")
+            folded.append((stack.split(";"), int(val)))
+    # Any Python frame ("module:function:line", <frozen ...> too) or marker, not only the workload's.
+    lang = lambda x: is_py(x) or x.startswith("[python ") or re.match(r"^\S.*:.+:\d+$", x)
+    bad = [fr for fr, _ in folded if not all(lang(x) for x in fr[:-1]) or lang(fr[-1])]
+    res.true("%s: only Python frames above one allocating native frame" % t, folded and not bad, bad[:2])
+    for site, (pyframes, nbytes) in sorted(want.items()):
+        got = sum(v for fr, v in folded if fr[:-1] == pyframes and not is_py(fr[-1]))
+        res.eq("%s: %s is its Python frames plus one native frame, bytes" % (t, site), got, nbytes)
+    with open(os.path.join(out, "report.json")) as f:
+        fr = json.load(f).get("frames", {})
+    res.true("%s: report.json says frames were hidden" % t,
+             fr.get("mode") == "python" and fr.get("hidden_frames", 0) > 0, fr)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "profile/collect.h"
+#include "profile/frames.h"
 #include "bpf/peak.h"
 #include "python/python.h"
 
@@ -201,7 +202,7 @@ static bool is_eval_frame(const char *func)
 
 /* Build the frame list of one kernel stack (leaf first), cut at the first non-code frame,
  * with its Python frames (if any) in place of the interpreter's eval frames. */
-static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
+static int stack_frames_raw(struct intern *t, struct pt_profile *p, uint32_t *fcap,
 			struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
 			const struct pt_py_stack *pys, struct pt_py_resolver *py, uint32_t *out,
 			uint32_t *n, struct pt_collect_stats *cs)
@@ -249,6 +250,80 @@ static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
 	return 0;
 }
 
+/* --frames, for every stack of this process's profiles (pt_collect_set_frames). */
+static enum pt_frames_mode frames_mode = PT_FRAMES_COLLAPSED;
+
+void pt_collect_set_frames(int mode)
+{
+	frames_mode = (enum pt_frames_mode)mode;
+}
+
+/* The "[python3.11 internals]" frame standing for a run of unnamed frames in module mod,
+ * interned by module: the key has bit 62 set (no native address or Python key has it). */
+static int intern_collapsed(struct intern *t, struct pt_profile *p, uint32_t *cap, const char *mod)
+{
+	uint64_t key = 0x9E3779B97F4A7C15ULL;
+	char name[64], label[96];
+	const char *c;
+	uint32_t h;
+	int fi;
+
+	for (c = mod; *c; c++)
+		key = hash64(key ^ (unsigned char)*c);
+	key = (1ULL << 62) | (key & ((1ULL << 62) - 1));
+	h = (uint32_t)hash64(key) & (t->cap - 1);
+	while (t->keys[h]) {
+		if (t->keys[h] == key + 1 && !strcmp(p->frames[t->vals[h]].module, mod))
+			return (int)t->vals[h];
+		h = (h + 1) & (t->cap - 1);
+	}
+	if (!pt_interp_name(mod, name, sizeof(name)))
+		snprintf(name, sizeof(name), "interpreter");
+	snprintf(label, sizeof(label), "[%s internals]", name);
+	fi = add_frame(p, cap, NULL, 0, false, label);
+	if (fi < 0)
+		return fi;
+	free(p->frames[fi].module);
+	if (!(p->frames[fi].module = strdup(mod)))
+		return -ENOMEM;
+	t->keys[h] = key + 1;
+	t->vals[h] = (uint32_t)fi;
+	return fi;
+}
+
+/* stack_frames_raw, then the frames --frames shows (profile/frames.h), counted in fc. */
+static int stack_frames(struct intern *t, struct pt_profile *p, uint32_t *fcap,
+			struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
+			const struct pt_py_stack *pys, struct pt_py_resolver *py, uint32_t *out,
+			uint32_t *n, struct pt_collect_stats *cs, struct pt_frames_count *fc)
+{
+	const struct pt_frame *fp[MAX_MERGED];
+	struct pt_frame_item items[MAX_MERGED];
+	uint32_t raw[MAX_MERGED], i, nit;
+	int err, fi;
+
+	err = stack_frames_raw(t, p, fcap, sym, idx, s, pys, py, out, n, cs);
+	if (err || frames_mode == PT_FRAMES_ALL)
+		return err;
+	memcpy(raw, out, *n * sizeof(*raw));
+	for (i = 0; i < *n; i++)
+		fp[i] = &p->frames[raw[i]];
+	nit = pt_frames_reduce(fp, *n, frames_mode, items, fc);
+	/* p->frames may move as collapsed frames are added: fp is not used past here. */
+	for (i = 0; i < nit; i++) {
+		if (!items[i].run) {
+			out[i] = raw[items[i].i];
+			continue;
+		}
+		fi = intern_collapsed(t, p, fcap, p->frames[raw[items[i].i]].module);
+		if (fi < 0)
+			return fi;
+		out[i] = (uint32_t)fi;
+	}
+	*n = nit;
+	return 0;
+}
+
 int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_rec *s,
 		 const struct pt_py_stack *pys, struct pt_py_resolver *py, struct pt_profile *p,
 		 uint32_t *fr, uint32_t *n)
@@ -262,7 +337,7 @@ int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_
 	t.keys = calloc(t.cap, sizeof(*t.keys));
 	t.vals = calloc(t.cap, sizeof(*t.vals));
 	if (t.keys && t.vals)
-		err = stack_frames(&t, p, &fcap, sym, idx, s, pys, py, fr, n, NULL);
+		err = stack_frames(&t, p, &fcap, sym, idx, s, pys, py, fr, n, NULL, NULL);
 	free(t.keys);
 	free(t.vals);
 	return err;
@@ -426,6 +501,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	       struct pt_map_stack **mstacks, uint32_t *nmstacks)
 {
 	struct collector c = { 0 };
+	struct pt_frames_count fc = { 0 };
 	uint32_t idx, n, k, unknown_fi = UINT32_MAX;
 	uint32_t fr[MAX_MERGED];
 	int err;
@@ -452,7 +528,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			n = 1;
 		} else if ((err = stack_frames(&c.t, p, &c.fcap, sym, idx, &in->stacks[idx],
 					       in->py ? in->py[idx] : NULL, in->py_res, fr, &n,
-					       in->cstats))) {
+					       in->cstats, &fc))) {
 			goto out;
 		}
 		if ((err = add_stack(&c, p, st, in->peak_seq, fr, n)))
@@ -466,6 +542,11 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			p->stacks[k].v[m[j]] = (uint64_t)((c.cnt[k][j] + half) >> in->count_shift);
 	}
 out:
+	p->frames_mode = (int)frames_mode;
+	p->collapsed_frames = fc.collapsed_frames;
+	p->collapsed_runs = fc.collapsed_runs;
+	p->hidden_frames = fc.hidden_frames;
+	p->frames_stacks_changed = fc.stacks_changed;
 	collector_free(&c);
 	*mstacks = c.ms;
 	*nmstacks = c.nms;

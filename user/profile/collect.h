@@ -39,6 +39,10 @@ int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_
 		 const struct pt_py_stack *pys, struct pt_py_resolver *py, struct pt_profile *p,
 		 uint32_t *fr, uint32_t *n);
 
+/* The frames every later pt_collect and pt_stack_one keeps (--frames): an enum
+ * pt_frames_mode (profile/frames.h); PT_FRAMES_COLLAPSED until set. */
+void pt_collect_set_frames(int mode);
+
 /* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.
  * sym may be NULL (addresses only). Returns 0 or -errno; on error the partial profile is
  * still owned by p (free with pt_profile_free). */

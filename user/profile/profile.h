@@ -47,6 +47,13 @@ struct pt_profile {
 	uint32_t nstacks;
 	uint64_t duration_ns;   /* tracing duration, for pprof duration_nanos */
 	uint64_t time_ns;       /* wall-clock start (ns since epoch), for pprof time_nanos */
+	/* What --frames took out of the stacks (profile/frames.h), counted over the distinct
+	 * stacks as recorded: frames_mode is an enum pt_frames_mode. */
+	int frames_mode;
+	uint64_t collapsed_frames;       /* unnamed interpreter frames collapsed ... */
+	uint64_t collapsed_runs;         /* ... into this many "[python3.11 internals]" frames */
+	uint64_t hidden_frames;          /* frames dropped by --frames python */
+	uint64_t frames_stacks_changed;  /* stacks that lost or collapsed a frame */
 };
 
 /* Name and unit of each metric, for writers ("alloc_space", "bytes"). */

@@ -11,6 +11,7 @@
 #include "util/fmt.h"
 #include "bpf/inv.h"
 #include "report/report.h"
+#include "profile/frames.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_LIVE_FULL] = "live_table_full",
@@ -225,6 +226,36 @@ static int cmp_stack_desc(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* What --frames did to the stacks, one line (none when every frame is shown as unwound). */
+static void text_frames_note(FILE *f, const struct pt_profile *p)
+{
+	if (p->collapsed_runs && p->frames_mode != PT_FRAMES_LANG)
+		fprintf(f, "  frames: %" PRIu64 " unnamed interpreter frames shown as %" PRIu64
+			   " \"[... internals]\" frames in %" PRIu64 " stacks (--frames all shows them)\n",
+			p->collapsed_frames, p->collapsed_runs, p->frames_stacks_changed);
+	if (p->frames_mode == PT_FRAMES_LANG)
+		fprintf(f, "  frames: --frames python: language frames and the allocating native frame only; "
+			   "%" PRIu64 " frames hidden, %" PRIu64 " collapsed, in %" PRIu64 " stacks (--frames all shows them)\n",
+			p->hidden_frames, p->collapsed_frames, p->frames_stacks_changed);
+}
+
+/* The stacks with the most of metric m, indexes into p->stacks, largest first: *n of them. */
+static uint32_t *ranked_stacks(const struct pt_profile *p, int m_bytes, int m_count, uint32_t *n)
+{
+	uint32_t *idx = calloc(p->nstacks + 1, sizeof(*idx)), i;
+
+	*n = 0;
+	if (!idx)
+		return NULL;
+	for (i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].v[m_bytes] || p->stacks[i].v[m_count])
+			idx[(*n)++] = i;
+	g_sort.p = p;
+	g_sort.m = m_bytes;
+	qsort(idx, *n, sizeof(*idx), cmp_stack_desc);
+	return idx;
+}
+
 static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_count,
 		       const char *title, uint64_t total, bool first)
 {
@@ -234,15 +265,11 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 
 	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
 	text_caveats(f, r, AFF_STACKS, !first);
-	idx = calloc(p->nstacks + 1, sizeof(*idx));
+	if (first)
+		text_frames_note(f, p);
+	idx = ranked_stacks(p, m_bytes, m_count, &n);
 	if (!idx)
 		return;
-	for (i = 0; i < p->nstacks; i++)
-		if (p->stacks[i].v[m_bytes] || p->stacks[i].v[m_count])
-			idx[n++] = i;
-	g_sort.p = p;
-	g_sort.m = m_bytes;
-	qsort(idx, n, sizeof(*idx), cmp_stack_desc);
 	if (n == 0)
 		fprintf(f, "  (none)\n");
 	for (i = 0; i < n && (int)i < r->top; i++) {
@@ -277,12 +304,9 @@ static int cmp_mstack_desc(const void *a, const void *b)
 	return 0;
 }
 
-/* The target, the allocator and where each of its entry points was probed. */
-static void text_target(FILE *f, const struct pt_report *r)
+/* The first line: what was traced, for how long, how it ended. */
+static void text_header(FILE *f, const struct pt_report *r)
 {
-	char b1[512];
-	int i;
-
 	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
 		r->launched ? "launched" : "attached", r->duration_ns / 1e9);
 	if (r->exited) {
@@ -291,8 +315,17 @@ static void text_target(FILE *f, const struct pt_report *r)
 		else
 			fprintf(f, ", exited with status %d", r->exit_status);
 	}
+	fputc('\n', f);
+}
+
+/* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
+static void text_tracer(FILE *f, const struct pt_report *r)
+{
+	char b1[512];
+	int i;
+
 	pt_sanitize(b1, sizeof(b1), r->alloc->path);
-	fprintf(f, "\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), b1);
+	fprintf(f, "\nTRACER\nallocator: %s %s\n", pt_allocator_kind_name(r->alloc->kind), b1);
 	fprintf(f, "unwinder: %s\n", !r->unwind ? "?" :
 		!strcmp(r->unwind, "dwarf") ? "dwarf (.eh_frame tables in the kernel, frame pointers where code has no CFI)" :
 		!strcmp(r->unwind, "fp") ? "fp (frame pointers)" : "none (allocation site only)");
@@ -412,6 +445,62 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 	text_caveats(f, r, AFF_INV, false);
 }
 
+/* The first screen: what the peak was, who held it (three short stacks), the invocations,
+ * one line of advice, and the caveats that bend those figures. Everything else follows. */
+#define SUMMARY_STACKS 3
+#define SUMMARY_FRAMES 4
+
+static void text_summary_stacks(FILE *f, const struct pt_report *r)
+{
+	const struct pt_profile *p = &r->prof;
+	uint64_t total = r->g.peak_bytes > 0 ? (uint64_t)r->g.peak_bytes : 0;
+	uint32_t *idx, n, i, j;
+	char b1[32];
+
+	idx = ranked_stacks(p, PT_PEAK_BYTES, PT_PEAK_COUNT, &n);
+	if (!idx)
+		return;
+	fprintf(f, "\nWHO HELD IT (top %u of %u stacks live at the heap peak; whole stacks in TOP STACKS below)\n",
+		n < SUMMARY_STACKS ? n : SUMMARY_STACKS, n);
+	if (!n)
+		fprintf(f, "  (none)\n");
+	for (i = 0; i < n && i < SUMMARY_STACKS && (int)i < r->top; i++) {
+		const struct pt_stack *s = &p->stacks[idx[i]];
+
+		fprintf(f, "  #%-2u %s (%.1f%%) in %" PRIu64 " block%s\n", i + 1,
+			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_PEAK_BYTES]),
+			total ? 100.0 * s->v[PT_PEAK_BYTES] / total : 0, s->v[PT_PEAK_COUNT],
+			s->v[PT_PEAK_COUNT] == 1 ? "" : "s");
+		for (j = 0; j < s->nframes && j < SUMMARY_FRAMES; j++)
+			frame_text(f, p, s->frames[j]);
+		if (s->nframes > SUMMARY_FRAMES)
+			fprintf(f, "        ... %u more frames\n", s->nframes - SUMMARY_FRAMES);
+	}
+	free(idx);
+}
+
+static void text_summary(FILE *f, const struct pt_report *r)
+{
+	const struct pt_global *g = &r->g;
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "\nPEAK: live heap %s (%" PRId64 " bytes) in %" PRId64 " blocks; peak RSS %s, VmHWM %s\n",
+		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes), (int64_t)g->peak_bytes,
+		(int64_t)g->peak_count, pt_fmt_bytes(b2, sizeof(b2), (double)g->rss_peak),
+		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
+	text_caveats(f, r, AFF_ALL, false);
+	if (r->sample_bytes)
+		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
+	text_summary_stacks(f, r);
+	if (has_invocations(r))
+		text_invocations(f, r);
+	if (r->ar.collected && r->ar.nadvice)
+		fprintf(f, "\nADVICE: %s (addresses up to %s of memory glibc retains; why and what it costs: ARENAS below)\n",
+			r->ar.advice[0].setting,
+			pt_fmt_bytes(b1, sizeof(b1), (double)r->ar.advice[0].addresses_bytes));
+}
+
 /* KILLED: an invocation that ended with the process, its RSS trajectory and peak stacks. */
 static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_record *ir)
 {
@@ -488,24 +577,18 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	const struct pt_global *g = &r->g;
 	uint32_t k;
 
-	text_target(f, r);
-	text_totals(f, r);
-	if (r->ar.collected) {
-		pt_arenas_text(f, &r->ar);
-		text_caveats(f, r, AFF_ARENAS, false);
-	} else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
-		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
-			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
-
-	if (has_invocations(r)) {
-		text_invocations(f, r);
+	/* The first screen answers what peaked and who held it; the details follow, the tracer's
+	 * own internals (probe placement, unwinder, per-thread arena rows) last. */
+	text_header(f, r);
+	text_summary(f, r);
+	if (has_invocations(r))
 		for (k = 0; k < r->invs->n; k++)
 			if (r->invs->r[k].outcome == PT_OUT_KILLED)
 				text_killed(f, r, &r->invs->r[k]);
-	}
-	text_losses(f, r);
 	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 		   (uint64_t)g->peak_bytes, true);
+	text_totals(f, r);
+	text_losses(f, r);
 	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
 		   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0), false);
 	top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
@@ -513,6 +596,13 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 	if (r->nmstacks)
 		text_map_stacks(f, r);
+	if (r->ar.collected) {
+		pt_arenas_text(f, &r->ar);
+		text_caveats(f, r, AFF_ARENAS, false);
+	} else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
+			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+	text_tracer(f, r);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -648,6 +738,11 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "  \"frames\": {\"mode\": \"%s\", \"collapsed_frames\": %" PRIu64
+		   ", \"collapsed_runs\": %" PRIu64 ", \"hidden_frames\": %" PRIu64
+		   ", \"stacks_changed\": %" PRIu64 "},\n",
+		pt_frames_mode_name((enum pt_frames_mode)r->prof.frames_mode), r->prof.collapsed_frames,
+		r->prof.collapsed_runs, r->prof.hidden_frames, r->prof.frames_stacks_changed);
 	fprintf(f, "  \"stacks\": [");
 	for (i = 0; i < r->prof.nstacks; i++) {
 		const struct pt_stack *s = &r->prof.stacks[i];
