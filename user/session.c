@@ -374,9 +374,13 @@ static void python_locate(struct pt_session *s)
 	*o = s->py.off;
 	o->runtime = 0;
 	__atomic_store_n(&o->runtime, s->py.off.runtime, __ATOMIC_RELEASE);
-	if (s->opt->verbose)
+	if (s->opt->verbose) {
+		char path[512];
+
+		pt_sanitize(path, sizeof(path), s->py.path);
 		fprintf(stderr, "peaktrace: CPython 3.%u in %s: _PyRuntime at 0x%" PRIx64 "\n",
-			s->py.minor, s->py.path, (uint64_t)s->py.off.runtime);
+			s->py.minor, path, (uint64_t)s->py.off.runtime);
+	}
 }
 
 /* A new stack with Python frames: read its code objects while the target holds them. */
