@@ -158,6 +158,15 @@ def check_run(ctx, listed):
     # The files of this run, named as --help names them (invocation N -> invocation-N).
     written = {re.sub(r"^invocation-\d+\.", "invocation-N.", f) for f in os.listdir(outdir)}
     res.eq(files + ": written but not in --help", sorted(written - listed), [])
+    # The ARENAS table of the same run: the share of RSS is its own column, not "of RSS" read
+    # as a second half of "retained".
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            hdr = re.findall(r"^  arena +address .*$", f.read(), re.M)
+    except OSError:
+        hdr = []
+    res.true("docs/ARENAS header: one heading per column", len(hdr) == 1 and
+             "retained of RSS" not in hdr[0] and hdr[0].split()[-1] == "res/RSS", hdr)
     # The INVOCATION lines of the same run: the units the values are in, no negative zero.
     inv_lines = re.findall(r"^peaktrace: INVOCATION .*$", err, re.M)
     name = "docs/INVOCATION lines say MiB"
