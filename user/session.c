@@ -294,6 +294,11 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	}
 	if (!rec.id[0] && seq)
 		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
+	rec.attached = !s->launched;
+	/* The kernel closes the invocation the process ended in after the exit event (bpf/
+	 * process.bpf.h), so the exit code is known here: a signal killed it, or it exited. */
+	if (s->exited)
+		pt_inv_exit_outcome(&rec, s->exit_code);
 	rec.vmhwm = pt_proc_vmhwm(s->pid);
 	if (rec.vmhwm < s->hiwater)
 		rec.vmhwm = s->hiwater;   /* the process is gone: its mm's mark at exit */
@@ -860,6 +865,7 @@ static void close_running_invocation(struct pt_session *s)
 			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 		if (!rec.id[0] && rec.seq)
 			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
+		rec.attached = !s->launched;
 		rec.vmhwm = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 		pt_inv_append(&s->invs, &rec);
 	}

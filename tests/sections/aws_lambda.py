@@ -149,6 +149,21 @@ def run_lambda_section(ctx):
         res.fail(name + ": invocations.jsonl", str(e))
     res.eq("%s: invocations.jsonl has the same invocations" % name,
            [l["request_id"] for l in lines if l["seq"] >= 1], ids)
+    # Attaching is not Lambda's init phase: the row before the first invocation says so, in
+    # report.json, invocations.jsonl and the text report alike.
+    first = [i for i in rep.get("invocations", []) if i.get("seq") == 0]
+    res.eq("%s: the row since attaching is phase attached" % name,
+           [(i["phase"], i["outcome"] != "init") for i in first], [("attached", True)])
+    res.eq("%s: ... in invocations.jsonl too" % name,
+           [(l["phase"], l["outcome"] != "init") for l in lines if l["seq"] == 0], [("attached", True)])
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+    except OSError:
+        txt = ""
+    res.true("%s: ... and in the text report" % name,
+             "(attached, before invocation 1)" in txt and "(init phase)" not in txt,
+             re.findall(r"^ +- .*$", txt, re.M))
     for k, inv in enumerate(invs[:len(sizes)]):
         mb = sizes[k]
         what = "%s: invocation %d (%d MiB)" % (name, k + 1, mb)
@@ -458,7 +473,39 @@ def run_lambda_streaming(ctx):
                  ms >= 350 and abs(ms - durations[1]) < max(50.0, 0.25 * durations[1]), "peaktrace %.1f ms, host %.1f ms" % (ms, durations[1]))
 
 
+def run_exit_outcomes(ctx):
+    """How the process's end names the phase it ended in: a program that exits by itself is
+    "exited" with its status (0 included), one killed by a signal "killed" with the signal; in
+    launch mode the row is the init phase (no invocation ever started)."""
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
+    for tag, script, outcome, status, sig in [("exit 0", "exit 0", "exited", 0, None),
+                                              ("exit 3", "exit 3", "exited", 3, None),
+                                              ("SIGKILL", "kill -9 $$", "killed", None, 9)]:
+        name = "lambda/exit outcome/" + tag
+        if not res.wanted(name):
+            continue
+        outdir = os.path.join(tmp, "exit-outcome-" + tag.replace(" ", "-"))
+        rc, out, err = run([pt, "-q", "-o", outdir, "--", "/bin/sh", "-c", script], timeout=TIMEOUT)
+        rep = load_report(res, name, outdir)
+        if rep is None:
+            continue
+        lines = []
+        try:
+            with open(os.path.join(outdir, "invocations.jsonl")) as f:
+                lines = [json.loads(l) for l in f if l.strip()]
+        except (OSError, ValueError) as e:
+            res.fail(name + ": invocations.jsonl", str(e))
+        for what, rows in (("report.json", rep.get("invocations", [])), ("invocations.jsonl", lines)):
+            res.eq("%s: %s: one row, the init phase, %s" % (name, what, outcome),
+                   [(r["phase"], r["outcome"], r.get("exit_status"), r.get("exit_signal")) for r in rows],
+                   [("init", outcome, status, sig)])
+        res.eq(name + ": report.json target agrees", (rep["target"].get("exit_status"),
+                                                      rep["target"].get("exit_signal")),
+               (status, sig) if sig else (status, None))
+
+
 def run_section(ctx):
+    run_exit_outcomes(ctx)
     run_lambda_section(ctx)
     run_lambda_launch(ctx)
     run_lambda_node(ctx)

@@ -637,8 +637,10 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 	fprintf(f, "\nARENAS (glibc malloc: %d arena%s, limit %d = %s%s)\n", a->nrows,
 		a->nrows == 1 ? "" : "s", a->limit, a->limit_from,
 		a->nrows >= a->limit ? "; the limit is reached: new threads share arenas" : "");
-	fprintf(f, "  %-14s %-18s %-12s %10s %10s %10s %10s %6s\n", "arena", "address", "threads",
-		"live", "chunks", "resident", "retained", "of RSS");
+	/* The last column is the arena's resident bytes as a share of the process's RSS (JSON
+	 * rss_share): its own name, not "of RSS" after "retained", which read as one heading. */
+	fprintf(f, "  %-14s %-18s %-12s %10s %10s %10s %10s %7s\n", "arena", "address", "threads",
+		"live", "chunks", "resident", "retained", "res/RSS");
 	for (k = 0; k < a->nrows; k++) {
 		const struct pt_arena_row *r = &a->rows[k];
 		char addr[24];
@@ -660,7 +662,7 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 			a->memory_read ? pt_fmt_bytes(b3, sizeof(b3), (double)r->resident_bytes) : "?",
 			a->memory_read ? pt_fmt_bytes(b4, sizeof(b4), (double)r->retained_bytes) : "?");
 		if (a->memory_read && a->rss_bytes)
-			fprintf(f, " %5.1f%%", 100.0 * (double)r->resident_bytes / (double)a->rss_bytes);
+			fprintf(f, " %6.1f%%", 100.0 * (double)r->resident_bytes / (double)a->rss_bytes);
 		fputc('\n', f);
 	}
 	fprintf(f, "  %-14s %-18s %-12s %10s %10s\n", "mmapped chunks", "-", "-",
@@ -675,7 +677,8 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 	else
 		fprintf(f, "  resident and retained: unknown (the target's memory was gone when read)\n");
 	fprintf(f, "  live = requested bytes of blocks allocated while tracing and not freed; chunks = "
-		   "their glibc chunk sizes; retained = resident - chunks%s\n",
+		   "their glibc chunk sizes; retained = resident - chunks%s; res/RSS = resident / the "
+		   "process's RSS\n",
 		a->from_start ? "" : " (blocks allocated before attaching count as retained)");
 	if (!a->from_start && a->attach_resident >= 0 && a->memory_read)
 		fprintf(f, "  attached: %s of arena memory was resident when tracing began, so at least %s of "

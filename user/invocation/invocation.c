@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -25,10 +26,37 @@ const char *pt_outcome_name(uint32_t outcome)
 	case PT_OUT_RESPONSE: return "response";
 	case PT_OUT_ERROR: return "error";
 	case PT_OUT_KILLED: return "killed";
+	case PT_OUT_EXITED: return "exited";
 	case PT_OUT_INIT: return "init";
 	case PT_OUT_UNFINISHED: return "unfinished";
 	}
 	return "running";
+}
+
+const char *pt_inv_outcome(const struct pt_inv_record *r)
+{
+	if (r->seq == 0 && r->attached && r->outcome == PT_OUT_INIT)
+		return "next";
+	return pt_outcome_name(r->outcome);
+}
+
+const char *pt_inv_phase(const struct pt_inv_record *r)
+{
+	if (r->seq || pt_inv_started_before(r))
+		return "invocation";
+	return r->attached ? "attached" : "init";
+}
+
+void pt_inv_exit_outcome(struct pt_inv_record *r, int wait_status)
+{
+	if (r->outcome != PT_OUT_KILLED)
+		return;
+	if (wait_status & 0x7f) {
+		r->exit_signal = wait_status & 0x7f;
+	} else {
+		r->outcome = PT_OUT_EXITED;
+		r->exit_status = (wait_status >> 8) & 0xff;
+	}
 }
 
 size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen)
@@ -177,9 +205,17 @@ void pt_inv_list_free(struct pt_inv_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static double mb(int64_t b)
+static double mib(int64_t b)
 {
 	return (double)b / (1024.0 * 1024.0);
+}
+
+/* A signed change in MiB with one decimal, never "-0.0": what rounds to zero prints "+0.0". */
+static double mib_change(int64_t b)
+{
+	double v = mib(b);
+
+	return fabs(v) < 0.05 ? 0.0 : v;
 }
 
 void pt_inv_line(FILE *f, const struct pt_inv_record *r)
@@ -190,13 +226,14 @@ void pt_inv_line(FILE *f, const struct pt_inv_record *r)
 		fprintf(f, "INIT\t");
 	else
 		fprintf(f, "INVOCATION %" PRIu64 "\tRequestId: %s\t", r->seq, r->id[0] ? r->id : "?");
-	fprintf(f, "Duration: %.2f ms\tOutcome: %s\tPeak RSS: %.1f MB\tPeak Heap: %.1f MB\t"
-		   "Heap Growth: %+.1f MB\tAllocations: %" PRIu64 "\tMax Memory Used (high-water mark): %.0f MB",
-		ms, pt_outcome_name(r->outcome), mb(r->rss_peak), mb(r->heap_peak),
-		mb(r->heap_end - r->heap_start), r->alloc_count, mb((int64_t)r->vmhwm));
+	/* Every figure in MiB (2^20 bytes), as the values are. */
+	fprintf(f, "Duration: %.2f ms\tOutcome: %s\tPeak RSS: %.1f MiB\tPeak Heap: %.1f MiB\t"
+		   "Heap Growth: %+.1f MiB\tAllocations: %" PRIu64 "\tMax Memory Used (high-water mark): %.0f MiB",
+		ms, pt_inv_outcome(r), mib(r->rss_peak), mib(r->heap_peak),
+		mib_change(r->heap_end - r->heap_start), r->alloc_count, mib((int64_t)r->vmhwm));
 	if (r->arena_read)
-		fprintf(f, "\tArena Retained: %.1f MB (%+.1f MB)", mb(r->arena_retained),
-			mb(r->arena_retained_change));
+		fprintf(f, "\tArena Retained: %.1f MiB (%+.1f MiB)", mib(r->arena_retained),
+			mib_change(r->arena_retained_change));
 	fputc('\n', f);
 }
 
@@ -248,18 +285,25 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 	uint32_t i;
 
 	fprintf(f, "{\"seq\": %" PRIu64 ", \"phase\": \"%s\", \"started_before_trace\": %s, \"request_id\": ",
-		r->seq, r->seq || pt_inv_started_before(r) ? "invocation" : "init",
-		pt_inv_started_before(r) ? "true" : "false");
+		r->seq, pt_inv_phase(r), pt_inv_started_before(r) ? "true" : "false");
 	pt_json_str(f, r->id);
-	fprintf(f, ", \"outcome\": \"%s\", \"duration_ns\": %" PRIu64 ", \"rss_start_bytes\": %" PRId64
+	fprintf(f, ", \"outcome\": \"%s\"", pt_inv_outcome(r));
+	if (r->outcome == PT_OUT_EXITED)
+		fprintf(f, ", \"exit_status\": %d", r->exit_status);
+	else
+		fputs(", \"exit_status\": null", f);
+	if (r->outcome == PT_OUT_KILLED && r->exit_signal > 0)
+		fprintf(f, ", \"exit_signal\": %d", r->exit_signal);
+	else
+		fputs(", \"exit_signal\": null", f);
+	fprintf(f, ", \"duration_ns\": %" PRIu64 ", \"rss_start_bytes\": %" PRId64
 		   ", \"rss_peak_bytes\": %" PRId64 ", \"rss_end_bytes\": %" PRId64
 		   ", \"heap_start_bytes\": %" PRId64 ", \"heap_peak_bytes\": %" PRId64
 		   ", \"heap_peak_count\": %" PRId64 ", \"heap_end_bytes\": %" PRId64
 		   ", \"heap_growth_bytes\": %" PRId64 ", \"alloc_count\": %" PRIu64
 		   ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
 		   ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"rss_trajectory\": [",
-		pt_outcome_name(r->outcome), r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0,
-		r->rss_start, r->rss_peak, r->rss_end, r->heap_start, r->heap_peak, r->heap_peak_count,
+		r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0, r->rss_start, r->rss_peak, r->rss_end, r->heap_start, r->heap_peak, r->heap_peak_count,
 		r->heap_end, r->heap_end - r->heap_start, r->alloc_count, r->alloc_bytes, r->free_count,
 		r->free_bytes, r->vmhwm, r->overwritten ? "true" : "false");
 	/* [ms since the start, RSS bytes], starting with the RSS at the start. */
@@ -432,7 +476,7 @@ void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_nam
 	fprintf(f, ", \"Outcome\": \"%s\", \"PeakRSS\": %" PRId64 ", \"PeakHeap\": %" PRId64
 		   ", \"HeapGrowth\": %" PRId64 ", \"MaxMemoryUsed\": %" PRIu64 ", \"Allocations\": %" PRIu64
 		   ", \"Duration\": %.3f}",
-		pt_outcome_name(r->outcome), r->rss_peak, r->heap_peak, r->heap_end - r->heap_start,
+		pt_inv_outcome(r), r->rss_peak, r->heap_peak, r->heap_end - r->heap_start,
 		r->vmhwm, r->alloc_count,
 		r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0.0);
 }

@@ -13,6 +13,11 @@
 
 #define PT_INV_TOP 5
 
+/* An outcome only user space gives: the kernel ends an invocation the process died in as
+ * PT_OUT_KILLED; pt_inv_exit_outcome() makes it this when the process exited by itself (exit or
+ * exit_group, any status) rather than by a signal. Not in enum pt_inv_outcome: no BPF code sets it. */
+#define PT_OUT_EXITED 16
+
 struct pt_py_resolver;
 
 /* Where single stacks are read and named: the kernel's stack table, its Python words (py_fd -1
@@ -31,7 +36,8 @@ struct pt_inv_stack {
 };
 
 struct pt_inv_record {
-	uint64_t seq;          /* 0 = init phase */
+	uint64_t seq;          /* 0 = init phase (launch) or the time since attaching (attach) */
+	bool attached;         /* seq 0 began when peaktrace attached, not at the process's start */
 	char id[PT_SANITIZE_MAX(PT_REQID_LEN)];   /* sanitized (util/fmt.h) by pt_inv_append */
 	uint32_t outcome;      /* enum pt_inv_outcome */
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
@@ -39,6 +45,8 @@ struct pt_inv_record {
 	int64_t heap_start, heap_peak, heap_peak_count, heap_end;
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;
 	uint64_t vmhwm;        /* the process high-water mark when it ended: Lambda's figure */
+	int exit_status;       /* with PT_OUT_EXITED: the status it exited with */
+	int exit_signal;       /* with PT_OUT_KILLED: the signal that killed it (0: not known) */
 	/* glibc arenas when it ended (arena_read false when not measured) */
 	bool arena_read;
 	int64_t arena_live, arena_resident, arena_retained, arena_retained_change;
@@ -58,12 +66,22 @@ struct pt_inv_list {
 };
 
 const char *pt_outcome_name(uint32_t outcome);
+/* The outcome as printed and written: pt_outcome_name, except that the row since attaching ends
+ * at the runtime's first GET .../next as "next" (it was not Lambda's init phase). */
+const char *pt_inv_outcome(const struct pt_inv_record *r);
+/* "init" (seq 0 from the process's start), "attached" (seq 0 from the attach) or "invocation". */
+const char *pt_inv_phase(const struct pt_inv_record *r);
+/* A record the process's end closed (PT_OUT_KILLED from the kernel), given the wait status the
+ * kernel saw at exit (task->exit_code: signal in the low 7 bits, status in bits 8-15): killed by
+ * that signal, or PT_OUT_EXITED with its status. Other records are left as they are. */
+void pt_inv_exit_outcome(struct pt_inv_record *r, int wait_status);
 /* The phase before the first START ended as an invocation does, with a request id: an invocation
  * already running when tracing began (its start was not seen; its figures start with tracing). */
 static inline bool pt_inv_started_before(const struct pt_inv_record *r)
 {
 	return r->seq == 0 && r->id[0] &&
-	       (r->outcome == PT_OUT_RESPONSE || r->outcome == PT_OUT_ERROR || r->outcome == PT_OUT_KILLED);
+	       (r->outcome == PT_OUT_RESPONSE || r->outcome == PT_OUT_ERROR || r->outcome == PT_OUT_KILLED ||
+		r->outcome == PT_OUT_EXITED);
 }
 
 /* Find "Lambda-Runtime-Aws-Request-Id:" (case-insensitive) in HTTP response bytes and copy its

@@ -425,8 +425,8 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
 			ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
 			ir->seq || pt_inv_started_before(ir) ? ir->id :
-			r->launched ? "(init phase)" : "(before the first invocation)", ms,
-			pt_outcome_name(ir->outcome),
+			ir->attached ? "(attached, before invocation 1)" : "(init phase)", ms,
+			pt_inv_outcome(ir),
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
 			pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
 			pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
@@ -508,7 +508,7 @@ static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_
 	uint32_t t;
 
 	fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
-		ir->seq ? "invocation" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
+		ir->seq ? "invocation" : ir->attached ? "the time since attaching" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
 		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
 		pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
 	fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
