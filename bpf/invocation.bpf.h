@@ -85,6 +85,13 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 	if (inv->state != PT_INV_RUNNING)
 		return;
 	pt_inv_close(inv, &g, bpf_ktime_get_ns(), outcome);
+	{
+		/* Pages, as VmHWM counts them; the kernel raises hiwater_rss lazily (when RSS
+		 * falls), so user space takes the larger of it and the RSS at the end. */
+		struct mm_struct *mm = BPF_CORE_READ(bpf_get_current_task_btf(), mm);
+
+		inv->hwm_end = mm ? BPF_CORE_READ(mm, hiwater_rss) * 4096 : 0;
+	}
 	if (id && id_len) {
 		if (id_len > PT_REQID_LEN)
 			id_len = PT_REQID_LEN;
@@ -112,6 +119,7 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	/* Field by field: the record is too large for an inlined memset; id and traj[] are
 	 * only read up to id_len and traj_n. */
 	inv->end_ns = 0;
+	inv->hwm_end = 0;
 	inv->rss_end = inv->heap_end = 0;
 	inv->alloc_count = inv->alloc_bytes = inv->free_count = inv->free_bytes = 0;
 	inv->outcome = 0;

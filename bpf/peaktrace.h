@@ -303,8 +303,11 @@ struct pt_inv {
 	__u32 traj_n;
 	__u32 traj_pad;
 	struct { __u64 t_ns; __s64 rss; } traj[PT_TRAJ_MAX];
+	/* The mm's high-water mark (hiwater_rss, bytes) at the end, read by BPF at the boundary:
+	 * /proc/PID/status read later may already be reset (clear_refs) or gone. 0 if unknown. */
+	__u64 hwm_end;
 };
-_Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX,
+_Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8,
 	       "pt_inv layout");
 
 /*

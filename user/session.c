@@ -281,13 +281,16 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	const struct pt_inv *inv = &s->skel->bss->g.inv[seq & 1];
 	uint32_t nstk = (uint32_t)s->skel->bss->g.next_stack + 1;
 	struct pt_inv_record rec;
+	uint64_t hwm_end;
 
 	if (nstk > s->opt->max_stacks)
 		nstk = s->opt->max_stacks;
 	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
 		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
+	hwm_end = inv->hwm_end;
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
+		hwm_end = 0;
 		memset(&rec, 0, sizeof(rec));
 		rec.seq = seq;
 		rec.overwritten = true;
@@ -300,6 +303,8 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	if (s->exited)
 		pt_inv_exit_outcome(&rec, s->exit_code);
 	rec.vmhwm = pt_proc_vmhwm(s->pid);
+	if (rec.vmhwm < hwm_end)
+		rec.vmhwm = hwm_end;      /* the mark at its end, whatever happened since */
 	if (rec.vmhwm < s->hiwater)
 		rec.vmhwm = s->hiwater;   /* the process is gone: its mm's mark at exit */
 	if (rec.vmhwm < (uint64_t)rec.rss_end)
