@@ -12,6 +12,8 @@
  *    unmapped objects still symbolize. Symbols are read lazily on the first lookup.
  *  - symbols: .symtab (or the one from a separate debug file) plus .dynsym, sorted
  *    and de-duplicated once, then binary searched.
+ *  - source lines: libdw on the module's DWARF (its own, else the debug file's), opened
+ *    on the module's first lookup and kept; libdw caches each CU's line table.
  * Not thread-safe: one symbolizer is used by one thread.
  */
 #include <errno.h>
@@ -24,6 +26,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <gelf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 
 #include "util/elfutil.h"
 #include "target/procmaps.h"
@@ -55,6 +59,11 @@ struct module {
 	struct sym *syms;
 	size_t nsyms;
 	char *names;
+	char *build_id;		/* hex, NULL if none */
+	/* DWARF: dw_state 0 = not tried yet, 1 = open (dw on dw_elf), -1 = none. */
+	int dw_state;
+	Dwarf *dw;
+	struct pt_elf dw_elf;
 };
 
 struct map {
@@ -136,6 +145,11 @@ static void module_free(struct module *m)
 	free(m->syms);
 	free(m->names);
 	free(m->loads);
+	free(m->build_id);
+	if (m->dw_state > 0) {
+		dwarf_end(m->dw);
+		pt_elf_close(&m->dw_elf);
+	}
 	if (m->fd >= 0)
 		close(m->fd);
 	free(m->path);
@@ -462,6 +476,14 @@ static void module_load(struct pt_symbolizer *s, struct module *m)
 		m->nloads = e.nloads;
 	}
 	m->state = MOD_LOADED;
+	{
+		uint8_t id[64];
+		int i, n = pt_elf_build_id(&e, id, sizeof(id));
+
+		if (n > 0 && (m->build_id = malloc(2 * n + 1)))
+			for (i = 0; i < n; i++)
+				snprintf(m->build_id + 2 * i, 3, "%02x", id[i]);
+	}
 	if (pt_elf_has_section(&e, SHT_SYMTAB)) {
 		pt_elf_foreach_sym(&e, SHT_SYMTAB, collect_cb, &c);
 	} else if (open_debug(s, m, &e, &dbg) == 0) {
@@ -478,6 +500,91 @@ static void module_load(struct pt_symbolizer *s, struct module *m)
 		pt_elf_close(&dbg);
 out:
 	pt_elf_close(&e);
+}
+
+/* ---- source lines ----------------------------------------------------------- */
+
+/* Open the module's DWARF once: the file's own, else its debug file's (open_debug). */
+static bool dwarf_ready(struct pt_symbolizer *s, struct module *m)
+{
+	struct pt_elf e;
+
+	if (m->dw_state)
+		return m->dw_state > 0;
+	m->dw_state = -1;
+	if (m->fd < 0 || pt_elf_open_fd(m->fd, &e))
+		return false;
+	m->dw = dwarf_begin_elf(e.elf, DWARF_C_READ, NULL);
+	if (m->dw) {
+		m->dw_elf = e;
+		m->dw_state = 1;
+		return true;
+	}
+	if (open_debug(s, m, &e, &m->dw_elf) == 0) {
+		m->dw = dwarf_begin_elf(m->dw_elf.elf, DWARF_C_READ, NULL);
+		if (m->dw)
+			m->dw_state = 1;
+		else
+			pt_elf_close(&m->dw_elf);
+	}
+	pt_elf_close(&e);
+	return m->dw_state > 0;
+}
+
+/* The CU holding vaddr: through .debug_aranges, else by asking every CU (a compiler that
+ * left aranges out). */
+static bool dwarf_cu_of(Dwarf *dw, uint64_t vaddr, Dwarf_Die *cu)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (dwarf_addrdie(dw, vaddr, cu))
+		return true;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, off + hsize, cu) && dwarf_haspc(cu, vaddr) > 0)
+			return true;
+		off = next;
+	}
+	return false;
+}
+
+/* File and line of vaddr in the function that contains it. The line table names the
+ * innermost inlined code; the symbol names the outer function, so when vaddr lies in
+ * inlined code the outermost inline's call site (DW_AT_call_file/line) is its line. */
+static void module_source(struct pt_symbolizer *s, struct module *m, uint64_t vaddr,
+			  struct pt_symres *res)
+{
+	Dwarf_Die cu, *scopes = NULL, *call = NULL;
+	Dwarf_Attribute a;
+	Dwarf_Files *files;
+	Dwarf_Word fidx, cl;
+	Dwarf_Line *ln;
+	size_t nfiles;
+	int n, i, line = 0;
+
+	if (!dwarf_ready(s, m) || !dwarf_cu_of(m->dw, vaddr, &cu))
+		return;
+	n = dwarf_getscopes(&cu, vaddr, &scopes);
+	for (i = n - 1; i >= 0; i--)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			break;
+	for (i--; i >= 0 && n > 0; i--)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			call = &scopes[i];
+			break;
+		}
+	if (call && dwarf_formudata(dwarf_attr(call, DW_AT_call_file, &a), &fidx) == 0 &&
+	    dwarf_formudata(dwarf_attr(call, DW_AT_call_line, &a), &cl) == 0 && cl &&
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && fidx < nfiles) {
+		res->file = dwarf_filesrc(files, fidx, NULL, NULL);
+		res->line = (uint32_t)cl;
+	} else if ((ln = dwarf_getsrc_die(&cu, vaddr)) && dwarf_lineno(ln, &line) == 0 && line > 0) {
+		res->file = dwarf_linesrc(ln, NULL, NULL);
+		res->line = (uint32_t)line;
+	}
+	if (!res->file)
+		res->line = 0;
+	free(scopes);
 }
 
 static struct sym *module_lookup(struct module *m, uint64_t vaddr)
@@ -969,6 +1076,8 @@ int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res
 	if (pt_elf_off_to_vaddr(m->loads, m->nloads, file_off, &vaddr))
 		return 0;
 	res->offset = vaddr;
+	res->build_id = m->build_id;
+	module_source(s, m, vaddr, res);
 	sym = module_lookup(m, vaddr);
 	if (sym) {
 		res->func = sym_name(m, sym);
