@@ -9,7 +9,7 @@ VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 # User code names the folder of every header it includes: "util/fmt.h", "bpf/peaktrace.h".
 USER_CFLAGS := $(CFLAGS) -Werror=implicit-function-declaration -I$(OUT) -iquote user -iquote . -D_GNU_SOURCE
-LDLIBS    := -lbpf -lelf -lz -lstdc++ -lm -lpthread
+LDLIBS    := -lbpf -ldw -lelf -lz -lstdc++ -lm -lpthread
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
 
 ifeq ($(V),1)
@@ -64,7 +64,7 @@ $(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) tests/unit/check.h | $(OUT)/tes
 unit: $(UNIT_BINS)
 
 # Install build and test dependencies from Debian (idempotent).
-DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc g++ python3 pkg-config \
+DEPS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc g++ python3 pkg-config \
 	libclang-rt-14-dev
 # The allocators tests (tests/run.py): jemalloc, tcmalloc and mimalloc to LD_PRELOAD, musl-gcc.
 EXTRA_DEPS += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 musl-tools

@@ -577,7 +577,7 @@ static void test_pprof(const struct pt_profile *p)
 		CHECK_STR(dstr(&d, d.st_type[i]), types[i][0], "pprof: sample_type name");
 		CHECK_STR(dstr(&d, d.st_unit[i]), types[i][1], "pprof: sample_type unit");
 	}
-	CHECK_STR(dstr(&d, d.default_st), "inuse_space", "pprof: default_sample_type");
+	CHECK_STR(dstr(&d, d.default_st), "peak_space", "pprof: default_sample_type is the at-peak one");
 	CHECK_EQ_U64(d.nsamples, 5, "pprof: all-zero stack skipped");
 	CHECK_EQ_U64(d.sum[3], INUSE_TOTAL, "pprof: inuse_space values sum");
 	CHECK_EQ_U64(d.sum[0], 19, "pprof: alloc_objects values sum");

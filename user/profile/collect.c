@@ -44,6 +44,7 @@ static int add_frame(struct pt_profile *p, uint32_t *cap, struct pt_symbolizer *
 {
 	struct pt_frame *fr;
 	struct pt_symres res;
+	bool oom = false;
 
 	if (p->nframes == *cap) {
 		uint32_t ncap = *cap ? *cap * 2 : 256;
@@ -68,14 +69,21 @@ static int add_frame(struct pt_profile *p, uint32_t *cap, struct pt_symbolizer *
 			fr->func_off = (uint32_t)(res.func_off + (is_ret && addr ? 1 : 0));
 			fr->module = pt_sanitize_dup(res.module);
 			fr->func = pt_sanitize_dup(res.func);
+			/* Absent stays NULL: only an allocation that fails is an error. */
+			fr->file = res.file ? pt_sanitize_dup(res.file) : NULL;
+			fr->line = fr->file ? res.line : 0;
+			fr->build_id = res.build_id ? strdup(res.build_id) : NULL;
+			oom = (res.file && !fr->file) || (res.build_id && !fr->build_id);
 		} else {
 			fr->module = strdup("");
 			fr->func = strdup("");
 		}
 	}
-	if (!fr->func || !fr->module) {
+	if (oom || !fr->func || !fr->module) {
 		free(fr->func);
 		free(fr->module);
+		free(fr->file);
+		free(fr->build_id);
 		return -ENOMEM;
 	}
 	return (int)p->nframes++;
@@ -186,6 +194,22 @@ static int intern_py(struct intern *t, struct pt_profile *p, uint32_t *cap,
 	if (!p->frames[fi].module)
 		return -ENOMEM;
 	p->frames[fi].offset = line > 0 ? (uint64_t)line : 0;
+	/* The position as fields too, for pprof: its function is the code object, not the line. */
+	if (rec && file && *file) {
+		const char *fn;
+		int first;
+
+		if (pt_py_frame_func(py, rec, &fn, &first) == -ENOMEM)
+			return -ENOMEM;
+		if (fn) {
+			p->frames[fi].func_name = pt_sanitize_dup(fn);
+			p->frames[fi].file = pt_sanitize_dup(file);
+			if (!p->frames[fi].func_name || !p->frames[fi].file)
+				return -ENOMEM;
+			p->frames[fi].line = line > 0 ? (uint32_t)line : 0;
+			p->frames[fi].start_line = first > 0 ? (uint32_t)first : 0;
+		}
+	}
 	t->keys[h] = key + 1;
 	t->vals[h] = (uint32_t)fi;
 	return fi;

@@ -50,6 +50,9 @@ void pt_profile_free(struct pt_profile *p)
 	for (i = 0; p->frames && i < p->nframes; i++) {
 		free(p->frames[i].func);
 		free(p->frames[i].module);
+		free(p->frames[i].file);
+		free(p->frames[i].func_name);
+		free(p->frames[i].build_id);
 	}
 	for (i = 0; p->stacks && i < p->nstacks; i++)
 		free(p->stacks[i].frames);

@@ -19,6 +19,17 @@ struct pt_frame {
 	char *func;        /* demangled function name, or "[unknown]" style text; never NULL */
 	char *module;      /* path of the ELF object (as in /proc/PID/maps), or "" */
 	uint32_t func_off; /* addr - function start, 0 if unknown */
+	/* Source position, for pprof's Function/Line, the JSON "file"/"line" and the text
+	 * report's "(file.c:42)"; the labels of folded and SVG output do not use them. Native
+	 * frames: DWARF's file and line of the call (NULL/0 without debug info). Python
+	 * frames: the .py path, the line, and the code object's co_firstlineno. */
+	char *file;          /* NULL if unknown */
+	uint32_t line;       /* 0 if unknown */
+	uint32_t start_line; /* first line of the function, 0 if unknown */
+	/* Python frames: "module:qualname", func without its ":line" (func keeps the label
+	 * every other writer prints); NULL for native frames. */
+	char *func_name;
+	char *build_id;      /* the module's NT_GNU_BUILD_ID in hex, NULL if none */
 };
 
 /* Counters kept per stack. Indexes into pt_stack.v[]. */
@@ -71,7 +82,7 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 
 /* pprof profile.proto, gzip-compressed. Sample types, in order:
  * alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes,
- * peak_objects/count, peak_space/bytes. default_sample_type = inuse_space. */
+ * peak_objects/count, peak_space/bytes. default_sample_type = peak_space. */
 int pt_write_pprof(const char *path, const struct pt_profile *p);
 
 /* speedscope JSON file format, one profile per metric given. */

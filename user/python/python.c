@@ -385,6 +385,7 @@ struct code_rec {
 	/* Labels by line: most code objects show one or two lines. */
 	struct { int line; char *label; } *labels;
 	uint32_t nlabels;
+	char *func;             /* "module:qualname" (no line), made on first use */
 };
 
 struct stack_recs {
@@ -442,6 +443,7 @@ void pt_py_resolver_free(struct pt_py_resolver *r)
 		for (j = 0; j < r->recs[k].nlabels; j++)
 			free(r->recs[k].labels[j].label);
 		free(r->recs[k].labels);
+		free(r->recs[k].func);
 	}
 	for (k = 0; k < r->nstacks; k++)
 		free(r->stacks[k].rec);
@@ -756,4 +758,25 @@ int pt_py_frame_name(struct pt_py_resolver *r, uint32_t idx, uint32_t k, uint64_
 	*name = lab;
 	*file = e->ok ? e->file : "";
 	return e->ok ? 0 : -ENOENT;
+}
+
+int pt_py_frame_func(struct pt_py_resolver *r, uint32_t rec_id, const char **func, int *first)
+{
+	struct code_rec *e;
+	char buf[512];
+
+	*func = NULL;
+	*first = 0;
+	if (!r || !rec_id || rec_id > r->nrecs || !r->recs[rec_id - 1].ok)
+		return -ENOENT;
+	e = &r->recs[rec_id - 1];
+	if (!e->func) {
+		pt_py_format(buf, sizeof(buf), e->file, e->name, -1);
+		e->func = strdup(buf);
+		if (!e->func)
+			return -ENOMEM;
+	}
+	*func = e->func;
+	*first = e->firstlineno;
+	return 0;
 }

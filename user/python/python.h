@@ -49,6 +49,10 @@ int pt_py_resolve_stack(struct pt_py_resolver *r, uint32_t idx, const __u64 *w, 
  * (*name is then "[python code 0x...]"), -ENOMEM. */
 int pt_py_frame_name(struct pt_py_resolver *r, uint32_t idx, uint32_t k, uint64_t word,
 		     const char **name, const char **file, int *line, uint32_t *rec_id);
+/* The function of a frame's record (rec_id from pt_py_frame_name): "module:qualname", the
+ * name without its line, in *func (owned by r) and co_firstlineno in *first. -ENOENT for a
+ * code object that could not be read, -ENOMEM. */
+int pt_py_frame_func(struct pt_py_resolver *r, uint32_t rec_id, const char **func, int *first);
 /* Code objects that could not be read (freed before we got to them). */
 uint64_t pt_py_unreadable(const struct pt_py_resolver *r);
 

@@ -40,6 +40,7 @@ enum {
 	MAPPING_MEMORY_START = 2,
 	MAPPING_MEMORY_LIMIT = 3,
 	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
 	MAPPING_HAS_FUNCTIONS = 7,
 
 	LOCATION_ID = 1,
@@ -48,22 +49,26 @@ enum {
 	LOCATION_LINE = 4,
 
 	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
 
 	FUNCTION_ID = 1,
 	FUNCTION_NAME = 2,
 	FUNCTION_SYSTEM_NAME = 3,
 	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
 };
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
-/* The sample types, in the order the header promises; inuse_space is the default
- * because "what is still held" is what a memory profile is opened for. */
+/* The sample types, in the order the header promises. peak_space is the default (and last,
+ * for viewers that ignore default_sample_type and take the last type, as speedscope's
+ * import does): "what was live at the peak" is the question peaktrace answers; inuse_space
+ * at the end is usually a few kB of leftovers. */
 static const enum pt_metric sample_metrics[] = {
 	PT_ALLOC_COUNT, PT_ALLOC_BYTES, PT_LIVE_COUNT, PT_LIVE_BYTES, PT_PEAK_COUNT, PT_PEAK_BYTES,
 };
 #define NSAMPLE_TYPES (sizeof(sample_metrics) / sizeof(sample_metrics[0]))
-#define DEFAULT_SAMPLE PT_LIVE_BYTES
+#define DEFAULT_SAMPLE PT_PEAK_BYTES
 
 /* A growable output buffer with a sticky error, so encoders need no checks per call. */
 struct pb {
@@ -163,6 +168,7 @@ struct func_key {
 	uint32_t frame;
 };
 
+
 static int func_cmp(const void *a, const void *b)
 {
 	const struct func_key *x = a, *y = b;
@@ -192,10 +198,24 @@ struct enc {
 	uint32_t *map_of_str;	/* per string: mapping id if it names a module */
 	uint64_t *map_lo, *map_hi;	/* per mapping id - 1: address range seen */
 	uint64_t *map_file;	/* per mapping id - 1: string index of the path */
+	uint64_t *map_build;	/* per mapping id - 1: string index of the build id, 0 if none */
 	uint32_t nmaps;
 	struct func_key *fk;
 	uint32_t nused;
 };
+
+/* A frame's function as pprof should see it: Python frames by their code object
+ * ("module:qualname", the line goes to Line.line), native ones by their label. */
+static const char *func_of(const struct enc *v, uint32_t k)
+{
+	return v->p->frames[k].func_name ? v->p->frames[k].func_name : v->labels[k];
+}
+
+/* The function's file: the source file when known (DWARF, the .py path), else the module. */
+static const char *file_of(const struct enc *v, uint32_t k)
+{
+	return v->p->frames[k].file ? v->p->frames[k].file : v->modules[k];
+}
 
 static void enc_free(struct enc *e)
 {
@@ -215,6 +235,7 @@ static void enc_free(struct enc *e)
 	free(e->map_lo);
 	free(e->map_hi);
 	free(e->map_file);
+	free(e->map_build);
 	free(e->fk);
 }
 
@@ -237,8 +258,9 @@ static int enc_prepare(struct enc *e)
 	e->func_id = calloc(nf, sizeof(*e->func_id));
 	e->map_id = calloc(nf, sizeof(*e->map_id));
 	e->fk = calloc(nf, sizeof(*e->fk));
-	/* "" + two per sample type + "space" + one label and one module per frame */
-	e->st.s = calloc(3 + 2 * NSAMPLE_TYPES + 2 * nf, sizeof(*e->st.s));
+	/* "" + two per sample type + "space" + per frame: label, module, function, source
+	 * file, build id */
+	e->st.s = calloc(3 + 2 * NSAMPLE_TYPES + 5 * nf, sizeof(*e->st.s));
 	if (!e->modules || !e->used || !e->loc_id || !e->func_id || !e->map_id || !e->fk ||
 	    !e->st.s)
 		return -ENOMEM;
@@ -269,6 +291,12 @@ static int enc_prepare(struct enc *e)
 				return -ENOMEM;
 			e->st.s[ns++] = e->modules[k];
 		}
+		if (p->frames[k].func_name)
+			e->st.s[ns++] = p->frames[k].func_name;
+		if (p->frames[k].file)
+			e->st.s[ns++] = p->frames[k].file;
+		if (p->frames[k].build_id)
+			e->st.s[ns++] = p->frames[k].build_id;
 	}
 	qsort(e->st.s, ns, sizeof(*e->st.s), str_cmp);
 	for (i = j = 0; i < ns; i++)
@@ -303,7 +331,8 @@ static int enc_prepare(struct enc *e)
 	e->map_lo = calloc(e->nmaps ? e->nmaps : 1, sizeof(*e->map_lo));
 	e->map_hi = calloc(e->nmaps ? e->nmaps : 1, sizeof(*e->map_hi));
 	e->map_file = calloc(e->nmaps ? e->nmaps : 1, sizeof(*e->map_file));
-	if (!e->map_lo || !e->map_hi || !e->map_file)
+	e->map_build = calloc(e->nmaps ? e->nmaps : 1, sizeof(*e->map_build));
+	if (!e->map_lo || !e->map_hi || !e->map_file || !e->map_build)
 		return -ENOMEM;
 	for (i = 0; i < e->st.n; i++)
 		if (e->map_of_str[i])
@@ -319,14 +348,16 @@ static int enc_prepare(struct enc *e)
 			continue;
 		e->loc_id[k] = ++id;
 		e->fk[e->nused++] = (struct func_key){
-			.name = str_idx(&e->st, e->labels[k]),
-			.file = e->modules[k] ? str_idx(&e->st, e->modules[k]) : 0,
+			.name = str_idx(&e->st, func_of(e, k)),
+			.file = file_of(e, k) ? str_idx(&e->st, file_of(e, k)) : 0,
 			.frame = k,
 		};
 		if (!e->modules[k])
 			continue;
 		mi = e->map_of_str[str_idx(&e->st, e->modules[k])];
 		e->map_id[k] = mi;
+		if (p->frames[k].build_id)
+			e->map_build[mi - 1] = str_idx(&e->st, p->frames[k].build_id);
 		/* The range only documents where the module's frames were; has_functions
 		 * tells pprof not to symbolize through it. */
 		if (a && (!e->map_lo[mi - 1] || a < e->map_lo[mi - 1]))
@@ -393,6 +424,7 @@ int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len
 		pb_uint(&sub, MAPPING_MEMORY_START, e.map_lo[i]);
 		pb_uint(&sub, MAPPING_MEMORY_LIMIT, e.map_hi[i]);
 		pb_uint(&sub, MAPPING_FILENAME, e.map_file[i]);
+		pb_uint(&sub, MAPPING_BUILD_ID, e.map_build[i]);
 		/* Names are already resolved: pprof must not try to symbolize again. */
 		pb_uint(&sub, MAPPING_HAS_FUNCTIONS, 1);
 		pb_sub(&b, PROFILE_MAPPING, &sub);
@@ -405,6 +437,7 @@ int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len
 		pb_uint(&sub, LOCATION_MAPPING_ID, e.map_id[i]);
 		pb_uint(&sub, LOCATION_ADDRESS, p->frames[i].addr);
 		pb_uint(&sub2, LINE_FUNCTION_ID, e.func_id[i]);
+		pb_uint(&sub2, LINE_LINE, p->frames[i].line);
 		pb_sub(&sub, LOCATION_LINE, &sub2);
 		pb_sub(&b, PROFILE_LOCATION, &sub);
 	}
@@ -416,8 +449,12 @@ int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len
 			continue;
 		pb_uint(&sub, FUNCTION_ID, e.func_id[k->frame]);
 		pb_uint(&sub, FUNCTION_NAME, k->name);
-		pb_uint(&sub, FUNCTION_SYSTEM_NAME, k->name);
+		/* A Python name has no system name; sending one equal to the name would let
+		 * pprof "demangle" it as C++ and cut "<module>" out of "wl:<module>". */
+		if (!p->frames[k->frame].func_name)
+			pb_uint(&sub, FUNCTION_SYSTEM_NAME, k->name);
 		pb_uint(&sub, FUNCTION_FILENAME, k->file);
+		pb_uint(&sub, FUNCTION_START_LINE, p->frames[k->frame].start_line);
 		pb_sub(&b, PROFILE_FUNCTION, &sub);
 	}
 

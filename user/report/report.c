@@ -201,6 +201,11 @@ static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
 	if (fr->func && *fr->func && fr->func[0] != '[' && !fr->addr)
 		/* A Python frame (module:function:line): no address. */
 		fprintf(f, "        %s  (%s)\n", fr->func, base ? base : "?");
+	else if (fr->func && *fr->func && fr->func[0] != '[' && fr->file && fr->line)
+		/* DWARF's file:line of the call, its base name: the JSON has the path. */
+		fprintf(f, "        %s+0x%x  (%s)  %s:%" PRIu32 "\n", fr->func, fr->func_off,
+			base ? base : "?", strrchr(fr->file, '/') ? strrchr(fr->file, '/') + 1 : fr->file,
+			fr->line);
 	else if (fr->func && *fr->func && fr->func[0] != '[')
 		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
 	else if (fr->func && fr->func[0] == '[')
@@ -619,8 +624,14 @@ static void json_frames(FILE *f, const struct pt_profile *p, const uint32_t *fr,
 		pt_json_str(f, x->func);
 		fprintf(f, ", \"module\": ");
 		pt_json_str(f, x->module ? x->module : "");
-		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"}", x->addr,
+		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"", x->addr,
 			x->offset);
+		if (x->file && x->line) {
+			fprintf(f, ", \"file\": ");
+			pt_json_str(f, x->file);
+			fprintf(f, ", \"line\": %" PRIu32, x->line);
+		}
+		fputc('}', f);
 	}
 	fputc(']', f);
 }

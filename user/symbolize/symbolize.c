@@ -12,6 +12,8 @@
  *    unmapped objects still symbolize. Symbols are read lazily on the first lookup.
  *  - symbols: .symtab (or the one from a separate debug file) plus .dynsym, sorted
  *    and de-duplicated once, then binary searched.
+ *  - source lines: libdw on the module's DWARF (its own, else the debug file's), opened
+ *    on the module's first lookup and kept; libdw caches each CU's line table.
  * Not thread-safe: one symbolizer is used by one thread.
  */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <gelf.h>
+#include <elfutils/libdw.h>
 
 #include "util/elfutil.h"
 #include "target/procmaps.h"
@@ -55,6 +58,11 @@ struct module {
 	struct sym *syms;
 	size_t nsyms;
 	char *names;
+	char *build_id;		/* hex, NULL if none */
+	/* DWARF: dw_state 0 = not tried yet, 1 = open (dw on dw_elf), -1 = none. */
+	int dw_state;
+	Dwarf *dw;
+	struct pt_elf dw_elf;
 };
 
 struct map {
@@ -136,6 +144,11 @@ static void module_free(struct module *m)
 	free(m->syms);
 	free(m->names);
 	free(m->loads);
+	free(m->build_id);
+	if (m->dw_state > 0) {
+		dwarf_end(m->dw);
+		pt_elf_close(&m->dw_elf);
+	}
 	if (m->fd >= 0)
 		close(m->fd);
 	free(m->path);
@@ -462,6 +475,14 @@ static void module_load(struct pt_symbolizer *s, struct module *m)
 		m->nloads = e.nloads;
 	}
 	m->state = MOD_LOADED;
+	{
+		uint8_t id[64];
+		int i, n = pt_elf_build_id(&e, id, sizeof(id));
+
+		if (n > 0 && (m->build_id = malloc(2 * n + 1)))
+			for (i = 0; i < n; i++)
+				snprintf(m->build_id + 2 * i, 3, "%02x", id[i]);
+	}
 	if (pt_elf_has_section(&e, SHT_SYMTAB)) {
 		pt_elf_foreach_sym(&e, SHT_SYMTAB, collect_cb, &c);
 	} else if (open_debug(s, m, &e, &dbg) == 0) {
@@ -478,6 +499,74 @@ static void module_load(struct pt_symbolizer *s, struct module *m)
 		pt_elf_close(&dbg);
 out:
 	pt_elf_close(&e);
+}
+
+/* ---- source lines ----------------------------------------------------------- */
+
+/* Open the module's DWARF once: the file's own, else its debug file's (open_debug). */
+static bool dwarf_ready(struct pt_symbolizer *s, struct module *m)
+{
+	struct pt_elf e;
+
+	if (m->dw_state)
+		return m->dw_state > 0;
+	m->dw_state = -1;
+	if (m->fd < 0 || pt_elf_open_fd(m->fd, &e))
+		return false;
+	m->dw = dwarf_begin_elf(e.elf, DWARF_C_READ, NULL);
+	if (m->dw) {
+		m->dw_elf = e;
+		m->dw_state = 1;
+		return true;
+	}
+	if (open_debug(s, m, &e, &m->dw_elf) == 0) {
+		m->dw = dwarf_begin_elf(m->dw_elf.elf, DWARF_C_READ, NULL);
+		if (m->dw)
+			m->dw_state = 1;
+		else
+			pt_elf_close(&m->dw_elf);
+	}
+	pt_elf_close(&e);
+	return m->dw_state > 0;
+}
+
+/* The CU holding vaddr: through .debug_aranges, else — only in a module that has no aranges
+ * at all (a compiler that left them out) — by asking every CU. Not for every miss: addresses
+ * in code without DWARF (assembly) would walk every CU each. */
+static bool dwarf_cu_of(struct module *m, uint64_t vaddr, Dwarf_Die *cu)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_Aranges *ar;
+	size_t hsize, nar = 0;
+
+	if (dwarf_addrdie(m->dw, vaddr, cu))
+		return true;
+	if (dwarf_getaranges(m->dw, &ar, &nar) == 0 && nar > 0)
+		return false;
+	while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(m->dw, off + hsize, cu) && dwarf_haspc(cu, vaddr) > 0)
+			return true;
+		off = next;
+	}
+	return false;
+}
+
+/* File and line of vaddr from the line table: for code inlined there, the inlined callee's
+ * line (finding the outer function's call site, DW_AT_call_line, walks the CU's DIEs per
+ * address: 100x the cost, measured). */
+static void module_source(struct pt_symbolizer *s, struct module *m, uint64_t vaddr,
+			  struct pt_symres *res)
+{
+	Dwarf_Line *ln;
+	Dwarf_Die cu;
+	int line = 0;
+
+	if (!dwarf_ready(s, m) || !dwarf_cu_of(m, vaddr, &cu))
+		return;
+	if ((ln = dwarf_getsrc_die(&cu, vaddr)) && dwarf_lineno(ln, &line) == 0 && line > 0) {
+		res->file = dwarf_linesrc(ln, NULL, NULL);
+		res->line = res->file ? (uint32_t)line : 0;
+	}
 }
 
 static struct sym *module_lookup(struct module *m, uint64_t vaddr)
@@ -969,6 +1058,8 @@ int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res
 	if (pt_elf_off_to_vaddr(m->loads, m->nloads, file_off, &vaddr))
 		return 0;
 	res->offset = vaddr;
+	res->build_id = m->build_id;
+	module_source(s, m, vaddr, res);
 	sym = module_lookup(m, vaddr);
 	if (sym) {
 		res->func = sym_name(m, sym);

@@ -14,6 +14,12 @@ struct pt_symres {
 	                       * if the ELF could not be read; for anonymous memory the
 	                       * offset into the mapping */
 	uint64_t func_off;    /* addr - symbol start */
+	/* From the module's DWARF (the file itself or its build-id/debuglink debug file), read
+	 * lazily on the module's first lookup: the source file and line of addr from the line
+	 * table (in code inlined there, the inlined callee's line). NULL/0 without debug info. */
+	const char *file;
+	uint32_t line;
+	const char *build_id; /* NT_GNU_BUILD_ID in hex, NULL if the module has none */
 };
 
 /* Creates a symbolizer that reads /proc/PID/maps now (NULL with errno set, e.g.
