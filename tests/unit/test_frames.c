@@ -11,16 +11,16 @@
 
 /* Leaf first, as the demo's biggest peak stacks are. */
 static struct pt_frame py_stack[] = {
-	/* 0 */ { 0x5a7142, 0x5a7142, "", PY, 0 },                    /* unnamed interpreter leaf */
-	/* 1 */ { 0x599b48, 0x599b48, "", PY, 0 },
-	/* 2 */ { 0, 38, "function:render:38", "function.py", 0 },     /* Python frames */
-	/* 3 */ { 0, 49, "function:handler:49", "function.py", 0 },
-	/* 4 */ { 0x4fb51c, 0x4fb51c, "PyEval_EvalCode", PY, 0xbb },  /* named: kept */
-	/* 5 */ { 0x647d97, 0x647d97, "", PY, 0 },
-	/* 6 */ { 0x6456ef, 0x6456ef, "[unknown]", PY, 0 },
-	/* 7 */ { 0x651770, 0x651770, "", PY, 0 },
-	/* 8 */ { 0x7f0000001000, 0x27000, "__libc_start_main", LIBC, 0x85 },
-	/* 9 */ { 0x7f0000002000, 0x28000, "", LIBC, 0 },              /* unnamed, not an interpreter */
+	/* 0 */ { .addr = 0x5a7142, .offset = 0x5a7142, .func = "", .module = PY, .func_off = 0 },                    /* unnamed interpreter leaf */
+	/* 1 */ { .addr = 0x599b48, .offset = 0x599b48, .func = "", .module = PY, .func_off = 0 },
+	/* 2 */ { .addr = 0, .offset = 38, .func = "function:render:38", .module = "function.py", .func_off = 0 },     /* Python frames */
+	/* 3 */ { .addr = 0, .offset = 49, .func = "function:handler:49", .module = "function.py", .func_off = 0 },
+	/* 4 */ { .addr = 0x4fb51c, .offset = 0x4fb51c, .func = "PyEval_EvalCode", .module = PY, .func_off = 0xbb },  /* named: kept */
+	/* 5 */ { .addr = 0x647d97, .offset = 0x647d97, .func = "", .module = PY, .func_off = 0 },
+	/* 6 */ { .addr = 0x6456ef, .offset = 0x6456ef, .func = "[unknown]", .module = PY, .func_off = 0 },
+	/* 7 */ { .addr = 0x651770, .offset = 0x651770, .func = "", .module = PY, .func_off = 0 },
+	/* 8 */ { .addr = 0x7f0000001000, .offset = 0x27000, .func = "__libc_start_main", .module = LIBC, .func_off = 0x85 },
+	/* 9 */ { .addr = 0x7f0000002000, .offset = 0x28000, .func = "", .module = LIBC, .func_off = 0 },              /* unnamed, not an interpreter */
 };
 #define NPY (sizeof(py_stack) / sizeof(py_stack[0]))
 
@@ -54,13 +54,13 @@ static void test_names(void)
 	CHECK(pt_frame_class(&py_stack[2]) == PT_FC_LANG, "class: Python frame is language");
 	CHECK(pt_frame_class(&py_stack[4]) == PT_FC_NATIVE, "class: named interpreter frame is native");
 	CHECK(pt_frame_class(&py_stack[9]) == PT_FC_NATIVE, "class: unnamed libc frame is native");
-	CHECK(pt_frame_class(&(struct pt_frame){ 0, 0, "[python frames truncated]", "", 0 }) == PT_FC_LANG,
+	CHECK(pt_frame_class(&(struct pt_frame){ .addr = 0, .offset = 0, .func = "[python frames truncated]", .module = "", .func_off = 0 }) == PT_FC_LANG,
 	      "class: the truncation marker is language");
-	CHECK(pt_frame_class(&(struct pt_frame){ 0, 0, "[unknown stack]", "", 0 }) == PT_FC_NATIVE,
+	CHECK(pt_frame_class(&(struct pt_frame){ .addr = 0, .offset = 0, .func = "[unknown stack]", .module = "", .func_off = 0 }) == PT_FC_NATIVE,
 	      "class: [unknown stack] is not language");
-	CHECK(pt_frame_class(&(struct pt_frame){ 0x3e1000, 0x100, "JS:*peaktraceJsAllocator /t/a.js:3", "", 0 }) == PT_FC_LANG,
+	CHECK(pt_frame_class(&(struct pt_frame){ .addr = 0x3e1000, .offset = 0x100, .func = "JS:*peaktraceJsAllocator /t/a.js:3", .module = "", .func_off = 0 }) == PT_FC_LANG,
 	      "class: a perf-map JS frame in anonymous memory is language");
-	CHECK(pt_frame_class(&(struct pt_frame){ 0x3e1000, 0x100, "", "", 0 }) == PT_FC_NATIVE,
+	CHECK(pt_frame_class(&(struct pt_frame){ .addr = 0x3e1000, .offset = 0x100, .func = "", .module = "", .func_off = 0 }) == PT_FC_NATIVE,
 	      "class: unnamed anonymous code is not language");
 }
 
@@ -85,8 +85,8 @@ static void test_collapsed(void)
 
 	/* Runs do not span modules: python3.11 then libpython3.12 stay two runs. */
 	struct pt_frame two[] = {
-		{ 0x1000, 0x1000, "", PY, 0 },
-		{ 0x7f00, 0x7f00, "", "/usr/lib/libpython3.12.so.1.0", 0 },
+		{ .addr = 0x1000, .offset = 0x1000, .func = "", .module = PY, .func_off = 0 },
+		{ .addr = 0x7f00, .offset = 0x7f00, .func = "", .module = "/usr/lib/libpython3.12.so.1.0", .func_off = 0 },
 	};
 	n = reduce(two, 2, PT_FRAMES_COLLAPSED, it, NULL);
 	CHECK(n == 2 && it[0].run == 1 && it[1].run == 1, "collapsed: one run per module (%u items)", n);
@@ -113,13 +113,13 @@ static void test_lang(void)
 
 	/* A named native frame below the Python ones is the allocating frame. */
 	struct pt_frame named[] = {
-		{ 0x4fb51c, 0x4fb51c, "", PY, 0 },
-		{ 0x4fb600, 0x4fb600, "PyByteArray_Resize", PY, 0x1f2 },
-		{ 0x5b91e4, 0x5b91e4, "", PY, 0 },
-		{ 0, 265, "copy:_reconstruct:265", "copy.py", 0 },
-		{ 0x51835f, 0x51835f, "PyObject_Call", PY, 0x1c4 },
-		{ 0, 12, "app:main:12", "app.py", 0 },
-		{ 0x1000, 0x1000, "_start", PY, 0 },
+		{ .addr = 0x4fb51c, .offset = 0x4fb51c, .func = "", .module = PY, .func_off = 0 },
+		{ .addr = 0x4fb600, .offset = 0x4fb600, .func = "PyByteArray_Resize", .module = PY, .func_off = 0x1f2 },
+		{ .addr = 0x5b91e4, .offset = 0x5b91e4, .func = "", .module = PY, .func_off = 0 },
+		{ .addr = 0, .offset = 265, .func = "copy:_reconstruct:265", .module = "copy.py", .func_off = 0 },
+		{ .addr = 0x51835f, .offset = 0x51835f, .func = "PyObject_Call", .module = PY, .func_off = 0x1c4 },
+		{ .addr = 0, .offset = 12, .func = "app:main:12", .module = "app.py", .func_off = 0 },
+		{ .addr = 0x1000, .offset = 0x1000, .func = "_start", .module = PY, .func_off = 0 },
 	};
 	memset(&c, 0, sizeof(c));
 	n = reduce(named, 7, PT_FRAMES_LANG, it, &c);
@@ -129,18 +129,18 @@ static void test_lang(void)
 
 	/* No language frame: the allocating frame alone. */
 	struct pt_frame native[] = {
-		{ 0x7f01, 0x7f01, "", LIBC, 0 },
-		{ 0x401000, 0x1000, "scn_malloc", "/bin/wl", 0 },
-		{ 0x401100, 0x1100, "main", "/bin/wl", 0 },
+		{ .addr = 0x7f01, .offset = 0x7f01, .func = "", .module = LIBC, .func_off = 0 },
+		{ .addr = 0x401000, .offset = 0x1000, .func = "scn_malloc", .module = "/bin/wl", .func_off = 0 },
+		{ .addr = 0x401100, .offset = 0x1100, .func = "main", .module = "/bin/wl", .func_off = 0 },
 	};
 	n = reduce(native, 3, PT_FRAMES_LANG, it, NULL);
 	CHECK(n == 1 && it[0].i == 1 && !it[0].run, "python: a native-only stack keeps its allocating frame");
 
 	/* JIT code that calls malloc itself is its own allocation site. */
 	struct pt_frame js[] = {
-		{ 0x3e1000, 0x100, "JS:*alloc /t/a.js:3", "", 0 },
-		{ 0x3e2000, 0x200, "JS:~main /t/a.js:9", "", 0 },
-		{ 0x1000, 0x1000, "node::Start", "/usr/bin/node", 0 },
+		{ .addr = 0x3e1000, .offset = 0x100, .func = "JS:*alloc /t/a.js:3", .module = "", .func_off = 0 },
+		{ .addr = 0x3e2000, .offset = 0x200, .func = "JS:~main /t/a.js:9", .module = "", .func_off = 0 },
+		{ .addr = 0x1000, .offset = 0x1000, .func = "node::Start", .module = "/usr/bin/node", .func_off = 0 },
 	};
 	n = reduce(js, 3, PT_FRAMES_LANG, it, NULL);
 	CHECK(n == 2 && it[0].i == 0 && it[1].i == 1, "python: JS frames kept, no native frame under a JIT leaf");
