@@ -31,7 +31,7 @@ FUZZ_SRCS_proc    := user/target/proc.c user/util/file.c
 FUZZ_LIBS_proc    :=
 FUZZ_SRCS_perfmap := user/symbolize/symbolize.c user/target/procmaps.c user/target/proc.c \
 		     user/util/elfutil.c user/util/file.c
-FUZZ_LIBS_perfmap := -lelf -lstdc++
+FUZZ_LIBS_perfmap := -ldw -lelf -lstdc++
 FUZZ_SRCS_python  := user/python/python.c user/target/procmaps.c user/target/proc.c \
 		     user/util/elfutil.c user/util/file.c
 FUZZ_LIBS_python  := -lelf
