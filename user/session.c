@@ -785,6 +785,7 @@ int pt_session_start(struct pt_session *s)
 		return EXIT_NO_PROCESS;
 	}
 	s->sym = pt_sym_new(s->pid);
+	pt_collect_set_allocator(s->alloc.path);
 	s->ar.attach_resident = -1;
 	if (!s->launched && s->arenas)
 		s->ar.attach_resident = pt_arenas_resident_in_memory(s->pid);

@@ -11,13 +11,16 @@
 #     _PyEval_EvalFrameDefault left in them;
 #   - their bytes: exactly what the site allocated;
 #   - the 42-deep recursion whole; the 202-deep one cut, marked "[python frames truncated]"
-#     and counted in python_too_deep.
+#     and counted in python_too_deep;
+#   - peak.svg parses as XML, its legend names the kinds drawn, each frame is shaded from its
+#     kind's legend colour: Python frames Python, CPython's allocator API allocator, markers other.
 import glob
 import json
 import os
 import re
 import signal
 import subprocess
+import xml.etree.ElementTree as ET
 
 from harness import TIMEOUT, WORKLOAD_SRC, Proc
 
@@ -125,6 +128,7 @@ def run_section(ctx):
                 continue
             check_outputs(res, name, out, want)
             check_collapsed(res, name, out, exe)
+            check_svg_kinds(res, name, out, mode == "launch")
             if mode == "launch":
                 check_frames_python(res, pt, name, tmp, exe, want, timeout)
 
@@ -158,6 +162,74 @@ def check_outputs(res, name, out, want):
              "no single 5N+1 stack starting with %r: %r" % (TRUNC, [f[:3] for f, _ in deep]))
     res.true("%s: truncation counted" % name, rep["errors"].get("python_too_deep", 0) >= 1,
              "python_too_deep = %r" % rep["errors"].get("python_too_deep"))
+
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+# The allocation entry points CPython's allocations are made from (their caller of malloc):
+# pt_frame_kind calls them the allocator (user/profile/frames.c).
+PY_ALLOC_FNS = {"PyMem_Malloc", "PyMem_Calloc", "PyMem_Realloc", "PyMem_RawMalloc", "PyMem_RawCalloc",
+                "PyMem_RawRealloc", "PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc",
+                "_PyObject_Malloc", "_PyObject_Calloc", "_PyObject_Realloc", "_PyMem_RawMalloc",
+                "_PyMem_RawCalloc", "_PyMem_RawRealloc", "pymalloc_alloc", "pymalloc_realloc"}
+# The most a frame's channel strays from its kind's swatch (half the widest spread in flamegraph.c).
+SHADE = 23
+
+
+def rgb(fill):
+    m = re.match(r"rgb\((\d+),(\d+),(\d+)\)$", fill or "")
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def svg_frames(path):
+    """(legend {kind: rgb}, [(name, rgb)]) of a peaktrace flame graph; ET raises if not XML."""
+    root = ET.parse(path).getroot()
+    legend, frames = {}, []
+    for g in root.iter(SVG_NS + "g"):
+        if g.get("id") == "legend":
+            kids = list(g)
+            for r, t in zip(kids[0::2], kids[1::2]):
+                legend[t.text] = rgb(r.get("fill"))
+        elif g.get("id") == "frames":
+            for fr in g.findall(SVG_NS + "g"):
+                tip = fr.find(SVG_NS + "title").text
+                frames.append((tip[:tip.rfind(" (")], rgb(fr.find(SVG_NS + "rect").get("fill"))))
+    return legend, frames
+
+
+def kind_of(legend, c):
+    """The legend kind whose swatch c is a shade of, or None."""
+    def dist(k):
+        return max(abs(a - b) for a, b in zip(legend[k], c))
+    best = min(legend, key=dist) if legend and c else None
+    return best if best and dist(best) <= SHADE else None
+
+
+def check_svg_kinds(res, name, out, need_alloc):
+    """need_alloc: an allocator frame must be drawn. Launch mode's peak holds the interpreter's
+    start-up objects (PyMem_Malloc's, named even in Debian's stripped python3.11); attached, the
+    peak is the deep recursion's bytearray, whose allocator frames a stripped interpreter leaves
+    unnamed, collapsed into "[python3.11 internals]"."""
+    t = "%s: peak.svg" % name
+    try:
+        legend, frames = svg_frames(os.path.join(out, "peak.svg"))
+    except (ET.ParseError, OSError, AttributeError) as e:
+        res.fail(t + " parses as XML", str(e))
+        return
+    res.true(t + " parses as XML", frames, "no frames")
+    frames = frames[1:]  # the root, "all", is no frame of any kind
+    kinds = {fr: kind_of(legend, c) for fr, c in frames}
+    res.true(t + " legend names the kinds drawn, each frame a shade of one",
+             set(legend) == set(kinds.values()) and None not in kinds.values(),
+             "legend %r, kinds drawn %r, unmatched %r" % (sorted(legend), sorted(set(kinds.values()) - {None}),
+                                                        [fr for fr, k in kinds.items() if not k][:3]))
+    groups = (("Python frames are Python", "Python", lambda fr: fr.startswith("wl_python:")),
+              ("CPython's allocator frames are allocator", "allocator", lambda fr: fr in PY_ALLOC_FNS),
+              ("markers are other", "other", lambda fr: fr == TRUNC or fr.endswith(" internals]")))
+    for what, kind, sel in groups:
+        got = {fr: k for fr, k in kinds.items() if sel(fr)}
+        res.true("%s %s" % (t, what), (got or (kind == "allocator" and not need_alloc)) and
+                 all(k == kind for k in got.values()),
+                 "none drawn" if not got else {fr: k for fr, k in got.items() if k != kind})
 
 
 def interp_name(exe):

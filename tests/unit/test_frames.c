@@ -146,10 +146,76 @@ static void test_lang(void)
 	CHECK(n == 2 && it[0].i == 0 && it[1].i == 1, "python: JS frames kept, no native frame under a JIT leaf");
 }
 
+/* The frame's kind (pt_frame_kind), as the flame graph colours it. */
+static enum pt_frame_kind kind_of(uint64_t addr, const char *func, const char *module, const char *alloc)
+{
+	struct pt_frame fr = { .addr = addr, .offset = addr, .func = (char *)func, .module = (char *)module };
+
+	return pt_frame_kind(&fr, alloc);
+}
+
+static void test_kind(void)
+{
+	static const char JE[] = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+	static const char MY[] = "/opt/lib/libmyalloc.so";
+	static const char STDCXX[] = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+
+	/* Python */
+	CHECK(pt_frame_kind(&py_stack[2], LIBC) == PT_FK_PYTHON, "kind: a Python frame is Python");
+	CHECK(kind_of(0, "[python]", "", LIBC) == PT_FK_PYTHON, "kind: an unreadable Python frame is Python");
+	CHECK(kind_of(0, "<frozen importlib._bootstrap>:_find_and_load:1178", "<frozen importlib._bootstrap>", LIBC) == PT_FK_PYTHON,
+	      "kind: a frozen module's frame is Python");
+	/* JS / JIT */
+	CHECK(kind_of(0x3e1000, "JS:*peaktraceJsAllocator /t/a.js:3", "", LIBC) == PT_FK_JIT,
+	      "kind: a perf-map JS frame in anonymous memory is JS/JIT");
+	CHECK(kind_of(0x3e1000, "LazyCompile:~f", "[anon:v8]", LIBC) == PT_FK_JIT, "kind: named code in [anon:...] is JS/JIT");
+	CHECK(kind_of(0x3e1000, "JS:~g", "/usr/bin/node", LIBC) == PT_FK_JIT, "kind: a JS: name is JS/JIT in any module");
+	/* native */
+	CHECK(pt_frame_kind(&py_stack[4], LIBC) == PT_FK_NATIVE, "kind: a named interpreter frame is native");
+	CHECK(pt_frame_kind(&py_stack[8], LIBC) == PT_FK_NATIVE, "kind: __libc_start_main is native (libc is not all allocator)");
+	CHECK(kind_of(0x7f0000002000, "", "/usr/lib/libfoo.so", LIBC) == PT_FK_NATIVE,
+	      "kind: an unnamed frame of a known module is native");
+	CHECK(kind_of(0x401000, "malloc_stats_report", "/usr/local/bin/app", LIBC) == PT_FK_NATIVE,
+	      "kind: a name that starts like malloc is native");
+	CHECK(kind_of(0x401000, "operator newline", "/usr/local/bin/app", LIBC) == PT_FK_NATIVE,
+	      "kind: \"operator newline\" is no operator new");
+	CHECK(kind_of(0x401000, "main", "/usr/local/bin/app", "/usr/local/bin/app") == PT_FK_NATIVE,
+	      "kind: an executable defining malloc is not all allocator");
+	/* allocator */
+	CHECK(kind_of(0x7f0000003000, "malloc", LIBC, LIBC) == PT_FK_ALLOC, "kind: libc malloc is allocator");
+	CHECK(kind_of(0x7f0000003000, "_int_malloc", LIBC, LIBC) == PT_FK_ALLOC, "kind: glibc _int_malloc is allocator");
+	CHECK(kind_of(0x7f0000003000, "realloc", LIBC, NULL) == PT_FK_ALLOC, "kind: realloc is allocator without an allocator module");
+	CHECK(kind_of(0x7f0000004000, "operator new(unsigned long)", STDCXX, LIBC) == PT_FK_ALLOC,
+	      "kind: operator new is allocator");
+	CHECK(kind_of(0x7f0000004000, "operator delete[](void*, unsigned long)", STDCXX, LIBC) == PT_FK_ALLOC,
+	      "kind: operator delete[] is allocator");
+	CHECK(kind_of(0x7f0000005000, "arena_malloc_hard", JE, JE) == PT_FK_ALLOC, "kind: any frame of libjemalloc is allocator");
+	CHECK(kind_of(0x7f0000005000, "", JE, LIBC) == PT_FK_ALLOC, "kind: an unnamed libjemalloc frame is allocator");
+	CHECK(kind_of(0x7f0000005000, "je_mallocx", "/usr/local/bin/app", LIBC) == PT_FK_ALLOC,
+	      "kind: je_mallocx linked statically is allocator");
+	CHECK(kind_of(0x7f0000006000, "my_pool_grow", MY, MY) == PT_FK_ALLOC,
+	      "kind: a frame of the allocator library peaktrace probed is allocator");
+	CHECK(kind_of(0x7f0000006000, "my_pool_grow", MY, LIBC) == PT_FK_NATIVE,
+	      "kind: the same library is native when it is not the allocator");
+	CHECK(kind_of(0x5a0000, "PyMem_Malloc", PY, LIBC) == PT_FK_ALLOC, "kind: CPython's PyMem_Malloc is allocator");
+	CHECK(kind_of(0x5a0000, "_PyObject_Malloc", PY, LIBC) == PT_FK_ALLOC, "kind: CPython's _PyObject_Malloc is allocator");
+	/* other */
+	CHECK(kind_of(0, "[python3.11 internals]", PY, LIBC) == PT_FK_OTHER, "kind: collapsed internals are other");
+	CHECK(kind_of(0, "[python frames truncated]", "", LIBC) == PT_FK_OTHER, "kind: the truncation marker is other");
+	CHECK(kind_of(0, "[unknown stack]", "", LIBC) == PT_FK_OTHER, "kind: [unknown stack] is other");
+	CHECK(kind_of(0x7f00dead, "[unknown]", "", LIBC) == PT_FK_OTHER, "kind: [unknown] with no module is other");
+	CHECK(kind_of(0x3e1000, "", "[anon:v8]", LIBC) == PT_FK_OTHER, "kind: unnamed anonymous code is other");
+	/* names */
+	CHECK(!strcmp(pt_frame_kind_name(PT_FK_PYTHON), "Python") && !strcmp(pt_frame_kind_name(PT_FK_JIT), "JS/JIT") &&
+	      !strcmp(pt_frame_kind_name(PT_FK_NATIVE), "native") && !strcmp(pt_frame_kind_name(PT_FK_ALLOC), "allocator") &&
+	      !strcmp(pt_frame_kind_name(PT_FK_OTHER), "other"), "kind: legend names");
+}
+
 int main(void)
 {
 	test_names();
 	test_collapsed();
 	test_lang();
+	test_kind();
 	return CHECK_DONE();
 }

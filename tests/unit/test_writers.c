@@ -26,6 +26,7 @@
 #include "check.h"
 #include "report/pprof.h"
 #include "profile/profile.h"
+#include "profile/frames.h"
 
 #define GOLDEN_DIR "tests/golden/"
 
@@ -97,6 +98,8 @@ static int build_profile(struct pt_profile *p)
 		p->frames[i].offset = frame_defs[i].offset;
 		if (!p->frames[i].func || !p->frames[i].module)
 			return -ENOMEM;
+		/* As collect.c sets it: malloc is the allocator, [0x7f00dead] other, the rest native. */
+		p->frames[i].kind = (uint8_t)pt_frame_kind(&p->frames[i], "/usr/lib/x86_64-linux-gnu/libc.so.6");
 	}
 	for (i = 0; i < ns; i++) {
 		p->stacks[i].nframes = stack_defs[i].n;

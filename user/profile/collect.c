@@ -282,6 +282,23 @@ void pt_collect_set_frames(int mode)
 	frames_mode = (enum pt_frames_mode)mode;
 }
 
+/* The allocator's object, for pt_frame_kind (pt_collect_set_allocator); "" = not known. */
+static char alloc_module[4096];
+
+void pt_collect_set_allocator(const char *module)
+{
+	snprintf(alloc_module, sizeof(alloc_module), "%s", module ? module : "");
+}
+
+/* Each frame's kind, once every frame of the profile is in (collapsed ones included). */
+static void set_kinds(struct pt_profile *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nframes; i++)
+		p->frames[i].kind = (uint8_t)pt_frame_kind(&p->frames[i], alloc_module);
+}
+
 /* The "[python3.11 internals]" frame standing for a run of unnamed frames in module mod,
  * interned by module: the key has bit 62 set (no native address or Python key has it). */
 static int intern_collapsed(struct intern *t, struct pt_profile *p, uint32_t *cap, const char *mod)
@@ -362,6 +379,7 @@ int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_
 	t.vals = calloc(t.cap, sizeof(*t.vals));
 	if (t.keys && t.vals)
 		err = stack_frames(&t, p, &fcap, sym, idx, s, pys, py, fr, n, NULL, NULL);
+	set_kinds(p);
 	free(t.keys);
 	free(t.vals);
 	return err;
@@ -566,6 +584,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			p->stacks[k].v[m[j]] = (uint64_t)((c.cnt[k][j] + half) >> in->count_shift);
 	}
 out:
+	set_kinds(p);
 	p->frames_mode = (int)frames_mode;
 	p->collapsed_frames = fc.collapsed_frames;
 	p->collapsed_runs = fc.collapsed_runs;

@@ -43,6 +43,10 @@ int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_
  * pt_frames_mode (profile/frames.h); PT_FRAMES_COLLAPSED until set. */
 void pt_collect_set_frames(int mode);
 
+/* The object peaktrace probes for malloc (as in /proc/PID/maps), for every later pt_collect and
+ * pt_stack_one: each frame's kind (pt_frame_kind, profile/frames.h) is set with it. */
+void pt_collect_set_allocator(const char *module);
+
 /* Fills p (frames interned, stacks merged after truncation) and the mmap/brk stacks.
  * sym may be NULL (addresses only). Returns 0 or -errno; on error the partial profile is
  * still owned by p (free with pt_profile_free). */

@@ -70,6 +70,104 @@ enum pt_frame_class pt_frame_class(const struct pt_frame *fr)
 	return PT_FC_NATIVE;
 }
 
+const char *pt_frame_kind_name(enum pt_frame_kind k)
+{
+	switch (k) {
+	case PT_FK_PYTHON: return "Python";
+	case PT_FK_JIT: return "JS/JIT";
+	case PT_FK_ALLOC: return "allocator";
+	case PT_FK_OTHER: return "other";
+	default: return "native";
+	}
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* A library that is an allocator and nothing else: every frame in it is the allocator's. */
+static int allocator_library(const char *mod, const char *alloc_module)
+{
+	static const char *const libs[] = { "libjemalloc", "libtcmalloc", "libmimalloc",
+					    "libhoard", "libtbbmalloc", "libsnmallocshim", "librpmalloc" };
+	const char *b = basename_of(mod);
+	size_t k;
+
+	for (k = 0; k < sizeof(libs) / sizeof(libs[0]); k++)
+		if (strncmp(b, libs[k], strlen(libs[k])) == 0)
+			return 1;
+	/* The object that defined malloc, when it is a library of its own (LD_PRELOAD=libfoo.so):
+	 * not libc or musl's loader, which hold much else, nor the executable. By file name: in
+	 * launch mode its path is the loader's search result, not the maps' spelling. */
+	if (!alloc_module || !*alloc_module || strcmp(b, basename_of(alloc_module)) != 0)
+		return 0;
+	return strncmp(b, "lib", 3) == 0 && strstr(b, ".so") && strncmp(b, "libc.", 5) != 0 &&
+	       strncmp(b, "libc-", 5) != 0;
+}
+
+/* An allocation entry point by name, in whatever module defines it. */
+static int allocator_function(const char *f)
+{
+	static const char *const fns[] = {
+		"malloc", "calloc", "realloc", "reallocarray", "free", "cfree", "memalign",
+		"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
+		/* glibc's own names and internals, as its symbols name them */
+		"__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_free", "__libc_memalign",
+		"__libc_valloc", "__libc_pvalloc", "__posix_memalign", "_int_malloc", "_int_free",
+		"_int_realloc", "_int_memalign", "_mid_memalign", "sysmalloc", "malloc_consolidate",
+		"tcache_init", "_libc_malloc",
+		/* jemalloc's non-standard API */
+		"mallocx", "rallocx", "xallocx", "sallocx", "dallocx", "sdallocx", "nallocx",
+		/* CPython's allocator API (pymalloc behind PyObject_Malloc) */
+		"PyMem_Malloc", "PyMem_Calloc", "PyMem_Realloc", "PyMem_Free", "PyMem_RawMalloc",
+		"PyMem_RawCalloc", "PyMem_RawRealloc", "PyMem_RawFree", "PyObject_Malloc",
+		"PyObject_Calloc", "PyObject_Realloc", "PyObject_Free", "_PyObject_Malloc",
+		"_PyObject_Calloc", "_PyObject_Realloc", "_PyObject_Free", "_PyMem_RawMalloc",
+		"_PyMem_RawCalloc", "_PyMem_RawRealloc", "_PyMem_RawFree", "pymalloc_alloc",
+		"pymalloc_free", "pymalloc_realloc",
+	};
+	size_t k;
+
+	/* C++: "operator new(unsigned long)", "operator delete[](void*, unsigned long)" */
+	if (strncmp(f, "operator new", 12) == 0 || strncmp(f, "operator delete", 15) == 0) {
+		char c = f[f[9] == 'n' ? 12 : 15];
+
+		return c == '\0' || c == '(' || c == '[';
+	}
+	if (strncmp(f, "je_", 3) == 0 || strncmp(f, "tc_", 3) == 0 || strncmp(f, "mi_", 3) == 0)
+		f += 3;
+	for (k = 0; k < sizeof(fns) / sizeof(fns[0]); k++)
+		if (strcmp(f, fns[k]) == 0)
+			return 1;
+	return 0;
+}
+
+enum pt_frame_kind pt_frame_kind(const struct pt_frame *fr, const char *alloc_module)
+{
+	const char *mod = fr->module ? fr->module : "";
+	const char *f = fr->func ? fr->func : "";
+
+	if (!fr->addr) {
+		if (strcmp(f, "[python]") == 0)
+			return PT_FK_PYTHON;
+		return !*f || f[0] == '[' ? PT_FK_OTHER : PT_FK_PYTHON;
+	}
+	if (!named(f)) {
+		if (*mod && allocator_library(mod, alloc_module))
+			return PT_FK_ALLOC;
+		return *mod && mod[0] != '[' ? PT_FK_NATIVE : PT_FK_OTHER;
+	}
+	if (strncmp(f, "JS:", 3) == 0 || !*mod || strncmp(mod, "[anon:", 6) == 0 ||
+	    strncmp(mod, "/memfd:", 7) == 0)
+		return PT_FK_JIT;
+	if (allocator_function(f) || allocator_library(mod, alloc_module))
+		return PT_FK_ALLOC;
+	return PT_FK_NATIVE;
+}
+
 static int same_module(const struct pt_frame *a, const struct pt_frame *b)
 {
 	return strcmp(a->module ? a->module : "", b->module ? b->module : "") == 0;

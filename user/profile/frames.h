@@ -40,6 +40,27 @@ int pt_interp_name(const char *module, char *buf, size_t len);
 
 enum pt_frame_class pt_frame_class(const struct pt_frame *fr);
 
+/*
+ * The kind of a frame (enum pt_frame_kind, profile/profile.h), from its fields alone:
+ *   - addr 0 (synthetic): "[... internals]", "[unknown ...]", "[python frames truncated]" and
+ *     any other "[...]" marker are PT_FK_OTHER; the rest are Python frames ("[python]", a
+ *     frame whose code object was unreadable, included);
+ *   - unnamed ("" or "[unknown...]"): PT_FK_ALLOC in an allocator module, PT_FK_OTHER with no
+ *     module, else PT_FK_NATIVE (it prints as "[libfoo.so+0x1234]");
+ *   - named, in anonymous memory (no module, "[anon:...]", "/memfd:..."), or "JS:..." from a
+ *     perf map: PT_FK_JIT;
+ *   - PT_FK_ALLOC: an allocation entry point by name in any module (malloc and its family with
+ *     glibc's internals, C++ operator new/delete, jemalloc's *allocx, the je_/tc_/mi_ spellings,
+ *     CPython's PyMem_* and PyObject_Malloc family), or any frame of a dedicated allocator
+ *     library (libjemalloc*, libtcmalloc*, libmimalloc*, ..., or alloc_module, the object
+ *     peaktrace probed for malloc, when it is a library other than libc/musl's loader);
+ *   - else PT_FK_NATIVE.
+ * alloc_module may be NULL or "". */
+enum pt_frame_kind pt_frame_kind(const struct pt_frame *fr, const char *alloc_module);
+
+/* "Python", "JS/JIT", "native", "allocator", "other": the flame graph legend's words. */
+const char *pt_frame_kind_name(enum pt_frame_kind k);
+
 /* One frame of a reduced stack: frames in[i] kept (run 0), or in[i .. i+run) collapsed
  * into one "[NAME internals]" frame (run >= 1; all PT_FC_INTERP in one module). */
 struct pt_frame_item {

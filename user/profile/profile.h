@@ -12,6 +12,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What kind of code a frame is, for the colours of the flame graph (and any writer that
+ * groups frames by kind). Set once per frame where the profile is built (profile/collect.c,
+ * by the pure rule pt_frame_kind() of profile/frames.h); 0 (native) in a profile built by hand
+ * unless set. */
+enum pt_frame_kind {
+	PT_FK_NATIVE = 0,  /* compiled code: named, or "[module+0xOFF]" */
+	PT_FK_PYTHON,      /* a Python function (a synthetic frame: addr 0, its .py file as module) */
+	PT_FK_JIT,         /* JIT code a perf map names (node's "JS:*name"), in anonymous memory */
+	PT_FK_ALLOC,       /* the allocator: its entry points, and all of a dedicated allocator library */
+	PT_FK_OTHER,       /* markers: "[python3.11 internals]", "[unknown]", "[python frames truncated]" */
+	PT_FK_MAX,
+};
+
 /* One distinct code location. */
 struct pt_frame {
 	uint64_t addr;     /* absolute address in the target (0 for synthetic frames) */
@@ -30,6 +43,7 @@ struct pt_frame {
 	 * every other writer prints); NULL for native frames. */
 	char *func_name;
 	char *build_id;      /* the module's NT_GNU_BUILD_ID in hex, NULL if none */
+	uint8_t kind;        /* enum pt_frame_kind */
 };
 
 /* Counters kept per stack. Indexes into pt_stack.v[]. */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "profile/frames.h"
 
 #define IMG_W		1200	/* px, like flamegraph.pl's default */
 #define XPAD		10	/* px left and right of the frames */
@@ -25,6 +26,8 @@
 #define FONT_W		(FONT_SIZE * 0.59)	/* average glyph width, to fit labels */
 #define MIN_W		0.1	/* px; narrower frames are invisible, so leave them out */
 #define BOTTOM		34	/* px below the root: room for the details line */
+#define LEGEND_H	20	/* px between the root and the details line: the legend */
+#define LEGEND_BOX	12	/* px, the side of a legend swatch */
 
 #define ROOT_NAME	(UINT32_MAX)	/* node name of "all" */
 
@@ -215,15 +218,40 @@ static uint32_t name_hash(const char *s)
 	return h;
 }
 
-/* Memory palette: greens into teal/blue, so it never reads like a CPU profile. */
-static void put_color(FILE *f, const char *name)
-{
-	uint32_t h = name_hash(name);
-	unsigned int r = ((h >> 16) & 0xff) * 40 / 255;
-	unsigned int g = 170 + (h & 0xff) * 70 / 255;
-	unsigned int b = 60 + ((h >> 8) & 0xff) * 170 / 255;
+/*
+ * One hue per frame kind (enum pt_frame_kind), light enough for black text, none near the
+ * search highlight (MATCH in the script, magenta): native code green, Python blue, JIT code
+ * gold, the allocator red-orange, markers grey. Within a kind the name hash moves each channel
+ * by up to +-spread/2 (grey: all three alike), so neighbours differ and a function keeps its
+ * shade across runs.
+ */
+static const struct kind_colour {
+	uint8_t r, g, b, spread;
+} kind_colours[PT_FK_MAX] = {
+	[PT_FK_NATIVE] = { 70, 195, 120, 44 },
+	[PT_FK_PYTHON] = { 115, 165, 235, 36 },
+	[PT_FK_JIT] = { 232, 200, 70, 40 },
+	[PT_FK_ALLOC] = { 238, 112, 82, 36 },
+	[PT_FK_OTHER] = { 190, 190, 190, 30 },
+};
 
-	fprintf(f, "rgb(%u,%u,%u)", r, g, b);
+static unsigned int shade(unsigned int base, unsigned int spread, uint32_t byte)
+{
+	int v = (int)base + (int)(byte * spread / 255) - (int)spread / 2;
+
+	return v < 0 ? 0 : v > 255 ? 255 : (unsigned int)v;
+}
+
+static void put_color(FILE *f, const char *name, enum pt_frame_kind k)
+{
+	const struct kind_colour *c = &kind_colours[k < PT_FK_MAX ? k : PT_FK_OTHER];
+	uint32_t h = name_hash(name);
+	uint32_t hr = (h >> 16) & 0xff, hg = h & 0xff, hb = (h >> 8) & 0xff;
+
+	if (k == PT_FK_OTHER)
+		hg = hb = hr;
+	fprintf(f, "rgb(%u,%u,%u)", shade(c->r, c->spread, hr), shade(c->g, c->spread, hg),
+		shade(c->b, c->spread, hb));
 }
 
 static const char *count_noun(enum pt_metric m)
@@ -426,8 +454,8 @@ static const char style[] =
 "#frames g { cursor: pointer; }\n"
 "#frames g:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n";
 
-static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt_metric m,
-		      uint64_t total, double scale, int frames_bottom)
+static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt_frame_kind k,
+		      enum pt_metric m, uint64_t total, double scale, int frames_bottom)
 {
 	double x = XPAD + nd->start * scale, w = nd->value * scale;
 	int y = frames_bottom - (nd->depth + 1) * FRAME_H;
@@ -440,7 +468,11 @@ static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt
 	fprintf(f, ", %s%%)</title>", fix2(bp, sizeof(bp), nd->value * 100.0 / total));
 	fprintf(f, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" fill=\"",
 		fix2(bx, sizeof(bx), x), y, fix2(bw, sizeof(bw), w), FRAME_H - 1);
-	put_color(f, label);
+	if (nd->name == ROOT_NAME)
+		fprintf(f, "rgb(%u,%u,%u)", kind_colours[PT_FK_OTHER].r, kind_colours[PT_FK_OTHER].g,
+			kind_colours[PT_FK_OTHER].b);
+	else
+		put_color(f, label, k);
 	fprintf(f, "\" rx=\"2\" ry=\"2\"/><text x=\"%s\" y=\"%d\">", fix2(bt, sizeof(bt), x + 3),
 		y + FRAME_H - 5);
 	put_fitted(f, label, w);
@@ -455,6 +487,27 @@ static void put_text(FILE *f, const char *id, const char *cls, int x, int y, con
 	fputs("</text>\n", f);
 }
 
+/* One swatch and name per kind drawn (present[k]), left to right in enum order, in the row
+ * between the root and the details line: outside the frames group, so the script leaves it. */
+static void put_legend(FILE *f, const int *present, int y)
+{
+	int k, x = XPAD;
+
+	fputs("<g id=\"legend\">\n", f);
+	for (k = 0; k < PT_FK_MAX; k++) {
+		const struct kind_colour *c = &kind_colours[k];
+		const char *name = pt_frame_kind_name((enum pt_frame_kind)k);
+
+		if (!present[k])
+			continue;
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" "
+			"rx=\"2\" ry=\"2\"/><text x=\"%d\" y=\"%d\">%s</text>\n", x, y, LEGEND_BOX,
+			LEGEND_BOX, c->r, c->g, c->b, x + LEGEND_BOX + 4, y + LEGEND_BOX - 2, name);
+		x += LEGEND_BOX + 4 + (int)(strlen(name) * FONT_W) + 18;
+	}
+	fputs("</g>\n", f);
+}
+
 int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 			const char *title, const char *subtitle)
 {
@@ -462,6 +515,8 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 	char **labels = NULL, *ctitle = NULL, *csub = NULL, *deftitle = NULL;
 	uint32_t *rank = NULL, nranks, i, maxdepth = 0;
 	const char **by_rank = NULL;
+	uint8_t *kind_by_rank = NULL;
+	int present[PT_FK_MAX] = { 0 };
 	uint64_t total;
 	double scale = 0;
 	int err, top, height, frames_bottom;
@@ -482,10 +537,14 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 	/* Tree nodes only know ranks; any frame of a rank carries its label. */
 	err = -ENOMEM;
 	by_rank = malloc((nranks ? nranks : 1) * sizeof(*by_rank));
-	if (!by_rank)
+	kind_by_rank = malloc(nranks ? nranks : 1);
+	if (!by_rank || !kind_by_rank)
 		goto out;
-	for (i = 0; i < p->nframes; i++)
+	/* Frames that share a label share a node; the last one's kind colours it. */
+	for (i = 0; i < p->nframes; i++) {
 		by_rank[rank[i]] = labels[i];
+		kind_by_rank[rank[i]] = p->frames[i].kind < PT_FK_MAX ? p->frames[i].kind : PT_FK_OTHER;
+	}
 
 	if (!title && asprintf(&deftitle, "Memory flame graph: %s", pt_metric_name(m)) < 0)
 		goto out;
@@ -497,12 +556,17 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 	total = t.n[0].value;
 	if (total)
 		scale = (double)(IMG_W - 2 * XPAD) / total;
-	for (i = 0; i < t.len; i++)
-		if (t.n[i].value * scale >= MIN_W && t.n[i].depth > maxdepth)
+	for (i = 0; i < t.len; i++) {
+		if (t.n[i].value * scale < MIN_W)
+			continue;
+		if (t.n[i].depth > maxdepth)
 			maxdepth = t.n[i].depth;
+		if (t.n[i].name != ROOT_NAME)
+			present[kind_by_rank[t.n[i].name]] = 1;
+	}
 	top = *csub ? 56 : 40;
 	frames_bottom = top + (maxdepth + 1) * FRAME_H;
-	height = frames_bottom + BOTTOM;
+	height = frames_bottom + (total ? LEGEND_H : 0) + BOTTOM;
 
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n", f);
 	fprintf(f, "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -537,9 +601,13 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 
 		if (nd->value * scale < MIN_W)
 			continue;
-		put_frame(f, nd, label, m, total, scale, frames_bottom);
+		put_frame(f, nd, label, nd->name == ROOT_NAME ? PT_FK_OTHER : kind_by_rank[nd->name],
+			  m, total, scale, frames_bottom);
 	}
-	fputs("</g>\n</svg>\n", f);
+	fputs("</g>\n", f);
+	if (total)
+		put_legend(f, present, frames_bottom + 4);
+	fputs("</svg>\n", f);
 	err = pt_stream_result(f);
 out:
 	free(deftitle);
@@ -547,6 +615,7 @@ out:
 	free(csub);
 	free(t.n);
 	free(by_rank);
+	free(kind_by_rank);
 	free(rank);
 	pt_labels_free(labels, p->nframes);
 	return err;
