@@ -32,6 +32,7 @@ struct node {
 	uint64_t value;		/* metric total of this frame and everything above it */
 	uint64_t start;		/* left edge, in metric units from the root's left edge */
 	uint64_t next;		/* where the next child starts (layout cursor) */
+	int64_t aux;		/* the style's per-stack figure, summed like value */
 	uint32_t parent;
 	uint32_t name;		/* rank of the label, or ROOT_NAME */
 	uint32_t depth;		/* root = 0 */
@@ -86,7 +87,7 @@ static int tree_add(struct tree *t, uint32_t parent, uint32_t name, uint32_t dep
  * with children in name order, which is also the drawing order.
  */
 static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *rank,
-		      struct tree *t)
+		      const int64_t *aux, struct tree *t)
 {
 	const struct pt_stack **sorted = NULL;
 	uint32_t *path = NULL;
@@ -97,9 +98,11 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 	if (!sorted)
 		goto out;
 	for (i = 0; i < p->nstacks; i++) {
-		if (!p->stacks[i].v[m])
+		/* A stack with no value still carries its aux to its callers (a stack gone from a
+		 * differential graph makes its caller bluer); it gets no width. */
+		if (!p->stacks[i].v[m] && !(aux && aux[i]))
 			continue;
-		sorted[n++] = &p->stacks[i];
+		sorted[n++] = &p->stacks[i];	/* index i = sorted[n] - p->stacks (aux) */
 		if (p->stacks[i].nframes > maxd)
 			maxd = p->stacks[i].nframes;
 	}
@@ -121,8 +124,11 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 				goto out;
 			path[cur + 1] = idx;
 		}
-		for (j = 0; j <= s->nframes; j++)
+		for (j = 0; j <= s->nframes; j++) {
 			t->n[path[j]].value += s->v[m];
+			if (aux)
+				t->n[path[j]].aux += aux[s - p->stacks];
+		}
 	}
 
 	/* Pre-order means a parent is placed before its children, and siblings come in
@@ -427,7 +433,8 @@ static const char style[] =
 "#frames g:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n";
 
 static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt_metric m,
-		      uint64_t total, double scale, int frames_bottom)
+		      uint64_t total, double scale, int frames_bottom,
+		      const struct pt_flame_style *st)
 {
 	double x = XPAD + nd->start * scale, w = nd->value * scale;
 	int y = frames_bottom - (nd->depth + 1) * FRAME_H;
@@ -437,10 +444,16 @@ static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt
 	xml_put(f, label, strlen(label));
 	fputs(" (", f);
 	put_amount(f, m, nd->value);
-	fprintf(f, ", %s%%)</title>", fix2(bp, sizeof(bp), nd->value * 100.0 / total));
+	fprintf(f, ", %s%%", fix2(bp, sizeof(bp), nd->value * 100.0 / total));
+	if (st && st->note)
+		st->note(f, nd->value, nd->aux, st->ctx);
+	fputs(")</title>", f);
 	fprintf(f, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" fill=\"",
 		fix2(bx, sizeof(bx), x), y, fix2(bw, sizeof(bw), w), FRAME_H - 1);
-	put_color(f, label);
+	if (st && st->color)
+		st->color(f, label, nd->value, nd->aux, st->ctx);
+	else
+		put_color(f, label);
 	fprintf(f, "\" rx=\"2\" ry=\"2\"/><text x=\"%s\" y=\"%d\">", fix2(bt, sizeof(bt), x + 3),
 		y + FRAME_H - 5);
 	put_fitted(f, label, w);
@@ -457,6 +470,13 @@ static void put_text(FILE *f, const char *id, const char *cls, int x, int y, con
 
 int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 			const char *title, const char *subtitle)
+{
+	return pt_write_flamegraph_styled(f, p, m, title, subtitle, NULL);
+}
+
+int pt_write_flamegraph_styled(FILE *f, const struct pt_profile *p, enum pt_metric m,
+			       const char *title, const char *subtitle,
+			       const struct pt_flame_style *st)
 {
 	struct tree t = { 0 };
 	char **labels = NULL, *ctitle = NULL, *csub = NULL, *deftitle = NULL;
@@ -476,7 +496,7 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 	err = pt_frame_ranks(p, labels, 0, rank, &nranks);
 	if (err)
 		goto out;
-	err = build_tree(p, m, rank, &t);
+	err = build_tree(p, m, rank, st ? st->aux : NULL, &t);
 	if (err)
 		goto out;
 	/* Tree nodes only know ranks; any frame of a rank carries its label. */
@@ -537,7 +557,7 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 
 		if (nd->value * scale < MIN_W)
 			continue;
-		put_frame(f, nd, label, m, total, scale, frames_bottom);
+		put_frame(f, nd, label, m, total, scale, frames_bottom, st);
 	}
 	fputs("</g>\n</svg>\n", f);
 	err = pt_stream_result(f);
