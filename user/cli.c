@@ -38,13 +38,15 @@ static const char doc[] =
 "and RSS peaks, and who held the memory at the peak.\n"
 "\n"
 "USAGE: peaktrace -p PID [-d SECONDS] [-o DIR]\n"
-"       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]"
+"       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]\n"
+"       peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
 "\v"
 "EXAMPLES:\n"
 "    peaktrace -p 1234              # attach until Ctrl-C or the target exits\n"
 "    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
 "    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
 "    peaktrace --top 20 -- python3 app.py\n"
+"    peaktrace diff base/ new/      # compare two -o dirs (diff --help)\n"
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
 "{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz,\n"
@@ -53,7 +55,8 @@ static const char doc[] =
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
-"8 an invocation's true peak exceeded --max-peak.\n";
+"8 an invocation's true peak exceeded --max-peak, 9 diff: the peak live heap\n"
+"grew by more than --max-growth.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
@@ -271,4 +274,85 @@ void pt_cli_parse(int argc, char **argv, struct pt_options *o)
 
 	*o = defaults;
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+}
+
+/*
+ * peaktrace diff: its own argp table, so its --help shows only what it takes.
+ */
+static const char diff_doc[] =
+"Compare two peaktrace -o directories, A (the baseline) and B: the peak live\n"
+"heap, RSS and totals of each with the change, every stack's change at the\n"
+"peak, live at the end and allocated in total (from the folded files, so every\n"
+"stack counts, exactly), each invocation's peaks matched by seq, and a\n"
+"differential flame graph of the peak.\n"
+"\n"
+"USAGE: peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
+"\v"
+"EXAMPLES:\n"
+"    peaktrace diff base/ new/                 # what changed from base to new\n"
+"    peaktrace diff --max-growth 512K base/ new/ || echo regression\n"
+"\n"
+"Files written to OUTDIR (default ./" PT_DIFF_DEFAULT_OUT "): diff.txt (the report),\n"
+"diff.peak.folded (each stack's signed change at the peak, in bytes) and\n"
+"diff.peak.svg (width: B's bytes at the peak; red grew, blue shrank since A).\n"
+"\n"
+"Exit codes: 0 ok, 1 other failure, 2 usage or unreadable input, 6 OUTDIR not\n"
+"writable, 9 the peak live heap grew by more than --max-growth.\n";
+
+enum { OPT_MAX_GROWTH = 1100 };
+
+static const struct argp_option diff_opts[] = {
+	{ "max-growth", OPT_MAX_GROWTH, "SIZE", 0, "Exit 9 if B's peak live heap exceeds A's by more than SIZE (e.g. 100000, 512K, 1M)", 0 },
+	{ "output", 'o', "OUTDIR", 0, "Write diff.txt, diff.peak.folded and diff.peak.svg into OUTDIR (default ./" PT_DIFF_DEFAULT_OUT ")", 0 },
+	{ "top", OPT_TOP, "N", 0, "Stacks listed per direction and figure (default 10)", 0 },
+	{ "quiet", 'q', NULL, 0, "Do not print the report on stdout", 0 },
+	{},
+};
+
+static error_t parse_diff_arg(int key, char *arg, struct argp_state *st)
+{
+	struct pt_diff_options *o = st->input;
+
+	switch (key) {
+	case OPT_MAX_GROWTH:
+		o->max_growth = parse_size(st, arg, true);
+		o->gate = true;
+		break;
+	case 'o':
+		o->outdir = arg;
+		break;
+	case OPT_TOP:
+		o->top = (int)parse_count(st, arg);
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (!o->dir_a)
+			o->dir_a = arg;
+		else if (!o->dir_b)
+			o->dir_b = arg;
+		else
+			die_usage(st, "diff takes two directories, got a third: %s", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!o->dir_b)
+			die_usage(st, "%s", "diff needs two directories: peaktrace diff DIR_A DIR_B");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void pt_cli_parse_diff(int argc, char **argv, struct pt_diff_options *o)
+{
+	static const struct argp argp = { .options = diff_opts, .parser = parse_diff_arg,
+					  .doc = diff_doc, .args_doc = "DIR_A DIR_B" };
+
+	*o = (struct pt_diff_options){
+		.outdir = PT_DIFF_DEFAULT_OUT,   /* -o */
+		.top = 10,                       /* --top */
+	};
+	argp_parse(&argp, argc, argv, 0, NULL, o);
 }

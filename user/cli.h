@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "report/compare.h"
+#include "report/diff.h"
 #include "invocation/boundary.h"
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
@@ -20,6 +21,7 @@ enum pt_exit {
 	EXIT_OUTPUT = 6,
 	EXIT_BPF = 7,
 	EXIT_MAX_PEAK = 8,   /* an invocation's true peak exceeded --max-peak */
+	EXIT_MAX_GROWTH = 9, /* diff: B's peak live heap exceeded A's by more than --max-growth */
 };
 
 /* --boundary modes; pt_boundary_names[] spells each as the report does. */
@@ -59,5 +61,8 @@ struct pt_options {
 /* Fill o from the defaults and argv. Bad usage prints one "peaktrace: " line and exits
  * EXIT_USAGE; --help and --version print and exit 0. */
 void pt_cli_parse(int argc, char **argv, struct pt_options *o);
+
+/* `peaktrace diff [OPTIONS] DIR_A DIR_B`: argv[0] is "diff". The same conventions. */
+void pt_cli_parse_diff(int argc, char **argv, struct pt_diff_options *o);
 
 #endif

@@ -8,8 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/compare.h"
+#include "report/diff.h"
 #include "cli.h"
 #include "session.h"
+
+/* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (report/diff.h). */
+static int run_diff(int argc, char **argv)
+{
+	struct pt_diff_options dopt;
+	char *name = "peaktrace diff";
+
+	/* argp names the program from argv[0] in its messages: "peaktrace diff: ...". */
+	argv[1] = name;
+	pt_cli_parse_diff(argc - 1, argv + 1, &dopt);
+	switch (pt_diff_run(&dopt)) {
+	case PT_DIFF_OK: return EXIT_OK;
+	case PT_DIFF_BAD_INPUT: return EXIT_USAGE;
+	case PT_DIFF_OUTPUT: return EXIT_OUTPUT;
+	case PT_DIFF_GREW: return EXIT_MAX_GROWTH;
+	default: return EXIT_FAIL;
+	}
+}
 
 /* --compare-env: each run is a child peaktrace with the same options (but these) before the
  * command. */
@@ -43,6 +62,8 @@ int main(int argc, char **argv)
 	struct pt_session *s;
 	int code;
 
+	if (argc > 1 && strcmp(argv[1], "diff") == 0)
+		return run_diff(argc, argv);
 	pt_cli_parse(argc, argv, &opt);
 	if ((code = pt_preflight(&opt)) != EXIT_OK)
 		return code;

@@ -94,6 +94,20 @@ int pt_write_folded(FILE *f, const struct pt_profile *p, enum pt_metric m);
 int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 			const char *title, const char *subtitle);
 
+/* The same with a style hook (differential flame graphs, report/diff.c): aux, if not NULL,
+ * holds one signed figure per stack of p, summed per frame like the metric; color writes a
+ * frame's fill (an SVG colour) from its label, value and aux sum, note text appended to its
+ * tooltip after the share (", +123 bytes"). A NULL hook keeps the default. */
+struct pt_flame_style {
+	const int64_t *aux;
+	void (*color)(FILE *f, const char *label, uint64_t value, int64_t aux, void *ctx);
+	void (*note)(FILE *f, uint64_t value, int64_t aux, void *ctx);
+	void *ctx;
+};
+int pt_write_flamegraph_styled(FILE *f, const struct pt_profile *p, enum pt_metric m,
+			       const char *title, const char *subtitle,
+			       const struct pt_flame_style *st);
+
 /* pprof profile.proto, gzip-compressed. Sample types, in order:
  * alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes,
  * peak_objects/count, peak_space/bytes. default_sample_type = peak_space. */

@@ -35,6 +35,7 @@ struct node {
 	uint64_t value;		/* metric total of this frame and everything above it */
 	uint64_t start;		/* left edge, in metric units from the root's left edge */
 	uint64_t next;		/* where the next child starts (layout cursor) */
+	int64_t aux;		/* the style's per-stack figure, summed like value */
 	uint32_t parent;
 	uint32_t name;		/* rank of the label, or ROOT_NAME */
 	uint32_t depth;		/* root = 0 */
@@ -89,7 +90,7 @@ static int tree_add(struct tree *t, uint32_t parent, uint32_t name, uint32_t dep
  * with children in name order, which is also the drawing order.
  */
 static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *rank,
-		      struct tree *t)
+		      const int64_t *aux, struct tree *t)
 {
 	const struct pt_stack **sorted = NULL;
 	uint32_t *path = NULL;
@@ -100,9 +101,11 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 	if (!sorted)
 		goto out;
 	for (i = 0; i < p->nstacks; i++) {
-		if (!p->stacks[i].v[m])
+		/* A stack with no value still carries its aux to its callers (a stack gone from a
+		 * differential graph makes its caller bluer); it gets no width. */
+		if (!p->stacks[i].v[m] && !(aux && aux[i]))
 			continue;
-		sorted[n++] = &p->stacks[i];
+		sorted[n++] = &p->stacks[i];	/* index i = sorted[n] - p->stacks (aux) */
 		if (p->stacks[i].nframes > maxd)
 			maxd = p->stacks[i].nframes;
 	}
@@ -124,8 +127,11 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 				goto out;
 			path[cur + 1] = idx;
 		}
-		for (j = 0; j <= s->nframes; j++)
+		for (j = 0; j <= s->nframes; j++) {
 			t->n[path[j]].value += s->v[m];
+			if (aux)
+				t->n[path[j]].aux += aux[s - p->stacks];
+		}
 	}
 
 	/* Pre-order means a parent is placed before its children, and siblings come in
@@ -455,7 +461,8 @@ static const char style[] =
 "#frames g:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n";
 
 static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt_frame_kind k,
-		      enum pt_metric m, uint64_t total, double scale, int frames_bottom)
+		      enum pt_metric m, uint64_t total, double scale, int frames_bottom,
+		      const struct pt_flame_style *st)
 {
 	double x = XPAD + nd->start * scale, w = nd->value * scale;
 	int y = frames_bottom - (nd->depth + 1) * FRAME_H;
@@ -465,10 +472,15 @@ static void put_frame(FILE *f, const struct node *nd, const char *label, enum pt
 	xml_put(f, label, strlen(label));
 	fputs(" (", f);
 	put_amount(f, m, nd->value);
-	fprintf(f, ", %s%%)</title>", fix2(bp, sizeof(bp), nd->value * 100.0 / total));
+	fprintf(f, ", %s%%", fix2(bp, sizeof(bp), nd->value * 100.0 / total));
+	if (st && st->note)
+		st->note(f, nd->value, nd->aux, st->ctx);
+	fputs(")</title>", f);
 	fprintf(f, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" fill=\"",
 		fix2(bx, sizeof(bx), x), y, fix2(bw, sizeof(bw), w), FRAME_H - 1);
-	if (nd->name == ROOT_NAME)
+	if (st && st->color)
+		st->color(f, label, nd->value, nd->aux, st->ctx);
+	else if (nd->name == ROOT_NAME)
 		fprintf(f, "rgb(%u,%u,%u)", kind_colours[PT_FK_OTHER].r, kind_colours[PT_FK_OTHER].g,
 			kind_colours[PT_FK_OTHER].b);
 	else
@@ -511,6 +523,13 @@ static void put_legend(FILE *f, const int *present, int y)
 int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 			const char *title, const char *subtitle)
 {
+	return pt_write_flamegraph_styled(f, p, m, title, subtitle, NULL);
+}
+
+int pt_write_flamegraph_styled(FILE *f, const struct pt_profile *p, enum pt_metric m,
+			       const char *title, const char *subtitle,
+			       const struct pt_flame_style *st)
+{
 	struct tree t = { 0 };
 	char **labels = NULL, *ctitle = NULL, *csub = NULL, *deftitle = NULL;
 	uint32_t *rank = NULL, nranks, i, maxdepth = 0;
@@ -531,7 +550,7 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 	err = pt_frame_ranks(p, labels, 0, rank, &nranks);
 	if (err)
 		goto out;
-	err = build_tree(p, m, rank, &t);
+	err = build_tree(p, m, rank, st ? st->aux : NULL, &t);
 	if (err)
 		goto out;
 	/* Tree nodes only know ranks; any frame of a rank carries its label. */
@@ -602,10 +621,11 @@ int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 		if (nd->value * scale < MIN_W)
 			continue;
 		put_frame(f, nd, label, nd->name == ROOT_NAME ? PT_FK_OTHER : kind_by_rank[nd->name],
-			  m, total, scale, frames_bottom);
+			  m, total, scale, frames_bottom, st);
 	}
 	fputs("</g>\n", f);
-	if (total)
+	/* A styled graph (diff) colours by its own rule: the kinds' legend would mislead. */
+	if (total && !st)
 		put_legend(f, present, frames_bottom + 4);
 	fputs("</svg>\n", f);
 	err = pt_stream_result(f);

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * diff.h — `peaktrace diff DIR_A DIR_B`: two runs' output directories compared. The folded
+ * files ({peak,live,alloc}.folded: every stack, exact bytes) give the per-stack deltas,
+ * report.json the totals, RSS and per-invocation peaks; a differential flame graph of the peak
+ * goes to OUTDIR, and --max-growth turns the peak's growth into a CI gate.
+ */
+#ifndef PEAKTRACE_DIFF_H
+#define PEAKTRACE_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PT_DIFF_DEFAULT_OUT "peaktrace-diff"
+
+struct pt_diff_options {
+	const char *dir_a, *dir_b;  /* the two runs' -o directories: A the baseline */
+	const char *outdir;         /* -o: diff.peak.folded, diff.peak.svg, diff.txt */
+	int top;                    /* --top: stacks listed per direction and metric */
+	bool gate;                  /* --max-growth given */
+	uint64_t max_growth;        /* --max-growth: bytes B's peak live heap may exceed A's by */
+	bool quiet;                 /* -q: no report on stdout (the gate's line still goes out) */
+};
+
+/* What a diff ended with; main() maps each to an exit code (cli.h). */
+enum pt_diff_result {
+	PT_DIFF_OK = 0,
+	PT_DIFF_BAD_INPUT,   /* a directory missing, not a peaktrace output, unreadable */
+	PT_DIFF_OUTPUT,      /* OUTDIR could not be written */
+	PT_DIFF_GREW,        /* the peak grew by more than --max-growth */
+	PT_DIFF_FAIL,        /* out of memory */
+};
+
+/*
+ * The pure core, unit tested (tests/unit/test_diff.c).
+ */
+
+/* One folded line: "root;...;leaf BYTES". */
+struct pt_fold_line {
+	const char *stack;  /* points into the parsed text */
+	uint64_t v;
+};
+
+struct pt_fold {
+	struct pt_fold_line *lines;  /* sorted by stack (strcmp), each stack once */
+	size_t n;
+};
+
+/* Parse folded text in place (its newlines and last spaces become NULs): one line per stack,
+ * "STACK VALUE" with VALUE an unsigned decimal; blank lines are skipped, a trailing "\r"
+ * ignored, repeated stacks summed. 0, -EINVAL with *bad_line (1-based) for a line that is not
+ * folded (no space, no stack, not a number, a NUL byte), -ENOMEM. */
+int pt_fold_parse(char *text, size_t len, struct pt_fold *out, size_t *bad_line);
+void pt_fold_free(struct pt_fold *f);
+
+/* One stack in either profile: a = its bytes in A, b in B (0 where absent). */
+struct pt_diff_row {
+	const char *stack;
+	uint64_t a, b;
+};
+
+static inline int64_t pt_diff_delta(const struct pt_diff_row *r)
+{
+	return (int64_t)(r->b - r->a);
+}
+
+/* Every stack of a or b once, sorted by stack: 0 or -ENOMEM (*rows NULL when n is 0). */
+int pt_fold_diff(const struct pt_fold *a, const struct pt_fold *b, struct pt_diff_row **rows,
+		 size_t *n);
+/* Rows sorted by delta, biggest growth first and so biggest shrink last; ties by stack. */
+void pt_diff_sort(struct pt_diff_row *rows, size_t n);
+
+/* "leaf < caller < caller's caller < ..." from a folded (root-first) stack: at most maxframes
+ * frames, then " < ..."; sanitized for a terminal. malloc'd, NULL when out of memory. */
+char *pt_diff_short_stack(const char *stack, int maxframes);
+
+/* The differential flame graph colour of a frame whose bytes changed by delta, of the most
+ * any frame could change (scale > 0): red for growth, blue for shrink, deeper the larger
+ * |delta| / scale; light grey for no change. */
+void pt_diff_color(char *buf, size_t len, int64_t delta, uint64_t scale);
+
+/* The whole subcommand: read both directories, print the report (stdout and OUTDIR/diff.txt),
+ * write OUTDIR/diff.peak.folded and diff.peak.svg, apply --max-growth. Errors are one
+ * "peaktrace: " line on stderr. */
+enum pt_diff_result pt_diff_run(const struct pt_diff_options *o);
+
+#endif
