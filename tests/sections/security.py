@@ -167,6 +167,8 @@ def run_section(ctx):
         if rc is not None and res.eq(p + ": peaktrace exit status", rc, 0):
             hits = outputs_contain(out, b"peaktraceForeignJit")
             res.true(p + ": not used", not hits, "in %s" % hits)
+            res.true(p + ": ... and peaktrace says so, once",
+                     err.count("is not used (owned by uid %d" % NOBODY) == 1, short(err))
 
     # fifo: a FIFO wherever peaktrace reads a whole file of the target.
     def fifo(root, pid, addr, size):

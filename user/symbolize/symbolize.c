@@ -93,6 +93,7 @@ struct pt_symbolizer {
 	 * root once it is gone), and its uid (who may own its perf map). */
 	bool same_root;
 	bool have_uid;
+	bool perfmap_refused;	/* said once: a perf map was there but not used */
 	uid_t uid;
 };
 
@@ -770,7 +771,7 @@ int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, con
  * FIFO would block a plain fopen() until someone writes to it, and a device read forever) owned
  * by the target's uid or root: perf's rule, since any local user can write /tmp.
  */
-static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok)
+static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok, const char *path)
 {
 	struct stat st;
 	FILE *f;
@@ -779,6 +780,22 @@ static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok)
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !s->have_uid ||
 	    !(st.st_uid == s->uid || (root_ok && st.st_uid == 0)) || !(f = fdopen(fd, "r"))) {
+		/* Not silent: the JIT frames it would have named stay unnamed, and the user should
+		 * know why (once: the map is looked at again at every refresh). */
+		if (!s->perfmap_refused) {
+			char why[96];
+
+			s->perfmap_refused = true;
+			if (!s->have_uid)
+				snprintf(why, sizeof(why), "the target's uid is unknown");
+			else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+				snprintf(why, sizeof(why), "not a regular file");
+			else
+				snprintf(why, sizeof(why), "owned by uid %u, not the target's uid %u%s",
+					 (unsigned)st.st_uid, (unsigned)s->uid, root_ok ? " or root" : "");
+			fprintf(stderr, "peaktrace: warning: %s is not used (%s): JIT frames stay "
+					"unnamed\n", path, why);
+		}
 		close(fd);
 		return NULL;
 	}
@@ -796,12 +813,12 @@ static void perfmap_read(struct pt_symbolizer *s)
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", ns_pid(s->pid));
 	fd = pt_target_open(s->pid, path, 0);
 	if (fd >= 0) {
-		f = perfmap_fdopen(s, fd, true);
+		f = perfmap_fdopen(s, fd, true, path);
 	} else if (fd == -ESRCH && s->same_root) {
 		/* The target is gone (no /proc/PID/root): its map stays in our /tmp when it ran
 		 * in our root, and is its own only if the target's uid owns it. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", s->pid);
-		f = perfmap_fdopen(s, pt_target_open(0, path, 0), false);
+		f = perfmap_fdopen(s, pt_target_open(0, path, 0), false, path);
 	}
 	if (!f)
 		return;
