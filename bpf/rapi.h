@@ -40,6 +40,15 @@ static inline int pt_rapi_prefix(const char *b, const char *lit, int n)
 	return 1;
 }
 
+/* The request path ends at b[i]: a space or '?' follows, or the write (or the scanned part of it)
+ * ends there — so ".../responsefoo" is not ".../response". */
+static inline int pt_rapi_path_end(const char *b, __u32 len, __u32 i)
+{
+	if (i >= len || i >= PT_RAPI_SCAN)
+		return 1;
+	return b[i & (PT_RAPI_SCAN - 1)] == ' ' || b[i & (PT_RAPI_SCAN - 1)] == '?';
+}
+
 /*
  * Classify the first len bytes (len <= PT_RAPI_SCAN) of a write. For RESPONSE and ERROR the
  * request id is b[*id_off .. *id_off + *id_len).
@@ -72,9 +81,11 @@ static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u3
 		return PT_RAPI_OTHER;
 	*id_off = PT_RAPI_POST_LEN;
 	*id_len = end - PT_RAPI_POST_LEN;
-	if (end + 9 <= len && end + 9 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/response", 9))
+	if (end + 9 <= len && end + 9 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/response", 9) &&
+	    pt_rapi_path_end(b, len, end + 9))
 		return PT_RAPI_RESPONSE;
-	if (end + 6 <= len && end + 6 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/error", 6))
+	if (end + 6 <= len && end + 6 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/error", 6) &&
+	    pt_rapi_path_end(b, len, end + 6))
 		return PT_RAPI_ERROR;
 	return PT_RAPI_OTHER;
 }

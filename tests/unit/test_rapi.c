@@ -55,6 +55,14 @@ int main(void)
 	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/0123456789012345678901234567890123456789"
 			      "0123456789012345678901234567890123456789/response", NULL, 0),
 		     PT_RAPI_OTHER, "an id longer than PT_REQID_LEN is refused");
+	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc/responsefoo HTTP/1.1\r\n", NULL, 0),
+		     PT_RAPI_OTHER, "/responsefoo is not /response");
+	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc/errors HTTP/1.1\r\n", NULL, 0),
+		     PT_RAPI_OTHER, "/errors is not /error");
+	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc/response?x=1 HTTP/1.1\r\n", NULL, 0),
+		     PT_RAPI_RESPONSE, "/response with a query string");
+	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc/response", NULL, 0), PT_RAPI_RESPONSE,
+		     "/response at the end of the write");
 	CHECK_EQ_U64(classify("HTTP/1.1 200 OK\r\n", NULL, 0), PT_RAPI_OTHER, "a response is no request");
 	CHECK_EQ_U64(classify("", NULL, 0), PT_RAPI_OTHER, "empty write");
 
