@@ -333,6 +333,12 @@ def churn(ctx, exe, name):
         res.true("%s errors.arena_table_full counts the threads beyond the rows" % sub,
                  beyond <= full <= beyond + other_alloc,
                  "got %s, want %d..%d" % (full, beyond, beyond + other_alloc))
+        # The allocations from a third arena or more are counted with the row's second arena:
+        # its by_arena entry says how many (other_arenas_alloc_count), which is exactly the part
+        # of arena_table_full that is not one per thread beyond the rows.
+        mixed = sum(int(b.get("other_arenas_alloc_count", -1)) for t in other for b in t.get("by_arena", []))
+        res.eq("%s 'other threads' by_arena: other_arenas_alloc_count == arena_table_full - threads beyond"
+               % sub, mixed, full - beyond)
         res.eq("%s other error counters 0" % sub,
                errors_nonzero(rep, ("unknown_free", "arena_table_full")), {})
         print("  %s: %.1f s, totals %s, arena_table_full %s (%d threads beyond the rows)"

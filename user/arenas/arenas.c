@@ -391,6 +391,8 @@ static int read_thread_rows(struct pt_arenas *a, int thread_slots_fd, const stru
 				   sub == PT_TS_ARENA0 ? row.arena[0] :
 				   sub == PT_TS_ARENA1 ? row.arena[1] :
 				   sub == PT_TS_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
+			if (sub == PT_TS_ARENA1)
+				t->other_arenas_count = row.extra;
 		}
 	}
 	qsort(a->threads, a->nthreads, sizeof(a->threads[0]), cmp_thread);
@@ -460,6 +462,7 @@ static int sum_threads(struct pt_arenas *a)
 		u->st.live_count += t->st.live_count;
 		u->st.live_bytes += t->st.live_bytes;
 		u->st.live_chunk_bytes += t->st.live_chunk_bytes;
+		u->other_arenas_count += t->other_arenas_count;
 		if (t->arena == PT_ARENA_MMAPPED) {
 			u->mmapped = t->st;
 			if (u->arena == PT_ARENA_UNKNOWN)
@@ -693,15 +696,20 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 		fprintf(f, "  threads (allocating thread -> its arena; blocks it allocated, freed by any thread):\n");
 		for (k = 0; k < a->ntsum; k++) {
 			const struct pt_thread_sum *t = &a->tsum[k];
-			char an[32], mm[64] = "";
+			char an[32], mm[64] = "", sev[128] = "";
 
 			arena_label(an, sizeof(an), t->arena, t->arena_addr);
 			if (t->mmapped.alloc_count && t->arena != PT_ARENA_MMAPPED)
 				snprintf(mm, sizeof(mm), " (%" PRIu64 " mmapped)", (uint64_t)t->mmapped.alloc_count);
+			if (t->other_arenas_count)
+				snprintf(sev, sizeof(sev), "  (used several arenas; %" PRIu64
+					 " allocs from a third arena or more counted under its second)",
+					 t->other_arenas_count);
+			else if (t->narenas > 1)
+				snprintf(sev, sizeof(sev), "  (used several arenas)");
 			fprintf(f, "    %-8d %-16s %8" PRIu64 " allocs%s %8" PRIu64 " frees  live %s%s\n", t->tid, an,
 				(uint64_t)t->st.alloc_count, mm, (uint64_t)t->st.free_count,
-				pt_fmt_bytes(b1, sizeof(b1), (double)t->st.live_bytes),
-				t->narenas > 1 ? "  (used several arenas)" : "");
+				pt_fmt_bytes(b1, sizeof(b1), (double)t->st.live_bytes), sev);
 		}
 	}
 	(void)nthread_arenas;
@@ -813,6 +821,7 @@ void pt_arenas_json(FILE *f, const struct pt_arenas *a)
 			arena_label(an, sizeof(an), r->arena, r->arena_addr);
 			fprintf(f, "%s{\"arena\": \"%s\"", first ? "" : ", ", an);
 			json_ta(f, &r->st);
+			fprintf(f, ", \"other_arenas_alloc_count\": %" PRIu64, r->other_arenas_count);
 			fputc('}', f);
 			first = 0;
 		}

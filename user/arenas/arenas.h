@@ -31,6 +31,10 @@ struct pt_thread_row {
 	int32_t tid;
 	uint32_t arena;          /* kernel arena index, PT_ARENA_MMAPPED or PT_ARENA_UNKNOWN */
 	uint64_t arena_addr;     /* 0 for the main arena / mmapped / unknown */
+	/* The kernel keeps two thread-arena sub-rows per thread: allocations from a third thread
+	 * arena or more are counted in the second one (bpf/peaktrace.h pt_thread_slot.extra); this
+	 * many of st's allocations are such (only in a PT_TS_ARENA1 row). */
+	uint64_t other_arenas_count;
 	struct pt_thread_arena st;
 };
 
@@ -40,6 +44,7 @@ struct pt_thread_sum {
 	uint32_t arena;          /* its main arena index, or PT_ARENA_MMAPPED / PT_ARENA_UNKNOWN */
 	uint64_t arena_addr;
 	int narenas;             /* arenas (not mmapped, not unknown) it allocated from */
+	uint64_t other_arenas_count;     /* allocations counted under another arena's row (see above) */
 	struct pt_thread_arena st;       /* all its blocks */
 	struct pt_thread_arena mmapped;  /* of which mmapped chunks */
 };
