@@ -2,7 +2,12 @@
 /* test_logfmt: lambda-host's Lambda-exact formatting (tools/lambda-host/logfmt.c) and the sample
  * runtime's event scraps (tools/functions/runtime.c), as pure functions on the host.
  * Built by `make lambda-host` into BUILD/tests/host/test_logfmt; run by tests/host/test_host.py. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -98,6 +103,79 @@ static void test_json_scraps(void)
 	CHECK(rt_json_bool("{\"fail\":1}", 10, "fail", true), "bool malformed gives the default");
 }
 
+/* The sample runtime's HTTP client de-chunks a body of many small chunks holding NULs and CRLFs
+ * (a real loopback socket; the server writes the whole response at once, so one recv brings
+ * thousands of chunks: the case that used to cost a memmove per chunk). */
+#define CHUNKS 20000
+static void test_chunked(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int ls = socket(AF_INET, SOCK_STREAM, 0), ok = 1;
+	char hp[32], *want = malloc(CHUNKS * 8);
+	size_t wlen = 0;
+	pid_t pid;
+
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&a, &al) || !want) {
+		CHECK(0, "loopback listener for the chunked test");
+		return;
+	}
+	for (int i = 0; i < CHUNKS; i++)
+		for (int k = 0; k < 1 + i % 7; k++)
+			want[wlen++] = (char)("a\0\r\nz"[(i + k) % 5]);
+	pid = fork();
+	if (pid == 0) {
+		static char out[CHUNKS * 16 + 256], req[4096];
+		size_t n = 0, w = 0;
+		int cs = accept(ls, NULL, NULL);
+
+		if (cs < 0 || recv(cs, req, sizeof(req), 0) <= 0)
+			_exit(1);
+		n += (size_t)sprintf(out, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+		for (int i = 0; i < CHUNKS; i++) {
+			int len = 1 + i % 7;
+
+			n += (size_t)sprintf(out + n, "%x\r\n", len);
+			memcpy(out + n, want + w, (size_t)len);
+			n += (size_t)len;
+			w += (size_t)len;
+			memcpy(out + n, "\r\n", 2);
+			n += 2;
+		}
+		n += (size_t)sprintf(out + n, "0\r\nX-Trailer: 1\r\n\r\n");
+		for (size_t off = 0; off < n;) {
+			ssize_t k = send(cs, out + off, n - off, 0);
+
+			if (k <= 0)
+				_exit(1);
+			off += (size_t)k;
+		}
+		sleep(5);
+		_exit(0);
+	}
+	close(ls);
+	snprintf(hp, sizeof(hp), "127.0.0.1:%d", ntohs(a.sin_port));
+	{
+		struct http_conn c;
+		struct http_resp r = {0};
+		const char *why = NULL;
+		int rc = http_init(&c, hp, 10.0);
+
+		if (!rc)
+			rc = http_request(&c, "GET", "/chunked", "", NULL, 0, &r, &why);
+		CHECK_EQ_U64((uint64_t)(rc == 0), 1, "chunked response read");
+		ok = rc == 0 && r.body.len == wlen && !memcmp(r.body.data, want, wlen);
+		CHECK(ok, "20000 small chunks with NUL and CRLF bytes de-chunked exactly");
+		CHECK_EQ_U64(r.body.len, wlen, "de-chunked body length");
+		http_resp_free(&r);
+		http_close(&c);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	free(want);
+}
+
 int main(void)
 {
 	test_report();
@@ -105,5 +183,6 @@ int main(void)
 	test_exit_and_errors();
 	test_ids();
 	test_json_scraps();
+	test_chunked();
 	return CHECK_DONE();
 }

@@ -287,25 +287,42 @@ int http_header(const struct http_resp *r, const char *name, char *out, size_t o
 	return (int)vlen;
 }
 
-/* Read "SIZE[;ext]\r\n ... data\r\n" chunks until "0\r\n" and the trailer section. */
+/* The first "\r\n" in c->in at or after off, searching at most max bytes (bodies are binary:
+ * no strstr); NULL when not there yet. */
+static char *in_eol(const struct http_conn *c, size_t off, size_t max)
+{
+	size_t n = c->in.len - off;
+
+	if (!c->in.data || off >= c->in.len)
+		return NULL;
+	return memmem(c->in.data + off, n < max ? n : max, "\r\n", 2);
+}
+
+/* Read "SIZE[;ext]\r\n ... data\r\n" chunks until "0\r\n" and the trailer section. The chunks
+ * already received are consumed through an offset and the buffer is compacted once per recv,
+ * not once per chunk (many small chunks cost linear time, not quadratic). */
 static int read_chunked(struct http_conn *c, struct http_resp *r, const char **why)
 {
+	size_t off = 0;
+	int n = 0;
+
 	for (;;) {
 		char *eol, *end;
 		unsigned long long sz;
-		int n;
 
-		while (!(eol = strstr(c->in.data ? c->in.data : "", "\r\n"))) {
-			if (c->in.len > 1024) {
+		while (!(eol = in_eol(c, off, 1026))) {
+			if (c->in.len - off > 1024) {
 				*why = "bad chunk header";
 				return -EPROTO;
 			}
+			in_take(c, off);
+			off = 0;
 			if ((n = in_fill(c)) <= 0)
 				goto short_read;
 		}
 		errno = 0;
-		sz = strtoull(c->in.data, &end, 16);
-		if (errno || end == c->in.data || (*end != ';' && *end != '\r' && *end != ' ')) {
+		sz = strtoull(c->in.data + off, &end, 16);
+		if (errno || end == c->in.data + off || (*end != ';' && *end != '\r' && *end != ' ')) {
 			*why = "bad chunk size";
 			return -EPROTO;
 		}
@@ -313,33 +330,42 @@ static int read_chunked(struct http_conn *c, struct http_resp *r, const char **w
 			*why = "body too large";
 			return -EFBIG;
 		}
-		in_take(c, (size_t)(eol + 2 - c->in.data));
+		off = (size_t)(eol + 2 - c->in.data);
 		if (sz == 0) {
 			/* Trailer fields end with an empty line. */
 			for (;;) {
-				while (!(eol = strstr(c->in.data ? c->in.data : "", "\r\n"))) {
-					if (c->in.len > RT_MAX_HEAD) {
+				while (!(eol = in_eol(c, off, RT_MAX_HEAD + 2))) {
+					if (c->in.len - off > RT_MAX_HEAD) {
 						*why = "trailers too large";
 						return -EPROTO;
 					}
+					in_take(c, off);
+					off = 0;
 					if ((n = in_fill(c)) <= 0)
 						goto short_read;
 				}
-				if (eol == c->in.data) {
-					in_take(c, 2);
+				if (eol == c->in.data + off) {
+					in_take(c, off + 2);
 					return 0;
 				}
-				in_take(c, (size_t)(eol + 2 - c->in.data));
+				off = (size_t)(eol + 2 - c->in.data);
 			}
 		}
-		while (c->in.len < sz + 2)
+		while (c->in.len - off < sz + 2) {
+			in_take(c, off);
+			off = 0;
 			if ((n = in_fill(c)) <= 0)
 				goto short_read;
-		if (rt_buf_append(&r->body, c->in.data, (size_t)sz)) {
+		}
+		if (memcmp(c->in.data + off + sz, "\r\n", 2)) {
+			*why = "bad chunk end";
+			return -EPROTO;
+		}
+		if (rt_buf_append(&r->body, c->in.data + off, (size_t)sz)) {
 			*why = "out of memory";
 			return -ENOMEM;
 		}
-		in_take(c, (size_t)sz + 2);
+		off += (size_t)sz + 2;
 		continue;
 short_read:
 		*why = n < 0 ? "recv" : "connection closed mid-body";
