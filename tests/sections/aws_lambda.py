@@ -504,9 +504,55 @@ def run_exit_outcomes(ctx):
                (status, sig) if sig else (status, None))
 
 
+def run_rapi_page_edge(ctx):
+    """A GET /next written from the last 61 bytes of a page before an inaccessible one, right after
+    another write left "next" + 'X' in the BPF side's per-CPU scratch (tests/workloads/
+    rt_page_edge.py): every invocation must still be found, with the host's request ids."""
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
+    host = os.path.join(build, "tools", "lambda-host")
+    invoke = os.path.join(build, "tools", "invoke")
+    rt_py = os.path.join(ROOT, "tests", "workloads", "rt_page_edge.py")
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+    name = "lambda/GET next at a page's end"
+    if not os.access(host, os.X_OK):
+        res.skip(name, "lambda-host not built")
+        return
+    port = 31000 + random.randint(0, 400) * 2
+    pidfile = os.path.join(tmp, "edge.pid")
+    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--pid-file", pidfile, "--", py, rt_py])
+    rt = wait_pidfile(h, pidfile, timeout)
+    if rt is None:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return
+    time.sleep(1.0)
+    outdir = os.path.join(tmp, "lambda-edge")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    for _ in range(3):
+        rc, out, err = run([invoke, "--port", str(port + 1), "{}"], timeout=timeout)
+        res.eq("%s: invoke answered" % name, rc, 0)
+    time.sleep(0.3)
+    p.signal(signal.SIGINT)
+    res.eq(name + ": peaktrace exit status", p.wait(timeout), 0)
+    ids = stop_host(h, timeout)
+    res.eq(name + ": the host answered 3 invocations", len(ids), 3)
+    rep = load_report(res, name, outdir)
+    if rep is None:
+        return
+    res.eq(name + ": every invocation found once, with the host's request ids",
+           [i["request_id"] for i in invocations(rep)], ids)
+
+
 def run_section(ctx):
     run_exit_outcomes(ctx)
     run_lambda_section(ctx)
     run_lambda_launch(ctx)
     run_lambda_node(ctx)
     run_lambda_streaming(ctx)
+    run_rapi_page_edge(ctx)
