@@ -31,6 +31,11 @@ const volatile bool glibc_arenas = false;
 const volatile bool free_checks_thread = false;
 /* Find invocation boundaries in the target's Runtime API traffic. */
 const volatile bool rapi_boundaries = false;
+/* aws-lambda-cpp boundaries (--boundary uprobe: get_next's return), attach mode: a runtime
+ * attached while it waits in get_next entered it before the probes (no return probe for that
+ * call), so its first start is the answer to that "next" read on a Runtime API socket found at
+ * attach — only while no boundary has ended or started an invocation yet. */
+const volatile bool rapi_first_start = false;
 /* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
 const volatile __u64 sample_bytes = 0;
 /* The target runs CPython: read its frames (python.bpf.h). Off: the verifier drops the walk. */

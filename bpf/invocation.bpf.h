@@ -284,7 +284,11 @@ static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
 	const void *buf;
 	__u64 key;
 
-	if (!rapi_boundaries || ctx->ret <= 0 || !is_target())
+	if ((!rapi_boundaries && !rapi_first_start) || ctx->ret <= 0 || !is_target())
+		return 0;
+	/* Uprobe boundaries: only the first start, and only if no boundary probe came first (the
+	 * runtime was idle in get_next when we attached, not busy in its handler). */
+	if (!rapi_boundaries && (g.inv_seq != 0 || g.inv[0].state != PT_INV_RUNNING))
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	fd = (__u32)BPF_CORE_READ(regs, di);

@@ -655,6 +655,7 @@ static int configure(struct pt_session *s)
 	skel->rodata->free_checks_thread = s->alloc.kind == PT_ALLOC_JEMALLOC ||
 					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
 	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
+	skel->rodata->rapi_first_start = !s->launched && o->boundary == BOUNDARY_AWS;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
@@ -748,11 +749,11 @@ int pt_session_attach(struct pt_session *s)
 	seed_globals(s);
 	if ((code = open_streams(s)) != EXIT_OK)
 		return code;
-	if (skel->rodata->rapi_boundaries && !s->launched)
+	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
 		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid);
 	if (pt_attach_allocator(skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
 				s->multi) ||
-	    pt_attach_tracepoints(skel, &s->links, skel->rodata->rapi_boundaries) ||
+	    pt_attach_tracepoints(skel, &s->links, skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) ||
 	    (o->boundary == BOUNDARY_UPROBE &&
 	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
 				  s->launched, o->verbose)) ||
