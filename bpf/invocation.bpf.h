@@ -307,6 +307,10 @@ static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
 	}
 	/* The first bytes of the answer to "next": the invocation starts now. */
 	bpf_map_delete_elem(&rapi_fds, &key);
+	/* Uprobe boundaries whose get_next entry was not seen: the phase before ends as the
+	 * Runtime API detector ends it, as init ("next" when attached), not unfinished. */
+	if (!rapi_boundaries)
+		inv_end(PT_OUT_INIT, NULL, 0, fd);
 	inv_start(fd, buf, (__u32)ctx->ret);
 	return 0;
 }
@@ -353,6 +357,12 @@ static __always_inline int boundary_uprobe(struct pt_regs *ctx)
 		return 0;
 	case PT_BOUNDARY_END:
 		inv_end(PT_OUT_RESPONSE, NULL, 0, 0);
+		return 0;
+	case PT_BOUNDARY_AWS_NEXT_CALL:
+		/* Lambda's init phase ends when the runtime first asks for work (as the Runtime
+		 * API detector sees it), not when the first event arrives. */
+		if (g.inv_seq == 0)
+			inv_end(PT_OUT_INIT, NULL, 0, 0);
 		return 0;
 	}
 	sc = bpf_map_lookup_elem(&rapi_buf, &zero);

@@ -69,6 +69,7 @@ enum pt_boundary_cookie {
 	PT_BOUNDARY_AWS_NEXT = 3,      /* runtime::get_next() returned: outcome in rax (sret) */
 	PT_BOUNDARY_AWS_SUCCESS = 4,   /* runtime::post_success(const std::string &id, ...) */
 	PT_BOUNDARY_AWS_FAILURE = 5,   /* runtime::post_failure(const std::string &id, ...) */
+	PT_BOUNDARY_AWS_NEXT_CALL = 6, /* runtime::get_next() entered: the init phase ends */
 };
 
 /* Every path that can lose or distort data has a per-CPU counter, shown in every report. */

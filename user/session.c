@@ -58,6 +58,9 @@ struct pt_session {
 	uint64_t hiwater;        /* from the exit event */
 	uint64_t vmhwm;
 	bool need_refresh;
+	/* --boundary uprobe: aws-lambda-cpp not mapped yet (a runtime client dlopens it): tried
+	 * again whenever new code is mapped */
+	bool aws_pending;
 	/* BPF */
 	struct peaktrace_bpf *skel;
 	bool multi;              /* uprobe-multi links */
@@ -655,7 +658,7 @@ static int configure(struct pt_session *s)
 	skel->rodata->free_checks_thread = s->alloc.kind == PT_ALLOC_JEMALLOC ||
 					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
 	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
-	skel->rodata->rapi_first_start = !s->launched && o->boundary == BOUNDARY_AWS;
+	skel->rodata->rapi_first_start = o->boundary == BOUNDARY_AWS;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
 	bpf_map__set_max_entries(skel->maps.stack_ids, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
@@ -739,6 +742,25 @@ static int open_streams(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/* aws-lambda-cpp's boundaries, now or (not mapped yet: -ENOENT) when new code is mapped.
+ * Returns 0 or -errno of a real failure. */
+static int attach_aws(struct pt_session *s, const char *const *paths, bool retry)
+{
+	int err = pt_attach_aws_boundaries(s->skel, &s->links, s->pid, retry ? NULL : paths,
+					   retry ? 0 : s->npaths, retry ? false : s->launched, retry);
+
+	s->aws_pending = err == -ENOENT;
+	/* Launch mode: the runtime may have entered get_next before these probes were set (no
+	 * return probe for that call): its socket, found now, gives the first start (BPF:
+	 * rapi_first_start; a no-op once get_next's entry probe has ended the init phase). */
+	if (retry && !err)
+		pt_rapi_seed(bpf_map__fd(s->skel->maps.rapi_fds), s->pid);
+	if (retry && !err)
+		fprintf(stderr, "peaktrace: --boundary uprobe: aws-lambda-cpp is mapped now; its "
+				"invocation boundaries are set\n");
+	return err == -ENOENT ? 0 : err;
+}
+
 int pt_session_attach(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -757,8 +779,7 @@ int pt_session_attach(struct pt_session *s)
 	    (o->boundary == BOUNDARY_UPROBE &&
 	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
 				  s->launched, o->verbose)) ||
-	    (o->boundary == BOUNDARY_AWS &&
-	     pt_attach_aws_boundaries(skel, &s->links, s->pid, paths, s->npaths, s->launched)))
+	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
 		return EXIT_BPF;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
@@ -825,6 +846,10 @@ void pt_session_poll(struct pt_session *s)
 		if (s->launched && pt_child_poll(&s->child, at_child_exit, s))
 			s->exited = true;
 		if (s->need_refresh && s->sym && !s->exited) {
+			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
+			 * long enough for the runtime to reach its first get_next meanwhile. */
+			if (s->aws_pending)
+				attach_aws(s, NULL, true);
 			pt_sym_refresh(s->sym);
 			pt_unwind_refresh(s->unw);
 			python_locate(s);
@@ -853,6 +878,9 @@ void pt_session_poll(struct pt_session *s)
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+	if (s->aws_pending)
+		fprintf(stderr, "peaktrace: --boundary uprobe: aws-lambda-cpp was never mapped: no invocation "
+				"boundaries were seen\n");
 }
 
 /* The invocation (or init phase) still running when tracing stopped. */

@@ -432,6 +432,86 @@ def _lambda_node(ctx, extra):
              [(i["rss_start_bytes"], i["rss_peak_bytes"]) for i in invs])
 
 
+def run_lambda_node_launch_uprobe(ctx):
+    """--boundary uprobe in launch mode with the real Node client: the host starts peaktrace as the
+    runtime command; aws-lambda-cpp is in the client's native addon, dlopened by node after start,
+    so its probes can only be set when it is mapped. Every invocation found with the host's ids,
+    numbered from 1, the init phase ending at the first get_next; peaktrace neither fails (it
+    exited 7 before) nor leaves the host without a runtime."""
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
+    node_dir = os.path.join(ROOT, "tools", "functions", "node")
+    ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
+    host = os.path.join(build, "tools", "lambda-host")
+    invoke = os.path.join(build, "tools", "invoke")
+    name = "lambda/node launch --boundary uprobe"
+    if not os.path.exists(ric) or not os.access(host, os.X_OK):
+        res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
+        return
+    port = 27000 + random.randint(0, 400) * 2
+    outdir = os.path.join(tmp, "lambda-node-launch-aws")
+    pidfile = os.path.join(tmp, "node-launch.pid")
+    h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--init-timeout", "60", "--pid-file", pidfile, "--task-root", node_dir, "--",
+              pt, "-o", outdir, "-q", "--boundary", "uprobe", "--", ric, "index.handler"])
+    if not h.wait_for("err", r"^peaktrace: tracing PID") and not h.wait_for("out", r"^peaktrace: tracing PID", 1):
+        res.fail(name, "peaktrace did not start under the host: " + (h.err + h.out)[-400:])
+        h.kill()
+        return
+    # peaktrace's own start-up work for node's code (symbols, unwind tables) can outlast the
+    # runtime's init: the probes come when the addon is mapped and peaktrace gets to it.
+    mapped = h.wait_for("err", r"aws-lambda-cpp is mapped now", timeout) or \
+        h.wait_for("out", r"aws-lambda-cpp is mapped now", 1)
+    res.true(name + ": peaktrace said when aws-lambda-cpp was mapped", mapped, (h.err + h.out)[-400:])
+    for mb in (4, 32, 8):
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=timeout)
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    ptpid = None
+    try:
+        with open(pidfile) as f:
+            ptpid = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    if ptpid:
+        os.kill(ptpid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and os.path.exists("/proc/%d" % ptpid):
+            try:
+                with open("/proc/%d/stat" % ptpid) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        break
+            except OSError:
+                break
+            time.sleep(0.1)
+    ids = stop_host(h, timeout)
+    rep = load_report(res, name, outdir)
+    if rep is None:
+        return
+    rows = rep.get("invocations", [])
+    res.eq(name + ": the init phase ends when get_next is first called",
+           [(r["phase"], r["outcome"]) for r in rows if r.get("seq") == 0], [("init", "init")])
+    invs = invocations(rep)
+    res.eq(name + ": every invocation found once, with the host's request ids",
+           [i["request_id"] for i in invs], ids)
+    res.eq(name + ": numbered from 1, none started before tracing",
+           [(i["seq"], i["started_before_trace"]) for i in invs], [(k + 1, False) for k in range(len(ids))])
+
+
+def run_uprobe_no_runtime(ctx):
+    """--boundary uprobe on a program with no aws-lambda-cpp in it (yet): not a BPF failure (it
+    exited 7 before, and a runtime started that way under RIE got 502s): tracing goes on, the
+    probes would come with the library, and the end says once that it never came."""
+    res, pt, tmp, timeout = ctx.res, ctx.pt, ctx.tmp, TIMEOUT
+    name = "lambda/--boundary uprobe without aws-lambda-cpp"
+    outdir = os.path.join(tmp, "uprobe-none")
+    rc, out, err = run([pt, "-q", "-o", outdir, "--boundary", "uprobe", "-d", "1", "--", "/bin/sleep", "3"],
+                       timeout=timeout)
+    res.eq(name + ": peaktrace exit status", rc, 0)
+    res.true(name + ": said at start that the probes come when it is mapped",
+             "its probes are set when it is mapped" in err, err[-300:])
+    res.true(name + ": said at the end that it never was", "aws-lambda-cpp was never mapped" in err, err[-300:])
+    res.true(name + ": the report is written", os.path.exists(os.path.join(outdir, "report.json")), outdir)
+
+
 def run_lambda_streaming(ctx):
     """Response streaming (Python runtime, {"stream": N}): the POST line goes first and the body
     follows in N chunks 100 ms apart; the invocation must end with the last chunk, as the host's
@@ -565,5 +645,7 @@ def run_section(ctx):
     run_lambda_section(ctx)
     run_lambda_launch(ctx)
     run_lambda_node(ctx)
+    run_lambda_node_launch_uprobe(ctx)
+    run_uprobe_no_runtime(ctx)
     run_lambda_streaming(ctx)
     run_rapi_page_edge(ctx)

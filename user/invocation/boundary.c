@@ -244,44 +244,47 @@ int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
  * from their arguments. LOCAL symbols, found in .symtab of whichever mapped object has them.
  */
 int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid,
-			     const char *const *paths, int npaths, bool launched)
+			     const char *const *paths, int npaths, bool launched, bool quiet)
 {
 	static const struct { const char *sym; bool ret; uint64_t cookie; } fns[] = {
 		{ "_ZN3aws14lambda_runtime7runtime8get_nextEv", true, PT_BOUNDARY_AWS_NEXT },
+		{ "_ZN3aws14lambda_runtime7runtime8get_nextEv", false, PT_BOUNDARY_AWS_NEXT_CALL },
 		{ "_ZN3aws14lambda_runtime7runtime12post_successERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS0_19invocation_responseE", false, PT_BOUNDARY_AWS_SUCCESS },
 		{ "_ZN3aws14lambda_runtime7runtime12post_failureERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKNS0_19invocation_responseE", false, PT_BOUNDARY_AWS_FAILURE },
 	};
+	enum { N = sizeof(fns) / sizeof(fns[0]) };
+	char *path[N] = { NULL };
+	int fd[N] = { -1, -1, -1, -1 };
+	uint64_t off[N];
 	size_t k;
-	int err;
+	int err = 0;
 
-	for (k = 0; k < sizeof(fns) / sizeof(fns[0]); k++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	/* All three first: none is attached unless the runtime is there whole. */
+	for (k = 0; k < N && !err; k++) {
 		struct pt_boundary_point pt = { .lib = "", .at_return = fns[k].ret };
-		char *path = NULL;
-		uint64_t off;
-		int fd;
 
 		snprintf(pt.sym, sizeof(pt.sym), "%s", fns[k].sym);
-		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, &pt, &path, &fd, &off);
-		if (err) {
+		err = pt_boundary_resolve(launched ? 0 : pid, paths, npaths, &pt, &path[k], &fd[k], &off[k]);
+		if (err && !quiet)
 			fprintf(stderr, "peaktrace: --boundary uprobe: no aws-lambda-cpp runtime (%s) in the "
-					"objects %s maps%s\n", k == 0 ? "runtime::get_next" : k == 1 ?
-					"runtime::post_success" : "runtime::post_failure",
-				launched ? "the program" : "the process",
-				launched ? " before it runs (a runtime that dlopens it: use -p)" : "");
-			return err;
-		}
+					"objects %s maps yet; its probes are set when it is mapped\n",
+				k < 2 ? "runtime::get_next" : k == 2 ? "runtime::post_success" :
+				"runtime::post_failure", launched ? "the program" : "the process");
+	}
+	for (k = 0; k < N && !err; k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo);
+
 		uo.retprobe = fns[k].ret;
 		uo.bpf_cookie = fns[k].cookie;
 		err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.boundary_hit, pid,
-									  path, off, &uo), 2);
+									  path[k], off[k], &uo), 2);
 		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach to aws-lambda-cpp in %s: %s\n", path,
+			fprintf(stderr, "peaktrace: failed to attach to aws-lambda-cpp in %s: %s\n", path[k],
 				strerror(-err));
-			close_resolved(path, fd);
-			return err;
+			err = err == -ENOENT ? -EIO : err;   /* -ENOENT means "not mapped yet" */
 		}
-		close_resolved(path, fd);
 	}
-	return 0;
+	for (k = 0; k < N; k++)
+		close_resolved(path[k], fd[k]);
+	return err;
 }

@@ -38,7 +38,10 @@ int pt_boundary_resolve(pid_t pid, const char *const *paths, int npaths,
 int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
 			 const struct pt_boundary_spec *spec, pid_t pid, const char *const *paths,
 			 int npaths, bool launched, bool verbose);
-/* --boundary uprobe: aws-lambda-cpp's get_next/post_success/post_failure (cookies 3-5). */
+/* --boundary uprobe: aws-lambda-cpp's get_next/post_success/post_failure (cookies 3-5), all
+ * three or none. Returns 0, -ENOENT when the runtime is not (yet) among the objects (said on
+ * stderr unless quiet: the session tries again when new code is mapped, e.g. the runtime
+ * client's native addon dlopened at start-up), or another -errno (said on stderr). */
 int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid,
-			     const char *const *paths, int npaths, bool launched);
+			     const char *const *paths, int npaths, bool launched, bool quiet);
 #endif
