@@ -550,6 +550,7 @@ static void text_losses(FILE *f, const struct pt_report *r)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
 	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots; tracer RSS peak %s\n",
 		r->stacks_used, r->max_stacks, pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
+	pt_tl_text(f, &r->tl);
 }
 
 /* TOP MMAP/BRK STACKS, by address space mapped. */
@@ -749,6 +750,9 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "  \"timeline\": ");
+	pt_tl_json(f, &r->tl);
+	fprintf(f, ",\n");
 	fprintf(f, "  \"frames\": {\"mode\": \"%s\", \"collapsed_frames\": %" PRIu64
 		   ", \"collapsed_runs\": %" PRIu64 ", \"hidden_frames\": %" PRIu64
 		   ", \"stacks_changed\": %" PRIu64 "},\n",
