@@ -94,6 +94,7 @@ struct pt_session {
 	struct pt_collect_in cin;
 	struct pt_collect_stats cstats;
 	struct pt_timeline tl;   /* memory over time (report/timeline.h) */
+	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -918,7 +919,7 @@ void pt_session_stop(struct pt_session *s)
 	/* timeline.jsonl is complete and closed before any report is written (report.html reads
 	 * it). */
 	pt_timeline_stop(&s->tl);
-	if (s->opt->outdir && (err = pt_timeline_write_dir(s->opt->outdir, &s->tl, &s->invs)))
+	if (s->opt->outdir && (err = s->tl_err = pt_timeline_write_dir(s->opt->outdir, &s->tl, &s->invs)))
 		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl: %s\n", s->opt->outdir,
 			strerror(-err));
 }
@@ -1060,6 +1061,8 @@ int pt_session_report(struct pt_session *s)
 			fprintf(stderr, "peaktrace: reports written to %s/\n", o->outdir);
 		}
 	}
+	if (s->tl_err)
+		code = EXIT_OUTPUT;
 	if (o->summary && (err = pt_summary_write(o->summary, &s->rep)))
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
 	if (o->outdir && o->per_invocation)

@@ -8,7 +8,7 @@ import os
 import xml.etree.ElementTree as ET
 
 from tracing import trace_attach, trace_launch, load_report
-from harness import short
+from harness import run, short
 
 PAGE = 4096
 TOL = 16 * PAGE          # "within a few pages": RSS counters are batched per CPU in the kernel
@@ -255,7 +255,21 @@ def check_invocations(res, name, outdir, ids, lines, truth=None, tol=1 << 20):
                  max(within or [0]) <= truth[k] + tol, "max inside %s, VmHWM %d" % (max(within or [0]), truth[k]))
 
 
+def bad_input(ctx):
+    res, pt = ctx.res, ctx.pt
+    for arg in ("abc", "-5", "10x", "60001"):
+        name = "timeline/bad --timeline-interval %s" % arg
+        if not res.wanted(name):
+            continue
+        rc, out, err = run([pt, "--timeline-interval", arg, "--", "/bin/true"])
+        lines = [l for l in err.splitlines() if l.strip()]
+        res.eq(name + ": exit 2", rc, 2)
+        res.true(name + ": first line is one peaktrace: line naming the option",
+                 lines and lines[0].startswith("peaktrace: ") and "--timeline-interval" in lines[0], err)
+
+
 def run_section(ctx):
+    bad_input(ctx)
     one_run(ctx, "launch", [], 10, True)
     one_run(ctx, "attach", [], 10, True)
     one_run(ctx, "launch", ["--timeline-interval", "500"], 500, False)

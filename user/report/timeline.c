@@ -145,6 +145,7 @@ int pt_timeline_start(struct pt_timeline *tl, struct pt_global *g, pid_t pid, un
 		tl->interval_ms = 0;
 		return -err;
 	}
+	pthread_setname_np(tl->thread, "pt-timeline");   /* for top -H, and its CPU time */
 	tl->running = true;
 	return 0;
 }
