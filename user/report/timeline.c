@@ -4,6 +4,7 @@
  * DIR/timeline.jsonl. The chart is timeline_svg.c.
  */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,7 @@ static void *sampler(void *arg)
 
 int pt_timeline_start(struct pt_timeline *tl, struct pt_global *g, pid_t pid, unsigned interval_ms)
 {
+	sigset_t all, old;
 	int err;
 
 	tl->interval_ms = interval_ms;
@@ -139,7 +141,11 @@ int pt_timeline_start(struct pt_timeline *tl, struct pt_global *g, pid_t pid, un
 	tl->g = g;
 	if (!interval_ms || tl->running)
 		return 0;
+	/* Signals go to the main thread (its poll loop wakes on EINTR): the sampler blocks them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = pthread_create(&tl->thread, NULL, sampler, tl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot start the timeline sampler: %s\n", strerror(err));
 		tl->interval_ms = 0;
