@@ -400,6 +400,7 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
 	fprintf(f, "  VmHWM (process high-water mark, what Lambda-style tools report)   %s\n",
 		r->vmhwm_bytes ? pt_fmt_bytes(b1, sizeof(b1), (double)r->vmhwm_bytes) : "unknown");
+	pt_tl_text(f, &r->tl);   /* where the peak was in time; samples dropped or missed */
 	fprintf(f, "\nMEMORY SYSCALLS\n");
 	fprintf(f, "  mmap %" PRIu64 " (%s)   munmap %" PRIu64 " (%s)   mremap %" PRIu64
 		   "   brk %" PRIu64 " (heap grew %s)   madvise DONTNEED/FREE %" PRIu64 " (%s)\n",
@@ -550,7 +551,6 @@ static void text_losses(FILE *f, const struct pt_report *r)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
 	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots; tracer RSS peak %s\n",
 		r->stacks_used, r->max_stacks, pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
-	pt_tl_text(f, &r->tl);
 }
 
 /* TOP MMAP/BRK STACKS, by address space mapped. */
