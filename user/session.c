@@ -920,7 +920,7 @@ void pt_session_stop(struct pt_session *s)
 	 * it). */
 	pt_timeline_stop(&s->tl);
 	if (s->opt->outdir && (err = s->tl_err = pt_timeline_write_dir(s->opt->outdir, &s->tl, &s->invs)))
-		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl: %s\n", s->opt->outdir,
+		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl or .svg: %s\n", s->opt->outdir,
 			strerror(-err));
 }
 
