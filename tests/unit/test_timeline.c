@@ -1,12 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_timeline — the timeline's pure parts (report/timeline.h): the buffer's holding back of
  * equal samples and its bound, the sampler's tick arithmetic, the axis step, the summary and the
- * timeline.jsonl lines (edges merged in time order, the request id escaped). */
+ * timeline.jsonl lines (edges merged in time order, the request id escaped); both files against
+ * tests/golden/small.timeline.jsonl and small.timeline.svg (after an intentional change:
+ * PEAKTRACE_UPDATE_GOLDEN=1 build/tests/unit/test_timeline from the repository root, and review
+ * the diff). */
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
 #include "report/timeline.h"
+#include "util/file.h"
 #include "util/json.h"
+
+static int update_golden;
+
+/* Compare buf with (or, when updating, rewrite) tests/golden/<name>. */
+static void golden(const char *name, const char *buf, size_t len)
+{
+	char path[256];
+	size_t wlen = 0, i;
+	char *want;
+
+	snprintf(path, sizeof(path), "tests/golden/%s", name);
+	if (update_golden) {
+		FILE *f = fopen(path, "wb");
+
+		CHECK(f && fwrite(buf, 1, len, f) == len && fclose(f) == 0, "golden %s rewritten", path);
+		return;
+	}
+	want = pt_read_file(path, 1 << 20, &wlen);
+	if (!want) {
+		CHECK(0, "golden %s readable (PEAKTRACE_UPDATE_GOLDEN=1 creates it)", path);
+		return;
+	}
+	for (i = 0; i < len && i < wlen && buf[i] == want[i]; i++)
+		;
+	CHECK(len == wlen && i == len, "%s matches golden byte for byte (%zu bytes; first difference at %zu)",
+	      name, len, i);
+	free(want);
+}
 
 static struct pt_tl_sample smp(uint64_t ms, int64_t rss, int64_t heap, int64_t rss_max)
 {
@@ -106,6 +138,7 @@ static void test_jsonl(void)
 	f = open_memstream(&buf, &len);
 	CHECK(pt_timeline_write_jsonl(f, &tl, &invs) == 0, "jsonl: written");
 	fclose(f);
+	golden("small.timeline.jsonl", buf, len);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
 		struct pt_json doc, v;
 		uint64_t u;
@@ -159,6 +192,7 @@ static void test_jsonl(void)
 	f = open_memstream(&buf, &len);
 	CHECK(pt_timeline_write_svg(f, &tl, &invs) == 0, "svg: written");
 	fclose(f);
+	golden("small.timeline.svg", buf, len);
 	CHECK(strstr(buf, "<script") == NULL && strstr(buf, "href") == NULL, "svg: no script, no link");
 	CHECK(strstr(buf, "req&quot;1\\") != NULL, "svg: the id XML-escaped in the band's title");
 	CHECK(strstr(buf, "class=\"peak\"") && strstr(buf, "class=\"rss\"") && strstr(buf, "class=\"heap\""),
@@ -169,6 +203,9 @@ static void test_jsonl(void)
 
 int main(void)
 {
+	const char *u = getenv("PEAKTRACE_UPDATE_GOLDEN");
+
+	update_golden = u && *u && strcmp(u, "0") != 0;
 	test_buffer();
 	test_ticks();
 	test_axis();
