@@ -21,8 +21,8 @@
 #include "invocation/invocation.h"
 
 #define PT_TL_DEF_INTERVAL_MS 10
-/* Sample lines kept in memory: 2^18 (16 MiB, 64 bytes each) is 43 minutes of a figure changing at every
- * 10 ms tick; a process at rest adds nothing. Samples past it are dropped and counted. */
+/* Sample lines kept in memory: 2^18 (16 MiB, 64 bytes each) is 43 minutes of a figure changing
+ * at every 10 ms tick; a process at rest adds nothing. Samples past it are dropped and counted. */
 #define PT_TL_MAX_SAMPLES (1u << 18)
 
 struct pt_tl_sample {
