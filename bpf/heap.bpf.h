@@ -62,6 +62,11 @@ static __always_inline void global_add(__s64 bytes, __s64 count)
 	if (bytes > 0) {
 		struct pt_inv *inv = &g.inv[g.inv_seq & 1];
 
+		/* The timeline's interval maximum: one compare and store, no atomics (a store
+		 * racing user space's swap lands in the next interval, which is where it is). */
+		if (total > g.tl_heap_max)
+			g.tl_heap_max = total;
+
 		/* The invocation's own peak: a new peak_seq, unique across invocations, makes
 		 * every stack snapshot itself lazily as for the global peak. */
 		if (inv->state == PT_INV_RUNNING && total > inv->heap_peak) {

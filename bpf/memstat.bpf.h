@@ -209,6 +209,8 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 	rss = pt_rss_total(&g);
 	if (rss > g.rss_peak)
 		g.rss_peak = rss;
+	if (rss > g.tl_rss_max)
+		g.tl_rss_max = rss;   /* the timeline's interval maximum (peaktrace.h) */
 	inv_rss(rss);
 	return 0;
 }

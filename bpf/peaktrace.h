@@ -9,7 +9,8 @@
  *  - .rodata config (bpf/config.bpf.h): user space only, between open and load; BPF reads it,
  *    and the verifier drops the code a false flag disables. Map sizes the same way.
  *  - .bss g (struct pt_global): BPF, except what user space seeds after load and before the
- *    first probe is attached (listed at struct pt_global). User space otherwise only reads it.
+ *    first probe is attached (listed at struct pt_global). User space otherwise only reads it,
+ *    but for the timeline's interval maxima (tl_rss_max, tl_heap_max), which it swaps.
  *  - .bss py_off (pyframe.h): user space only, once _PyRuntime is mapped (address last).
  *  - .bss unw_ctl (unwind.h): user space publishes (sel, gen, mm = 0); the first BPF walk of a
  *    publication claims it by setting mm.
@@ -367,6 +368,11 @@ struct pt_global {
 	__u64 sampled_count;
 	__u64 sampled_bytes;
 	struct pt_inv inv[2];
+	/* Timeline (user/report/timeline.c): maxima of RSS and of the live heap since user space
+	 * last took them; it swaps in the current value at each sample, so a peak shorter than the
+	 * sampling interval still shows in the sample after it. */
+	__s64 tl_rss_max;
+	__s64 tl_heap_max;
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */

@@ -17,6 +17,7 @@ static __always_inline int process_exec(void)
 	 * exec) are not the program's. */
 	g.rss[0] = g.rss[1] = g.rss[2] = g.rss[3] = 0;
 	g.rss_peak = 0;
+	g.tl_rss_max = 0;
 	g.mm_id = 0;
 	g.brk_start = g.brk_cur = g.brk_max = 0;
 	emit_event(PT_EV_EXEC, 0, 0);

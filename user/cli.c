@@ -19,6 +19,7 @@
 static const struct pt_options defaults = {
 	.duration = 0,                        /* -d: until exit or Ctrl-C */
 	.interval = 1.0,                      /* -i */
+	.timeline_ms = PT_TL_DEF_INTERVAL_MS, /* --timeline-interval */
 	.top = 10,                            /* --top */
 	.max_stacks = PT_DEF_MAX_STACKS,      /* --max-stacks */
 	.live_slots = PT_DEF_LIVE_SLOTS,      /* --max-live */
@@ -50,8 +51,9 @@ static const char doc[] =
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
 "{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz,\n"
-"invocations.jsonl; with --emf emf.jsonl; with --per-invocation\n"
-"invocation-N.peak.folded and invocation-N.peak.svg for each invocation N.\n"
+"invocations.jsonl, timeline.jsonl, timeline.svg; with --emf emf.jsonl; with\n"
+"--per-invocation invocation-N.peak.folded and invocation-N.peak.svg for each\n"
+"invocation N.\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
@@ -60,13 +62,15 @@ static const char doc[] =
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
-       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES };
+       OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
+       OPT_TIMELINE };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C)", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
+	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
@@ -162,6 +166,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'o':
 		o->outdir = arg;
 		break;
+	case OPT_TIMELINE: {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || v < 0 || v > 60000)
+			die_usage(st, "invalid --timeline-interval (milliseconds, 0 to 60000): %s", arg);
+		o->timeline_ms = (unsigned)v;
+		break;
+	}
 	case OPT_TOP:
 		o->top = (int)parse_count(st, arg);
 		break;

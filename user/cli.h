@@ -56,6 +56,7 @@ struct pt_options {
 	const char *summary;     /* (internal) --summary FILE for the comparing parent */
 	char *target_env[PT_MAX_COMPARE]; /* (internal) --target-env: set in the launched command */
 	int ntarget_env;
+	unsigned timeline_ms;    /* --timeline-interval: memory sampled every MS, 0 = off */
 };
 
 /* Fill o from the defaults and argv. Bad usage prints one "peaktrace: " line and exits

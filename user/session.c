@@ -39,6 +39,7 @@
 #include "invocation/boundary.h"
 #include "report/report.h"
 #include "report/compare.h"
+#include "report/timeline.h"
 #include "cli.h"
 #include "session.h"
 #include "target/proc.h"
@@ -95,6 +96,8 @@ struct pt_session {
 	struct pt_py_stack **py_words;
 	struct pt_collect_in cin;
 	struct pt_collect_stats cstats;
+	struct pt_timeline tl;   /* memory over time (report/timeline.h) */
+	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -771,6 +774,8 @@ int pt_session_attach(struct pt_session *s)
 	seed_globals(s);
 	if ((code = open_streams(s)) != EXIT_OK)
 		return code;
+	if (!s->launched)
+		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
 		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid);
 	if (pt_attach_allocator(skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
@@ -801,6 +806,8 @@ int pt_session_start(struct pt_session *s)
 			fprintf(stderr, "peaktrace: cannot execute %s: %s\n", s->opt->cmd[0], strerror(-err));
 			return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_FAIL;
 		}
+		/* From the exec on: before it, the target was a copy of peaktrace. */
+		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, s->opt->timeline_ms);
 	} else if (kill(s->pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "peaktrace: no such process: %d (it exited while probes were attached)\n",
 			s->pid);
@@ -908,6 +915,8 @@ static void close_running_invocation(struct pt_session *s)
 
 void pt_session_stop(struct pt_session *s)
 {
+	int err;
+
 	/* Stop: final state of a still-running target first, then freeze the counters. */
 	s->rep.duration_ns = now_ns() - s->start_ns;
 	if (s->exited && s->sym) {
@@ -936,6 +945,12 @@ void pt_session_stop(struct pt_session *s)
 	arena_reading(s);
 	close_running_invocation(s);
 	flush_invocations(s);
+	/* timeline.jsonl is complete and closed before any report is written (report.html reads
+	 * it). */
+	pt_timeline_stop(&s->tl);
+	if (s->opt->outdir && (err = s->tl_err = pt_timeline_write_dir(s->opt->outdir, &s->tl, &s->invs)))
+		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl or .svg: %s\n", s->opt->outdir,
+			strerror(-err));
 }
 
 /* The report's figures that need no symbolizing: the target, the kernel's totals and counters. */
@@ -978,6 +993,7 @@ static void report_figures(struct pt_session *s)
 	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 	rep->stacks_used = rep->g.next_stack < o->max_stacks ? rep->g.next_stack : o->max_stacks;
 	rep->max_stacks = o->max_stacks;
+	pt_tl_summarize(&s->tl, &s->invs, &rep->tl);
 }
 
 /* Each stack's Python words: only stacks that have some are in the map. */
@@ -1074,6 +1090,8 @@ int pt_session_report(struct pt_session *s)
 			fprintf(stderr, "peaktrace: reports written to %s/\n", o->outdir);
 		}
 	}
+	if (s->tl_err)
+		code = EXIT_OUTPUT;
 	if (o->summary && (err = pt_summary_write(o->summary, &s->rep)))
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
 	if (o->outdir && o->per_invocation)
@@ -1114,6 +1132,7 @@ void pt_session_free(struct pt_session *s)
 		fclose(s->jsonl);
 	if (s->emf && s->emf != stdout)
 		fclose(s->emf);
+	pt_timeline_free(&s->tl);
 	pt_inv_list_free(&s->invs);
 	pt_allocator_free(&s->alloc);
 	if (s->paths)

@@ -20,6 +20,7 @@ import signal
 import time
 
 from harness import ROOT, TIMEOUT, Proc, run
+from sections import timeline
 
 MiB = 1 << 20
 TOLERANCE = 1 * MiB
@@ -149,6 +150,7 @@ def run_lambda_section(ctx):
         res.fail(name + ": invocations.jsonl", str(e))
     res.eq("%s: invocations.jsonl has the same invocations" % name,
            [l["request_id"] for l in lines if l["seq"] >= 1], ids)
+    timeline.check_invocations(res, name, outdir, ids, lines, truth, TOLERANCE)
     # Attaching is not Lambda's init phase: the row before the first invocation says so, in
     # report.json, invocations.jsonl and the text report alike.
     first = [i for i in rep.get("invocations", []) if i.get("seq") == 0]
@@ -339,6 +341,13 @@ def run_lambda_launch(ctx):
     res.eq(name + ": the init phase ends at the first GET next", init[0]["outcome"] if init else None, "init")
     invs = invocations(rep)
     res.eq(name + ": every invocation found once with the host's request ids", [i["request_id"] for i in invs], ids)
+    try:
+        with open(os.path.join(outdir, "invocations.jsonl")) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+    except (OSError, ValueError) as e:
+        res.fail(name + ": invocations.jsonl", str(e))
+        lines = []
+    timeline.check_invocations(res, name, outdir, ids, lines)
     for k, inv in enumerate(invs[:len(sizes)]):
         top = inv["top_stacks_at_peak"][0] if inv["top_stacks_at_peak"] else {}
         res.eq("%s: invocation %d: largest block at its peak" % (name, k + 1), top.get("bytes"), sizes[k] * MiB)

@@ -400,6 +400,7 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
 	fprintf(f, "  VmHWM (process high-water mark, what Lambda-style tools report)   %s\n",
 		r->vmhwm_bytes ? pt_fmt_bytes(b1, sizeof(b1), (double)r->vmhwm_bytes) : "unknown");
+	pt_tl_text(f, &r->tl);   /* where the peak was in time; samples dropped or missed */
 	fprintf(f, "\nMEMORY SYSCALLS\n");
 	fprintf(f, "  mmap %" PRIu64 " (%s)   munmap %" PRIu64 " (%s)   mremap %" PRIu64
 		   "   brk %" PRIu64 " (heap grew %s)   madvise DONTNEED/FREE %" PRIu64 " (%s)\n",
@@ -749,6 +750,9 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "  \"timeline\": ");
+	pt_tl_json(f, &r->tl);
+	fprintf(f, ",\n");
 	fprintf(f, "  \"frames\": {\"mode\": \"%s\", \"collapsed_frames\": %" PRIu64
 		   ", \"collapsed_runs\": %" PRIu64 ", \"hidden_frames\": %" PRIu64
 		   ", \"stacks_changed\": %" PRIu64 "},\n",
