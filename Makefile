@@ -24,6 +24,9 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+# report.html's JS and CSS, compiled in (tools/embed-assets.py): the binary never reads them.
+HTML_ASSETS := user/report/html/report.js user/report/html/report.css
+USER_OBJS += $(OUT)/html-assets.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
@@ -51,6 +54,14 @@ $(OUT)/user/%.o: user/%.c $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUT)/html-assets.c: $(HTML_ASSETS) tools/embed-assets.py | $(OUT)
+	$(call msg,EMBED,$@)
+	$(Q)python3 tools/embed-assets.py $@ pt_html_js=user/report/html/report.js pt_html_css=user/report/html/report.css
+
+$(OUT)/html-assets.o: $(OUT)/html-assets.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUT)/peaktrace: $(OUT)/user/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
