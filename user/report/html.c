@@ -44,6 +44,15 @@ void pt_html_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Target text (comm, exe, paths) shown as every output shows it: pt_sanitize's "\xHH" escapes. */
+static void html_san(FILE *f, const char *s)
+{
+	char *d = pt_sanitize_dup(s);
+
+	pt_html_json_str(f, d ? d : "?");
+	free(d);
+}
+
 /* ---- frame table: (label, kind, file, line, module) interned across every stack written ---- */
 
 struct hframe {
@@ -163,9 +172,9 @@ static void write_frames(struct hctx *c)
 		fputs(i ? ",\n[" : "\n[", c->f);
 		pt_html_json_str(c->f, h->label);
 		fprintf(c->f, ",%u,", h->kind);
-		pt_html_json_str(c->f, h->file);
+		html_san(c->f, h->file);
 		fprintf(c->f, ",%u,", h->line);
-		pt_html_json_str(c->f, mod ? mod + 1 : h->module);
+		html_san(c->f, mod ? mod + 1 : h->module);
 		fputc(']', c->f);
 	}
 	fputs("]", c->f);
@@ -367,9 +376,9 @@ static void write_data(struct hctx *c, const char *dir, const struct pt_report *
 	size_t v;
 
 	fprintf(f, "{\"peaktrace\": \"%s\", \"pid\": %d, \"comm\": ", PT_VERSION, (int)r->pid);
-	pt_html_json_str(f, r->comm);
+	html_san(f, r->comm);
 	fputs(", \"exe\": ", f);
-	pt_html_json_str(f, r->exe);
+	html_san(f, r->exe);
 	fprintf(f, ",\n\"duration_ns\": %" PRIu64 ", \"peak_bytes\": %" PRId64 ", \"live_bytes\": %" PRId64
 		   ", \"alloc_bytes\": %" PRIu64 ", \"rss_peak\": %" PRId64 ", \"vmhwm\": %" PRIu64
 		   ", \"max_stacks_per_view\": %u, \"max_inv_graphs\": %u, \"inv_keep\": %u"
