@@ -34,7 +34,7 @@ HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
 .DELETE_ON_ERROR:
 # Keep the BPF object and skeleton: they are inputs of several rules, not throwaways.
 .SECONDARY:
-.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help check
+.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help check browser-deps
 
 all: $(OUT)/peaktrace
 
@@ -85,8 +85,15 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-test: deps all unit lambda-host
+test: deps all unit lambda-host browser-deps
 	$(Q)python3 tests/run.py --build $(OUT)
+
+# The browser section's tooling (tests/browser/: playwright-core driving Debian's chromium), when
+# npm is there and it is not installed yet; without it that section says "skipped" and why.
+browser-deps:
+	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || true
+	@[ -d tests/browser/node_modules/playwright-core ] || ! command -v npm >/dev/null || \
+	  (cd tests/browser && npm ci --no-audit --no-fund >/dev/null) || echo "browser-deps: npm ci failed; the browser tests are skipped"
 
 # The source layout's rules: layers, includes naming their folder, no include cycle (also a
 # section of make test).
