@@ -202,6 +202,38 @@ static void test_page(const char *dir, const char *keep)
 	free(buf);
 }
 
+/* 100 stacks of 1..100 KiB: the 64 biggest kept in order, the 36 others summed. */
+static void test_keep(void)
+{
+	struct pt_inv_record r;
+	int64_t kept = 0;
+	uint32_t i;
+	int ordered = 1;
+
+	memset(&r, 0, sizeof(r));
+	r.all = calloc(100, sizeof(*r.all));
+	for (i = 0; i < 100; i++) {
+		r.all[i].stack = i;
+		r.all[i].bytes = (int64_t)(i + 1) * 1024;
+		r.all[i].count = 1;
+	}
+	r.nall = 100;
+	pt_inv_keep_biggest(&r, 64);
+	for (i = 0; i < r.nall; i++) {
+		kept += r.all[i].bytes;
+		ordered &= r.all[i].stack == 99 - i;
+	}
+	CHECK_EQ_U64(r.nall, 64, "64 stacks kept");
+	CHECK(ordered, "the biggest, biggest first");
+	CHECK_EQ_U64(r.other_stacks, 36, "36 summed");
+	CHECK_EQ_U64(r.other_bytes, 36 * 37 / 2 * 1024, "their bytes: 1..36 KiB");
+	CHECK_EQ_U64(r.other_count, 36, "their count");
+	CHECK_EQ_U64(kept + r.other_bytes, 100 * 101 / 2 * 1024, "kept + other = every stack's bytes");
+	pt_inv_keep_biggest(&r, 64);
+	CHECK_EQ_U64(r.other_stacks, 36, "again: nothing more to sum");
+	free(r.all);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/pt-test-html-XXXXXX", path[4200];
@@ -210,6 +242,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_escape();
+	test_keep();
 	test_timeline(dir);
 	if (keep)
 		write_file(keep, "timeline.jsonl", TL);

@@ -124,8 +124,7 @@ static int cmp_inv_stack_desc(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* Keep the max biggest of rec->all; the rest summed into other_*. */
-static void keep_biggest(struct pt_inv_record *rec, uint32_t max)
+void pt_inv_keep_biggest(struct pt_inv_record *rec, uint32_t max)
 {
 	uint32_t i;
 
@@ -201,7 +200,7 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 		}
 	}
 	if (!keep_all)
-		keep_biggest(rec, PT_INV_KEEP);
+		pt_inv_keep_biggest(rec, PT_INV_KEEP);
 	return 0;
 }
 

@@ -108,6 +108,10 @@ void pt_rapi_seed(int rapi_fds_fd, pid_t pid);
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
 		   uint32_t nstacks, bool keep_all, unsigned count_shift);
 
+/* Keep the max biggest stacks of rec->all (by bytes, then stack index), the rest summed into
+ * other_bytes/other_count/other_stacks, so the kept plus the rest is what all held. Pure. */
+void pt_inv_keep_biggest(struct pt_inv_record *rec, uint32_t max);
+
 int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
 void pt_inv_list_free(struct pt_inv_list *l);
 
