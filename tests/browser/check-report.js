@@ -71,6 +71,12 @@ async function main() {
     out.search_matched = Number(await page.locator('.flame[data-flame="main"] ~ .fstatus').first().getAttribute("data-matched"));
     await page.screenshot({ path: png, fullPage: true });
     await page.locator("#search").fill("");
+    // Click-to-zoom on the handler's frame: it then spans the whole width.
+    await page.locator('.flame[data-flame="main"] .fr:not(.anc)[data-frame^="function:handler"]').first().click();
+    out.zoom_status = await page.locator('.flame[data-flame="main"] ~ .fstatus').first().innerText();
+    out.zoom_width = await page.locator('.flame[data-flame="main"] .fr:not(.anc)[data-frame^="function:handler"]').first()
+      .evaluate((d) => d.getBoundingClientRect().width / d.parentNode.getBoundingClientRect().width);
+    await page.locator('.flame[data-flame="main"] .fr.anc').first().click();
     // Python/JS frames only.
     await page.locator("#pyonly").check();
     out.py_frames = await frames();

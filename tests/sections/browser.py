@@ -9,7 +9,7 @@
       peak puts the 48 MiB one first, its row shows a flame graph with the handler's Python
       functions (render, handler: the workload's own code), searching "render" highlights frames
       and prints a matched share above half of its peak (render's list and join hold 2 x 48 MiB
-      of its ~98 MiB), the Python-only toggle leaves no native frame but the allocating one per
+      of its ~98 MiB), clicking the handler's frame zooms it to full width, the Python-only toggle leaves no native frame but the allocating one per
       stack, and the diff of the 4 MiB and 48 MiB invocations renders with render's stack grown.
       Screenshots: browser-lambda/report.png, report-diff.png.
   browser/chart: the page test_html (tests/unit) writes from a hand-made timeline.jsonl: three
@@ -135,6 +135,9 @@ def run_lambda(ctx, tmp):
     # render() holds the 48 x 16 chunks of 64 KiB and their join (2 x 48 MiB) at the peak.
     res.true(name + ": the search's matched share is at least the 2 x 48 MiB render() holds",
              o["search_matched"] >= 2 * 48 * MiB * 0.95, o["search_status"])
+    res.true(name + ": clicking the handler's frame zooms to it (full width)",
+             "zoomed to function:handler" in o["zoom_status"] and o["zoom_width"] > 0.98,
+             "%s; width %.3f" % (o["zoom_status"], o["zoom_width"]))
     kinds = o["py_kinds"]
     native = [l for l in o["py_frames"] if l != "all" and not any(k in ("Python", "JS/JIT") for k in kinds.get(l, []))]
     res.true(name + ": the Python-only toggle keeps the Python frames", any("render" in l for l in o["py_frames"]),

@@ -143,7 +143,7 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 		   uint32_t nstacks, bool keep_all, unsigned count_shift)
 {
 	struct pt_stack_stats st;
-	uint32_t k, p = inv->seq & 1;
+	uint32_t k, p = inv->seq & 1, cap = 0;
 	size_t n;
 
 	memset(rec, 0, sizeof(*rec));
@@ -189,18 +189,29 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 			c = (c + (1LL << (count_shift - 1))) >> count_shift;
 		top_insert(rec, k, b, c);
 		if (b > 0) {
-			struct pt_inv_stack *a = realloc(rec->all, (rec->nall + 1) * sizeof(*a));
+			/* Grown by doubling: every invocation keeps its stacks now, not only with
+			 * --per-invocation (trimmed to PT_INV_KEEP below). */
+			if (rec->nall == cap) {
+				uint32_t nc = cap ? cap * 2 : 64;
+				struct pt_inv_stack *a = realloc(rec->all, nc * sizeof(*a));
 
-			if (!a)
-				return -ENOMEM;
-			rec->all = a;
+				if (!a)
+					return -ENOMEM;
+				rec->all = a;
+				cap = nc;
+			}
 			rec->all[rec->nall].stack = k;
 			rec->all[rec->nall].bytes = b;
 			rec->all[rec->nall++].count = c;
 		}
 	}
-	if (!keep_all)
+	if (!keep_all && rec->nall > PT_INV_KEEP) {
+		struct pt_inv_stack *a;
+
 		pt_inv_keep_biggest(rec, PT_INV_KEEP);
+		if ((a = realloc(rec->all, rec->nall * sizeof(*a))))
+			rec->all = a;   /* give back what the trimmed stacks took */
+	}
 	return 0;
 }
 
