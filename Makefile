@@ -24,6 +24,9 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+# report.html's JS and CSS, compiled in (tools/embed-assets.py): the binary never reads them.
+HTML_ASSETS := user/report/html/report.js user/report/html/report.css
+USER_OBJS += $(OUT)/html-assets.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
@@ -31,7 +34,7 @@ HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
 .DELETE_ON_ERROR:
 # Keep the BPF object and skeleton: they are inputs of several rules, not throwaways.
 .SECONDARY:
-.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help check
+.PHONY: all clean deps test unit demo bench vmlinux check-deps readme-help check browser-deps
 
 all: $(OUT)/peaktrace
 
@@ -51,6 +54,14 @@ $(OUT)/user/%.o: user/%.c $(HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUT)/html-assets.c: $(HTML_ASSETS) tools/embed-assets.py | $(OUT)
+	$(call msg,EMBED,$@)
+	$(Q)python3 tools/embed-assets.py $@ pt_html_js=user/report/html/report.js pt_html_css=user/report/html/report.css
+
+$(OUT)/html-assets.o: $(OUT)/html-assets.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUT)/peaktrace: $(OUT)/user/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
@@ -74,8 +85,15 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-test: deps all unit lambda-host
+test: deps all unit lambda-host browser-deps
 	$(Q)python3 tests/run.py --build $(OUT)
+
+# The browser section's tooling (tests/browser/: playwright-core driving Debian's chromium), when
+# npm is there and it is not installed yet; without it that section says "skipped" and why.
+browser-deps:
+	@dpkg -s chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || true
+	@[ -d tests/browser/node_modules/playwright-core ] || ! command -v npm >/dev/null || \
+	  (cd tests/browser && npm ci --no-audit --no-fund >/dev/null) || echo "browser-deps: npm ci failed; the browser tests are skipped"
 
 # The source layout's rules: layers, includes naming their folder, no include cycle (also a
 # section of make test).

@@ -51,6 +51,7 @@ static const char doc[] =
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
 "{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz,\n"
+"report.html (one self-contained page: open it from file://),\n"
 "invocations.jsonl, timeline.jsonl, timeline.svg; with --emf emf.jsonl; with\n"
 "--per-invocation invocation-N.peak.folded and invocation-N.peak.svg for each\n"
 "invocation N.\n"

@@ -297,6 +297,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
 		hwm_end = 0;
+		free(rec.all);
 		memset(&rec, 0, sizeof(rec));
 		rec.seq = seq;
 		rec.overwritten = true;

@@ -3,8 +3,10 @@
 
   hostile/names-launch, hostile/names-attach: wl_hostile's allocating function is named
       "evil" ESC "[31mRED" BEL ESC "[2J" (its comm has an ESC too); no raw control byte
-      (ESC, BEL) in peaktrace's stdout, stderr, report.txt, report.json or the folded
-      files, and the name is there escaped ("evil\\x1b[31mRED\\x07\\x1b[2J").
+      (ESC, BEL) in peaktrace's stdout, stderr, report.txt, report.json, report.html or the
+      folded files, and the name is there escaped ("evil\\x1b[31mRED\\x07\\x1b[2J"). Its
+      caller is named "</script><svg onload=alert(1)>&amp;": report.html holds no "</script"
+      but its own two and no "<svg", and its embedded JSON has that name as a frame.
   hostile/max-live: --max-live 1000 with 100,000 blocks live at once (launch mode): the
       HEAP section carries a caveat naming live_table_full beside its figures, report.json
       a "caveats" entry for it, and unknown_free is not explained as "before tracing".
@@ -23,7 +25,8 @@ RAW = (b"\x1b", b"\x07")
 
 def check_no_raw(res, name, r):
     outs = {"stdout": r.out.encode(), "stderr": r.err.encode()}
-    for path in [os.path.join(r.outdir, "report.txt"), os.path.join(r.outdir, "report.json")] + \
+    for path in [os.path.join(r.outdir, "report.txt"), os.path.join(r.outdir, "report.json"),
+                 os.path.join(r.outdir, "report.html")] + \
             sorted(glob.glob(os.path.join(r.outdir, "*.folded"))):
         try:
             with open(path, "rb") as f:
@@ -36,6 +39,25 @@ def check_no_raw(res, name, r):
     res.true("%s: the name, escaped, in report.txt" % name,
              ESCAPED.encode() in outs.get("report.txt", b""), "not found")
     res.true("%s: the name, escaped, in stdout" % name, ESCAPED.encode() in outs["stdout"], "not found")
+    check_html(res, name, outs.get("report.html", b""))
+
+
+MARKUP = "</script><svg onload=alert(1)>&amp;"
+
+
+def check_html(res, name, page):
+    low = page.lower()
+    res.eq("%s: report.html: no </script but its own two" % name, low.count(b"</script"), 2)
+    res.true("%s: report.html: no <svg from the data" % name, b"<svg" not in low, "found")
+    m = re.search(rb'<script type="application/json" id="pt-data">\n(.*?)</script>', page, re.S)
+    try:
+        data = json.loads(m.group(1)) if m else {}
+    except ValueError as e:
+        res.fail("%s: report.html: its data is JSON" % name, str(e))
+        return
+    labels = [f[0] for f in data.get("frames", [])]
+    res.true("%s: report.html: the markup-named caller is a frame, as text" % name, MARKUP in labels,
+             [l for l in labels if "script" in l or "evil" in l][:5])
 
 
 def heap_section(text):

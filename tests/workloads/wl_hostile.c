@@ -6,7 +6,8 @@
  *
  * The one allocating function's ELF symbol carries terminal escapes: ESC [31m (red), BEL and
  * ESC [2J (clear screen), as a hostile container's binary may. Every output of peaktrace must
- * show it escaped ("\x1b"), never raw (tests/sections/hostile.py).
+ * show it escaped ("\x1b"), never raw (tests/sections/hostile.py). Its caller's name is markup
+ * ("</script><svg onload=alert(1)>&amp;"), which report.html must never carry as markup.
  *
  * Figures (exact): WL_HOSTILE_N = 100,000 blocks of 40 bytes, all live at once, then all
  * freed: alloc 100,000 / 4,000,000 B, free 100,000 / 4,000,000 B, live at end 0, peak live
@@ -32,13 +33,21 @@ WL_SCENARIO void scn_hostile_alloc(int i)
 	wl_sink(blocks[i]);
 }
 
+/* The caller, named as markup; the call is not its last act, so it stays a frame of its own. */
+WL_SCENARIO void scn_hostile_markup(int i) __asm__("\"</script><svg onload=alert(1)>&amp;\"");
+WL_SCENARIO void scn_hostile_markup(int i)
+{
+	scn_hostile_alloc(i);
+	wl_sink(0);
+}
+
 int main(int argc, char **argv)
 {
 	/* The comm too: what attach mode reads from /proc/PID/comm. */
 	prctl(PR_SET_NAME, "wl\x1b[2Jhostile", 0, 0, 0);
 	wl_maybe_wait(argc, argv);
 	for (int i = 0; i < WL_HOSTILE_N; i++)
-		scn_hostile_alloc(i);
+		scn_hostile_markup(i);
 	for (int i = 0; i < WL_HOSTILE_N; i++)
 		free(blocks[i]);
 	wl_say(1, "wl_hostile: done\n");

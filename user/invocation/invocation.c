@@ -115,11 +115,35 @@ static void top_insert(struct pt_inv_record *rec, uint32_t stack, int64_t bytes,
 	rec->top[pos].count = count;
 }
 
+static int cmp_inv_stack_desc(const void *a, const void *b)
+{
+	const struct pt_inv_stack *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+void pt_inv_keep_biggest(struct pt_inv_record *rec, uint32_t max)
+{
+	uint32_t i;
+
+	if (rec->nall <= max)
+		return;
+	qsort(rec->all, rec->nall, sizeof(*rec->all), cmp_inv_stack_desc);
+	for (i = max; i < rec->nall; i++) {
+		rec->other_bytes += rec->all[i].bytes;
+		rec->other_count += rec->all[i].count;
+		rec->other_stacks++;
+	}
+	rec->nall = max;
+}
+
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
 		   uint32_t nstacks, bool keep_all, unsigned count_shift)
 {
 	struct pt_stack_stats st;
-	uint32_t k, p = inv->seq & 1;
+	uint32_t k, p = inv->seq & 1, cap = 0;
 	size_t n;
 
 	memset(rec, 0, sizeof(*rec));
@@ -164,16 +188,29 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 		if (count_shift)
 			c = (c + (1LL << (count_shift - 1))) >> count_shift;
 		top_insert(rec, k, b, c);
-		if (keep_all && b > 0) {
-			struct pt_inv_stack *a = realloc(rec->all, (rec->nall + 1) * sizeof(*a));
+		if (b > 0) {
+			/* Grown by doubling: every invocation keeps its stacks now, not only with
+			 * --per-invocation (trimmed to PT_INV_KEEP below). */
+			if (rec->nall == cap) {
+				uint32_t nc = cap ? cap * 2 : 64;
+				struct pt_inv_stack *a = realloc(rec->all, nc * sizeof(*a));
 
-			if (!a)
-				return -ENOMEM;
-			rec->all = a;
+				if (!a)
+					return -ENOMEM;
+				rec->all = a;
+				cap = nc;
+			}
 			rec->all[rec->nall].stack = k;
 			rec->all[rec->nall].bytes = b;
 			rec->all[rec->nall++].count = c;
 		}
+	}
+	if (!keep_all && rec->nall > PT_INV_KEEP) {
+		struct pt_inv_stack *a;
+
+		pt_inv_keep_biggest(rec, PT_INV_KEEP);
+		if ((a = realloc(rec->all, rec->nall * sizeof(*a))))
+			rec->all = a;   /* give back what the trimmed stacks took */
 	}
 	return 0;
 }
@@ -238,13 +275,15 @@ void pt_inv_line(FILE *f, const struct pt_inv_record *r)
 }
 
 /* Stack idx as frames (leaf first, Python frames spliced in): 0, or -1 when unknown. */
-static int stack_load(const struct pt_stack_src *src, uint32_t idx, struct pt_profile *p,
-		      uint32_t *fr, uint32_t *n)
+int pt_inv_stack_frames(const struct pt_stack_src *src, uint32_t idx, struct pt_profile *p,
+			uint32_t *fr, uint32_t *n)
 {
 	struct pt_stack_rec rec;
 	struct pt_py_stack pys;
 	bool have_py = false;
 
+	memset(p, 0, sizeof(*p));
+	*n = 0;
 	if (!src || src->stacks_fd < 0 || idx == PT_STACK_UNKNOWN ||
 	    bpf_map_lookup_elem(src->stacks_fd, &idx, &rec))
 		return -1;
@@ -263,7 +302,7 @@ static void json_kstack(FILE *f, const struct pt_stack_src *src, uint32_t idx)
 	uint32_t fr[PT_MAX_MERGED], n, i;
 
 	fputc('[', f);
-	if (stack_load(src, idx, &p, fr, &n)) {
+	if (pt_inv_stack_frames(src, idx, &p, fr, &n)) {
 		fputs("{\"func\": \"[unknown stack]\", \"module\": \"\", \"addr\": \"0x0\"}]", f);
 		return;
 	}
@@ -486,7 +525,7 @@ void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, un
 	struct pt_profile p;
 	uint32_t fr[PT_MAX_MERGED], n, i;
 
-	if (stack_load(src, idx, &p, fr, &n)) {
+	if (pt_inv_stack_frames(src, idx, &p, fr, &n)) {
 		fprintf(f, "        [unknown stack]\n");
 		return;
 	}

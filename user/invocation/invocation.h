@@ -12,6 +12,9 @@
 #include "symbolize/symbolize.h"
 
 #define PT_INV_TOP 5
+/* Stacks kept per invocation for report.html without --per-invocation: the biggest at its peak,
+ * the rest summed into other_* (so its total stays right). */
+#define PT_INV_KEEP 64
 
 /* An outcome only user space gives: the kernel ends an invocation the process died in as
  * PT_OUT_KILLED; pt_inv_exit_outcome() makes it this when the process exited by itself (exit or
@@ -19,6 +22,7 @@
 #define PT_OUT_EXITED 16
 
 struct pt_py_resolver;
+struct pt_profile;
 
 /* Where single stacks are read and named: the kernel's stack table, its Python words (py_fd -1
  * when the target runs no CPython) and the symbolizers (may be NULL: addresses only). */
@@ -55,9 +59,12 @@ struct pt_inv_record {
 	bool overwritten;      /* the kernel reused its buffer before we read it */
 	uint32_t traj_n;       /* RSS trajectory (see struct pt_inv) */
 	struct { uint64_t t_ns; int64_t rss; } traj[PT_TRAJ_MAX];
-	/* Every stack that held memory at the peak (only with --per-invocation). */
+	/* The stacks that held memory at the peak: every one with --per-invocation, else the
+	 * PT_INV_KEEP biggest, the rest summed in other_bytes/other_count over other_stacks. */
 	struct pt_inv_stack *all;
 	uint32_t nall;
+	uint32_t other_stacks;
+	int64_t other_bytes, other_count;
 };
 
 struct pt_inv_list {
@@ -101,6 +108,10 @@ void pt_rapi_seed(int rapi_fds_fd, pid_t pid);
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
 		   uint32_t nstacks, bool keep_all, unsigned count_shift);
 
+/* Keep the max biggest stacks of rec->all (by bytes, then stack index), the rest summed into
+ * other_bytes/other_count/other_stacks, so the kept plus the rest is what all held. Pure. */
+void pt_inv_keep_biggest(struct pt_inv_record *rec, uint32_t max);
+
 int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
 void pt_inv_list_free(struct pt_inv_list *l);
 
@@ -108,6 +119,11 @@ void pt_inv_list_free(struct pt_inv_list *l);
 void pt_inv_line(FILE *f, const struct pt_inv_record *rec);
 /* One JSON object (no newline); frames named through src (Python frames spliced in). */
 void pt_inv_json(FILE *f, const struct pt_inv_record *rec, const struct pt_stack_src *src);
+
+/* Kernel stack idx as frames (leaf first, Python frames spliced in) into a new profile p:
+ * fr[0..*n) index p->frames (fr holds PT_MAX_MERGED). 0, or -1 when unknown (p then empty). */
+int pt_inv_stack_frames(const struct pt_stack_src *src, uint32_t idx, struct pt_profile *p,
+			uint32_t *fr, uint32_t *n);
 
 /* The frames of kernel stack idx, one per line, indented for the text report. */
 void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes);

@@ -11,6 +11,7 @@
 #include "util/fmt.h"
 #include "bpf/inv.h"
 #include "report/report.h"
+#include "report/html.h"
 #include "profile/frames.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
@@ -849,6 +850,13 @@ static int w_svg(FILE *f, const struct pt_report *r, int m)
 	return pt_write_flamegraph(f, &r->prof, m, metric_title(m), sub);
 }
 
+static const char *html_dir;
+
+static int w_html(FILE *f, const struct pt_report *r, int a)
+{
+	return pt_write_html(f, html_dir, r);
+}
+
 static int w_speedscope(FILE *f, const struct pt_report *r, int m)
 {
 	return pt_write_speedscope(f, &r->prof, m, metric_title(m));
@@ -878,6 +886,9 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		if ((e = write_file(dir, name, w_speedscope, r, views[i].metric)) && !err)
 			err = e;
 	}
+	html_dir = dir;
+	if ((e = write_file(dir, "report.html", w_html, r, 0)) && !err)
+		err = e;
 	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
 	if ((e = pt_write_pprof(path, &r->prof)) && !err)
 		err = e;
