@@ -86,6 +86,9 @@ def run_lambda_section(ctx):
     if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
         res.skip("lambda/*", "lambda-host not built (make lambda-host)")
         return
+    if not any(res.wanted(n) for n in ("lambda/attach", "lambda/uprobe boundary", "lambda/--max-peak 100M",
+                                         "lambda/--max-peak 200M", "lambda/oom kill")):
+        return
     base = 20000 + random.randint(0, 4000) * 2
 
     def start_host(name, memory_mb, runtime_argv, port):
@@ -302,6 +305,8 @@ def run_lambda_launch(ctx):
         res.skip("lambda/launch", "lambda-host not built")
         return
     name = "lambda/launch"
+    if not res.wanted(name):
+        return
     port = 26000 + random.randint(0, 2000) * 2
     outdir = os.path.join(tmp, "lambda-launch")
     pidfile = os.path.join(tmp, "launch.pid")
@@ -369,6 +374,8 @@ def _lambda_node(ctx, extra):
     invoke = os.path.join(build, "tools", "invoke")
     aws = "uprobe" in extra
     name = "lambda/node aws-lambda-ric" + (" --boundary uprobe" if aws else "")
+    if not res.wanted(name):
+        return
     if not os.path.exists(ric) or not os.access(host, os.X_OK):
         res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
         return
@@ -453,6 +460,8 @@ def run_lambda_node_launch_uprobe(ctx):
     host = os.path.join(build, "tools", "lambda-host")
     invoke = os.path.join(build, "tools", "invoke")
     name = "lambda/node launch --boundary uprobe"
+    if not res.wanted(name):
+        return
     if not os.path.exists(ric) or not os.access(host, os.X_OK):
         res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
         return
@@ -511,6 +520,8 @@ def run_uprobe_no_runtime(ctx):
     probes would come with the library, and the end says once that it never came."""
     res, pt, tmp, timeout = ctx.res, ctx.pt, ctx.tmp, TIMEOUT
     name = "lambda/--boundary uprobe without aws-lambda-cpp"
+    if not res.wanted(name):
+        return
     outdir = os.path.join(tmp, "uprobe-none")
     rc, out, err = run([pt, "-q", "-o", outdir, "--boundary", "uprobe", "-d", "1", "--", "/bin/sleep", "3"],
                        timeout=timeout)
@@ -532,6 +543,8 @@ def run_lambda_streaming(ctx):
     fdir = os.path.join(root, "tools", "functions", "python")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     name = "lambda/streaming response"
+    if not res.wanted(name):
+        return
     if not os.access(host, os.X_OK):
         res.skip(name, "lambda-host not built")
         return
@@ -614,6 +627,8 @@ def run_rapi_page_edge(ctx):
     rt_py = os.path.join(ROOT, "tests", "workloads", "rt_page_edge.py")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     name = "lambda/GET next at a page's end"
+    if not res.wanted(name):
+        return
     if not os.access(host, os.X_OK):
         res.skip(name, "lambda-host not built")
         return
