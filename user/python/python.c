@@ -112,10 +112,14 @@ static bool do_field(const uint8_t *buf, size_t at, size_t size_at, uint64_t len
 {
 	uint64_t v = do_word(buf, at), size = do_word(buf, size_at);
 
-	if (size > (64u << 20) || v + len > size || v + len > max || (v & (align - 1))) {
-		snprintf(why, wsize, "_Py_DebugOffsets word at +%zu is %" PRIu64 ": outside its "
-			 "structure of %" PRIu64 " bytes or beyond what peaktrace reads (%" PRIu64 ")",
-			 at, v, size, max);
+	const char *bad = size > (64u << 20) ? "in a structure of implausible size" :
+			  v + len > size ? "outside its structure" :
+			  v + len > max ? "beyond the bytes peaktrace reads of it" :
+			  (v & (align - 1)) ? "misaligned" : NULL;
+
+	if (bad) {
+		snprintf(why, wsize, "_Py_DebugOffsets word at +%zu is %" PRIu64 ": %s (size %" PRIu64 ")",
+			 at, v, bad, size);
 		return false;
 	}
 	*out = (uint32_t)v;
