@@ -403,8 +403,15 @@ static void python_locate(struct pt_session *s)
  * initializes after the probes are set), check again; a failure stops the walk, said once. */
 static void python_check(struct pt_session *s)
 {
-	if (!s->py_found || s->py.check || s->py.lost || !s->skel->bss->py_off.runtime ||
-	    pt_py_check_live(s->pid, &s->py) != -EPROTO)
+	int err;
+
+	if (!s->py_found || s->py.check || s->py.lost || !s->skel->bss->py_off.runtime)
+		return;
+	err = pt_py_check_live(s->pid, &s->py);
+	if (!err && s->opt->verbose)
+		fprintf(stderr, "peaktrace: CPython 3.%u offsets (%s) checked on the live target\n",
+			s->py.minor, s->py.from_debug ? "its _Py_DebugOffsets" : "table");
+	if (err != -EPROTO)
 		return;
 	__atomic_store_n(&s->skel->bss->py_off.runtime, 0, __ATOMIC_RELEASE);
 	pt_py_warn(&s->py);
