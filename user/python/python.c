@@ -551,8 +551,12 @@ int pt_py_check_live(pid_t pid, struct pt_py_info *info)
 		info->check = 1;
 	else if (ret == -EPROTO) {
 		info->check = -1;
-		snprintf(info->why, sizeof(info->why), "%s offsets fail on the live target: %s",
-			 info->from_debug ? "its _Py_DebugOffsets" : "the 3.x table's", why);
+		if (info->from_debug)
+			snprintf(info->why, sizeof(info->why), "its _Py_DebugOffsets fail on the live "
+				 "target: %s", why);
+		else
+			snprintf(info->why, sizeof(info->why), "the 3.%u table's offsets fail on the live "
+				 "target: %s", info->minor, why);
 	}
 	return ret;
 }
