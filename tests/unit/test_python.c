@@ -224,21 +224,25 @@ static void test_live_check(void)
 	CHECK(pt_py_detect_pid(pid, &info) == 0 && pt_py_locate(pid, &info) == 0, "python3.11 detected");
 	for (k = 0; k < 50 && err == -EAGAIN; k++, usleep(20000)) {
 		info.check = 0;
+		info.check_next_ns = 0;
 		err = pt_py_check_live(pid, &info);
 	}
 	CHECK(err == 0 && info.check == 1, "the 3.11 table passes on the live target (%d: %s)", err, info.why);
 	bad = info;
 	bad.check = 0;
+	bad.check_next_ns = 0;
 	bad.off.ts_native_tid += 8;
 	CHECK(pt_py_check_live(pid, &bad) == -EPROTO && strstr(bad.why, "native_thread_id"),
 	      "native_thread_id moved: refused: %s", bad.why);
 	bad = info;
 	bad.check = 0;
+	bad.check_next_ns = 0;
 	bad.off.fr_code += 8;
 	CHECK(pt_py_check_live(pid, &bad) == -EPROTO && strstr(bad.why, "not a code object"),
 	      "f_code moved: refused: %s", bad.why);
 	bad = info;
 	bad.check = 0;
+	bad.check_next_ns = 0;
 	bad.u.co_name = bad.u.co_firstlineno;   /* an int, not a pointer to a str */
 	CHECK(pt_py_check_live(pid, &bad) == -EPROTO && strstr(bad.why, "co_name"),
 	      "co_name moved: refused: %s", bad.why);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -526,12 +527,21 @@ int pt_py_check_live(pid_t pid, struct pt_py_info *info)
 {
 	struct live *l;
 	char path[64], why[sizeof(info->why)];
+	struct timespec now;
+	uint64_t now_ns;
 	int ret;
 
 	if (info->check)
 		return info->check > 0 ? 0 : -EPROTO;
 	if (!info->off.runtime)
 		return -EAGAIN;
+	/* Undecided (the interpreter not up yet, no frame yet): at most one attempt per 100 ms
+	 * of the poll loop. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	if (now_ns < info->check_next_ns)
+		return -EAGAIN;
+	info->check_next_ns = now_ns + 100000000ULL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -EAGAIN;
