@@ -109,6 +109,7 @@ enum pt_err {
 	PT_ERR_PY_STORE,          /* Python words of a new stack not stored (py_stacks full) */
 	PT_ERR_PY_CODE,           /* (user space) code objects unreadable when resolved (freed) */
 	PT_ERR_PY_UNMATCHED,      /* (user space) Python frame runs without a native eval frame */
+	PT_ERR_PY_LAYOUT,         /* (user space) CPythons whose frames cannot be read (offsets) */
 	PT_ERR_COUNT,
 };
 
@@ -127,7 +128,7 @@ struct pt_py_stack {
 	__u64 w[PT_MAX_PY_FRAMES];
 };
 _Static_assert(sizeof(struct pt_py_stack) == 8 * PT_MAX_PY_FRAMES, "pt_py_stack layout");
-_Static_assert(sizeof(struct pt_py_offsets) == 64, "pt_py_offsets layout");
+_Static_assert(sizeof(struct pt_py_offsets) == 80, "pt_py_offsets layout");
 
 /* Counters per stack. Array map indexed by stack index; updated with atomics.
  * peak_* is what the stack held at the last live-heap peak, valid when snap_seq equals the

@@ -67,6 +67,11 @@ struct pt_py_offsets {
 	__u32 co_code_adaptive;   /* first code unit, inside the code object */
 	__u32 minor;              /* 3.minor */
 	__u32 pad;
+	/* The target's pid namespace (nsfs st_dev as the kernel encodes it, and inode), when it
+	 * is not ours: native_thread_id is the thread's id in that namespace (a container's),
+	 * not the host's. 0: the host's ids. */
+	__u64 ns_dev;
+	__u64 ns_ino;
 };
 
 /* _PyInterpreterFrame.owner values (stable 3.11 .. 3.13). */

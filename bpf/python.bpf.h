@@ -14,7 +14,9 @@
  * (3.11's gilstate.tstate_current): allocations made by C code without the GIL are attributed
  * to their own thread's Python frames too, and not the _Py_tss_tstate thread-local (3.12+):
  * its address needs the module's TLS block, which the kernel only knows through libc's
- * internals. A thread with no Python state (a C thread) remembers the list head it searched:
+ * internals. In a container (the target in a pid namespace of its own) native_thread_id is
+ * the thread's id there: the search compares it with bpf_get_ns_current_pid_tgid()'s id in
+ * the target's namespace (py_off.ns_dev/ns_ino), not the host's. A thread with no Python state (a C thread) remembers the list head it searched:
  * while no thread state is added (new states are pushed at the head), it costs one read.
  *
  * Frames: 3.11/3.12 tstate->cframe->current_frame, 3.13 tstate->current_frame, then
@@ -196,6 +198,16 @@ static __always_inline __u64 py_tstate(struct thread_state *ts, __u64 runtime)
 {
 	__u64 tid = (__u32)bpf_get_current_pid_tgid(), t = ts->py_tstate, v, interp, head;
 	int i;
+
+	/* A target in its own pid namespace (a container) knows its threads by that namespace's
+	 * ids: native_thread_id is what gettid() said there. */
+	if (py_off.ns_ino) {
+		struct bpf_pidns_info ns = {};
+
+		if (bpf_get_ns_current_pid_tgid(py_off.ns_dev, py_off.ns_ino, &ns, sizeof(ns)))
+			return 0;
+		tid = ns.pid;
+	}
 
 	if (t && py_read(t + py_off.ts_native_tid, &v) == 0 && v == tid)
 		return t;

@@ -384,8 +384,14 @@ static void python_locate(struct pt_session *s)
 {
 	struct pt_py_offsets *o = &s->skel->bss->py_off;
 
-	if (!s->py_found || o->runtime || pt_py_locate(s->pid, &s->py))
+	if (!s->py_found || o->runtime || s->py.lost || pt_py_locate(s->pid, &s->py))
 		return;
+	/* Offsets that fail on the live target are not used (python_check retries while the
+	 * interpreter is not up yet). */
+	if (pt_py_check_live(s->pid, &s->py) == -EPROTO) {
+		pt_py_warn(&s->py);
+		return;
+	}
 	s->py_res = pt_py_resolver_new(s->pid, &s->py);
 	/* Offsets first, the address last: the walk starts when it sees a runtime. */
 	*o = s->py.off;
@@ -398,6 +404,24 @@ static void python_locate(struct pt_session *s)
 		fprintf(stderr, "peaktrace: CPython 3.%u in %s: _PyRuntime at 0x%" PRIx64 "\n",
 			s->py.minor, path, (uint64_t)s->py.off.runtime);
 	}
+}
+
+/* Until the offsets have been checked on the live target (launch mode: the interpreter
+ * initializes after the probes are set), check again; a failure stops the walk, said once. */
+static void python_check(struct pt_session *s)
+{
+	int err;
+
+	if (!s->py_found || s->py.check || s->py.lost || !s->skel->bss->py_off.runtime)
+		return;
+	err = pt_py_check_live(s->pid, &s->py);
+	if (!err && s->opt->verbose)
+		fprintf(stderr, "peaktrace: CPython 3.%u offsets (%s) checked on the live target\n",
+			s->py.minor, s->py.from_debug ? "its _Py_DebugOffsets" : "table");
+	if (err != -EPROTO)
+		return;
+	__atomic_store_n(&s->skel->bss->py_off.runtime, 0, __ATOMIC_RELEASE);
+	pt_py_warn(&s->py);
 }
 
 /* A new stack with Python frames: read its code objects while the target holds them. */
@@ -632,8 +656,7 @@ int pt_session_find_target(struct pt_session *s)
 	if (err == 0)
 		s->py_found = s->opt->fp_stacks;
 	else if (err == -ENOTSUP)
-		fprintf(stderr, "peaktrace: note: CPython %s found: Python frames are read for 3.11, 3.12 "
-				"and 3.13 only; native frames only\n", s->py.minor ? "3.x" : "(older than 3.11)");
+		pt_py_warn(&s->py);   /* counted: python_layout_failed */
 
 	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
 	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
@@ -850,6 +873,7 @@ void pt_session_poll(struct pt_session *s)
 			break;
 		}
 		flush_invocations(s);
+		python_check(s);
 		now = now_ns();
 		if (s->launched && pt_child_poll(&s->child, at_child_exit, s))
 			s->exited = true;
@@ -1041,6 +1065,7 @@ int pt_session_collect(struct pt_session *s)
 	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
 	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
+	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
 		return EXIT_FAIL;

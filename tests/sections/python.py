@@ -14,6 +14,11 @@
 #     and counted in python_too_deep;
 #   - peak.svg parses as XML, its legend names the kinds drawn, each frame is shaded from its
 #     kind's legend colour: Python frames Python, CPython's allocator API allocator, markers other.
+# Another build of 3.13, Debian trixie's own (TRIXIE_ROOTFS, a debootstrap'd root; absent: a
+# skip), run under chroot and, as a container, in its own pid and mount namespaces, traced from
+# the host with -p: the same sites, frames and bytes, no warning, python_layout_failed 0.
+# A CPython whose frames cannot be read (pyenv's 3.10: no Py_Version, no frame layout known):
+# the warning line names it, python_layout_failed is 1 in report.json and a caveat in report.txt.
 import glob
 import json
 import os
@@ -22,12 +27,14 @@ import signal
 import subprocess
 import xml.etree.ElementTree as ET
 
-from harness import TIMEOUT, WORKLOAD_SRC, Proc
+from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of
 
 WL = os.path.join(WORKLOAD_SRC, "wl_python.py")
 N = 100000
 READY = "wl: waiting for SIGUSR1"
 TRUNC = "[python frames truncated]"
+# Debian trixie's root filesystem (debootstrap --variant=minbase --include=python3 trixie).
+TRIXIE_ROOTFS = os.path.join(ROOT, "build", "rootfs", "trixie")
 
 
 def pythons():
@@ -84,6 +91,8 @@ def check_stack(frames):
 
 def run_section(ctx):
     res, pt, tmp, timeout = ctx.res, ctx.pt, ctx.tmp, TIMEOUT
+    run_trixie(ctx)
+    run_unreadable(ctx)
     if not any(res.wanted("python/%s/%s" % (v, m)) for v, _ in pythons() for m in ("launch", "attach")):
         return
     L = sites()
@@ -127,6 +136,7 @@ def run_section(ctx):
                 res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
                 continue
             check_outputs(res, name, out, want)
+            check_no_layout_loss(res, name, out, pr.err)
             check_collapsed(res, name, out, exe)
             check_svg_kinds(res, name, out, mode == "launch")
             if mode == "launch":
@@ -304,3 +314,91 @@ def check_frames_python(res, pt, name, tmp, exe, want, timeout):
         fr = json.load(f).get("frames", {})
     res.true("%s: report.json says frames were hidden" % t,
              fr.get("mode") == "python" and fr.get("hidden_frames", 0) > 0, fr)
+
+
+def run_trixie(ctx):
+    """Debian trixie's python3.13 in a chroot (and a container: own pid and mount namespaces),
+    peaktrace on the host attaching with -p to its host PID."""
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
+    py = os.path.join(TRIXIE_ROOTFS, "usr", "bin", "python3.13")
+    for kind in ("chroot", "container"):
+        name = "python/trixie-3.13/%s-attach" % kind
+        if not res.wanted(name):
+            continue
+        if not os.access(py, os.X_OK):
+            res.skip(name, "no Debian trixie root filesystem at %s" % TRIXIE_ROOTFS)
+            continue
+        with open(WL) as f, open(os.path.join(TRIXIE_ROOTFS, "tmp", "wl_python.py"), "w") as g:
+            g.write(f.read())
+        argv = ["chroot", TRIXIE_ROOTFS, "/usr/bin/python3.13", "/tmp/wl_python.py", "--wait"]
+        if kind == "container":
+            argv = ["unshare", "--pid", "--fork", "--kill-child",
+                    "--mount-proc=" + os.path.join(TRIXIE_ROOTFS, "proc")] + argv
+        wl = Proc(argv)
+        if not wl.wait_for("out", re.escape(READY)):
+            wl.kill()
+            res.fail(name, "workload never became ready: %s" % wl.err[-300:])
+            continue
+        pid = wl.pid if kind == "chroot" else (children_of(wl.pid) or [0])[0]
+        out = os.path.join(tmp, "py-trixie-" + kind)
+        pr = Proc([pt, "-q", "-p", pid, "-o", out])
+        if not pr.wait_for("err", r"^peaktrace: tracing (?:PID )?%d\b" % pid):
+            wl.kill()
+            pr.kill()
+            res.fail(name, "peaktrace did not start: %s" % pr.err[-300:])
+            continue
+        wl.signal(signal.SIGUSR1) if kind == "chroot" else os.kill(pid, signal.SIGUSR1)
+        done = wl.wait_for("out", r"^wl: done")
+        pr.signal(signal.SIGINT)
+        rc = pr.wait(TIMEOUT)
+        wl.kill()
+        if not done or rc != 0:
+            res.fail(name, "workload done: %s, peaktrace exit %s: %s" % (bool(done), rc, pr.err[-300:]))
+            continue
+        check_outputs(res, name, out, expected(sites()))
+        check_no_layout_loss(res, name, out, pr.err)
+
+
+def check_no_layout_loss(res, name, out, err):
+    """The offsets passed their checks (file and live target): no warning, counter 0."""
+    with open(os.path.join(out, "report.json")) as f:
+        errors = json.load(f)["errors"]
+    res.eq("%s: python_layout_failed" % name, errors.get("python_layout_failed"), 0)
+    res.true("%s: no Python warning" % name, "warning: CPython" not in err, err[-300:])
+
+
+def run_unreadable(ctx):
+    """A real CPython whose frames peaktrace cannot read (3.10): said and counted, not silent."""
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
+    name = "python/unreadable/3.10"
+    if not res.wanted(name):
+        return
+    found = sorted(glob.glob("/root/.pyenv/versions/3.10.*/bin/python3.10"))
+    if not found:
+        res.skip(name, "no pyenv CPython 3.10")
+        return
+    exe = found[-1]
+    # The interpreter's own word for its version (the independent truth).
+    ver = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True, timeout=TIMEOUT).stdout.strip()
+    out = os.path.join(tmp, "py-unreadable")
+    pr = Proc([pt, "-q", "-o", out, "--", exe, "-c", "b = [bytearray(100000) for _ in range(3)]"])
+    rc = pr.wait(TIMEOUT)
+    if rc != 0:
+        res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+        return
+    res.eq("%s: the interpreter says" % name, ver, "3.10")
+    warn = [l for l in pr.err.splitlines() if l.startswith("peaktrace: warning: CPython")]
+    res.true("%s: one warning naming the interpreter and the reason" % name,
+             len(warn) == 1 and "python3.10" in warn[0] and "older than 3.11" in warn[0] and
+             "python_layout_failed" in warn[0], pr.err[-400:])
+    with open(os.path.join(out, "report.json")) as f:
+        rep = json.load(f)
+    res.eq("%s: python_layout_failed" % name, rep["errors"].get("python_layout_failed"), 1)
+    res.true("%s: a stacks caveat in report.json" % name,
+             any(c.get("counter") == "python_layout_failed" and "stacks" in c.get("affects", [])
+                 for c in rep.get("caveats", [])), rep.get("caveats"))
+    with open(os.path.join(out, "report.txt")) as f:
+        txt = f.read()
+    res.true("%s: the caveat where the stacks are printed" % name,
+             "caveat: python_layout_failed 1" in txt, [l for l in txt.splitlines() if "caveat" in l][:4])

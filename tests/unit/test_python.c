@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_python.c — the pure parts of CPython frames: word tagging (bpf/pyframe.h), location
- * tables, frame names and the merge of Python runs into native stacks (user/python.c). */
+ * tables, frame names, the merge of Python runs into native stacks and the reader of
+ * 3.13's _Py_DebugOffsets (user/python.c). */
 #include <stdbool.h>
 #include "check.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "python/python.h"
+#include "tests/unit/py313_debug_offsets.h"
 
 static void test_words(void)
 {
@@ -108,11 +116,149 @@ static void test_splice(void)
 	}
 }
 
+/* A copy of the real bytes with the 64-bit word at byte `at` set to v. */
+static void with_word(uint8_t *buf, size_t at, uint64_t v)
+{
+	memcpy(buf, py313_debug_offsets, sizeof(py313_debug_offsets));
+	memcpy(buf + at, &v, sizeof(v));
+}
+
+static int parse(const uint8_t *buf, size_t len, uint32_t hex, char *why)
+{
+	struct pt_py_offsets k;
+	struct pt_py_user_off u;
+
+	why[0] = 0;
+	return pt_py_debug_offsets(buf, len, hex, &k, &u, why, 192);
+}
+
+static void test_debug_offsets(void)
+{
+	const uint32_t hex = 0x030d00f0;   /* Py_Version of that 3.13.0 */
+	struct pt_py_offsets k;
+	struct pt_py_user_off u;
+	uint8_t buf[sizeof(py313_debug_offsets)];
+	char why[192] = "";
+	int err;
+
+	/* The real bytes: the offsets offsetof() gives against 3.13.0's own headers (the
+	 * table peaktrace carried for 3.13 before it read them from the target). */
+	err = pt_py_debug_offsets(py313_debug_offsets, sizeof(py313_debug_offsets), hex, &k, &u, why,
+				  sizeof(why));
+	CHECK(err == 0, "3.13.0's debug offsets parse (%s)", why);
+	CHECK_EQ_U64(k.interp_head, 632, "interpreters.head");
+	CHECK_EQ_U64(k.threads_head, 7344, "threads.head");
+	CHECK_EQ_U64(k.ts_next, 8, "PyThreadState.next");
+	CHECK_EQ_U64(k.ts_native_tid, 160, "native_thread_id");
+	CHECK_EQ_U64(k.ts_cframe, 0, "no cframe in 3.13");
+	CHECK_EQ_U64(k.cframe_current, 72, "current_frame");
+	CHECK_EQ_U64(k.fr_code, 0, "f_executable");
+	CHECK_EQ_U64(k.fr_previous, 8, "previous");
+	CHECK_EQ_U64(k.fr_instr, 56, "instr_ptr");
+	CHECK_EQ_U64(k.fr_owner, 70, "owner");
+	CHECK_EQ_U64(k.fr_is_entry, 0, "no is_entry in 3.13");
+	CHECK_EQ_U64(k.co_code_adaptive, 200, "co_code_adaptive");
+	CHECK_EQ_U64(k.minor, 13, "minor");
+	CHECK(u.co_filename == 112 && u.co_name == 120 && u.co_qualname == 128 && u.co_linetable == 136 &&
+	      u.co_firstlineno == 68, "code object fields");
+	CHECK(u.bytes_sval == 32 && u.ascii_size == 40 && u.compact_size == 56 && u.str_length == 16 &&
+	      u.str_state == 32 && u.tp_name == 24, "bytes, str and type fields");
+
+	/* Altered copies: each refused, with a reason. */
+	memcpy(buf, py313_debug_offsets, sizeof(buf));
+	buf[0] = 'X';
+	CHECK(parse(buf, sizeof(buf), hex, why) == -EPROTO && strstr(why, "cookie"), "bad cookie: %s", why);
+	CHECK(parse(py313_debug_offsets, sizeof(buf), 0x030c01f0, why) == -EPROTO && strstr(why, "Py_Version"),
+	      "version not the file's Py_Version: %s", why);
+	with_word(buf, 8, 0x030e00f0);
+	CHECK(parse(buf, sizeof(buf), 0x030e00f0, why) == -ENOTSUP && strstr(why, "3.14"),
+	      "3.14's layout is not guessed: %s", why);
+	with_word(buf, 16, 1);
+	CHECK(parse(buf, sizeof(buf), hex, why) == -ENOTSUP && strstr(why, "free-threaded"),
+	      "free-threaded refused: %s", why);
+	with_word(buf, 72, 0x2f998);   /* threads.head = sizeof(PyInterpreterState) */
+	CHECK(parse(buf, sizeof(buf), hex, why) == -EPROTO && strstr(why, "+72"),
+	      "threads.head outside its structure: %s", why);
+	with_word(buf, 240, 72);       /* f_executable beyond the frame bytes the BPF walk reads */
+	CHECK(parse(buf, sizeof(buf), hex, why) == -EPROTO && strstr(why, "+240"),
+	      "f_executable beyond the walk's read: %s", why);
+	with_word(buf, 232, 12);       /* previous misaligned */
+	CHECK(parse(buf, sizeof(buf), hex, why) == -EPROTO && strstr(why, "misaligned"),
+	      "misaligned previous: %s", why);
+	with_word(buf, 224, 1ULL << 40);   /* an absurd frame size */
+	CHECK(parse(buf, sizeof(buf), hex, why) == -EPROTO && strstr(why, "implausible"),
+	      "absurd structure size: %s", why);
+	with_word(buf, 360, 0);        /* ob_type not at 8 */
+	CHECK(parse(buf, sizeof(buf), hex, why) == -EPROTO && strstr(why, "ob_type"), "ob_type moved: %s", why);
+	CHECK(parse(py313_debug_offsets, 100, hex, why) == -EPROTO, "short buffer: %s", why);
+}
+
+/*
+ * pt_py_check_live on a real interpreter (Debian's python3.11, if installed) running Python
+ * code: its table passes; the same table with one offset moved fails, naming what it found.
+ */
+static void test_live_check(void)
+{
+	const char *exe = "/usr/bin/python3.11";
+	struct pt_py_info info, bad;
+	int fds[2], err = -EAGAIN, k;
+	pid_t pid;
+	char c;
+
+	if (access(exe, X_OK)) {
+		printf("ok - live check # SKIP no %s\n", exe);
+		return;
+	}
+	if (pipe(fds))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		execl(exe, exe, "-c", "import sys\ndef spin():\n    sys.stdout.write('r'); sys.stdout.flush()\n"
+		      "    while True: pass\nspin()\n", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &c, 1) == 1, "python3.11 started");
+	memset(&info, 0, sizeof(info));
+	CHECK(pt_py_detect_pid(pid, &info) == 0 && pt_py_locate(pid, &info) == 0, "python3.11 detected");
+	for (k = 0; k < 50 && err == -EAGAIN; k++, usleep(20000)) {
+		info.check = 0;
+		info.check_next_ns = 0;
+		err = pt_py_check_live(pid, &info);
+	}
+	CHECK(err == 0 && info.check == 1, "the 3.11 table passes on the live target (%d: %s)", err, info.why);
+	bad = info;
+	bad.check = 0;
+	bad.check_next_ns = 0;
+	bad.off.ts_native_tid += 8;
+	CHECK(pt_py_check_live(pid, &bad) == -EPROTO && strstr(bad.why, "native_thread_id"),
+	      "native_thread_id moved: refused: %s", bad.why);
+	bad = info;
+	bad.check = 0;
+	bad.check_next_ns = 0;
+	bad.off.fr_code += 8;
+	CHECK(pt_py_check_live(pid, &bad) == -EPROTO && strstr(bad.why, "not a code object"),
+	      "f_code moved: refused: %s", bad.why);
+	bad = info;
+	bad.check = 0;
+	bad.check_next_ns = 0;
+	bad.u.co_name = bad.u.co_firstlineno;   /* an int, not a pointer to a str */
+	CHECK(pt_py_check_live(pid, &bad) == -EPROTO && strstr(bad.why, "co_name"),
+	      "co_name moved: refused: %s", bad.why);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	pt_py_info_free(&info);
+}
+
 int main(void)
 {
 	test_words();
 	test_lines();
 	test_format();
 	test_splice();
+	test_debug_offsets();
+	test_live_check();
 	return CHECK_DONE();
 }

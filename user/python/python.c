@@ -4,11 +4,13 @@
  * merge of Python frames into native stacks (the kernel side is
  * bpf/python.bpf.h).
  *
- * Offsets: CPython's internal structs change with each minor version (3.13 publishes
- * _Py_DebugOffsets, older ones nothing). The table below was produced with offsetof() against
- * each version's own headers (Py_BUILD_CORE, internal/pycore_*.h): Debian's 3.11.2
- * (/usr/include/python3.11) and pyenv's 3.11.7, 3.12.1 and 3.13.0, x86-64. 3.11.2 and 3.11.7
- * agree; patch releases do not change these layouts.
+ * Offsets: CPython's internal structs change with each minor version. 3.13+ publishes them in
+ * _Py_DebugOffsets, at the start of _PyRuntime (its initializer: read from the file, cookie,
+ * version and every offset checked, pt_py_debug_offsets). 3.11 and 3.12 publish nothing: the
+ * table below was produced with offsetof() against each version's own headers (Py_BUILD_CORE,
+ * internal/pycore_*.h): Debian's 3.11.2 (/usr/include/python3.11) and pyenv's 3.11.7 and
+ * 3.12.1, x86-64 (3.11.2 and 3.11.7 agree), and is checked against the live target before
+ * it is trusted (pt_py_check_live: another build may differ).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,47 +20,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "python/python.h"
 #include "util/elfutil.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
-
-/* What user space reads from code objects and strings, per version. */
-struct py_user_off {
-	uint32_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
-	uint32_t bytes_sval;       /* PyBytesObject.ob_sval */
-	uint32_t ascii_size;       /* sizeof(PyASCIIObject): data of a compact ASCII str */
-	uint32_t compact_size;     /* sizeof(PyCompactUnicodeObject): data of other compact strs */
-};
+#include "util/fmt.h"
 
 static const struct {
 	uint32_t minor;
 	struct pt_py_offsets k;
-	struct py_user_off u;
+	struct pt_py_user_off u;
 } tables[] = {
 	{ 11, { .interp_head = 40, .threads_head = 16, .ts_next = 8, .ts_native_tid = 160,
 		.ts_cframe = 56, .cframe_current = 8, .fr_code = 32, .fr_previous = 48,
 		.fr_instr = 56, .fr_owner = 69, .fr_is_entry = 68, .co_code_adaptive = 184,
 		.minor = 11 },
-	  { 112, 120, 128, 136, 72, 32, 48, 72 } },
+	  { 112, 120, 128, 136, 72, 32, 48, 72, 16, 32, 24 } },
 	{ 12, { .interp_head = 40, .threads_head = 72, .ts_next = 8, .ts_native_tid = 144,
 		.ts_cframe = 56, .cframe_current = 0, .fr_code = 0, .fr_previous = 8,
 		.fr_instr = 56, .fr_owner = 70, .fr_is_entry = 0, .co_code_adaptive = 192,
 		.minor = 12 },
-	  { 112, 120, 128, 136, 68, 32, 40, 56 } },
-	{ 13, { .interp_head = 632, .threads_head = 7344, .ts_next = 8, .ts_native_tid = 160,
-		.ts_cframe = 0, .cframe_current = 72, .fr_code = 0, .fr_previous = 8,
-		.fr_instr = 56, .fr_owner = 70, .fr_is_entry = 0, .co_code_adaptive = 200,
-		.minor = 13 },
-	  { 112, 120, 128, 136, 68, 32, 40, 56 } },
+	  { 112, 120, 128, 136, 68, 32, 40, 56, 16, 32, 24 } },
 };
 
 /* ---- detection ------------------------------------------------------------------------ */
 
 struct sym_scan {
-	uint64_t runtime, version;
+	uint64_t runtime, version, code_type, str_type;
 	bool have_runtime, have_version;
 };
 
@@ -66,14 +59,163 @@ static int scan_cb(const struct pt_elf_sym *s, void *ctx)
 {
 	struct sym_scan *sc = ctx;
 
-	if (!sc->have_runtime && strcmp(s->name, "_PyRuntime") == 0 && s->shndx) {
+	if (!s->shndx)
+		return 0;
+	if (!sc->have_runtime && strcmp(s->name, "_PyRuntime") == 0) {
 		sc->runtime = s->value;
 		sc->have_runtime = true;
-	} else if (!sc->have_version && strcmp(s->name, "Py_Version") == 0 && s->shndx) {
+	} else if (!sc->have_version && strcmp(s->name, "Py_Version") == 0) {
 		sc->version = s->value;
 		sc->have_version = true;
+	} else if (!sc->code_type && strcmp(s->name, "PyCode_Type") == 0) {
+		sc->code_type = s->value;
+	} else if (!sc->str_type && strcmp(s->name, "PyUnicode_Type") == 0) {
+		sc->str_type = s->value;
 	}
-	return sc->have_runtime && sc->have_version;
+	return sc->have_runtime && sc->have_version && sc->code_type && sc->str_type;
+}
+
+/* ---- _Py_DebugOffsets (3.13+) ------------------------------------------------------------ */
+
+/*
+ * The 3.13 layout (Include/internal/pycore_runtime.h): an 8-byte cookie, then uint64 words,
+ * each group of offsets led by the size of its structure. Byte positions of the words used;
+ * checked against pyenv's 3.13.0 and Debian trixie's 3.13.5 (their offsets equal what
+ * offsetof() gives against 3.13's headers).
+ */
+enum {
+	DO_VERSION = 8, DO_FREE_THREADED = 16,
+	DO_RT_SIZE = 24, DO_RT_INTERP_HEAD = 40,
+	DO_IS_SIZE = 48, DO_IS_THREADS_HEAD = 72,
+	DO_TS_SIZE = 152, DO_TS_NEXT = 168, DO_TS_CURRENT_FRAME = 184, DO_TS_NATIVE_TID = 200,
+	DO_FR_SIZE = 224, DO_FR_PREVIOUS = 232, DO_FR_EXECUTABLE = 240, DO_FR_INSTR = 248,
+	DO_FR_OWNER = 264,
+	DO_CO_SIZE = 272, DO_CO_FILENAME = 280, DO_CO_NAME = 288, DO_CO_QUALNAME = 296,
+	DO_CO_LINETABLE = 304, DO_CO_FIRSTLINENO = 312, DO_CO_ADAPTIVE = 344,
+	DO_OB_SIZE = 352, DO_OB_TYPE = 360,
+	DO_TP_SIZE = 368, DO_TP_NAME = 376,
+	DO_BY_SIZE = 512, DO_BY_SVAL = 528,
+	DO_UN_SIZE = 536, DO_UN_STATE = 544, DO_UN_LENGTH = 552, DO_UN_ASCII_SIZE = 560,
+};
+
+static uint64_t do_word(const uint8_t *buf, size_t at)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + at, sizeof(v));
+	return v;
+}
+
+/* An offset into a structure: inside its size (read at size_at), room for len bytes, below
+ * max (what a fixed read covers), aligned to align. */
+static bool do_field(const uint8_t *buf, size_t at, size_t size_at, uint64_t len, uint64_t max,
+		     uint64_t align, uint32_t *out, char *why, size_t wsize)
+{
+	uint64_t v = do_word(buf, at), size = do_word(buf, size_at);
+
+	const char *bad = size > (64u << 20) ? "in a structure of implausible size" :
+			  v + len > size ? "outside its structure" :
+			  v + len > max ? "beyond the bytes peaktrace reads of it" :
+			  (v & (align - 1)) ? "misaligned" : NULL;
+
+	if (bad) {
+		snprintf(why, wsize, "_Py_DebugOffsets word at +%zu is %" PRIu64 ": %s (size %" PRIu64 ")",
+			 at, v, bad, size);
+		return false;
+	}
+	*out = (uint32_t)v;
+	return true;
+}
+
+int pt_py_debug_offsets(const uint8_t *buf, size_t len, uint32_t hexversion,
+			struct pt_py_offsets *k, struct pt_py_user_off *u, char *why, size_t wsize)
+{
+	uint64_t ver;
+	bool ok = true;
+	uint32_t ob_type = 0;
+
+	memset(k, 0, sizeof(*k));
+	memset(u, 0, sizeof(*u));
+	if (len < 16 || memcmp(buf, "xdebugpy", 8)) {
+		snprintf(why, wsize, "no \"xdebugpy\" cookie at the start of _PyRuntime");
+		return -EPROTO;
+	}
+	ver = do_word(buf, DO_VERSION);
+	if ((ver >> 16) != (hexversion >> 16)) {
+		snprintf(why, wsize, "_Py_DebugOffsets version 0x%08" PRIx64 " is not Py_Version "
+			 "0x%08x", ver, hexversion);
+		return -EPROTO;
+	}
+	if (((ver >> 16) & 0xff) != 13) {
+		snprintf(why, wsize, "the _Py_DebugOffsets layout of 3.%u is not known to this "
+			 "peaktrace (3.13 only)", (unsigned)((ver >> 16) & 0xff));
+		return -ENOTSUP;
+	}
+	if (len < PT_PY_DEBUG_OFFSETS_313) {
+		snprintf(why, wsize, "_Py_DebugOffsets shorter than 3.13's");
+		return -EPROTO;
+	}
+	if (do_word(buf, DO_FREE_THREADED)) {
+		snprintf(why, wsize, "a free-threaded build (its objects and frames differ)");
+		return -ENOTSUP;
+	}
+	/* Kernel side: the BPF walk reads 8-byte fields; a frame's fields within its first 72
+	 * bytes (python.bpf.h PY_FRAME_READ). */
+	ok = ok && do_field(buf, DO_RT_INTERP_HEAD, DO_RT_SIZE, 8, ~0ULL, 8, &k->interp_head, why, wsize);
+	ok = ok && do_field(buf, DO_IS_THREADS_HEAD, DO_IS_SIZE, 8, ~0ULL, 8, &k->threads_head, why, wsize);
+	ok = ok && do_field(buf, DO_TS_NEXT, DO_TS_SIZE, 8, ~0ULL, 8, &k->ts_next, why, wsize);
+	ok = ok && do_field(buf, DO_TS_NATIVE_TID, DO_TS_SIZE, 8, ~0ULL, 8, &k->ts_native_tid, why, wsize);
+	ok = ok && do_field(buf, DO_TS_CURRENT_FRAME, DO_TS_SIZE, 8, ~0ULL, 8, &k->cframe_current, why, wsize);
+	ok = ok && do_field(buf, DO_FR_EXECUTABLE, DO_FR_SIZE, 8, 72, 8, &k->fr_code, why, wsize);
+	ok = ok && do_field(buf, DO_FR_PREVIOUS, DO_FR_SIZE, 8, 72, 8, &k->fr_previous, why, wsize);
+	ok = ok && do_field(buf, DO_FR_INSTR, DO_FR_SIZE, 8, 72, 8, &k->fr_instr, why, wsize);
+	ok = ok && do_field(buf, DO_FR_OWNER, DO_FR_SIZE, 1, 72, 1, &k->fr_owner, why, wsize);
+	/* co_code_adaptive is the flexible array at the end: at most the size. */
+	ok = ok && do_field(buf, DO_CO_ADAPTIVE, DO_CO_SIZE, 0, 4096, 2, &k->co_code_adaptive, why, wsize);
+	/* User side: a code object's header is read in one 256-byte read (code_sig). */
+	ok = ok && do_field(buf, DO_CO_FILENAME, DO_CO_SIZE, 8, 256, 8, &u->co_filename, why, wsize);
+	ok = ok && do_field(buf, DO_CO_NAME, DO_CO_SIZE, 8, 256, 8, &u->co_name, why, wsize);
+	ok = ok && do_field(buf, DO_CO_QUALNAME, DO_CO_SIZE, 8, 256, 8, &u->co_qualname, why, wsize);
+	ok = ok && do_field(buf, DO_CO_LINETABLE, DO_CO_SIZE, 8, 256, 8, &u->co_linetable, why, wsize);
+	ok = ok && do_field(buf, DO_CO_FIRSTLINENO, DO_CO_SIZE, 4, 256, 4, &u->co_firstlineno, why, wsize);
+	ok = ok && do_field(buf, DO_OB_TYPE, DO_OB_SIZE, 8, 64, 8, &ob_type, why, wsize);
+	ok = ok && do_field(buf, DO_TP_NAME, DO_TP_SIZE, 8, 4096, 8, &u->tp_name, why, wsize);
+	ok = ok && do_field(buf, DO_BY_SVAL, DO_BY_SIZE, 1, 4096, 1, &u->bytes_sval, why, wsize);
+	ok = ok && do_field(buf, DO_UN_STATE, DO_UN_SIZE, 4, 4096, 4, &u->str_state, why, wsize);
+	ok = ok && do_field(buf, DO_UN_LENGTH, DO_UN_SIZE, 8, 4096, 8, &u->str_length, why, wsize);
+	ok = ok && do_field(buf, DO_UN_ASCII_SIZE, DO_UN_SIZE, 0, 4096, 8, &u->ascii_size, why, wsize);
+	if (!ok)
+		return -EPROTO;
+	/* code_sig and the resolver take ob_type at 8 (a non-free-threaded PyObject). */
+	if (ob_type != 8) {
+		snprintf(why, wsize, "PyObject.ob_type at %u, not 8", ob_type);
+		return -EPROTO;
+	}
+	/* PyCompactUnicodeObject: PyASCIIObject, then utf8_length and utf8 (3.12+). */
+	u->compact_size = u->ascii_size + 16;
+	k->minor = 13;
+	return 0;
+}
+
+/* The 3.13+ offsets from the file's _PyRuntime initializer (the cookie and offsets are
+ * constants: the process's copy starts as the file's). */
+static int debug_offsets_from_file(struct pt_elf *e, uint64_t runtime, struct pt_py_info *out)
+{
+	uint8_t buf[PT_PY_DEBUG_OFFSETS_313];
+	uint64_t off;
+	ssize_t n;
+
+	if (pt_elf_vaddr_to_off(e->loads, e->nloads, runtime, &off) ||
+	    (n = pread(e->fd, buf, sizeof(buf), (off_t)off)) < 16) {
+		snprintf(out->why, sizeof(out->why), "_PyRuntime (0x%" PRIx64 ") not readable in the file",
+			 runtime);
+		return -ENOTSUP;
+	}
+	if (pt_py_debug_offsets(buf, (size_t)n, out->hexversion, &out->off, &out->u, out->why,
+				sizeof(out->why)))
+		return -ENOTSUP;
+	out->from_debug = true;
+	return 0;
 }
 
 /* path is the object's name as the target knows it; e is it opened (closed here). */
@@ -84,7 +226,7 @@ static int detect_elf(const char *path, struct pt_elf *e, struct pt_py_info *out
 	uint64_t off;
 	uint32_t hex = 0;
 	size_t k;
-	int ino_ok;
+	int ino_ok, err = -ENOTSUP;
 
 	/* Matched against the maps by inode: the loader's path may differ from the canonical one
 	 * maps shows (symlinks, "../lib" in an rpath). The inode of what was read, not of a path
@@ -97,28 +239,43 @@ static int detect_elf(const char *path, struct pt_elf *e, struct pt_py_info *out
 		pt_elf_close(e);
 		return -ENOENT;
 	}
+	memset(out, 0, sizeof(*out));
+	out->path = strdup(path);
+	if (!out->path) {
+		pt_elf_close(e);
+		return -ENOMEM;
+	}
 	/* Py_Version (3.11+) is a const in the file: PY_VERSION_HEX, 0x030b02f0 for 3.11.2. */
 	if (!sc.have_version || pt_elf_vaddr_to_off(e->loads, e->nloads, sc.version, &off) ||
 	    pread(e->fd, &hex, sizeof(hex), (off_t)off) != sizeof(hex) || (hex >> 24) != 3) {
 		pt_elf_close(e);
-		return -ENOTSUP;   /* 3.10 and older have no Py_Version */
+		snprintf(out->why, sizeof(out->why), "older than 3.11 (no Py_Version)");
+		return -ENOTSUP;
 	}
-	memset(out, 0, sizeof(*out));
 	out->hexversion = hex;
 	out->minor = (hex >> 16) & 0xff;
 	out->runtime_vaddr = sc.runtime;
+	out->code_type_vaddr = sc.code_type;
+	out->str_type_vaddr = sc.str_type;
 	out->pie = e->type == ET_DYN;
-	pt_elf_close(e);
 	if (ino_ok)
 		out->inode = st.st_ino;
-	for (k = 0; k < sizeof(tables) / sizeof(tables[0]); k++) {
-		if (tables[k].minor == out->minor) {
-			out->off = tables[k].k;
-			out->path = strdup(path);
-			return out->path ? 0 : -ENOMEM;
+	if (out->minor >= 13) {
+		err = debug_offsets_from_file(e, sc.runtime, out);
+	} else {
+		snprintf(out->why, sizeof(out->why), "3.%u has no offset table in this peaktrace",
+			 out->minor);
+		for (k = 0; k < sizeof(tables) / sizeof(tables[0]); k++) {
+			if (tables[k].minor == out->minor) {
+				out->off = tables[k].k;
+				out->u = tables[k].u;
+				out->why[0] = 0;
+				err = 0;
+			}
 		}
 	}
-	return -ENOTSUP;
+	pt_elf_close(e);
+	return err;
 }
 
 int pt_py_detect(const char *const *paths, int npaths, struct pt_py_info *out)
@@ -179,6 +336,23 @@ int pt_py_detect_pid(pid_t pid, struct pt_py_info *out)
 	return ret;
 }
 
+/* The target's pid namespace, when it is not ours (a container): nsfs's device as the kernel
+ * encodes a dev_t (MKDEV: major << 20 | minor), which bpf_get_ns_current_pid_tgid compares. */
+static void pidns_of(pid_t pid, struct pt_py_offsets *o)
+{
+	struct stat mine, its;
+	char path[64];
+
+	o->ns_dev = o->ns_ino = 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (stat(path, &its) || stat("/proc/self/ns/pid", &mine))
+		return;
+	if (its.st_ino == mine.st_ino && its.st_dev == mine.st_dev)
+		return;
+	o->ns_dev = ((uint64_t)major(its.st_dev) << 20) | minor(its.st_dev);
+	o->ns_ino = its.st_ino;
+}
+
 int pt_py_locate(pid_t pid, struct pt_py_info *info)
 {
 	struct pt_maps maps = { 0 };
@@ -198,6 +372,8 @@ int pt_py_locate(pid_t pid, struct pt_py_info *info)
 		}
 	}
 	pt_maps_free(&maps);
+	if (!ret)
+		pidns_of(pid, &info->off);
 	return ret;
 }
 
@@ -207,6 +383,207 @@ void pt_py_info_free(struct pt_py_info *info)
 		return;
 	free(info->path);
 	info->path = NULL;
+}
+
+/* ---- checking the offsets against the live target ------------------------------------- */
+
+#define CHECK_MAX_TIDS 4096
+
+struct live {
+	int fd;
+	uint64_t bias;          /* load bias of the object defining _PyRuntime */
+	const struct pt_py_info *info;
+	uint64_t tids[CHECK_MAX_TIDS];
+	uint32_t ntids;
+};
+
+static int lrd(struct live *l, uint64_t addr, void *buf, size_t len)
+{
+	return addr && pread(l->fd, buf, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}
+
+/* The target's threads by the ids they know themselves by (NSpid's last field). */
+static void live_tids(pid_t pid, struct live *l)
+{
+	char path[64], v[128];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((d = readdir(dir)) && l->ntids < CHECK_MAX_TIDS) {
+		char *last;
+		long tid = strtol(d->d_name, NULL, 10);
+
+		if (tid <= 0)
+			continue;
+		/* pt_proc_status_field takes a pid: the task's status is under the same name. */
+		if (pt_proc_status_field((pid_t)tid, "NSpid", v, sizeof(v))) {
+			l->tids[l->ntids++] = (uint64_t)tid;
+			continue;
+		}
+		last = strrchr(v, '\t');
+		last = last ? last + 1 : v;
+		l->tids[l->ntids++] = strtoull(last, NULL, 10);
+	}
+	closedir(dir);
+}
+
+/* obj's type is the one at type_vaddr (when the symbol is known) or is named name. */
+static bool live_is(struct live *l, uint64_t obj, uint64_t type_vaddr, const char *name)
+{
+	uint64_t type, tpname;
+	char tn[8] = { 0 };
+	size_t n = strlen(name) + 1;
+
+	if (lrd(l, obj + 8, &type, sizeof(type)))
+		return false;
+	if (type_vaddr)
+		return type == type_vaddr + l->bias;
+	return lrd(l, type + l->info->u.tp_name, &tpname, sizeof(tpname)) == 0 &&
+	       lrd(l, tpname, tn, n) == 0 && memcmp(tn, name, n) == 0;
+}
+
+/* The frames of thread state t: 1 when one is a code object named by a str, 0 when there is
+ * no Python frame to check, -1 when a frame is not what the offsets say. */
+static int live_frames(struct live *l, uint64_t t, char *why, size_t wsize)
+{
+	const struct pt_py_offsets *o = &l->info->off;
+	uint64_t f = 0, code, name;
+	uint8_t owner;
+	int k;
+
+	if (o->ts_cframe ? lrd(l, t + o->ts_cframe, &f, 8) || (f && lrd(l, f + o->cframe_current, &f, 8))
+			 : lrd(l, t + o->cframe_current, &f, 8)) {
+		snprintf(why, wsize, "thread state 0x%" PRIx64 ": current frame unreadable", t);
+		return -1;
+	}
+	for (k = 0; k < 16 && f; k++) {
+		if (lrd(l, f + o->fr_owner, &owner, 1) || lrd(l, f + o->fr_code, &code, 8)) {
+			snprintf(why, wsize, "frame 0x%" PRIx64 " unreadable", f);
+			return -1;
+		}
+		/* 3.12+: the entry shim (owned by the C stack) runs no code of its own. */
+		if (!(owner == PT_PY_OWNED_BY_CSTACK && !o->fr_is_entry)) {
+			if (!live_is(l, code, l->info->code_type_vaddr, "code")) {
+				snprintf(why, wsize, "frame 0x%" PRIx64 ": f_code 0x%" PRIx64 " is not a code "
+					 "object", f, code);
+				return -1;
+			}
+			if (lrd(l, code + l->info->u.co_name, &name, 8) ||
+			    !live_is(l, name, l->info->str_type_vaddr, "str")) {
+				snprintf(why, wsize, "code object 0x%" PRIx64 ": co_name is not a str", code);
+				return -1;
+			}
+			return 1;
+		}
+		if (lrd(l, f + o->fr_previous, &f, 8))
+			f = 0;
+	}
+	return 0;
+}
+
+static int live_check(pid_t pid, struct live *l, char *why, size_t wsize)
+{
+	const struct pt_py_offsets *o = &l->info->off;
+	uint64_t interp = 0, t = 0, tid;
+	uint32_t k, j, states = 0, matched = 0;
+	int framed = 0;
+
+	if (lrd(l, o->runtime + o->interp_head, &interp, 8)) {
+		snprintf(why, wsize, "_PyRuntime at 0x%" PRIx64 " unreadable", (uint64_t)o->runtime);
+		return -EPROTO;
+	}
+	if (!interp || lrd(l, interp + o->threads_head, &t, 8) || !t)
+		return -EAGAIN;   /* not initialized yet (launch mode, before Py_Initialize) */
+	live_tids(pid, l);
+	for (k = 0; k < PT_PY_MAX_THREADS && t && framed <= 0; k++, states++) {
+		if (lrd(l, t + o->ts_native_tid, &tid, 8)) {
+			snprintf(why, wsize, "thread state 0x%" PRIx64 " unreadable", t);
+			return -EPROTO;
+		}
+		for (j = 0; j < l->ntids && l->tids[j] != tid; j++)
+			;
+		if (j < l->ntids) {
+			matched++;
+			framed = live_frames(l, t, why, wsize);
+			if (framed < 0)
+				return -EPROTO;
+		}
+		if (lrd(l, t + o->ts_next, &t, 8))
+			break;
+	}
+	if (!matched) {
+		snprintf(why, wsize, "none of the interpreter's %u thread states has a native_thread_id "
+			 "of the target's threads", states);
+		return -EPROTO;
+	}
+	return framed > 0 ? 0 : -EAGAIN;
+}
+
+int pt_py_check_live(pid_t pid, struct pt_py_info *info)
+{
+	struct live *l;
+	char path[64], why[sizeof(info->why)];
+	struct timespec now;
+	uint64_t now_ns;
+	int ret;
+
+	if (info->check)
+		return info->check > 0 ? 0 : -EPROTO;
+	if (!info->off.runtime)
+		return -EAGAIN;
+	/* Undecided (the interpreter not up yet, no frame yet): at most one attempt per 100 ms
+	 * of the poll loop. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	if (now_ns < info->check_next_ns)
+		return -EAGAIN;
+	info->check_next_ns = now_ns + 100000000ULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -EAGAIN;
+	l->info = info;
+	l->bias = info->off.runtime - info->runtime_vaddr;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	l->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (l->fd < 0) {
+		free(l);
+		return -EAGAIN;
+	}
+	why[0] = 0;
+	ret = live_check(pid, l, why, sizeof(why));
+	close(l->fd);
+	free(l);
+	if (ret == 0)
+		info->check = 1;
+	else if (ret == -EPROTO) {
+		info->check = -1;
+		if (info->from_debug)
+			snprintf(info->why, sizeof(info->why), "its _Py_DebugOffsets fail on the live "
+				 "target: %s", why);
+		else
+			snprintf(info->why, sizeof(info->why), "the 3.%u table's offsets fail on the live "
+				 "target: %s", info->minor, why);
+	}
+	return ret;
+}
+
+void pt_py_warn(struct pt_py_info *info)
+{
+	char path[512];
+
+	pt_sanitize(path, sizeof(path), info->path ? info->path : "?");
+	info->lost = 1;
+	if (info->minor)
+		fprintf(stderr, "peaktrace: warning: CPython 3.%u in %s: Python frames cannot be read "
+			"(%s); native frames only, counted in python_layout_failed\n", info->minor, path,
+			info->why);
+	else
+		fprintf(stderr, "peaktrace: warning: CPython in %s: Python frames cannot be read (%s); "
+			"native frames only, counted in python_layout_failed\n", path, info->why);
 }
 
 /* ---- location tables -------------------------------------------------------------------- */
@@ -395,7 +772,7 @@ struct stack_recs {
 
 struct pt_py_resolver {
 	int mem_fd;
-	struct py_user_off u;
+	struct pt_py_user_off u;
 	struct code_rec *recs;
 	uint32_t nrecs, rcap;
 	uint64_t *slot_code;    /* open addressing: code address -> latest record */
@@ -411,13 +788,10 @@ struct pt_py_resolver *pt_py_resolver_new(pid_t pid, const struct pt_py_info *in
 {
 	struct pt_py_resolver *r = calloc(1, sizeof(*r));
 	char path[64];
-	size_t k;
 
 	if (!r)
 		return NULL;
-	for (k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
-		if (tables[k].minor == info->minor)
-			r->u = tables[k].u;
+	r->u = info->u;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	r->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	r->scap = 1024;
@@ -506,7 +880,8 @@ static char *read_str(struct pt_py_resolver *r, uint64_t obj)
 	char *out;
 	size_t o = 0;
 
-	if (rd64(r, obj + 16, &len) || rd(r, obj + 32, &state, sizeof(state)) || len > 4096)
+	if (rd64(r, obj + r->u.str_length, &len) || rd(r, obj + r->u.str_state, &state, sizeof(state)) ||
+	    len > 4096)
 		return NULL;
 	/* state: interned:2, kind:3, compact:1, ascii:1 (3.11 .. 3.13) */
 	kind = (state >> 2) & 7;
@@ -600,7 +975,7 @@ static int code_sig(struct pt_py_resolver *r, uint64_t code, uint64_t sig[4], in
 	 * (ob_refcnt, ob_type). */
 	if (r->code_type && sig[0] == r->code_type)
 		return 0;
-	if (rd64(r, sig[0] + 24, &tpname) || rd(r, tpname, tn, 5) || memcmp(tn, "code", 5))
+	if (rd64(r, sig[0] + r->u.tp_name, &tpname) || rd(r, tpname, tn, 5) || memcmp(tn, "code", 5))
 		return -1;
 	r->code_type = sig[0];
 	return 0;

@@ -11,6 +11,20 @@
 #include <sys/types.h>
 #include "bpf/peaktrace.h"
 
+/* What user space reads from code objects, strings and types (per version: a table for
+ * 3.11/3.12, the target's own _Py_DebugOffsets for 3.13). */
+struct pt_py_user_off {
+	uint32_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
+	uint32_t bytes_sval;       /* PyBytesObject.ob_sval */
+	uint32_t ascii_size;       /* sizeof(PyASCIIObject): data of a compact ASCII str */
+	uint32_t compact_size;     /* sizeof(PyCompactUnicodeObject): data of other compact strs */
+	uint32_t str_length, str_state;   /* PyASCIIObject.length, .state */
+	uint32_t tp_name;          /* PyTypeObject.tp_name */
+};
+
+/* Bytes of _Py_DebugOffsets that 3.13 defines (pt_py_debug_offsets reads no more). */
+#define PT_PY_DEBUG_OFFSETS_313 584
+
 /* A CPython found in the target: the ELF object defining _PyRuntime (the executable, or
  * libpython3.X.so) and its version. */
 struct pt_py_info {
@@ -21,11 +35,20 @@ struct pt_py_info {
 	bool pie;                 /* ET_DYN: add the load bias */
 	uint64_t inode;           /* of the file, to find its mapping */
 	struct pt_py_offsets off; /* for the BPF side; off.runtime set by pt_py_locate() */
+	struct pt_py_user_off u;
+	bool from_debug;          /* offsets read from the target's _Py_DebugOffsets (3.13+) */
+	uint64_t code_type_vaddr; /* PyCode_Type, PyUnicode_Type in the file (0: not found) */
+	uint64_t str_type_vaddr;
+	int check;                /* pt_py_check_live's verdict: 0 not yet, 1 passed, -1 failed */
+	uint64_t check_next_ns;   /* CLOCK_MONOTONIC: no new attempt before (0: now) */
+	uint32_t lost;            /* 1: this interpreter's frames cannot be read (python_layout_failed) */
+	char why[192];            /* why not (pt_py_warn prints it) */
 };
 
 /* Look for CPython among ELF files in load order (the executable and its libraries).
- * 0 and *out filled; -ENOENT when none defines _PyRuntime; -ENOTSUP for a version without
- * an offset table (3.10 and older, 3.14+), with out->minor set for the message. */
+ * 0 and *out filled; -ENOENT when none defines _PyRuntime; -ENOTSUP when one does but its
+ * frames cannot be read (3.10 and older, 3.14+, a bad or implausible _Py_DebugOffsets), with
+ * out->path, out->minor and out->why set for pt_py_warn(). */
 int pt_py_detect(const char *const *paths, int npaths, struct pt_py_info *out);
 /* Same over the objects PID maps now. */
 int pt_py_detect_pid(pid_t pid, struct pt_py_info *out);
@@ -33,6 +56,22 @@ int pt_py_detect_pid(pid_t pid, struct pt_py_info *out);
  * out->off.runtime set, or -ENOENT (not mapped yet). */
 int pt_py_locate(pid_t pid, struct pt_py_info *info);
 void pt_py_info_free(struct pt_py_info *info);
+/* Check the offsets against the live target (after pt_py_locate): a thread state of the
+ * interpreter whose native_thread_id is one of the target's threads (in its pid namespace),
+ * and the frames of one such thread whose code objects are PyCode_Type objects named by str
+ * objects. 0 passed, -EAGAIN not decidable yet (interpreter not initialized, no frame yet),
+ * -EPROTO failed (info->why says why). Sets info->check. */
+int pt_py_check_live(pid_t pid, struct pt_py_info *info);
+/* The one stderr line for an interpreter whose frames cannot be read: its path
+ * (sanitized), version and info->why. Sets info->lost. */
+void pt_py_warn(struct pt_py_info *info);
+
+/* Parse the _Py_DebugOffsets at the start of _PyRuntime (3.13+; buf: its first len bytes,
+ * hexversion: the object's Py_Version). 0 and *k (runtime left 0) and *u filled; -EPROTO
+ * (bad cookie, version mismatch, an offset outside its structure or beyond what the BPF walk
+ * reads) or -ENOTSUP (a layout this build does not know: 3.14+, free-threaded) with why. */
+int pt_py_debug_offsets(const uint8_t *buf, size_t len, uint32_t hexversion,
+			struct pt_py_offsets *k, struct pt_py_user_off *u, char *why, size_t wsize);
 
 /* Names of Python frames, read from the target's code objects through /proc/PID/mem and
  * cached per code object: resolve early (code objects of finished modules, lambdas and the

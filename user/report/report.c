@@ -44,6 +44,7 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_PY_STORE] = "python_store_failed",
 	[PT_ERR_PY_CODE] = "python_code_unreadable",
 	[PT_ERR_PY_UNMATCHED] = "python_unmatched",
+	[PT_ERR_PY_LAYOUT] = "python_layout_failed",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -76,6 +77,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_PY_STORE] = "new stacks whose Python frames could not be stored (native frames kept)",
 	[PT_ERR_PY_CODE] = "Python code objects freed before their names were read (\"[python code 0x...]\")",
 	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
+	[PT_ERR_PY_LAYOUT] = "CPython interpreters whose frames could not be read (unknown version, bad debug offsets, failed live check): their stacks have native frames only",
 };
 
 /*
@@ -116,6 +118,7 @@ static const unsigned char err_affects[PT_ERR_COUNT] = {
 	[PT_ERR_PY_STORE] = AFF_STACKS,
 	[PT_ERR_PY_CODE] = AFF_STACKS,
 	[PT_ERR_PY_UNMATCHED] = AFF_STACKS,
+	[PT_ERR_PY_LAYOUT] = AFF_STACKS,
 };
 
 /* What is wrong with the figures, for the counters that bend totals (the others' help says it). */
