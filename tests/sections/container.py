@@ -21,7 +21,10 @@ while it holds it. Truth: the host's REPORT lines (request ids, in order) and th
                 sh execs python3): its report written inside the rootfs, the invocations' seq
                 and request ids those of the host's log, each peak RSS within TOLERANCE of the
                 handler's reading, Python frames (ct_handler:grow) in the report;
-  attach        host BUILD/peaktrace -p the runtime's HOST pid: the same checks.
+  attach        host BUILD/peaktrace -p the runtime's HOST pid: the same checks;
+  host default ports  lambda-host started without port options binds two loopback ports, neither
+                RIE's 8080 nor 9001 (read from /proc/net/tcp by the inodes of the host's sockets),
+                so it can run beside RIE.
 The Python 3.13 frame checks need CPython offsets read from _Py_DebugOffsets and, in launch mode,
 re-detection after exec.
 """
@@ -255,14 +258,56 @@ def host_attach(res, ctx, rootfs, port, tmp):
     check_run(res, name, rep, ids, readings)
 
 
+def listening_ports(pid):
+    """The TCP ports pid listens on: its socket inodes matched against /proc/net/tcp{,6}."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            m = re.match(r"socket:\[(\d+)\]", os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:
+            continue
+        if m:
+            inodes.add(m.group(1))
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                col = line.split()
+                if len(col) > 9 and col[3] == "0A" and col[9] in inodes:   # 0A: TCP_LISTEN
+                    ports.add(int(col[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def host_default_ports(res, ctx):
+    name = "container/host default ports"
+    fn = os.path.join(ctx.build_arg, "tools", "functions", "oom")
+    h = Proc([os.path.join(ctx.build_arg, "tools", "lambda-host"), "--", fn])
+    ports = set()
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline and h.running() and len(ports) < 2:
+        ports = listening_ports(h.pid)
+        time.sleep(0.05)
+    alive = h.running()
+    h.signal(signal.SIGTERM)
+    h.wait(TIMEOUT)
+    if not alive and len(ports) < 2:
+        res.fail(name, "lambda-host with default ports did not stay up: " + (h.out + h.err)[-300:])
+        return
+    res.eq(name + ": two listening ports", len(ports), 2)
+    res.true(name + ": neither is RIE's 8080 or 9001", not ports & {8080, 9001}, "bound %s" % sorted(ports))
+
+
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
-    if not any(res.wanted(n) for n in ("container/static", "container/static/launch", "container/attach")):
+    if not any(res.wanted(n) for n in ("container/static", "container/static/launch", "container/attach",
+                                        "container/host default ports")):
         return
     host = os.path.join(ctx.build_arg, "tools", "lambda-host")
     if not os.access(host, os.X_OK):
         res.skip("container/*", "lambda-host not built (make lambda-host)")
         return
+    if res.wanted("container/host default ports"):
+        host_default_ports(res, ctx)
     if not check_static_binary(res, ctx, tmp):
         return
     rootfs = os.path.join(ctx.build, "rootfs", "trixie")
