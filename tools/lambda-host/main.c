@@ -63,7 +63,7 @@ static const char doc[] =
 "       http://127.0.0.1:8180/2015-03-31/functions/function/invocations"
 "\v"
 "EXAMPLES:\n"
-"  lambda-host -- build/tools/functions/oom     # RIE-style API, ports 9101/8180\n"
+"  lambda-host -- build/tools/functions/oom     # RIE-style, ports 9101/8180\n"
 "  lambda-host -m 256 -t 10 -- ./bootstrap      # 256 MB sandbox, 10 s timeout\n"
 "  lambda-host --handler function.handler -- \\\n"
 "      python3 tools/functions/python/bootstrap.py\n"
