@@ -24,9 +24,19 @@ unmount_below "$tmp" && unmount_below "$dir" || { echo "rootfs: cannot unmount b
 rm -rf --one-file-system "$tmp" "$dir"
 mkdir -p "$tmp"
 start=$(date +%s)
-if ! nice debootstrap --variant=minbase --include=python3 trixie "$tmp" "$mirror" >"$tmp.log" 2>&1; then
+# Two tries: a download cut short once made debootstrap fail on one package here.
+ok=
+for try in 1 2; do
+	if nice debootstrap --variant=minbase --include=python3 trixie "$tmp" "$mirror" >"$tmp.log" 2>&1; then
+		ok=1
+		break
+	fi
 	cp "$tmp/debootstrap/debootstrap.log" "$tmp.debootstrap.log" 2>/dev/null || true
 	unmount_below "$tmp" || true
+	grep -q 'Failed getting release file' "$tmp.log" && break   # no archive: a retry cannot help
+	[ "$try" = 1 ] && { rm -rf --one-file-system "$tmp"; mkdir -p "$tmp"; }
+done
+if [ -z "$ok" ]; then
 	echo "rootfs: debootstrap failed (log: $tmp.log): $(tail -n 1 "$tmp.log")" >&2
 	exit 4
 fi
