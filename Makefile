@@ -67,6 +67,23 @@ $(OUT)/peaktrace: $(OUT)/user/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+# make static: build/peaktrace-static, the same objects linked statically (glibc, libbpf.a,
+# libdw.a, libelf.a and the compressors libdw reads sections with), for a function container of
+# any userland: no interpreter, no NEEDED. glibc's static libc keeps dlopen only for iconv's gconv
+# modules, which a program that never calls setlocale() never reaches.
+STATIC_LDLIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lstdc++ -lm -lpthread
+.PHONY: static rootfs
+static: $(OUT)/peaktrace-static
+
+$(OUT)/peaktrace-static: $(OUT)/user/main.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static $(CFLAGS) $^ $(STATIC_LDLIBS) -o $@
+
+# make rootfs: a Debian trixie root filesystem (minbase + python3) under $(OUT)/rootfs/trixie,
+# made once with debootstrap (its stamp: .peaktrace-rootfs-complete); the container tests use it.
+rootfs:
+	$(Q)tools/rootfs.sh $(OUT)/rootfs/trixie
+
 # Unit tests: each tests/unit/test_*.c links against every user/ object except main.
 $(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) tests/unit/check.h | $(OUT)/tests/unit
 	$(call msg,CC,$@)
@@ -77,6 +94,8 @@ unit: $(UNIT_BINS)
 # Install build and test dependencies from Debian (idempotent).
 DEPS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc g++ python3 pkg-config \
 	libclang-rt-14-dev
+# make static (libzstd.a, liblzma.a, libbz2.a for libdw.a) and make rootfs.
+EXTRA_DEPS += libzstd-dev liblzma-dev libbz2-dev debootstrap
 # The allocators tests (tests/run.py): jemalloc, tcmalloc and mimalloc to LD_PRELOAD, musl-gcc.
 EXTRA_DEPS += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 musl-tools
 deps:
@@ -85,7 +104,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-test: deps all unit lambda-host browser-deps
+test: deps all unit lambda-host browser-deps static
 	$(Q)python3 tests/run.py --build $(OUT)
 
 # The browser section's tooling (tests/browser/: playwright-core driving Debian's chromium), when

@@ -9,13 +9,13 @@
 # runtime (-p), N invocations go through build/tools/invoke, peaktrace is stopped with SIGINT, then
 # the host. Reports go to OUT_DIR/arenas-default and OUT_DIR/arenas-threshold; the ARENAS sections
 # of both report.txt and a side-by-side comparison read from both report.json are printed.
-# Loopback only; as root. Env: DEMO_ARENA_INVOCATIONS (default 8), DEMO_RUNTIME_PORT (default 9001;
+# Loopback only; as root. Env: DEMO_ARENA_INVOCATIONS (default 8), DEMO_RUNTIME_PORT (default 9111;
 # the invoke endpoint is the next port), DEMO_MEMORY_MB (default 256).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-demo-out}
 N=${DEMO_ARENA_INVOCATIONS:-8}
-RT_PORT=${DEMO_RUNTIME_PORT:-9001}
+RT_PORT=${DEMO_RUNTIME_PORT:-9111}
 INV_PORT=$((RT_PORT + 1))
 MEM=${DEMO_MEMORY_MB:-256}
 HOST=$BUILD/tools/lambda-host

@@ -10,8 +10,8 @@
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${DEMO_OUT:-demo-out}
-RT_PORT=${DEMO_RUNTIME_PORT:-9001}
-INV_PORT=${DEMO_INVOKE_PORT:-8080}
+RT_PORT=${DEMO_RUNTIME_PORT:-9101}
+INV_PORT=${DEMO_INVOKE_PORT:-8180}
 HOST=$BUILD/tools/lambda-host
 INVOKE=$BUILD/tools/invoke
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true

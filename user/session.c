@@ -28,6 +28,7 @@
 #include "target/procmaps.h"
 #include "attach/links.h"
 #include "attach/mapread.h"
+#include "attach/nspid.h"
 #include "attach/probes.h"
 #include "attach/umulti.h"
 #include "unwind/unwind_maps.h"
@@ -49,6 +50,7 @@ struct pt_session {
 	/* target */
 	struct pt_child child;
 	pid_t pid;
+	pid_t host_pid;         /* pid as the BPF programs see it (the host's; attach/nspid.h) */
 	bool launched;
 	char **paths;            /* launch mode: the program and the libraries it loads */
 	char *exe;
@@ -672,10 +674,18 @@ static int configure(struct pt_session *s)
 	const struct pt_options *o = s->opt;
 	struct peaktrace_bpf *skel = s->skel;
 	uint32_t buckets = 1;
+	int err;
 
 	while (buckets * PT_BUCKET_SLOTS < o->live_slots)
 		buckets <<= 1;
-	skel->rodata->targ_tgid = (uint32_t)s->pid;
+	err = pt_host_tgid(s->pid, &s->host_pid);
+
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot find which host PID PID %d is (peaktrace runs in a PID "
+				"namespace of its own): %s\n", s->pid, strerror(-err));
+		return err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
+	}
+	skel->rodata->targ_tgid = (uint32_t)s->host_pid;
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = o->max_stacks;
 	skel->rodata->capture_stacks = o->fp_stacks;
@@ -781,7 +791,7 @@ static int attach_aws(struct pt_session *s, const char *const *paths, bool retry
 	 * return probe for that call): its socket, found now, gives the first start (BPF:
 	 * rapi_first_start; a no-op once get_next's entry probe has ended the init phase). */
 	if (retry && !err)
-		pt_rapi_seed(bpf_map__fd(s->skel->maps.rapi_fds), s->pid);
+		pt_rapi_seed(bpf_map__fd(s->skel->maps.rapi_fds), s->pid, s->host_pid);
 	if (retry && !err)
 		fprintf(stderr, "peaktrace: --boundary uprobe: aws-lambda-cpp is mapped now; its "
 				"invocation boundaries are set\n");
@@ -801,7 +811,7 @@ int pt_session_attach(struct pt_session *s)
 	if (!s->launched)
 		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
-		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid);
+		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid, s->host_pid);
 	if (pt_attach_allocator(skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
 				s->multi) ||
 	    pt_attach_tracepoints(skel, &s->links, skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) ||

@@ -29,8 +29,8 @@
 
 struct options {
 	unsigned memory_mb;          /* --memory: sandbox limit, AWS_LAMBDA_FUNCTION_MEMORY_SIZE (128) */
-	unsigned runtime_port;       /* --runtime-port: Runtime API (9001; 0 = any free port) */
-	unsigned invoke_port;        /* --invoke-port: RIE-style invoke endpoint (8080; 0 = any) */
+	unsigned runtime_port;       /* --runtime-port: Runtime API (9101; 0 = any free port) */
+	unsigned invoke_port;        /* --invoke-port: RIE-style invoke endpoint (8180; 0 = any) */
 	const char *handler;         /* --handler: _HANDLER ("function.handler") */
 	const char *function_name;   /* --function-name: AWS_LAMBDA_FUNCTION_NAME ("function") */
 	const char *region;          /* --region: AWS_REGION (us-east-1, or $AWS_REGION) */

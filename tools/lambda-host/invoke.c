@@ -2,7 +2,7 @@
 /*
  * invoke — send one event to lambda-host's (or RIE's) invoke endpoint and print the response.
  *
- * What `curl -d '{}' http://localhost:8080/2015-03-31/functions/function/invocations` does,
+ * What `curl -d '{}' http://localhost:8180/2015-03-31/functions/function/invocations` does,
  * without needing curl, plus Lambda's function-error header turned into an exit status.
  */
 #include <argp.h>
@@ -16,7 +16,7 @@ enum { EXIT_OK = 0, EXIT_FUNC_ERROR = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_
 
 static struct {
 	const char *host;        /* -H: endpoint host (127.0.0.1) */
-	unsigned port;           /* -p: endpoint port (8080) */
+	unsigned port;           /* -p: endpoint port (8180, the host's default) */
 	const char *function;    /* -n: function name in the path (function) */
 	double timeout;          /* -t: seconds to wait for the answer (930) */
 	const char *file;        /* -f: read the event from FILE (- = stdin) */
@@ -25,7 +25,7 @@ static struct {
 	bool verbose;            /* -v: status and request id on stderr */
 } env = {
 	.host = "127.0.0.1",
-	.port = 8080,
+	.port = 8180,
 	.function = "function",
 	/* Lambda's maximum timeout is 900 s; wait a little longer than any invocation can take. */
 	.timeout = 930,
@@ -46,7 +46,7 @@ static const char doc[] =
 "3 cannot connect, 4 HTTP error from the endpoint.\n";
 
 static const struct argp_option opts[] = {
-	{ "port", 'p', "PORT", 0, "Invoke endpoint port on the host (default 8080)", 0 },
+	{ "port", 'p', "PORT", 0, "Invoke endpoint port on the host (default 8180)", 0 },
 	{ "host", 'H', "HOST", 0, "Invoke endpoint host (default 127.0.0.1)", 0 },
 	{ "function-name", 'n', "NAME", 0, "Function name in the URL (default function)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Give up after SECONDS (default 930)", 0 },

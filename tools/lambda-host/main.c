@@ -39,8 +39,8 @@ struct host H = {
 	.kick_fd = -1,
 	.opt = {
 		.memory_mb = 128,
-		.runtime_port = 9001,
-		.invoke_port = 8080,
+		.runtime_port = 9101,   /* off RIE's 9001, so both can run side by side */
+		.invoke_port = 8180,     /* off RIE's 8080 */
 		.handler = "function.handler",
 		.function_name = "function",
 		.timeout_s = 3.0,
@@ -60,10 +60,10 @@ static const char doc[] =
 "\n"
 "USAGE: lambda-host [OPTIONS] -- CMD [ARGS...]\n"
 "       then: invoke '{\"mb\": 64}'  or POST the event to\n"
-"       http://127.0.0.1:8080/2015-03-31/functions/function/invocations"
+"       http://127.0.0.1:8180/2015-03-31/functions/function/invocations"
 "\v"
 "EXAMPLES:\n"
-"  lambda-host -- build/tools/functions/oom     # RIE-style, ports 9001/8080\n"
+"  lambda-host -- build/tools/functions/oom     # RIE-style, ports 9101/8180\n"
 "  lambda-host -m 256 -t 10 -- ./bootstrap      # 256 MB sandbox, 10 s timeout\n"
 "  lambda-host --handler function.handler -- \\\n"
 "      python3 tools/functions/python/bootstrap.py\n"
@@ -87,8 +87,8 @@ static const struct argp_option opts[] = {
 	{ "memory", 'm', "MB", 0, "Function memory size: the cgroup limit (default 128)", 0 },
 	{ "timeout", 't', "SECONDS", 0, "Invocation timeout, then the runtime is killed (default 3)", 0 },
 	{ "init-timeout", OPT_INIT_TIMEOUT, "SECONDS", 0, "Limit on runtime start to first /next (default 10)", 0 },
-	{ "runtime-port", OPT_RUNTIME_PORT, "PORT", 0, "Runtime API port (default 9001, 0 = any)", 0 },
-	{ "invoke-port", OPT_INVOKE_PORT, "PORT", 0, "Invoke endpoint port (default 8080, 0 = any)", 0 },
+	{ "runtime-port", OPT_RUNTIME_PORT, "PORT", 0, "Runtime API port (default 9101, 0 = any)", 0 },
+	{ "invoke-port", OPT_INVOKE_PORT, "PORT", 0, "Invoke endpoint port (default 8180, 0 = any)", 0 },
 	{ "handler", OPT_HANDLER, "NAME", 0, "_HANDLER (default function.handler)", 0 },
 	{ "function-name", 'n', "NAME", 0, "AWS_LAMBDA_FUNCTION_NAME (default function)", 0 },
 	{ "region", OPT_REGION, "REGION", 0, "AWS_REGION (default $AWS_REGION or us-east-1)", 0 },

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * server.c — the Runtime API (127.0.0.1:9001) and the RIE-style invoke endpoint (127.0.0.1:8080)
+ * server.c — the Runtime API (127.0.0.1:9101 by default) and the RIE-style invoke endpoint (8180)
  * on libmicrohttpd, one thread per connection.
  *
  * Thread-per-connection is what makes GET /next simple: its handler just waits on the host's

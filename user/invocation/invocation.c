@@ -473,13 +473,13 @@ int pt_rapi_sockets(pid_t pid, int *fds, int max)
 
 /* Attaching to a runtime that may already be waiting for its next invocation: its Runtime API
  * sockets go into the rapi_fds map (fd) as connected. */
-void pt_rapi_seed(int rapi_fds_fd, pid_t pid)
+void pt_rapi_seed(int rapi_fds_fd, pid_t pid, pid_t key_pid)
 {
 	int fds[16], n = pt_rapi_sockets(pid, fds, 16), k;
 	uint32_t connected = PT_RAPI_FD_CONNECTED;
 
 	for (k = 0; k < n; k++) {
-		uint64_t key = PT_RAPI_FD_KEY(pid, fds[k]);
+		uint64_t key = PT_RAPI_FD_KEY(key_pid, fds[k]);
 
 		bpf_map_update_elem(rapi_fds_fd, &key, &connected, BPF_ANY);
 	}

@@ -99,8 +99,9 @@ size_t pt_rapi_request_id(const char *buf, size_t len, char *out, size_t outlen)
  * environment), so a request sent before attaching is recognized. Returns the number of fds
  * stored (0 if the process is no Lambda runtime). */
 int pt_rapi_sockets(pid_t pid, int *fds, int max);
-/* Mark those sockets connected in the rapi_fds map (its fd), before attaching. */
-void pt_rapi_seed(int rapi_fds_fd, pid_t pid);
+/* Mark those sockets connected in the rapi_fds map (its fd), before attaching; key_pid is pid
+ * as the BPF programs see it (the host's, attach/nspid.h). */
+void pt_rapi_seed(int rapi_fds_fd, pid_t pid, pid_t key_pid);
 
 /* Fill rec from the kernel's record and the stats of stacks [0, nstacks) (read through
  * stats_fd): the top stacks held at the invocation's peak. Stack counts are kept in units of

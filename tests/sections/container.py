@@ -1,0 +1,325 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""container: peaktrace and a function container of another userland (a section of tests/run.py).
+
+The container is a Debian trixie root filesystem (glibc 2.41, Debian's own python3.13), made by
+`make rootfs` (tools/rootfs.sh, debootstrap, cached under BUILD/rootfs/trixie; the section tries
+to build it and says skipped with the reason when it cannot). The bundled host
+(tools/lambda-host) runs on the host and starts the container as the function's runtime:
+
+    unshare --mount --pid --fork --mount-proc=ROOTFS/proc chroot ROOTFS CMD
+
+its own mount and PID namespaces, /proc mounted for its PID namespace, loopback shared with the
+host's Runtime API. CMD is /var/task/bootstrap, a shell script that execs python3 with the bundled
+runtime loop (tools/functions/python/bootstrap.py) and tests/workloads/ct_handler.py, whose
+handler holds N MiB with every page written and returns its own RSS read from /proc/self/statm
+while it holds it. Truth: the host's REPORT lines (request ids, in order) and the handler's reading.
+
+  static        BUILD/peaktrace-static has no interpreter and no NEEDED (readelf), runs
+                (--version) in an empty root holding nothing but itself, and in the rootfs;
+  static/launch peaktrace-static copied into the rootfs, started inside the container (it mounts
+                sysfs and tracefs, then execs `peaktrace -o /tmp/pt-out -- /var/task/bootstrap`:
+                sh execs python3): its report written inside the rootfs, the invocations' seq
+                and request ids those of the host's log, each peak RSS within TOLERANCE of the
+                handler's reading, Python frames (ct_handler:grow) in the report;
+  attach        host BUILD/peaktrace -p the runtime's HOST pid: the same checks;
+  host default ports  lambda-host started without port options binds two loopback ports, neither
+                RIE's 8080 nor 9001 (read from /proc/net/tcp by the inodes of the host's sockets),
+                so it can run beside RIE.
+The Python 3.13 frame checks need CPython offsets read from _Py_DebugOffsets and, in launch mode,
+re-detection after exec.
+"""
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+from harness import ROOT, TIMEOUT, Proc, children_of, pid_alive, run, wait_gone
+
+MiB = 1 << 20
+# kmem:rss_stat is per-CPU batched (32 pages x 2 counters x 2 CPUs = 512 KiB here); the handler's
+# json reply and the runtime's loop after the reading add a little: 1.5 MiB either way.
+TOLERANCE = 3 * MiB // 2
+SIZES = [24, 64, 8]
+TASK = "/var/task"
+BOOTSTRAP = """#!/bin/sh
+# A Lambda custom runtime's bootstrap: the shell execs the interpreter.
+export LAMBDA_TASK_ROOT=/var/task
+exec python3 /var/task/bootstrap.py
+"""
+# What a user runs inside a function container (README "Inside a function container").
+TRACED = """#!/bin/sh
+mountpoint -q /sys || mount -t sysfs sysfs /sys
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+exec /usr/local/bin/peaktrace -o /tmp/pt-out -- /var/task/bootstrap
+"""
+
+
+def report_ids(text):
+    return re.findall(r"^REPORT RequestId: (\S+)\t", text, re.M)
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        for k in children_of(todo.pop()):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def find_desc(pid, prefix, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for k in descendants(pid):
+            if comm(k).startswith(prefix):
+                return k
+        time.sleep(0.05)
+    return None
+
+
+def write(path, text, mode=0o644):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def prepare(ctx, rootfs):
+    """Copies peaktrace-static and the function into the rootfs (idempotent)."""
+    os.makedirs(os.path.join(rootfs, "usr/local/bin"), exist_ok=True)
+    shutil.copy2(os.path.join(ctx.build, "peaktrace-static"), os.path.join(rootfs, "usr/local/bin/peaktrace"))
+    task = rootfs + TASK
+    os.makedirs(task, exist_ok=True)
+    shutil.copy2(os.path.join(ROOT, "tools/functions/python/bootstrap.py"), task)
+    shutil.copy2(os.path.join(ROOT, "tests/workloads/ct_handler.py"), task)
+    write(os.path.join(task, "bootstrap"), BOOTSTRAP, 0o755)
+    write(os.path.join(task, "traced"), TRACED, 0o755)
+    shutil.rmtree(os.path.join(rootfs, "tmp/pt-out"), ignore_errors=True)
+
+
+def container_argv(rootfs, cmd):
+    return ["unshare", "--mount", "--pid", "--fork", "--mount-proc=%s/proc" % rootfs, "chroot", rootfs, cmd]
+
+
+def check_static_binary(res, ctx, tmp):
+    name = "container/static"
+    st = os.path.join(ctx.build, "peaktrace-static")
+    if not os.access(st, os.X_OK):
+        res.fail(name, "%s missing (make static)" % st)
+        return False
+    rc, dyn, _ = run(["readelf", "-d", st])
+    res.true(name + ": no dynamic section (no NEEDED)", rc == 0 and "NEEDED" not in dyn
+             and "no dynamic section" in dyn, dyn[:300])
+    rc, prog, _ = run(["readelf", "-l", st])
+    res.true(name + ": no program interpreter", rc == 0 and "INTERP" not in prog, prog[:300])
+    empty = os.path.join(tmp, "empty-root")
+    os.makedirs(empty, exist_ok=True)
+    shutil.copy2(st, os.path.join(empty, "peaktrace"))
+    rc, out, err = run(["chroot", empty, "/peaktrace", "--version"])
+    res.true(name + ": --version in an empty root", rc == 0 and out.startswith("peaktrace "),
+             "rc %r: %s %s" % (rc, out[:200], err[:200]))
+    return True
+
+
+def check_run(res, name, rep, ids, readings):
+    """Invocations against the host's log, peaks against the handler's readings, Python frames."""
+    invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
+    res.eq(name + ": invocations' seq", [i.get("seq") for i in invs], list(range(1, len(ids) + 1)))
+    res.eq(name + ": request ids = the host's REPORT lines", [i.get("request_id") for i in invs], ids)
+    for k, (mb, rss) in enumerate(readings):
+        peak = invs[k].get("rss_peak_bytes", 0) if k < len(invs) else None
+        if peak is not None and rss is not None:
+            print("INFO %s: invocation %d (%d MiB): peaktrace peak RSS %d, handler's statm %d, diff %+d bytes"
+                  % (name, k + 1, mb, peak, rss, peak - rss), flush=True)
+        res.true("%s: invocation %d (%d MiB) peak RSS vs the handler's statm" % (name, k + 1, mb),
+                 peak is not None and rss is not None and abs(peak - rss) <= TOLERANCE,
+                 "peaktrace %s, handler %s" % (peak, rss))
+    frames = [f.get("func", "") for s in rep.get("stacks", []) for f in s.get("frames", [])]
+    frames += [f.get("func", "") for i in invs for s in i.get("top_stacks_at_peak", [])
+               for f in s.get("frames", [])]
+    res.true(name + ": Python 3.13 frames (ct_handler:grow)", any(f.startswith("ct_handler:grow:") for f in frames),
+             "no ct_handler:grow frame; python errors %s; frames seen: %s" % (
+                 {k: v for k, v in rep.get("errors", {}).items() if k.startswith("python") and v},
+                 sorted(set(frames))[:8]))
+
+
+def drive(res, name, ctx, host_argv, rtport, after_start):
+    """Host + container; after_start(host) -> (stop, outdir) or None; invokes SIZES; returns
+    (host's REPORT ids, [(mb, handler rss)], stop's result)."""
+    h = Proc(host_argv)
+    started = after_start(h)
+    if started is None:
+        h.kill()
+        return None
+    stop = started
+    readings = []
+    invoke = os.path.join(ctx.build_arg, "tools", "invoke")
+    for mb in SIZES:
+        rc, out, err = run([invoke, "--port", str(rtport + 1), "-t", "60", json.dumps({"mb": mb})], timeout=90)
+        try:
+            readings.append((mb, int(json.loads(out)["rss_bytes"])))
+        except (ValueError, KeyError, TypeError):
+            readings.append((mb, None))
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    time.sleep(0.3)
+    result = stop()
+    ids = report_ids(h.out)
+    h.signal(signal.SIGTERM)
+    h.wait(TIMEOUT)
+    return ids, readings, result
+
+
+def host_argv(ctx, rootfs, port, cmd):
+    return [os.path.join(ctx.build_arg, "tools", "lambda-host"), "-m", "512", "-t", "60",
+            "--runtime-port", str(port), "--invoke-port", str(port + 1),
+            "--handler", "ct_handler.handler", "--task-root", rootfs + TASK, "--"] + container_argv(rootfs, cmd)
+
+
+def static_launch(res, ctx, rootfs, port):
+    name = "container/static/launch"
+    rc, out, err = run(["chroot", rootfs, "/usr/local/bin/peaktrace", "--version"])
+    res.true(name + ": --version inside the rootfs", rc == 0 and out.startswith("peaktrace "),
+             "rc %r: %s" % (rc, (out + err)[:200]))
+
+    def after_start(h):
+        pt = find_desc(h.pid, "peaktrace", TIMEOUT)
+        py = find_desc(h.pid, "python3", TIMEOUT)
+        if not pt or not py:
+            res.fail(name, "the container did not start peaktrace and python3: " + (h.out + h.err)[-400:])
+            return None
+        res.ok(name + ": sh exec'd python3 under peaktrace")
+
+        def stop():
+            os.kill(pt, signal.SIGINT)
+            return wait_gone(pt, TIMEOUT)
+        return stop
+
+    got = drive(res, name, ctx, host_argv(ctx, rootfs, port, TASK + "/traced"), port, after_start)
+    if got is None:
+        return
+    ids, readings, gone = got
+    res.true(name + ": peaktrace exited on SIGINT", gone, "still running")
+    try:
+        with open(os.path.join(rootfs, "tmp/pt-out/report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name + ": report.json inside the rootfs", str(e))
+        return
+    res.ok(name + ": report.json inside the rootfs")
+    check_run(res, name, rep, ids, readings)
+
+
+def host_attach(res, ctx, rootfs, port, tmp):
+    name = "container/attach"
+    outdir = os.path.join(tmp, "container-attach")
+    procs = {}
+
+    def after_start(h):
+        py = find_desc(h.pid, "python3", TIMEOUT)
+        if not py:
+            res.fail(name, "the container did not start python3: " + (h.out + h.err)[-400:])
+            return None
+        time.sleep(0.5)   # the runtime's imports, up to its first GET .../next
+        p = Proc([ctx.pt, "-q", "-p", py, "-o", outdir])
+        if not p.wait_for("err", r"^peaktrace: tracing PID"):
+            res.fail(name, "peaktrace did not start: " + p.err[-300:])
+            p.kill()
+            return None
+        procs["pt"] = p
+
+        def stop():
+            p.signal(signal.SIGINT)
+            return p.wait(TIMEOUT)
+        return stop
+
+    got = drive(res, name, ctx, host_argv(ctx, rootfs, port, TASK + "/bootstrap"), port, after_start)
+    if got is None:
+        return
+    ids, readings, rc = got
+    res.eq(name + ": peaktrace exit status", rc, 0)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name + ": report.json", str(e))
+        return
+    check_run(res, name, rep, ids, readings)
+
+
+def listening_ports(pid):
+    """The TCP ports pid listens on: its socket inodes matched against /proc/net/tcp{,6}."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            m = re.match(r"socket:\[(\d+)\]", os.readlink("/proc/%d/fd/%s" % (pid, fd)))
+        except OSError:
+            continue
+        if m:
+            inodes.add(m.group(1))
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                col = line.split()
+                if len(col) > 9 and col[3] == "0A" and col[9] in inodes:   # 0A: TCP_LISTEN
+                    ports.add(int(col[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def host_default_ports(res, ctx):
+    name = "container/host default ports"
+    fn = os.path.join(ctx.build_arg, "tools", "functions", "oom")
+    h = Proc([os.path.join(ctx.build_arg, "tools", "lambda-host"), "--", fn])
+    ports = set()
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline and h.running() and len(ports) < 2:
+        ports = listening_ports(h.pid)
+        time.sleep(0.05)
+    alive = h.running()
+    h.signal(signal.SIGTERM)
+    h.wait(TIMEOUT)
+    if not alive and len(ports) < 2:
+        res.fail(name, "lambda-host with default ports did not stay up: " + (h.out + h.err)[-300:])
+        return
+    res.eq(name + ": two listening ports", len(ports), 2)
+    res.true(name + ": neither is RIE's 8080 or 9001", not ports & {8080, 9001}, "bound %s" % sorted(ports))
+
+
+def run_section(ctx):
+    res, tmp = ctx.res, ctx.tmp
+    if not any(res.wanted(n) for n in ("container/static", "container/static/launch", "container/attach",
+                                        "container/host default ports")):
+        return
+    host = os.path.join(ctx.build_arg, "tools", "lambda-host")
+    if not os.access(host, os.X_OK):
+        res.skip("container/*", "lambda-host not built (make lambda-host)")
+        return
+    if res.wanted("container/host default ports"):
+        host_default_ports(res, ctx)
+    if not check_static_binary(res, ctx, tmp):
+        return
+    rootfs = os.path.join(ctx.build, "rootfs", "trixie")
+    rc, out, err = run([os.path.join(ROOT, "tools", "rootfs.sh"), rootfs], timeout=900)
+    if rc != 0:
+        why = (err.strip().splitlines() or ["rc %r" % rc])[-1]
+        res.skip("container/static/launch", why)
+        res.skip("container/attach", why)
+        return
+    prepare(ctx, rootfs)
+    base = 24000 + random.randint(0, 2000) * 4
+    if res.wanted("container/static/launch"):
+        static_launch(res, ctx, rootfs, base)
+    if res.wanted("container/attach"):
+        host_attach(res, ctx, rootfs, base + 2, tmp)
