@@ -56,6 +56,9 @@ enum pt_metric {
 	PT_LIVE_BYTES,
 	PT_PEAK_COUNT,      /* live at the moment of the live-heap peak */
 	PT_PEAK_BYTES,
+	PT_LEAKED_COUNT,    /* allocated in an invocation, live at the end after a later one finished
+			     * (invocation/leaks.h; 0 without invocations) */
+	PT_LEAKED_BYTES,
 	PT_METRIC_MAX,
 };
 
