@@ -24,6 +24,7 @@ import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, build, case, cli, diff, docs, fault, host,
                       hostile, layout, node, pprof, python, ref, sample, security, unit)
+from sections import leaks
 
 # Need neither root nor BPF.
 SECTIONS = [unit, layout, build, ref]
@@ -31,8 +32,10 @@ SECTIONS = [unit, layout, build, ref]
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
                 aws_lambda, security]
+BPF_SECTIONS.append(leaks)
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
              "python/*", "security/*"]
+BPF_SKIPS.append("leaks/*")
 
 
 def main():
