@@ -14,16 +14,23 @@ function's own knowledge of what it keeps, never peaktrace's output:
 - leaks/c exact: tools/functions/leaky keeps exactly one malloc(kb << 10) per invocation and
   answers the cache's total: the leaked bytes per invocation and per stack are exact, and the
   total is that plus the runtime's reused buffers (runtime.c), which leak once, in invocation 1.
+- leaks/cxx loader init: tests/workloads/wl_cxx launched: its own header states the blocks it
+  leaves live (scn_cxx_malloc's 2345 bytes, scn_new_array's 1717, scn_new's 136) and that
+  libstdc++'s emergency pool is malloc'd by a static constructor before main (under _dl_init).
+  The leak candidates are exactly those three; the pool is not among them but counted on its
+  own line, and marked loader_init in report.json.
 """
 
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import time
 
 from harness import ROOT, TIMEOUT, Proc, run
+from tracing import trace_launch
 
 MiB = 1 << 20
 
@@ -196,12 +203,59 @@ def c_exact(ctx, n_kb):
     res.eq(name + ": the last invocation's block is pending", (lk["pending_bytes"], lk["pending_count"]), (grew[-1], 1))
 
 
+def cxx_loader_init(ctx):
+    res = ctx.res
+    name = "leaks/cxx loader init"
+    wl = os.path.join(ctx.build_arg, "tests", "workloads", "wl_cxx_fp")
+    if not os.access(wl, os.X_OK):
+        res.fail(name, "wl_cxx_fp not built (build section)")
+        return
+    outdir = os.path.join(ctx.tmp, "leaks-cxx")
+    r = trace_launch(ctx.pt, wl, [], outdir, extra=["-q"])
+    if r.why:
+        res.fail(name, r.why)
+        return
+    res.eq(name + ": peaktrace exit status", r.rc, 0)
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            text = f.read()
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report: %s" % e)
+        return
+    start = text.find("TOP STACKS LIVE AT END (leak candidates)")
+    end = text.find("\nTOP STACKS BY TOTAL ALLOCATED", start)
+    sec = text[start:end] if start >= 0 else ""
+    blocks = sec.split("\n  #")[1:]
+    # The workload's own live blocks, in size order, by their scenario frames.
+    want = [("2345", "scn_cxx_malloc"), ("1717", "scn_new_array"), ("136", "scn_new")]
+    def scenario(body):
+        """The workload's scenario function a candidate's frames name, else its first line."""
+        for w in ("scn_cxx_malloc", "scn_new_array", "scn_new"):
+            if re.search(r"\b%s\b" % w, body):
+                return w
+        return body.split("\n")[0]
+    got = [scenario(b.split("\n  not listed:")[0]) for b in blocks]
+    res.eq(name + ": the leak candidates are the workload's three live blocks", got, [w for _, w in want])
+    res.true(name + ": no leak candidate was allocated under _dl_init", "_dl_init" not in "".join(b.split("\n  not listed:")[0] for b in blocks), sec[:800])
+    res.true(name + ": the loader's initializers are counted on their own line", "not listed:" in sec and "_dl_init" in sec and "in 1 block from 1 stack" in sec, sec[-400:])
+    ld = [s for s in rep["stacks"] if s.get("loader_init")]
+    res.true(name + ": report.json marks the pool's stack loader_init, with a _dl_init frame",
+             len(ld) == 1 and ld[0]["live_bytes"] > 0 and "_dl_init" in names(ld[0]),
+             [(s["live_bytes"], names(s)[:4]) for s in ld])
+    res.eq(name + ": no stack of the workload is marked loader_init",
+           [names(s)[:3] for s in rep["stacks"] if s.get("loader_init") and "main" in names(s)], [])
+
+
 def run_section(ctx):
     res, build = ctx.res, ctx.build_arg
     host = os.path.join(build, "tools", "lambda-host")
     if not os.access(host, os.X_OK) or not os.access(os.path.join(build, "tools", "invoke"), os.X_OK):
         for n in ("leaks/python keep", "leaks/python churn", "leaks/c exact"):
             res.skip(n, "lambda-host not built (make lambda-host)")
+        if res.wanted("leaks/cxx loader init"):
+            cxx_loader_init(ctx)
         return
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     fdir = os.path.join(ROOT, "tools", "functions", "python")
@@ -211,3 +265,5 @@ def run_section(ctx):
         python_churn(ctx, py, fdir, 6)
     if res.wanted("leaks/c exact"):
         c_exact(ctx, [100, 300, 200, 50, 400])
+    if res.wanted("leaks/cxx loader init"):
+        cxx_loader_init(ctx)
