@@ -165,7 +165,12 @@ void pt_leaked_text(FILE *f, const struct pt_report *r)
 	uint32_t *idx, n, i;
 	char b1[32];
 
-	if (!lk->read)
+	bool any = false;
+
+	/* A program that never asked for work has only its init row: nothing to say. */
+	for (i = 0; r->invs && i < r->invs->n; i++)
+		any |= r->invs->r[i].seq != 0;
+	if (!lk->read || !any)
 		return;
 	fprintf(f, "\nLEAKED ACROSS INVOCATIONS (%s in %" PRIu64 " blocks allocated during an invocation "
 		   "and still live at the end, after a later invocation finished; %" PRIu64
