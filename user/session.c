@@ -1048,6 +1048,25 @@ static void read_py_words(struct pt_session *s)
 	s->cin.py = (const struct pt_py_stack *const *)s->py_words;
 }
 
+/* Leaks across invocations (invocation/leaks.h): the live table by invocation of origin. */
+static void leaks_read(struct pt_session *s)
+{
+	struct pt_report *rep = &s->rep;
+
+	if (!s->invs.n)
+		return;
+	if (pt_leaks_read(&rep->leaks, bpf_map__fd(s->skel->maps.live),
+			  bpf_map__max_entries(s->skel->maps.live),
+			  bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes))
+		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
+				"are incomplete\n", strerror(-rep->leaks.read_err));
+	rep->leaked = pt_leaks_per_stack(&rep->leaks, s->nstk);
+	rep->leak_stack_of = calloc(s->nstk ? s->nstk : 1, sizeof(*rep->leak_stack_of));
+	rep->nleak_stacks = rep->leak_stack_of ? s->nstk : 0;
+	s->cin.leaked = (const int64_t (*)[2])rep->leaked;
+	s->cin.stack_out = rep->leak_stack_of;
+}
+
 int pt_session_collect(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -1072,6 +1091,7 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.cstats = &s->cstats;
 	if (s->py_found)
 		read_py_words(s);
+	leaks_read(s);
 	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
 	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);

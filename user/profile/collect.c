@@ -394,7 +394,7 @@ struct collector {
 	uint32_t **sfr, *snf, **mfr, *mnf;
 	struct pt_map_stack *ms;
 	uint32_t nms;
-	int64_t (*cnt)[4];   /* per output stack: alloc, free, live, peak counts */
+	int64_t (*cnt)[5];   /* per output stack: alloc, free, live, peak, leaked counts */
 };
 
 static int collector_init(struct collector *c, uint32_t nstacks)
@@ -509,7 +509,8 @@ static int map_stack(struct collector *c, const uint32_t *fr, uint32_t n, uint32
 
 /* One kernel stack's figures into the output stacks its frames fr[0..n) merged into. */
 static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_stack_stats *st,
-		     uint64_t peak_seq, const uint32_t *fr, uint32_t n)
+		     uint64_t peak_seq, const uint32_t *fr, uint32_t n, const int64_t *leaked,
+		     uint32_t *out)
 {
 	uint32_t k;
 
@@ -527,6 +528,12 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 		o->v[PT_FREE_BYTES] += st->free_bytes;
 		o->v[PT_LIVE_BYTES] += st->live_bytes > 0 ? st->live_bytes : 0;
 		o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, peak_seq);
+		if (leaked) {
+			o->v[PT_LEAKED_BYTES] += leaked[0] > 0 ? (uint64_t)leaked[0] : 0;
+			c->cnt[k][4] += leaked[1] > 0 ? leaked[1] : 0;
+		}
+		if (out)
+			*out = k;
 	}
 	if (st->mmap_count || st->munmap_count) {
 		if (map_stack(c, fr, n, &k))
@@ -549,6 +556,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	int err;
 
 	memset(p, 0, sizeof(*p));
+	for (idx = 0; in->stack_out && idx < in->nstacks; idx++)
+		in->stack_out[idx] = UINT32_MAX;
 	if ((err = collector_init(&c, in->nstacks)))
 		goto out;
 	for (idx = 0; idx < in->nstacks; idx++) {
@@ -573,14 +582,16 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 					       in->cstats, &fc))) {
 			goto out;
 		}
-		if ((err = add_stack(&c, p, st, in->peak_seq, fr, n)))
+		if ((err = add_stack(&c, p, st, in->peak_seq, fr, n, in->leaked ? in->leaked[idx] : NULL,
+				     in->stack_out ? &in->stack_out[idx] : NULL)))
 			goto out;
 	}
 	for (k = 0; k < p->nstacks; k++) {
-		static const int m[4] = { PT_ALLOC_COUNT, PT_FREE_COUNT, PT_LIVE_COUNT, PT_PEAK_COUNT };
+		static const int m[5] = { PT_ALLOC_COUNT, PT_FREE_COUNT, PT_LIVE_COUNT, PT_PEAK_COUNT,
+					  PT_LEAKED_COUNT };
 		int64_t half = in->count_shift ? 1LL << (in->count_shift - 1) : 0;
 
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < 5; j++)
 			p->stacks[k].v[m[j]] = (uint64_t)((c.cnt[k][j] + half) >> in->count_shift);
 	}
 out:

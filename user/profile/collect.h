@@ -27,6 +27,12 @@ struct pt_collect_in {
 	const struct pt_py_stack *const *py;
 	struct pt_py_resolver *py_res;
 	struct pt_collect_stats *cstats;
+	/* Leaks across invocations (invocation/leaks.h): per kernel stack, leaked bytes and count
+	 * (count in 2^-count_shift units), summed into PT_LEAKED_*. May be NULL. */
+	const int64_t (*leaked)[2];
+	/* If not NULL (nstacks entries): the output stack each kernel stack went to, UINT32_MAX
+	 * for none. */
+	uint32_t *stack_out;
 };
 
 /* Most frames of one stack once Python frames are spliced in. */

@@ -28,6 +28,8 @@ static const struct {
 	[PT_LIVE_BYTES] = { "inuse_space", "bytes" },
 	[PT_PEAK_COUNT] = { "peak_objects", "count" },
 	[PT_PEAK_BYTES] = { "peak_space", "bytes" },
+	[PT_LEAKED_COUNT] = { "leaked_objects", "count" },
+	[PT_LEAKED_BYTES] = { "leaked_space", "bytes" },
 };
 
 const char *pt_metric_name(enum pt_metric m)

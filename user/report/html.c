@@ -205,6 +205,7 @@ static const struct { const char *key; enum pt_metric m; const char *title; } ht
 	{ "peak", PT_PEAK_BYTES, "Heap live at the peak" },
 	{ "live", PT_LIVE_BYTES, "Heap live at end of trace" },
 	{ "alloc", PT_ALLOC_BYTES, "Heap allocated in total" },
+	{ "leaked", PT_LEAKED_BYTES, "Leaked across invocations" },
 };
 
 static const struct pt_profile *g_prof;

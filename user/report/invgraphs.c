@@ -33,6 +33,8 @@ void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs
 		if (!ir->nall)
 			continue;
 		cin.stats = st;
+		cin.leaked = NULL;      /* the whole trace's leaks are not this peak's */
+		cin.stack_out = NULL;
 		cin.peak_seq = 1;
 		cin.count_shift = 0;
 		cin.cstats = NULL;

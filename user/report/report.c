@@ -269,7 +269,8 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 		       const char *title, uint64_t total, bool first)
 {
 	const struct pt_profile *p = &r->prof;
-	uint32_t *idx, n = 0, i, j;
+	uint32_t *idx, n = 0, i, j, shown = 0, ld_n = 0;
+	uint64_t ld_bytes = 0, ld_blocks = 0;
 	char b1[32], b2[32];
 
 	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
@@ -281,13 +282,25 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 		return;
 	if (n == 0)
 		fprintf(f, "  (none)\n");
-	for (i = 0; i < n && (int)i < r->top; i++) {
+	for (i = 0; i < n; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 		double pct = total ? 100.0 * s->v[m_bytes] / total : 0;
 
+		/* Leak candidates: what the loader's initializers keep (libstdc++'s emergency pool)
+		 * was allocated before main, once, and is no leak: counted apart below. */
+		if (m_bytes == PT_LIVE_BYTES && pt_stack_loader_init(p, s)) {
+			ld_n++;
+			ld_bytes += s->v[m_bytes];
+			ld_blocks += s->v[m_count];
+			continue;
+		}
+		if ((int)shown >= r->top) {
+			shown++;
+			continue;
+		}
 		fprintf(f, "  #%-2u %s (%.1f%%) in %" PRIu64 " block%s; allocated %s in %" PRIu64
 			   " call%s\n",
-			i + 1, pt_fmt_bytes(b1, sizeof(b1), (double)s->v[m_bytes]), pct, s->v[m_count],
+			++shown, pt_fmt_bytes(b1, sizeof(b1), (double)s->v[m_bytes]), pct, s->v[m_count],
 			s->v[m_count] == 1 ? "" : "s",
 			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_ALLOC_BYTES]),
 			s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_COUNT] == 1 ? "" : "s");
@@ -296,9 +309,14 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 		if (s->nframes > 16)
 			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
 	}
-	if (n > (uint32_t)r->top)
+	if (shown > (uint32_t)r->top)
 		fprintf(f, "  ... %u more stacks (see the JSON report and flame graphs)\n",
-			n - (uint32_t)r->top);
+			shown - (uint32_t)r->top);
+	if (ld_n)
+		fprintf(f, "  not listed: %s in %" PRIu64 " block%s from %u stack%s allocated by the dynamic "
+			   "loader's initializers (_dl_init) before main: start-up state, not leaks\n",
+			pt_fmt_bytes(b1, sizeof(b1), (double)ld_bytes), ld_blocks, ld_blocks == 1 ? "" : "s",
+			ld_n, ld_n == 1 ? "" : "s");
 	free(idx);
 }
 
@@ -597,6 +615,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 				text_killed(f, r, &r->invs->r[k]);
 	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 		   (uint64_t)g->peak_bytes, true);
+	pt_leaked_text(f, r);
 	text_totals(f, r);
 	text_losses(f, r);
 	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
@@ -769,14 +788,19 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, "%s\n    {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
 			   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
 			   ", \"live_count\": %" PRIu64 ", \"live_bytes\": %" PRIu64
-			   ", \"peak_count\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"frames\": ",
+			   ", \"peak_count\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
+			   ", \"leaked_count\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
+			   ", \"loader_init\": %s, \"frames\": ",
 			i ? "," : "", s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_BYTES], s->v[PT_FREE_COUNT],
 			s->v[PT_FREE_BYTES], s->v[PT_LIVE_COUNT], s->v[PT_LIVE_BYTES],
-			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES]);
+			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES], s->v[PT_LEAKED_COUNT],
+			s->v[PT_LEAKED_BYTES], pt_stack_loader_init(&r->prof, s) ? "true" : "false");
 		json_frames(f, &r->prof, s->frames, s->nframes);
 		fputc('}', f);
 	}
-	fprintf(f, "\n  ],\n  \"boundary\": ");
+	fprintf(f, "\n  ],\n  \"leaked\": ");
+	pt_leaked_json(f, r);
+	fprintf(f, ",\n  \"boundary\": ");
 	pt_json_str(f, r->boundary ? r->boundary : "none");
 	fprintf(f, ",\n  \"invocations\": [");
 	for (i = 0; r->invs && i < r->invs->n; i++) {
@@ -889,6 +913,8 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		if ((e = write_file(dir, name, w_speedscope, r, views[i].metric)) && !err)
 			err = e;
 	}
+	if ((e = pt_leaked_write_dir(dir, r)) && !err)
+		err = e;
 	html_dir = dir;
 	if ((e = write_file(dir, "report.html", w_html, r, 0)) && !err)
 		err = e;
@@ -909,4 +935,10 @@ void pt_report_free(struct pt_report *r)
 	r->nmstacks = 0;
 	pt_profile_free(&r->prof);
 	pt_arenas_free(&r->ar);
+	pt_leaked_free(r);
+}
+
+void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
+{
+	frame_text(f, p, fi);
 }

@@ -12,6 +12,7 @@
 #include "target/procmaps.h"
 #include "attach/probes.h"
 #include "invocation/invocation.h"
+#include "invocation/leaks.h"
 #include "arenas/arenas.h"
 #include "report/timeline.h"
 
@@ -53,6 +54,12 @@ struct pt_report {
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
 	struct pt_tl_summary tl;   /* memory over time (DIR/timeline.jsonl) */
+	/* leaks across invocations (report/leaked.c): the live table by invocation of origin,
+	 * the per-kernel-stack figures given to pt_collect, and where each kernel stack went */
+	struct pt_leaks leaks;
+	int64_t (*leaked)[2];
+	uint32_t *leak_stack_of;
+	uint32_t nleak_stacks;
 };
 
 const char *pt_err_name(int e);
@@ -66,6 +73,17 @@ void pt_report_json(FILE *f, const struct pt_report *r);
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
 
 void pt_report_free(struct pt_report *r);
+
+/* report/leaked.c: LEAKED ACROSS INVOCATIONS (text), the "leaked" object of report.json,
+ * DIR/leaked.folded and DIR/leaked.svg; loader-initializer stacks kept out of leak candidates. */
+void pt_leaked_text(FILE *f, const struct pt_report *r);
+void pt_leaked_json(FILE *f, const struct pt_report *r);
+int pt_leaked_write_dir(const char *dir, const struct pt_report *r);
+/* A stack allocated under the dynamic loader's initializers (_dl_init), before main. */
+bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s);
+void pt_leaked_free(struct pt_report *r);
+/* One frame as the text report prints it (indented, module base name). */
+void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi);
 
 struct pt_collect_in;
 /* DIR/invocation-N.peak.folded and .svg for each invocation (--per-invocation): all's stacks,
