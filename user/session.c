@@ -919,6 +919,7 @@ static void report_figures(struct pt_session *s)
 	rep->launched = s->launched;
 	rep->g = s->skel->bss->g;
 	rep->top = o->top;
+	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;

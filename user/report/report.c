@@ -12,6 +12,7 @@
 #include "bpf/inv.h"
 #include "report/report.h"
 #include "profile/frames.h"
+#include "report/jsonstacks.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_LIVE_FULL] = "live_table_full",
@@ -612,30 +613,6 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
-static void json_frames(FILE *f, const struct pt_profile *p, const uint32_t *fr, uint32_t n)
-{
-	uint32_t i;
-
-	fputc('[', f);
-	for (i = 0; i < n; i++) {
-		const struct pt_frame *x = &p->frames[fr[i]];
-
-		fprintf(f, "%s{\"func\": ", i ? ", " : "");
-		pt_json_str(f, x->func);
-		fprintf(f, ", \"module\": ");
-		pt_json_str(f, x->module ? x->module : "");
-		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"", x->addr,
-			x->offset);
-		if (x->file && x->line) {
-			fprintf(f, ", \"file\": ");
-			pt_json_str(f, x->file);
-			fprintf(f, ", \"line\": %" PRIu32, x->line);
-		}
-		fputc('}', f);
-	}
-	fputc(']', f);
-}
-
 /* "caveats": one entry per nonzero counter that distorts printed figures (docs/json-report.md). */
 static void json_caveats(FILE *f, const struct pt_report *r)
 {
@@ -662,6 +639,7 @@ static void json_caveats(FILE *f, const struct pt_report *r)
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
 	const struct pt_global *g = &r->g;
+	struct pt_json_sel sel;
 	uint32_t i;
 	int k;
 
@@ -754,38 +732,19 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"stacks_changed\": %" PRIu64 "},\n",
 		pt_frames_mode_name((enum pt_frames_mode)r->prof.frames_mode), r->prof.collapsed_frames,
 		r->prof.collapsed_runs, r->prof.hidden_frames, r->prof.frames_stacks_changed);
-	fprintf(f, "  \"stacks\": [");
-	for (i = 0; i < r->prof.nstacks; i++) {
-		const struct pt_stack *s = &r->prof.stacks[i];
-
-		fprintf(f, "%s\n    {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
-			   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
-			   ", \"live_count\": %" PRIu64 ", \"live_bytes\": %" PRIu64
-			   ", \"peak_count\": %" PRIu64 ", \"peak_bytes\": %" PRIu64 ", \"frames\": ",
-			i ? "," : "", s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_BYTES], s->v[PT_FREE_COUNT],
-			s->v[PT_FREE_BYTES], s->v[PT_LIVE_COUNT], s->v[PT_LIVE_BYTES],
-			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES]);
-		json_frames(f, &r->prof, s->frames, s->nframes);
-		fputc('}', f);
-	}
-	fprintf(f, "\n  ],\n  \"boundary\": ");
+	pt_json_sel_init(&sel, r);
+	pt_json_heap_stacks(f, r, &sel);
+	fprintf(f, "  \"boundary\": ");
 	pt_json_str(f, r->boundary ? r->boundary : "none");
 	fprintf(f, ",\n  \"invocations\": [");
 	for (i = 0; r->invs && i < r->invs->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
 		pt_inv_json(f, &r->invs->r[i], &r->src);
 	}
-	fprintf(f, "\n  ],\n  \"mmap_stacks\": [");
-	for (i = 0; i < r->nmstacks; i++) {
-		const struct pt_map_stack *s = &r->mstacks[i];
-
-		fprintf(f, "%s\n    {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
-			   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64 ", \"frames\": ",
-			i ? "," : "", s->mmap_count, s->mmap_bytes, s->munmap_count, s->munmap_bytes);
-		json_frames(f, &r->prof, s->frames, s->nframes);
-		fputc('}', f);
-	}
-	fprintf(f, "\n  ]\n}\n");
+	fprintf(f, "\n  ],\n");
+	pt_json_map_stacks(f, r, &sel);
+	pt_json_sel_free(&sel);
+	fprintf(f, "\n}\n");
 }
 
 /* ---- output directory ----------------------------------------------------------------------- */
@@ -801,6 +760,7 @@ static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
+	setvbuf(f, NULL, _IOFBF, 1 << 20);	/* few large writes: outputs reach tens of MB */
 	err = fn(f, r, arg);
 	if (fclose(f) && !err)
 		err = -errno;

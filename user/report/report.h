@@ -42,6 +42,7 @@ struct pt_report {
 	struct pt_map_stack *mstacks;
 	uint32_t nmstacks;
 	int top;
+	uint32_t json_stacks;   /* report.json keeps the top N stacks per figure, 0 = all */
 	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
 	const char *unwind;     /* stack unwinder: "dwarf", "fp" or "none" (--no-fp-walk) */
