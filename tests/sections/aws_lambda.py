@@ -19,7 +19,7 @@ import re
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, run
+from harness import ROOT, TIMEOUT, Proc, expand_report, run
 
 MiB = 1 << 20
 TOLERANCE = 1 * MiB
@@ -71,7 +71,7 @@ def stop_host(h, timeout):
 def load_report(res, name, outdir):
     try:
         with open(os.path.join(outdir, "report.json")) as f:
-            return json.load(f)
+            return expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name, "no report.json: %s" % e)
         return None
@@ -204,7 +204,7 @@ def run_lambda_section(ctx):
             res.eq(name + ": exit status", p.wait(timeout), 0)
             try:
                 with open(os.path.join(outdir, "report.json")) as f:
-                    rep = json.load(f)
+                    rep = expand_report(json.load(f))
                 invs = invocations(rep)
                 res.eq(name + ": mode in the report", rep.get("boundary"), "uprobe")
                 res.eq(name + ": one invocation per handler call", len(invs), 3)
@@ -265,7 +265,7 @@ def run_lambda_section(ctx):
     res.eq(name + ": peaktrace ends with its target", rc, 0)
     try:
         with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
+            rep = expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name, "no report.json: %s" % e)
         return
