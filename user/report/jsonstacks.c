@@ -148,8 +148,11 @@ static void frame_table(FILE *f, const struct pt_profile *p, const struct pt_jso
 static void frame_refs(FILE *f, const struct pt_json_sel *sel, const uint32_t *fr, uint32_t n)
 {
 	fputc('[', f);
-	for (uint32_t j = 0; j < n; j++)
-		fprintf(f, j ? ",%" PRIu32 : "%" PRIu32, sel->fmap[fr[j]]);
+	for (uint32_t j = 0; j < n; j++) {
+		if (j)
+			putc(',', f);
+		pt_put_u64(f, sel->fmap[fr[j]]);
+	}
 	fputc(']', f);
 }
 
