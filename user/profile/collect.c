@@ -546,6 +546,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	struct pt_frames_count fc = { 0 };
 	uint32_t idx, n, k, unknown_fi = UINT32_MAX;
 	uint32_t fr[MAX_MERGED];
+	struct pt_stack_rec rec;
 	int err;
 
 	memset(p, 0, sizeof(*p));
@@ -556,7 +557,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 
 		if (!st->alloc_count && !st->free_count && !st->mmap_count && !st->munmap_count)
 			continue;
-		if (idx == PT_STACK_UNKNOWN || in->stacks[idx].nr == 0) {
+		if (idx == PT_STACK_UNKNOWN || idx >= in->stacks->n ||
+		    pt_stack_table_nr(in->stacks, idx) == 0) {
 			if (unknown_fi == UINT32_MAX) {
 				int fi = add_frame(p, &c.fcap, NULL, 0, false, "[unknown stack]");
 
@@ -568,7 +570,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			}
 			fr[0] = unknown_fi;
 			n = 1;
-		} else if ((err = stack_frames(&c.t, p, &c.fcap, sym, idx, &in->stacks[idx],
+		} else if (pt_stack_table_get(in->stacks, idx, &rec),
+			   (err = stack_frames(&c.t, p, &c.fcap, sym, idx, &rec,
 					       in->py ? in->py[idx] : NULL, in->py_res, fr, &n,
 					       in->cstats, &fc))) {
 			goto out;

@@ -6,6 +6,7 @@
 #include "profile/profile.h"
 #include "bpf/peaktrace.h"
 #include "symbolize/symbolize.h"
+#include "attach/mapread.h"
 
 struct pt_py_stack;
 struct pt_py_resolver;
@@ -17,7 +18,7 @@ struct pt_collect_stats {
 };
 
 struct pt_collect_in {
-	const struct pt_stack_rec *stacks;       /* indexed by stack index */
+	const struct pt_stack_table *stacks;     /* by stack index (attach/mapread.h) */
 	const struct pt_stack_stats *stats;
 	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
 	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
