@@ -411,11 +411,51 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
 }
 
+/*
+ * Which rows the first screen shows: every one up to INV_SCREEN_ALL; past that the first and
+ * last INV_SCREEN_ENDS, the INV_SCREEN_PEAKS highest peak RSS and every killed one or one over
+ * --max-peak, so ten thousand warm invocations do not push the rest of the report off the
+ * screen. The others are counted where they are left out; invocations.jsonl has every one.
+ */
+#define INV_SCREEN_ALL		40
+#define INV_SCREEN_ENDS		10
+#define INV_SCREEN_PEAKS	10
+
+static bool *inv_rows_shown(const struct pt_report *r)
+{
+	uint32_t n = r->invs->n, k, j, best;
+	bool *show = calloc(n + 1, sizeof(*show)), *taken;
+
+	if (!show || n <= INV_SCREEN_ALL) {
+		for (k = 0; show && k < n; k++)
+			show[k] = true;
+		return show;
+	}
+	for (k = 0; k < n; k++) {
+		const struct pt_inv_record *ir = &r->invs->r[k];
+
+		show[k] = k < INV_SCREEN_ENDS || k >= n - INV_SCREEN_ENDS ||
+			  ir->outcome == PT_OUT_KILLED ||
+			  (r->max_peak && (uint64_t)ir->rss_peak > r->max_peak);
+	}
+	taken = calloc(n, sizeof(*taken));
+	for (j = 0; taken && j < INV_SCREEN_PEAKS; j++) {
+		for (best = n, k = 0; k < n; k++)
+			if (!taken[k] && (best == n || r->invs->r[k].rss_peak > r->invs->r[best].rss_peak))
+				best = k;
+		if (best < n)
+			taken[best] = show[best] = true;
+	}
+	free(taken);
+	return show;
+}
+
 /* INVOCATIONS: one line per invocation (or the phase before the first). */
 static void text_invocations(FILE *f, const struct pt_report *r)
 {
 	char b1[32], b2[32], b3[32], b4[32];
-	uint32_t k;
+	bool *show = inv_rows_shown(r);
+	uint32_t k, gap = 0, hidden = 0;
 
 	fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
 	fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
@@ -427,6 +467,14 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 
 		char num[24];
 
+		if (show && !show[k]) {
+			gap++;
+			hidden++;
+			continue;
+		}
+		if (gap)
+			fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
+		gap = 0;
 		snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
 		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
 			ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
@@ -444,6 +492,13 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		}
 		fputc('\n', f);
 	}
+	if (gap)
+		fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
+	if (hidden)
+		fprintf(f, "  %u of %u rows shown (the first and last %d, the %d highest peak RSS, every one killed or over --max-peak); "
+			   "every row is in invocations.jsonl and report.json's \"invocations\" (with -o DIR)\n",
+			r->invs->n - hidden, r->invs->n, INV_SCREEN_ENDS, INV_SCREEN_PEAKS);
+	free(show);
 	if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
 		fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
 	if (r->max_peak)
