@@ -994,6 +994,9 @@ int pt_session_collect(struct pt_session *s)
 	if (s->py_found)
 		read_py_words(s);
 	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
+	if (pt_stack_table_failed(&s->stacks_map))
+		fprintf(stderr, "peaktrace: %" PRIu64 " stack table entries could not be read: their "
+				"allocations are under [unknown stack]\n", pt_stack_table_failed(&s->stacks_map));
 	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
 	if (err) {
