@@ -88,7 +88,6 @@ struct pt_session {
 	/* collected once tracing stops */
 	struct pt_report rep;
 	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstk), compacted */
-	void *stats_map;                /* a copy of its stats table, [0, nstk) */
 	uint32_t nstk;
 	struct pt_py_stack **py_words;
 	struct pt_collect_in cin;
@@ -978,13 +977,13 @@ int pt_session_collect(struct pt_session *s)
 	report_figures(s);
 	s->nstk = rep->g.next_stack + 1 < o->max_stacks ? (uint32_t)rep->g.next_stack + 1 : o->max_stacks;
 	err = pt_stack_table_read(s->skel->maps.stacks, s->nstk, &s->stacks_map);
-	s->stats_map = pt_map_copy(s->skel->maps.stats, s->nstk);
-	if (err || !s->stats_map) {
+	if (err) {
 		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(err ? -err : errno));
 		return EXIT_FAIL;
 	}
 	s->cin.stacks = &s->stacks_map;
-	s->cin.stats = s->stats_map;
+	s->cin.stats = NULL;	/* read by batches from the map, never copied whole */
+	s->cin.stats_fd = bpf_map__fd(s->skel->maps.stats);
 	s->cin.nstacks = s->nstk;
 	s->cin.peak_seq = rep->g.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
@@ -1079,7 +1078,6 @@ void pt_session_free(struct pt_session *s)
 	pt_py_resolver_free(s->py_res);
 	pt_py_info_free(&s->py);
 	pt_stack_table_free(&s->stacks_map);
-	free(s->stats_map);
 	pt_unwind_free(s->unw);
 	peaktrace_bpf__destroy(s->skel);
 	if (s->sym)
