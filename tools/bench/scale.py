@@ -7,10 +7,11 @@ target's exit to peaktrace's exit with every report written, the tracer's VmHWM 
 each output file. Part of `make bench`, not of `make test`: figures, never pass/fail.
 
 Attach mode on purpose: wl_fanout --wait is this script's child, so its exit is seen exactly
-(waitpid), and peaktrace is not the target's parent, so wait4()'s ru_maxrss is peaktrace's
-own high-water mark, not the target's. Configurations run interleaved, ROUNDS (default 3) times;
+(waitpid), and peaktrace is not the target's parent; peaktrace's high-water mark is read from
+own high-water mark, not the target's (read from /proc/PID/status VmHWM until it exits). Configurations run interleaved, ROUNDS (default 3) times;
 the table shows medians. Environment: ROUNDS, SCALE_VARIANTS (';'-separated extra option sets,
-default "--json-stacks all").
+default "--json-stacks all"), SCALE_OTHER (another build's peaktrace, e.g. an older commit's,
+run in the same interleaved rounds with its default options, for before/after ratios).
 """
 import json, os, signal, statistics, subprocess, sys, tempfile, time
 
@@ -27,13 +28,13 @@ FILES = ["report.json", "report.txt", "alloc.folded", "peak.folded", "live.folde
          "alloc.speedscope.json", "profile.pb.gz"]
 
 
-def one(opts, tmp):
+def one(opts, tmp, ptbin=pt):
     out = tempfile.mkdtemp(dir=tmp)
     w = subprocess.Popen([wl, "--wait"], stdout=subprocess.PIPE)
     w.stdout.readline()                       # WL_READY_MARK: SIGUSR1 is blocked, it waits
     err = os.path.join(out, "stderr")
     with open(err, "w") as ef:
-        p = subprocess.Popen([pt, "-q", "-p", str(w.pid), "--max-stacks", "262144", "-o", out] +
+        p = subprocess.Popen([ptbin, "-q", "-p", str(w.pid), "--max-stacks", "262144", "-o", out] +
                              opts.split(), stdout=subprocess.DEVNULL, stderr=ef)
     deadline = time.monotonic() + 120
     while "peaktrace: tracing" not in open(err).read():
@@ -44,15 +45,28 @@ def one(opts, tmp):
     os.kill(w.pid, signal.SIGUSR1)
     w.wait()
     t_exit = time.monotonic()
-    _, status, ru = os.wait4(p.pid, 0)
+    # VmHWM is the high-water mark of the mm since exec and never decreases, so its last
+    # reading before peaktrace exits misses at most the last 2 ms. (wait4's ru_maxrss would not
+    # do: a process forked from this script inherits this script's high-water mark at exec.)
+    hwm = 0
+    while True:
+        pid, status = os.waitpid(p.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            with open("/proc/%d/status" % p.pid) as f:
+                hwm = max([hwm] + [int(l.split()[1]) for l in f if l.startswith("VmHWM:")])
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.002)
     t_done = time.monotonic()
     p.returncode = status
     with open(os.path.join(out, "report.json")) as f:
         rep = json.load(f)
     row = {"stacks": rep["stack_table"]["used"], "seconds": t_done - t_exit,
-           "vmhwm_mib": ru.ru_maxrss / 1024.0,
+           "vmhwm_mib": hwm / 1024.0,
            "vmhwm_collect_mib": rep["tracer"]["vmhwm_bytes"] / 2**20,
-           "kept": len(rep["stacks"]), "left_out": rep["stacks_left_out"]["stacks"]}
+           "kept": len(rep["stacks"]), "left_out": (rep.get("stacks_left_out") or {}).get("stacks", 0)}
     for f in FILES:
         path = os.path.join(out, f)
         row[f] = os.path.getsize(path) / 2**20 if os.path.exists(path) else float("nan")
@@ -61,10 +75,13 @@ def one(opts, tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    rows = {v: [] for v in variants}
+    other = os.environ.get("SCALE_OTHER")
+    runs = [(v, v, pt) for v in variants] + ([("other: " + os.path.basename(os.path.dirname(os.path.abspath(other))), "", other)] if other else [])
+    rows = {label: [] for label, _, _ in runs}
     for _ in range(rounds):
-        for v in variants:
-            rows[v].append(one(v, tmp))
+        for label, v, ptbin in runs:
+            rows[label].append(one(v, tmp, ptbin))
+    variants = [label for label, _, _ in runs]
 print("\nSCALE: wl_fanout, 2^17 distinct allocation stacks, attach mode, median of %d rounds" % rounds)
 cols = ["stacks", "kept", "left_out", "seconds", "vmhwm_mib", "vmhwm_collect_mib"] + FILES
 print("  %-22s " % "options" + " ".join("%12s" % c[:12] for c in cols))
@@ -75,5 +92,5 @@ for v in variants:
     print("  %-22s " % (v or "(default)") + " ".join(
         ("%12d" % med[c]) if c in ("stacks", "kept", "left_out") else "%12.2f" % med[c] for c in cols))
 print("  seconds: target exit (waitpid) to peaktrace's exit, reports written; vmhwm_mib: peaktrace's")
-print("  ru_maxrss; vmhwm_collect_mib: its VmHWM once the profile was built (report.json tracer);")
+print("  VmHWM, its last reading before it exited; vmhwm_collect_mib: its VmHWM once the profile was built (report.json tracer);")
 print("  file columns in MiB.")
