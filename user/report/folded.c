@@ -61,19 +61,52 @@ static unsigned char cur_next(struct fold_cur *k, char *const *labels)
 	return ';';
 }
 
-static int fold_cmp(const void *a, const void *b, void *arg)
+/* Character by character: the rare stack without frames ("[no stack]") against any. */
+static int fold_cmp_slow(const struct pt_stack *sa, const struct pt_stack *sb, char *const *labels)
 {
-	const struct fold_ctx *x = arg;
 	struct fold_cur ka, kb;
 	unsigned char ca, cb;
 
-	cur_init(&ka, &x->p->stacks[*(const uint32_t *)a], x->labels);
-	cur_init(&kb, &x->p->stacks[*(const uint32_t *)b], x->labels);
+	cur_init(&ka, sa, labels);
+	cur_init(&kb, sb, labels);
 	do {
-		ca = cur_next(&ka, x->labels);
-		cb = cur_next(&kb, x->labels);
+		ca = cur_next(&ka, labels);
+		cb = cur_next(&kb, labels);
 	} while (ca && ca == cb);
 	return ca < cb ? -1 : ca > cb;
+}
+
+/* Label by label, root first: a frame both stacks share is skipped without reading its
+ * label; where two labels differ, the first differing character decides, and where one
+ * label ends first, its next character is ';' (more frames) or the end. Labels hold no ';'. */
+static int fold_cmp(const void *a, const void *b, void *arg)
+{
+	const struct fold_ctx *x = arg;
+	const struct pt_stack *sa = &x->p->stacks[*(const uint32_t *)a];
+	const struct pt_stack *sb = &x->p->stacks[*(const uint32_t *)b];
+	uint32_t i = sa->nframes, j = sb->nframes;
+
+	if (!i || !j)
+		return fold_cmp_slow(sa, sb, x->labels);
+	while (i && j) {
+		uint32_t fa = sa->frames[--i], fb = sb->frames[--j];
+		const unsigned char *pa, *pb;
+		unsigned char ca, cb;
+
+		if (fa == fb)
+			continue;
+		pa = (const unsigned char *)x->labels[fa];
+		pb = (const unsigned char *)x->labels[fb];
+		while (*pa && *pa == *pb)
+			pa++, pb++;
+		if (!*pa && !*pb)
+			continue;	/* the same text at two addresses */
+		ca = *pa ? *pa : i ? ';' : 0;
+		cb = *pb ? *pb : j ? ';' : 0;
+		return ca < cb ? -1 : 1;
+	}
+	/* One ran out of frames: the other goes on with ';'. */
+	return i == j ? 0 : i ? 1 : -1;
 }
 
 static void put_folded(FILE *f, const struct pt_stack *s, char *const *labels)
