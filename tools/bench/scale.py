@@ -48,11 +48,13 @@ def one(opts, tmp, ptbin=pt):
     # VmHWM is the high-water mark of the mm since exec and never decreases, so its last
     # reading before peaktrace exits misses at most the last 2 ms. (wait4's ru_maxrss would not
     # do: a process forked from this script inherits this script's high-water mark at exec.)
-    hwm = 0
+    hwm, t_written = 0, None
     while True:
         pid, status = os.waitpid(p.pid, os.WNOHANG)
         if pid:
             break
+        if t_written is None and "peaktrace: reports written" in open(err).read():
+            t_written = time.monotonic()
         try:
             with open("/proc/%d/status" % p.pid) as f:
                 hwm = max([hwm] + [int(l.split()[1]) for l in f if l.startswith("VmHWM:")])
@@ -63,7 +65,10 @@ def one(opts, tmp, ptbin=pt):
     p.returncode = status
     with open(os.path.join(out, "report.json")) as f:
         rep = json.load(f)
+    if t_written is None and "peaktrace: reports written" in open(err).read():
+        t_written = t_done
     row = {"stacks": rep["stack_table"]["used"], "seconds": t_done - t_exit,
+           "written_s": (t_written or float("nan")) - t_exit,
            "vmhwm_mib": hwm / 1024.0,
            "vmhwm_collect_mib": rep["tracer"]["vmhwm_bytes"] / 2**20,
            "kept": len(rep["stacks"]), "left_out": (rep.get("stacks_left_out") or {}).get("stacks", 0)}
@@ -83,7 +88,7 @@ with tempfile.TemporaryDirectory() as tmp:
             rows[label].append(one(v, tmp, ptbin))
     variants = [label for label, _, _ in runs]
 print("\nSCALE: wl_fanout, 2^17 distinct allocation stacks, attach mode, median of %d rounds" % rounds)
-cols = ["stacks", "kept", "left_out", "seconds", "vmhwm_mib", "vmhwm_collect_mib"] + FILES
+cols = ["stacks", "kept", "left_out", "written_s", "seconds", "vmhwm_mib", "vmhwm_collect_mib"] + FILES
 print("  %-22s " % "options" + " ".join("%12s" % c[:12] for c in cols))
 base = None
 for v in variants:
@@ -91,6 +96,7 @@ for v in variants:
     base = base or med
     print("  %-22s " % (v or "(default)") + " ".join(
         ("%12d" % med[c]) if c in ("stacks", "kept", "left_out") else "%12.2f" % med[c] for c in cols))
-print("  seconds: target exit (waitpid) to peaktrace's exit, reports written; vmhwm_mib: peaktrace's")
+print("  written_s: target exit (waitpid) to peaktrace's \"reports written\" line (2 ms polls); seconds: to its")
+print("  exit (detaching and freeing included); vmhwm_mib: peaktrace's")
 print("  VmHWM, its last reading before it exited; vmhwm_collect_mib: its VmHWM once the profile was built (report.json tracer);")
 print("  file columns in MiB.")
