@@ -294,7 +294,7 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
 	}
 	if (n > (uint32_t)r->top)
-		fprintf(f, "  ... %u more stacks (see the JSON report and flame graphs)\n",
+		fprintf(f, "  ... %u more stacks (report.json keeps the top --json-stacks of each figure; the folded files and flame graphs every one)\n",
 			n - (uint32_t)r->top);
 	free(idx);
 }
