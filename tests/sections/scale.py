@@ -11,6 +11,7 @@
 """
 import json
 import os
+import re
 
 from harness import expand_report
 from tracing import trace_launch
@@ -82,6 +83,17 @@ def run_section(ctx):
     check_folded(res, name, os.path.join(out, "alloc.folded"), {p: size(p) for p in range(PATHS)})
     check_folded(res, name, os.path.join(out, "peak.folded"), {p: size(p) for p in range(PATHS)})
     check_folded(res, name, os.path.join(out, "live.folded"), {p: size(p) for p in range(0, PATHS, 2)})
+
+    # The text report's lists are cut at --top (10): each says how many stacks it left out.
+    try:
+        with open(os.path.join(out, "report.txt")) as f:
+            txt = f.read()
+    except OSError as e:
+        txt = ""
+        res.fail("%s: report.txt" % name, str(e))
+    more = [int(x) for x in re.findall(r"^  \.\.\. (\d+) more stacks holding \S+ \S+ ", txt, re.M)]
+    res.eq("%s: report.txt's TOP STACKS say how many stacks they left out (peak, live, alloc)" % name,
+           more, [PATHS - 10, PATHS // 2 - 10, PATHS - 10])
 
     path = os.path.join(out, "report.json")
     jsize = os.path.getsize(path) if os.path.exists(path) else -1

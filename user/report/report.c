@@ -293,9 +293,14 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 		if (s->nframes > 16)
 			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
 	}
-	if (n > (uint32_t)r->top)
-		fprintf(f, "  ... %u more stacks (report.json keeps the top --json-stacks of each figure; the folded files and flame graphs every one)\n",
-			n - (uint32_t)r->top);
+	if (n > (uint32_t)r->top) {
+		uint64_t rest = 0;
+
+		for (i = (uint32_t)r->top; i < n; i++)
+			rest += p->stacks[idx[i]].v[m_bytes];
+		fprintf(f, "  ... %u more stacks holding %s (report.json keeps the top --json-stacks of each figure; the folded files and flame graphs every one)\n",
+			n - (uint32_t)r->top, pt_fmt_bytes(b1, sizeof(b1), (double)rest));
+	}
 	free(idx);
 }
 
@@ -629,6 +634,17 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 			ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
 		for (j = 0; j < ms[k].nframes && j < 12; j++)
 			frame_text(f, &r->prof, ms[k].frames[j]);
+	}
+	if (r->nmstacks > (uint32_t)r->top) {
+		uint64_t mapped = 0, unmapped = 0;
+
+		for (k = (uint32_t)r->top; k < r->nmstacks; k++) {
+			mapped += ms[k].mmap_bytes;
+			unmapped += ms[k].munmap_bytes;
+		}
+		fprintf(f, "  ... %u more stacks: mapped %s, unmapped %s (report.json: mmap_stacks)\n",
+			r->nmstacks - (uint32_t)r->top, pt_fmt_bytes(b1, sizeof(b1), (double)mapped),
+			pt_fmt_bytes(b2, sizeof(b2), (double)unmapped));
 	}
 	free(ms);
 }
