@@ -124,6 +124,7 @@ demo: deps all lambda-host
 
 bench: deps all
 	$(Q)tools/bench/bench.sh $(OUT)
+	$(Q)python3 tools/bench/scale.py $(OUT)
 
 # Refresh the README's copy of `peaktrace --help` (a test checks they agree).
 readme-help: all

@@ -243,6 +243,20 @@ class Proc:
             pass
 
 
+
+def expand_report(rep):
+    """report.json names each stack's frames by index into "frame_table" (docs/json-report.md);
+    this replaces the indexes in "stacks" and "mmap_stacks" by the frame objects, in place, so a
+    check can read stack["frames"][0]["func"]. Returns rep."""
+    table = rep.get("frame_table") if isinstance(rep, dict) else None
+    if not isinstance(table, list):
+        return rep
+    for key in ("stacks", "mmap_stacks"):
+        for st in rep.get(key) or []:
+            st["frames"] = [table[i] if isinstance(i, int) and 0 <= i < len(table) else
+                            {"func": "<bad frame index %r>" % (i,)} for i in st.get("frames", [])]
+    return rep
+
 def cleanup_procs():
     for pr in LIVE_PROCS:
         pr.kill()

@@ -8,6 +8,7 @@ import re
 import signal
 import time
 
+from harness import expand_report
 from harness import READY_MARK, SLEEP_MARK, STACK_FIELDS, TIMEOUT, Proc, children_of, short
 
 TRACING_RX = r"^peaktrace: tracing (?:PID )?%d\b"
@@ -82,7 +83,7 @@ def load_report(res, prefix, outdir):
     path = os.path.join(outdir, "report.json")
     try:
         with open(path) as f:
-            rep = json.load(f)
+            rep = expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail("%s: report.json" % prefix, "unreadable: %s" % e)
         return None

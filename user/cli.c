@@ -21,6 +21,7 @@ static const struct pt_options defaults = {
 	.interval = 1.0,                      /* -i */
 	.timeline_ms = PT_TL_DEF_INTERVAL_MS, /* --timeline-interval */
 	.top = 10,                            /* --top */
+	.json_stacks = 1000,                  /* --json-stacks */
 	.max_stacks = PT_DEF_MAX_STACKS,      /* --max-stacks */
 	.live_slots = PT_DEF_LIVE_SLOTS,      /* --max-live */
 	.fp_stacks = true,                    /* --no-fp-walk */
@@ -65,7 +66,7 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE };
+       OPT_TIMELINE, OPT_JSON_STACKS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -74,6 +75,7 @@ static const struct argp_option opts[] = {
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
+	{ "json-stacks", OPT_JSON_STACKS, "N|all", 0, "Stacks kept in report.json: the top N by each of peak, live and allocated bytes (default 1000; what is left out is summed in stacks_left_out), or all", 0 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
@@ -181,6 +183,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	}
 	case OPT_TOP:
 		o->top = (int)parse_count(st, arg);
+		break;
+	case OPT_JSON_STACKS:
+		o->json_stacks = strcmp(arg, "all") ? (uint32_t)parse_count(st, arg) : 0;
 		break;
 	case OPT_MAX_STACKS:
 		o->max_stacks = (uint32_t)parse_count(st, arg);

@@ -35,6 +35,7 @@ struct pt_options {
 	double interval;         /* -i: status line period, seconds */
 	const char *outdir;      /* -o: write every format here */
 	int top;                 /* --top: stacks per report section */
+	uint32_t json_stacks;    /* --json-stacks: top N per figure in report.json, 0 = all */
 	uint32_t max_stacks;     /* --max-stacks */
 	uint32_t live_slots;     /* --max-live */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */

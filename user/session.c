@@ -93,7 +93,7 @@ struct pt_session {
 	uint32_t arena_rec;
 	/* collected once tracing stops */
 	struct pt_report rep;
-	void *stacks_map, *stats_map;   /* copies of the kernel's tables, stacks [0, nstk) */
+	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstk), compacted */
 	uint32_t nstk;
 	struct pt_py_stack **py_words;
 	struct pt_collect_in cin;
@@ -998,6 +998,7 @@ static void report_figures(struct pt_session *s)
 	rep->launched = s->launched;
 	rep->g = s->skel->bss->g;
 	rep->top = o->top;
+	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;
@@ -1034,11 +1035,10 @@ static void report_figures(struct pt_session *s)
 /* Each stack's Python words: only stacks that have some are in the map. */
 static void read_py_words(struct pt_session *s)
 {
-	const struct pt_stack_rec *sr = s->stacks_map;
 
 	s->py_words = calloc(s->nstk ? s->nstk : 1, sizeof(*s->py_words));
 	for (uint32_t k = 0; s->py_words && k < s->nstk; k++) {
-		if (!sr[k].py_nr || !(s->py_words[k] = malloc(sizeof(*s->py_words[k]))))
+		if (!pt_stack_table_py_nr(&s->stacks_map, k) || !(s->py_words[k] = malloc(sizeof(*s->py_words[k]))))
 			continue;
 		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &k, s->py_words[k])) {
 			free(s->py_words[k]);
@@ -1075,14 +1075,14 @@ int pt_session_collect(struct pt_session *s)
 
 	report_figures(s);
 	s->nstk = rep->g.next_stack + 1 < o->max_stacks ? (uint32_t)rep->g.next_stack + 1 : o->max_stacks;
-	s->stacks_map = pt_map_copy(s->skel->maps.stacks, s->nstk);
-	s->stats_map = pt_map_copy(s->skel->maps.stats, s->nstk);
-	if (!s->stacks_map || !s->stats_map) {
-		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(errno));
+	err = pt_stack_table_read(s->skel->maps.stacks, s->nstk, &s->stacks_map);
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(err ? -err : errno));
 		return EXIT_FAIL;
 	}
-	s->cin.stacks = s->stacks_map;
-	s->cin.stats = s->stats_map;
+	s->cin.stacks = &s->stacks_map;
+	s->cin.stats = NULL;	/* read by batches from the map, never copied whole */
+	s->cin.stats_fd = bpf_map__fd(s->skel->maps.stats);
 	s->cin.nstacks = s->nstk;
 	s->cin.peak_seq = rep->g.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
@@ -1093,6 +1093,9 @@ int pt_session_collect(struct pt_session *s)
 		read_py_words(s);
 	leaks_read(s);
 	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
+	if (pt_stack_table_failed(&s->stacks_map))
+		fprintf(stderr, "peaktrace: %" PRIu64 " stack table entries could not be read: their "
+				"allocations are under [unknown stack]\n", pt_stack_table_failed(&s->stacks_map));
 	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
 	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
@@ -1177,8 +1180,7 @@ void pt_session_free(struct pt_session *s)
 	}
 	pt_py_resolver_free(s->py_res);
 	pt_py_info_free(&s->py);
-	free(s->stacks_map);
-	free(s->stats_map);
+	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
 	peaktrace_bpf__destroy(s->skel);
 	if (s->sym)

@@ -19,7 +19,7 @@ import re
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, run
+from harness import ROOT, TIMEOUT, Proc, expand_report, run
 from sections import timeline
 
 MiB = 1 << 20
@@ -72,7 +72,7 @@ def stop_host(h, timeout):
 def load_report(res, name, outdir):
     try:
         with open(os.path.join(outdir, "report.json")) as f:
-            return json.load(f)
+            return expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name, "no report.json: %s" % e)
         return None
@@ -209,7 +209,7 @@ def run_lambda_section(ctx):
             res.eq(name + ": exit status", p.wait(timeout), 0)
             try:
                 with open(os.path.join(outdir, "report.json")) as f:
-                    rep = json.load(f)
+                    rep = expand_report(json.load(f))
                 invs = invocations(rep)
                 res.eq(name + ": mode in the report", rep.get("boundary"), "uprobe")
                 res.eq(name + ": one invocation per handler call", len(invs), 3)
@@ -270,7 +270,7 @@ def run_lambda_section(ctx):
     res.eq(name + ": peaktrace ends with its target", rc, 0)
     try:
         with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
+            rep = expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name, "no report.json: %s" % e)
         return
@@ -664,6 +664,75 @@ def run_rapi_page_edge(ctx):
            [i["request_id"] for i in invocations(rep)], ids)
 
 
+def run_lambda_many(ctx):
+    """60 invocations (launch mode under the host; invocation 31 allocates 24 MiB, the others
+    1 MiB): the first screen's INVOCATIONS table shows the first and last rows and the largest
+    peak, counts the rows it leaves out ("... (N invocations not shown)") so that shown + not
+    shown is every row, and names invocations.jsonl, which has all 60 request ids (the host's)."""
+    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
+    name = "lambda/many invocations"
+    if not res.wanted(name):
+        return
+    host = os.path.join(build, "tools", "lambda-host")
+    fn = os.path.join(build, "tools", "functions", "oom")
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
+        res.skip(name, "lambda-host not built")
+        return
+    port = 26000 + random.randint(0, 2000) * 2
+    outdir = os.path.join(tmp, "lambda-many")
+    pidfile = os.path.join(tmp, "many.pid")
+    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--init-timeout", "30", "--pid-file", pidfile, "--", pt, "-q", "-o", outdir, "--", fn])
+    if not h.wait_for("err", r"^peaktrace: tracing PID") and not h.wait_for("out", r"^peaktrace: tracing PID", 1):
+        res.fail(name, "peaktrace did not start under the host: " + (h.err + h.out)[-400:])
+        h.kill()
+        return
+    n, big = 60, 30
+    for k in range(n):
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": 24 if k == big else 1})],
+                           timeout=timeout)
+        if rc:
+            res.eq("%s: invoke %d answered" % (name, k + 1), rc, 0)
+    ptpid = wait_pidfile(h, pidfile, 5)
+    if ptpid:
+        os.kill(ptpid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and os.path.exists("/proc/%d" % ptpid):
+            try:
+                with open("/proc/%d/stat" % ptpid) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        break
+            except OSError:
+                break
+            time.sleep(0.1)
+    ids = stop_host(h, timeout)
+    res.eq(name + ": the host answered every invocation", len(ids), n)
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+        with open(os.path.join(outdir, "invocations.jsonl")) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report.txt / invocations.jsonl: %s" % e)
+        return
+    res.eq(name + ": invocations.jsonl has every request id", [l.get("request_id") for l in lines if l.get("seq")], ids)
+    m = re.search(r"\nINVOCATIONS .*?\n(.*?)\n\n", txt, re.S)
+    table = m.group(1) if m else ""
+    first_screen = txt.find("INVOCATIONS") < txt.find("TOP STACKS LIVE AT THE HEAP PEAK")
+    res.true(name + ": INVOCATIONS is on the first screen, before TOP STACKS", m is not None and first_screen, txt[:600])
+    shown = [i for i in ids if i in table]
+    left = sum(int(x) for x in re.findall(r"\(\s*(\d+) invocations? not shown\)", table))
+    res.eq(name + ": rows shown + rows not shown == every row (the init phase's too)",
+           (len(shown) + 1 + left if "(init phase)" in table else len(shown) + left), n + 1)
+    res.true(name + ": fewer rows than invocations on the first screen", 0 < len(shown) < n, "%d shown" % len(shown))
+    res.true(name + ": the first, the last and the largest invocation are shown",
+             ids[0] in table and ids[-1] in table and ids[big] in table, table[-800:])
+    sm = re.search(r"(\d+) of (\d+) rows shown .*invocations\.jsonl", table)
+    res.eq(name + ": it says how many rows of how many, and where the rest are",
+           (int(sm.group(1)), int(sm.group(2))) if sm else None, (n + 1 - left, n + 1))
+
+
 def run_section(ctx):
     run_exit_outcomes(ctx)
     run_lambda_section(ctx)
@@ -673,3 +742,4 @@ def run_section(ctx):
     run_uprobe_no_runtime(ctx)
     run_lambda_streaming(ctx)
     run_rapi_page_edge(ctx)
+    run_lambda_many(ctx)

@@ -38,7 +38,7 @@ import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, children_of, pid_alive, run, wait_gone
+from harness import ROOT, TIMEOUT, Proc, children_of, expand_report, pid_alive, run, wait_gone
 
 MiB = 1 << 20
 # kmem:rss_stat is per-CPU batched (32 pages x 2 counters x 2 CPUs = 512 KiB here); the handler's
@@ -213,7 +213,7 @@ def static_launch(res, ctx, rootfs, port):
     res.true(name + ": peaktrace exited on SIGINT", gone, "still running")
     try:
         with open(os.path.join(rootfs, "tmp/pt-out/report.json")) as f:
-            rep = json.load(f)
+            rep = expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name + ": report.json inside the rootfs", str(e))
         return
@@ -251,7 +251,7 @@ def host_attach(res, ctx, rootfs, port, tmp):
     res.eq(name + ": peaktrace exit status", rc, 0)
     try:
         with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
+            rep = expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name + ": report.json", str(e))
         return

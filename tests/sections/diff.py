@@ -23,7 +23,7 @@ import re
 import shutil
 import xml.etree.ElementTree as ET
 
-from harness import run, short
+from harness import expand_report, run, short
 from tracing import trace_launch
 
 EXTRA = 123456
@@ -154,7 +154,7 @@ def run_section(ctx):
             res.fail("diff/runs", r.why or "peaktrace exit %s: %s" % (r.rc, short(r.err)))
             return
         with open(os.path.join(d, "report.json")) as f:
-            reps.append(json.load(f))
+            reps.append(expand_report(json.load(f)))
     res.ok("diff/runs: two runs of wl_diff")
 
     name = "diff/report"

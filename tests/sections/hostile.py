@@ -17,6 +17,7 @@ import json
 import os
 import re
 
+from harness import expand_report
 from tracing import trace_attach, trace_launch
 
 ESCAPED = "evil\\x1b[31mRED\\x07\\x1b[2J"
@@ -108,7 +109,7 @@ def run_section(ctx):
                  [l for l in r.out.splitlines() if "unknown_free" in l])
         try:
             with open(os.path.join(r.outdir, "report.json")) as f:
-                rep = json.load(f)
+                rep = expand_report(json.load(f))
         except (OSError, ValueError) as e:
             res.fail("%s: report.json" % name, str(e))
             return

@@ -29,7 +29,7 @@ import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, run
+from harness import ROOT, TIMEOUT, Proc, expand_report, run
 from tracing import trace_launch
 
 MiB = 1 << 20
@@ -84,7 +84,7 @@ def traced_run(ctx, name, tag, runtime_argv, host_args, events):
     h.wait(timeout)
     try:
         with open(os.path.join(outdir, "report.json")) as f:
-            return json.load(f), answers, outdir
+            return expand_report(json.load(f)), answers, outdir
     except (OSError, ValueError) as e:
         res.fail(name, "no report.json: %s" % e)
         return None
@@ -220,7 +220,7 @@ def cxx_loader_init(ctx):
         with open(os.path.join(outdir, "report.txt")) as f:
             text = f.read()
         with open(os.path.join(outdir, "report.json")) as f:
-            rep = json.load(f)
+            rep = expand_report(json.load(f))
     except (OSError, ValueError) as e:
         res.fail(name, "no report: %s" % e)
         return

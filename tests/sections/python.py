@@ -27,7 +27,7 @@ import signal
 import subprocess
 import xml.etree.ElementTree as ET
 
-from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of
+from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, expand_report
 
 WL = os.path.join(WORKLOAD_SRC, "wl_python.py")
 N = 100000
@@ -150,7 +150,7 @@ def check_outputs(res, name, out, want):
             stack, _, val = line.rstrip("\n").rpartition(" ")
             folded.append((stack.split(";"), int(val)))
     with open(os.path.join(out, "report.json")) as f:
-        rep = json.load(f)
+        rep = expand_report(json.load(f))
     jstacks = [([fr["func"] for fr in reversed(s["frames"])], s["alloc_bytes"]) for s in rep["stacks"]]
     for site, (pyframes, nbytes) in sorted(want.items()):
         for fmt, stacks in (("folded", folded), ("json", jstacks)):
@@ -272,7 +272,7 @@ def check_collapsed(res, name, out, exe):
     with open(os.path.join(out, "report.txt")) as f:
         txt = f.read()
     with open(os.path.join(out, "report.json")) as f:
-        rep = json.load(f)
+        rep = expand_report(json.load(f))
     label = "[%s internals]" % interp
     res.true("%s: interpreter internals collapsed in the folded stacks" % name,
              label in folded and not bare.search(folded),

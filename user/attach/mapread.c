@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* mapread.c — reading the BPF maps back once tracing stops. */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "bpf/peaktrace.h"
@@ -37,16 +39,128 @@ void *pt_map_copy(struct bpf_map *m, uint32_t n)
 {
 	size_t vsz = bpf_map__value_size(m);
 	char *buf = calloc(n ? n : 1, vsz);
+	uint32_t *keys = malloc(512 * sizeof(*keys));
 	int fd = bpf_map__fd(m);
-	uint32_t k;
+	uint32_t k = 0;
 
-	if (!buf)
-		return NULL;
-	for (k = 0; k < n; k++) {
-		if (bpf_map_lookup_elem(fd, &k, buf + (size_t)k * vsz)) {
-			free(buf);
-			return NULL;
-		}
+	if (!buf || !keys)
+		goto fail;
+	/* By batches where the kernel has them (one syscall per 512 entries, not one each). */
+	while (k < n) {
+		uint32_t cnt = n - k < 512 ? n - k : 512;
+		int got = pt_map_read_range(fd, k, cnt, keys, buf + (size_t)k * vsz, vsz);
+
+		if (got <= 0)
+			goto fail;
+		k += (uint32_t)got;
 	}
+	free(keys);
 	return buf;
+fail:
+	free(keys);
+	free(buf);
+	return NULL;
+}
+
+int pt_map_read_range(int fd, uint32_t first, uint32_t cnt, uint32_t *keys, void *vals, size_t vsz)
+{
+	uint32_t in = first - 1, out = 0, got = cnt, k;
+	int err;
+
+	/* in_batch is the key before the batch (the kernel starts at its next key), NULL at 0. */
+	err = bpf_map_lookup_batch(fd, first ? &in : NULL, &out, keys, vals, &got, NULL);
+	if ((!err || err == -ENOENT) && got == cnt) {
+		for (k = 0; k < got; k++)
+			if (keys[k] != first + k)
+				break;
+		if (k == got)
+			return (int)got;
+	}
+	for (k = 0; k < cnt; k++) {
+		uint32_t key = first + k;
+
+		if (bpf_map_lookup_elem(fd, &key, (char *)vals + (size_t)k * vsz))
+			return -errno;
+	}
+	return (int)cnt;
+}
+
+static int read_chunk(int fd, uint32_t first, uint32_t cnt, uint32_t *keys, struct pt_stack_rec *vals)
+{
+	return pt_map_read_range(fd, first, cnt, keys, vals, sizeof(*vals));
+}
+
+#define STACK_CHUNK 512
+
+struct pt_stack_window {
+	uint32_t first, count;          /* records [first, first + count) are in rec */
+	uint64_t failed;                /* records that could not be read */
+	uint32_t failed_at;             /* 1 + the last one counted there */
+	uint32_t keys[STACK_CHUNK];
+	struct pt_stack_rec rec[STACK_CHUNK];
+};
+
+int pt_stack_table_read(struct bpf_map *m, uint32_t n, struct pt_stack_table *t)
+{
+	t->fd = bpf_map__fd(m);
+	t->n = n;
+	t->win = calloc(1, sizeof(*t->win));
+	return t->win ? 0 : -ENOMEM;
+}
+
+/* The window holding record k, moved there if it is not. */
+static const struct pt_stack_rec *window_at(const struct pt_stack_table *t, uint32_t k)
+{
+	struct pt_stack_window *w = t->win;
+	uint32_t cnt;
+	int got;
+
+	if (k >= w->first && k - w->first < w->count)
+		return &w->rec[k - w->first];
+	cnt = t->n - k < STACK_CHUNK ? t->n - k : STACK_CHUNK;
+	got = read_chunk(t->fd, k, cnt, w->keys, w->rec);
+	if (got <= 0) {
+		/* Unreadable: an empty record, counted; the next access tries again. */
+		memset(&w->rec[0], 0, sizeof(w->rec[0]));
+		w->first = k;
+		w->count = 0;
+		if (w->failed_at != k + 1)
+			w->failed++;
+		w->failed_at = k + 1;
+		return &w->rec[0];
+	}
+	w->first = k;
+	w->count = (uint32_t)got;
+	return &w->rec[0];
+}
+
+void pt_stack_table_get(const struct pt_stack_table *t, uint32_t k, struct pt_stack_rec *out)
+{
+	*out = *window_at(t, k);
+	if (out->nr > PT_MAX_FRAMES)
+		out->nr = PT_MAX_FRAMES;
+}
+
+uint32_t pt_stack_table_nr(const struct pt_stack_table *t, uint32_t k)
+{
+	uint32_t nr = window_at(t, k)->nr;
+
+	return nr < PT_MAX_FRAMES ? nr : PT_MAX_FRAMES;
+}
+
+uint32_t pt_stack_table_py_nr(const struct pt_stack_table *t, uint32_t k)
+{
+	return window_at(t, k)->py_nr;
+}
+
+uint64_t pt_stack_table_failed(const struct pt_stack_table *t)
+{
+	return t->win ? t->win->failed : 0;
+}
+
+void pt_stack_table_free(struct pt_stack_table *t)
+{
+	free(t->win);
+	t->win = NULL;
+	t->n = 0;
 }

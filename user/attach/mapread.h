@@ -3,6 +3,7 @@
 #ifndef PEAKTRACE_MAPREAD_H
 #define PEAKTRACE_MAPREAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct peaktrace_bpf;
@@ -12,5 +13,31 @@ struct bpf_map;
 void pt_read_errors(struct peaktrace_bpf *skel, uint64_t *out);
 /* Entries [0, n) of an array map, malloc'd; NULL on failure. */
 void *pt_map_copy(struct bpf_map *m, uint32_t n);
+/* Entries [first, first + cnt) of the array map fd into vals (vsz bytes each), by one batch
+ * lookup where the kernel has it, else one lookup each; keys holds cnt. cnt or -errno. */
+int pt_map_read_range(int fd, uint32_t first, uint32_t cnt, uint32_t *keys, void *vals, size_t vsz);
+
+struct pt_stack_rec;
+
+/* The kernel's stack table, entries [0, n), read from the map through a window of a few
+ * hundred records: readers go through it in index order, so the tracer never holds a copy
+ * of the whole table (528 bytes a stack: 69 MB at 131k stacks). The map must stay open and
+ * unchanged (tracing stopped) while it is read. */
+struct pt_stack_window;
+struct pt_stack_table {
+	int fd;
+	uint32_t n;
+	struct pt_stack_window *win;
+};
+
+int pt_stack_table_read(struct bpf_map *m, uint32_t n, struct pt_stack_table *t);
+/* Record k, whole; one that cannot be read comes back empty (nr 0: "[unknown stack]") and is
+ * counted in pt_stack_table_failed. k must be < t->n. */
+void pt_stack_table_get(const struct pt_stack_table *t, uint32_t k, struct pt_stack_rec *out);
+/* Record k's nr and py_nr. */
+uint32_t pt_stack_table_nr(const struct pt_stack_table *t, uint32_t k);
+uint32_t pt_stack_table_py_nr(const struct pt_stack_table *t, uint32_t k);
+uint64_t pt_stack_table_failed(const struct pt_stack_table *t);
+void pt_stack_table_free(struct pt_stack_table *t);
 
 #endif

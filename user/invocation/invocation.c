@@ -19,6 +19,7 @@
 #include "invocation/invocation.h"
 #include "target/proc.h"
 #include "profile/collect.h"
+#include "attach/mapread.h"
 
 const char *pt_outcome_name(uint32_t outcome)
 {
@@ -139,11 +140,15 @@ void pt_inv_keep_biggest(struct pt_inv_record *rec, uint32_t max)
 	rec->nall = max;
 }
 
+#define INV_CHUNK 256
+
 int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stats_fd,
 		   uint32_t nstacks, bool keep_all, unsigned count_shift)
 {
+	static struct pt_stack_stats chunk[INV_CHUNK];
+	static uint32_t keys[INV_CHUNK];
 	struct pt_stack_stats st;
-	uint32_t k, p = inv->seq & 1, cap = 0;
+	uint32_t k, p = inv->seq & 1, first = 0, got = 0, acap = 0;
 	size_t n;
 
 	memset(rec, 0, sizeof(*rec));
@@ -172,11 +177,21 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 	}
 	if (stats_fd < 0)
 		return 0;
+	/* Every stack's stats, read by batches: at each invocation's end, so with 100k stacks
+	 * one lookup each would be 100k system calls per invocation. */
 	for (k = 0; k < nstacks; k++) {
 		int64_t b, c;
 
-		if (bpf_map_lookup_elem(stats_fd, &k, &st))
-			return -errno;
+		if (k - first >= got) {
+			int r = pt_map_read_range(stats_fd, k, nstacks - k < INV_CHUNK ? nstacks - k : INV_CHUNK,
+						  keys, chunk, sizeof(chunk[0]));
+
+			if (r <= 0)
+				return r ? r : -EIO;
+			first = k;
+			got = (uint32_t)r;
+		}
+		st = chunk[k - first];
 		if (st.inv_snap_seq[p] == inv->peak_seq) {
 			b = st.inv_peak_bytes[p];
 			c = st.inv_peak_count[p];
@@ -189,16 +204,17 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 			c = (c + (1LL << (count_shift - 1))) >> count_shift;
 		top_insert(rec, k, b, c);
 		if (b > 0) {
-			/* Grown by doubling: every invocation keeps its stacks now, not only with
-			 * --per-invocation (trimmed to PT_INV_KEEP below). */
-			if (rec->nall == cap) {
-				uint32_t nc = cap ? cap * 2 : 64;
+			/* Every invocation keeps its stacks, not only with --per-invocation (trimmed to
+			 * PT_INV_KEEP below). */
+			if (rec->nall == acap) {
+				/* Doubling: one realloc per stack would copy the list each time. */
+				uint32_t nc = acap ? acap * 2 : 64;
 				struct pt_inv_stack *a = realloc(rec->all, nc * sizeof(*a));
 
 				if (!a)
 					return -ENOMEM;
 				rec->all = a;
-				cap = nc;
+				acap = nc;
 			}
 			rec->all[rec->nall].stack = k;
 			rec->all[rec->nall].bytes = b;

@@ -387,6 +387,8 @@ int pt_stack_one(struct pt_symbolizer *sym, uint32_t idx, const struct pt_stack_
 
 /* The state of one pt_collect: the frame intern table, the merge tables of heap and mmap/brk
  * stacks with the frame lists they compare, and the counts summed before rounding. */
+#define STATS_CHUNK 256
+
 struct collector {
 	struct intern t;
 	struct merge hm, mm;
@@ -395,7 +397,29 @@ struct collector {
 	struct pt_map_stack *ms;
 	uint32_t nms;
 	int64_t (*cnt)[5];   /* per output stack: alloc, free, live, peak, leaked counts */
+	/* The kernel's stats read through a window (in->stats NULL): never the whole table. */
+	uint32_t sfirst, scount;
+	uint32_t skeys[STATS_CHUNK];
+	struct pt_stack_stats swin[STATS_CHUNK];
 };
+
+/* Stack idx's stats from the window, moved there if needed; NULL if the map read failed. */
+static const struct pt_stack_stats *stats_at(struct collector *c, const struct pt_collect_in *in,
+					     uint32_t idx)
+{
+	int got;
+
+	if (idx >= c->sfirst && idx - c->sfirst < c->scount)
+		return &c->swin[idx - c->sfirst];
+	got = pt_map_read_range(in->stats_fd, idx,
+				in->nstacks - idx < STATS_CHUNK ? in->nstacks - idx : STATS_CHUNK,
+				c->skeys, c->swin, sizeof(c->swin[0]));
+	if (got <= 0)
+		return NULL;
+	c->sfirst = idx;
+	c->scount = (uint32_t)got;
+	return &c->swin[0];
+}
 
 static int collector_init(struct collector *c, uint32_t nstacks)
 {
@@ -553,6 +577,7 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	struct pt_frames_count fc = { 0 };
 	uint32_t idx, n, k, unknown_fi = UINT32_MAX;
 	uint32_t fr[MAX_MERGED];
+	struct pt_stack_rec rec;
 	int err;
 
 	memset(p, 0, sizeof(*p));
@@ -561,11 +586,17 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 	if ((err = collector_init(&c, in->nstacks)))
 		goto out;
 	for (idx = 0; idx < in->nstacks; idx++) {
-		const struct pt_stack_stats *st = &in->stats[idx];
+		const struct pt_stack_stats *st = in->stats ? &in->stats[idx] : stats_at(&c, in, idx);
+
+		if (!st) {
+			err = -EIO;	/* the stats map could not be read: no partial profile */
+			goto out;
+		}
 
 		if (!st->alloc_count && !st->free_count && !st->mmap_count && !st->munmap_count)
 			continue;
-		if (idx == PT_STACK_UNKNOWN || in->stacks[idx].nr == 0) {
+		if (idx == PT_STACK_UNKNOWN || idx >= in->stacks->n ||
+		    pt_stack_table_nr(in->stacks, idx) == 0) {
 			if (unknown_fi == UINT32_MAX) {
 				int fi = add_frame(p, &c.fcap, NULL, 0, false, "[unknown stack]");
 
@@ -577,7 +608,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			}
 			fr[0] = unknown_fi;
 			n = 1;
-		} else if ((err = stack_frames(&c.t, p, &c.fcap, sym, idx, &in->stacks[idx],
+		} else if (pt_stack_table_get(in->stacks, idx, &rec),
+			   (err = stack_frames(&c.t, p, &c.fcap, sym, idx, &rec,
 					       in->py ? in->py[idx] : NULL, in->py_res, fr, &n,
 					       in->cstats, &fc))) {
 			goto out;

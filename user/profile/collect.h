@@ -6,6 +6,7 @@
 #include "profile/profile.h"
 #include "bpf/peaktrace.h"
 #include "symbolize/symbolize.h"
+#include "attach/mapread.h"
 
 struct pt_py_stack;
 struct pt_py_resolver;
@@ -17,8 +18,9 @@ struct pt_collect_stats {
 };
 
 struct pt_collect_in {
-	const struct pt_stack_rec *stacks;       /* indexed by stack index */
-	const struct pt_stack_stats *stats;
+	const struct pt_stack_table *stacks;     /* by stack index (attach/mapread.h) */
+	const struct pt_stack_stats *stats;      /* by stack index; NULL: read from stats_fd */
+	int stats_fd;                            /* the kernel's stats map, read by batches */
 	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
 	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
 	unsigned count_shift;                /* stats counts are in 2^-count_shift units

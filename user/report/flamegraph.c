@@ -95,6 +95,8 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 	const struct pt_stack **sorted = NULL;
 	uint32_t *path = NULL;
 	uint32_t i, j, n = 0, maxd = 0, cur = 0;
+	uint64_t total = 0;
+	double scale = 0;
 	int err = -ENOMEM, idx;
 
 	sorted = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*sorted));
@@ -110,6 +112,10 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 			maxd = p->stacks[i].nframes;
 	}
 	qsort_r(sorted, n, sizeof(*sorted), stack_cmp, rank);
+	for (i = 0; i < n; i++)
+		total += sorted[i]->v[m];	/* the root's value, as the writer will find it */
+	if (total)
+		scale = (double)(IMG_W - 2 * XPAD) / total;
 
 	path = malloc((maxd + 1) * sizeof(*path));
 	if (!path || tree_add(t, 0, ROOT_NAME, 0) < 0)
@@ -121,6 +127,18 @@ static int build_tree(const struct pt_profile *p, enum pt_metric m, uint32_t *ra
 
 		while (k < cur && k < s->nframes && t->n[path[k + 1]].name == rank_at(s, rank, k))
 			k++;
+		/*
+		 * The path below k is complete: no later stack adds to it. A finished node too narrow
+		 * to draw (the writer's own test) keeps its place for the layout, but its descendants,
+		 * narrower still and never drawn, are dropped: they are the tail of the array. With
+		 * 100k+ stacks fanning out they were most of the tree (400k nodes for 2^17 stacks).
+		 */
+		for (j = k + 1; j <= cur; j++) {
+			if (t->n[path[j]].value * scale < MIN_W) {
+				t->len = path[j] + 1;
+				break;
+			}
+		}
 		for (cur = k; cur < s->nframes; cur++) {
 			idx = tree_add(t, path[cur], rank_at(s, rank, cur), cur + 1);
 			if (idx < 0)

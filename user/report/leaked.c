@@ -198,15 +198,20 @@ void pt_leaked_text(FILE *f, const struct pt_report *r)
 	free(idx);
 }
 
-static void json_stack(FILE *f, const struct pt_report *r, uint32_t k, bool first)
+static void json_stack(FILE *f, const struct pt_report *r, uint32_t k, const uint32_t *jidx, bool first)
 {
 	const struct pt_stack *s = &r->prof.stacks[k];
 	uint64_t *seq, *bytes, *count;
 	uint32_t n = origins(r, k, &seq, &bytes, &count), j;
 
-	fprintf(f, "%s\n      {\"stack\": %u, \"bytes\": %" PRIu64 ", \"count\": %" PRIu64
+	fprintf(f, "%s\n      {\"stack\": ", first ? "" : ",");
+	if (jidx && jidx[k] == UINT32_MAX)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%u", jidx ? jidx[k] : k);
+	fprintf(f, ", \"bytes\": %" PRIu64 ", \"count\": %" PRIu64
 		   ", \"per_invocation_bytes\": %" PRIu64 ", \"invocations\": [",
-		first ? "" : ",", k, s->v[PT_LEAKED_BYTES], s->v[PT_LEAKED_COUNT],
+		s->v[PT_LEAKED_BYTES], s->v[PT_LEAKED_COUNT],
 		n ? s->v[PT_LEAKED_BYTES] / n : 0);
 	for (j = 0; j < n; j++)
 		fprintf(f, "%s{\"seq\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"count\": %" PRIu64 "}",
@@ -217,7 +222,7 @@ static void json_stack(FILE *f, const struct pt_report *r, uint32_t k, bool firs
 	free(count);
 }
 
-void pt_leaked_json(FILE *f, const struct pt_report *r)
+void pt_leaked_json(FILE *f, const struct pt_report *r, const uint32_t *jidx)
 {
 	const struct pt_leaks *lk = &r->leaks;
 	uint32_t *idx, n, i;
@@ -241,7 +246,7 @@ void pt_leaked_json(FILE *f, const struct pt_report *r)
 	fprintf(f, ", \"stacks\": [");
 	idx = ranked(&r->prof, &n);
 	for (i = 0; idx && i < n; i++)
-		json_stack(f, r, idx[i], i == 0);
+		json_stack(f, r, idx[i], jidx, i == 0);
 	free(idx);
 	fprintf(f, "%s]}", n ? "\n    " : "");
 }

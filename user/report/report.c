@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "report/html.h"
 #include "profile/frames.h"
+#include "report/jsonstacks.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_LIVE_FULL] = "live_table_full",
@@ -270,7 +271,7 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 {
 	const struct pt_profile *p = &r->prof;
 	uint32_t *idx, n = 0, i, j, shown = 0, ld_n = 0;
-	uint64_t ld_bytes = 0, ld_blocks = 0;
+	uint64_t ld_bytes = 0, ld_blocks = 0, rest = 0;
 	char b1[32], b2[32];
 
 	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
@@ -296,6 +297,7 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 		}
 		if ((int)shown >= r->top) {
 			shown++;
+			rest += s->v[m_bytes];
 			continue;
 		}
 		fprintf(f, "  #%-2u %s (%.1f%%) in %" PRIu64 " block%s; allocated %s in %" PRIu64
@@ -310,8 +312,8 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
 	}
 	if (shown > (uint32_t)r->top)
-		fprintf(f, "  ... %u more stacks (see the JSON report and flame graphs)\n",
-			shown - (uint32_t)r->top);
+		fprintf(f, "  ... %u more stacks holding %s (report.json keeps the top --json-stacks of each figure; the folded files and flame graphs every one)\n",
+			shown - (uint32_t)r->top, pt_fmt_bytes(b1, sizeof(b1), (double)rest));
 	if (ld_n)
 		fprintf(f, "  not listed: %s in %" PRIu64 " block%s from %u stack%s allocated by the dynamic "
 			   "loader's initializers (_dl_init) before main: start-up state, not leaks\n",
@@ -433,11 +435,51 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		(uint64_t)g->madv_count, pt_fmt_bytes(b4, sizeof(b4), (double)g->madv_bytes));
 }
 
+/*
+ * Which rows the first screen shows: every one up to INV_SCREEN_ALL; past that the first and
+ * last INV_SCREEN_ENDS, the INV_SCREEN_PEAKS highest peak RSS and every killed one or one over
+ * --max-peak, so ten thousand warm invocations do not push the rest of the report off the
+ * screen. The others are counted where they are left out; invocations.jsonl has every one.
+ */
+#define INV_SCREEN_ALL		40
+#define INV_SCREEN_ENDS		10
+#define INV_SCREEN_PEAKS	10
+
+static bool *inv_rows_shown(const struct pt_report *r)
+{
+	uint32_t n = r->invs->n, k, j, best;
+	bool *show = calloc(n + 1, sizeof(*show)), *taken;
+
+	if (!show || n <= INV_SCREEN_ALL) {
+		for (k = 0; show && k < n; k++)
+			show[k] = true;
+		return show;
+	}
+	for (k = 0; k < n; k++) {
+		const struct pt_inv_record *ir = &r->invs->r[k];
+
+		show[k] = k < INV_SCREEN_ENDS || k >= n - INV_SCREEN_ENDS ||
+			  ir->outcome == PT_OUT_KILLED ||
+			  (r->max_peak && (uint64_t)ir->rss_peak > r->max_peak);
+	}
+	taken = calloc(n, sizeof(*taken));
+	for (j = 0; taken && j < INV_SCREEN_PEAKS; j++) {
+		for (best = n, k = 0; k < n; k++)
+			if (!taken[k] && (best == n || r->invs->r[k].rss_peak > r->invs->r[best].rss_peak))
+				best = k;
+		if (best < n)
+			taken[best] = show[best] = true;
+	}
+	free(taken);
+	return show;
+}
+
 /* INVOCATIONS: one line per invocation (or the phase before the first). */
 static void text_invocations(FILE *f, const struct pt_report *r)
 {
 	char b1[32], b2[32], b3[32], b4[32];
-	uint32_t k;
+	bool *show = inv_rows_shown(r);
+	uint32_t k, gap = 0, hidden = 0;
 
 	fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
 	fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
@@ -449,6 +491,14 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 
 		char num[24];
 
+		if (show && !show[k]) {
+			gap++;
+			hidden++;
+			continue;
+		}
+		if (gap)
+			fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
+		gap = 0;
 		snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
 		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
 			ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
@@ -466,6 +516,13 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		}
 		fputc('\n', f);
 	}
+	if (gap)
+		fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
+	if (hidden)
+		fprintf(f, "  %u of %u rows shown (the first and last %d, the %d highest peak RSS, every one killed or over --max-peak); "
+			   "every row is in invocations.jsonl and report.json's \"invocations\" (with -o DIR)\n",
+			r->invs->n - hidden, r->invs->n, INV_SCREEN_ENDS, INV_SCREEN_PEAKS);
+	free(show);
 	if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
 		fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
 	if (r->max_peak)
@@ -597,6 +654,17 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 		for (j = 0; j < ms[k].nframes && j < 12; j++)
 			frame_text(f, &r->prof, ms[k].frames[j]);
 	}
+	if (r->nmstacks > (uint32_t)r->top) {
+		uint64_t mapped = 0, unmapped = 0;
+
+		for (k = (uint32_t)r->top; k < r->nmstacks; k++) {
+			mapped += ms[k].mmap_bytes;
+			unmapped += ms[k].munmap_bytes;
+		}
+		fprintf(f, "  ... %u more stacks: mapped %s, unmapped %s (report.json: mmap_stacks)\n",
+			r->nmstacks - (uint32_t)r->top, pt_fmt_bytes(b1, sizeof(b1), (double)mapped),
+			pt_fmt_bytes(b2, sizeof(b2), (double)unmapped));
+	}
 	free(ms);
 }
 
@@ -636,30 +704,6 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
-static void json_frames(FILE *f, const struct pt_profile *p, const uint32_t *fr, uint32_t n)
-{
-	uint32_t i;
-
-	fputc('[', f);
-	for (i = 0; i < n; i++) {
-		const struct pt_frame *x = &p->frames[fr[i]];
-
-		fprintf(f, "%s{\"func\": ", i ? ", " : "");
-		pt_json_str(f, x->func);
-		fprintf(f, ", \"module\": ");
-		pt_json_str(f, x->module ? x->module : "");
-		fprintf(f, ", \"addr\": \"0x%" PRIx64 "\", \"offset\": \"0x%" PRIx64 "\"", x->addr,
-			x->offset);
-		if (x->file && x->line) {
-			fprintf(f, ", \"file\": ");
-			pt_json_str(f, x->file);
-			fprintf(f, ", \"line\": %" PRIu32, x->line);
-		}
-		fputc('}', f);
-	}
-	fputc(']', f);
-}
-
 /* "caveats": one entry per nonzero counter that distorts printed figures (docs/json-report.md). */
 static void json_caveats(FILE *f, const struct pt_report *r)
 {
@@ -686,6 +730,7 @@ static void json_caveats(FILE *f, const struct pt_report *r)
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
 	const struct pt_global *g = &r->g;
+	struct pt_json_sel sel;
 	uint32_t i;
 	int k;
 
@@ -781,25 +826,10 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"stacks_changed\": %" PRIu64 "},\n",
 		pt_frames_mode_name((enum pt_frames_mode)r->prof.frames_mode), r->prof.collapsed_frames,
 		r->prof.collapsed_runs, r->prof.hidden_frames, r->prof.frames_stacks_changed);
-	fprintf(f, "  \"stacks\": [");
-	for (i = 0; i < r->prof.nstacks; i++) {
-		const struct pt_stack *s = &r->prof.stacks[i];
-
-		fprintf(f, "%s\n    {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
-			   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
-			   ", \"live_count\": %" PRIu64 ", \"live_bytes\": %" PRIu64
-			   ", \"peak_count\": %" PRIu64 ", \"peak_bytes\": %" PRIu64
-			   ", \"leaked_count\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
-			   ", \"loader_init\": %s, \"frames\": ",
-			i ? "," : "", s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_BYTES], s->v[PT_FREE_COUNT],
-			s->v[PT_FREE_BYTES], s->v[PT_LIVE_COUNT], s->v[PT_LIVE_BYTES],
-			s->v[PT_PEAK_COUNT], s->v[PT_PEAK_BYTES], s->v[PT_LEAKED_COUNT],
-			s->v[PT_LEAKED_BYTES], pt_stack_loader_init(&r->prof, s) ? "true" : "false");
-		json_frames(f, &r->prof, s->frames, s->nframes);
-		fputc('}', f);
-	}
-	fprintf(f, "\n  ],\n  \"leaked\": ");
-	pt_leaked_json(f, r);
+	pt_json_sel_init(&sel, r);
+	pt_json_heap_stacks(f, r, &sel);
+	fprintf(f, "  \"leaked\": ");
+	pt_leaked_json(f, r, sel.jidx);
 	fprintf(f, ",\n  \"boundary\": ");
 	pt_json_str(f, r->boundary ? r->boundary : "none");
 	fprintf(f, ",\n  \"invocations\": [");
@@ -807,17 +837,10 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, "%s\n    ", i ? "," : "");
 		pt_inv_json(f, &r->invs->r[i], &r->src);
 	}
-	fprintf(f, "\n  ],\n  \"mmap_stacks\": [");
-	for (i = 0; i < r->nmstacks; i++) {
-		const struct pt_map_stack *s = &r->mstacks[i];
-
-		fprintf(f, "%s\n    {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
-			   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64 ", \"frames\": ",
-			i ? "," : "", s->mmap_count, s->mmap_bytes, s->munmap_count, s->munmap_bytes);
-		json_frames(f, &r->prof, s->frames, s->nframes);
-		fputc('}', f);
-	}
-	fprintf(f, "\n  ]\n}\n");
+	fprintf(f, "\n  ],\n");
+	pt_json_map_stacks(f, r, &sel);
+	pt_json_sel_free(&sel);
+	fprintf(f, "\n}\n");
 }
 
 /* ---- output directory ----------------------------------------------------------------------- */
@@ -833,6 +856,7 @@ static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
+	setvbuf(f, NULL, _IOFBF, 1 << 20);	/* few large writes: outputs reach tens of MB */
 	err = fn(f, r, arg);
 	if (fclose(f) && !err)
 		err = -errno;

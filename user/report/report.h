@@ -44,6 +44,7 @@ struct pt_report {
 	struct pt_map_stack *mstacks;
 	uint32_t nmstacks;
 	int top;
+	uint32_t json_stacks;   /* report.json keeps the top N stacks per figure, 0 = all */
 	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
 	const char *unwind;     /* stack unwinder: "dwarf", "fp" or "none" (--no-fp-walk) */
@@ -77,7 +78,9 @@ void pt_report_free(struct pt_report *r);
 /* report/leaked.c: LEAKED ACROSS INVOCATIONS (text), the "leaked" object of report.json,
  * DIR/leaked.folded and DIR/leaked.svg; loader-initializer stacks kept out of leak candidates. */
 void pt_leaked_text(FILE *f, const struct pt_report *r);
-void pt_leaked_json(FILE *f, const struct pt_report *r);
+/* jidx: each profile stack's index in report.json's "stacks" (UINT32_MAX: left out), or NULL
+ * when every stack is written. */
+void pt_leaked_json(FILE *f, const struct pt_report *r, const uint32_t *jidx);
 int pt_leaked_write_dir(const char *dir, const struct pt_report *r);
 /* A stack allocated under the dynamic loader's initializers (_dl_init), before main. */
 bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s);

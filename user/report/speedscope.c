@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "util/fmt.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
@@ -108,8 +109,11 @@ int pt_write_speedscope(FILE *f, const struct pt_profile *p, enum pt_metric m, c
 			continue;
 		fputs(n++ ? ",\n[" : "\n[", f);
 		/* speedscope wants root first; frames[] is leaf first. */
-		for (j = s->nframes; j-- > 0;)
-			fprintf(f, "%" PRIu32 "%s", id_of_rank[rank[s->frames[j]]], j ? "," : "");
+		for (j = s->nframes; j-- > 0;) {
+			pt_put_u64(f, id_of_rank[rank[s->frames[j]]]);
+			if (j)
+				putc(',', f);
+		}
 		putc(']', f);
 	}
 	fputs("\n],\n\"weights\":[", f);

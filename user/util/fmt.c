@@ -125,6 +125,18 @@ int pt_needs_sanitize(const char *s)
 	return 0;
 }
 
+void pt_put_u64(FILE *f, uint64_t v)
+{
+	char buf[20];
+	int i = sizeof(buf);
+
+	do {
+		buf[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite(buf + i, 1, sizeof(buf) - i, f);
+}
+
 void pt_json_str(FILE *f, const char *s)
 {
 	const unsigned char *in = (const unsigned char *)(s ? s : "");

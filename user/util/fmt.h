@@ -3,6 +3,7 @@
 #ifndef PEAKTRACE_UTIL_FMT_H
 #define PEAKTRACE_UTIL_FMT_H
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Human-readable bytes: "1.50 MiB". buf of at least 32 bytes. */
@@ -10,6 +11,8 @@ const char *pt_fmt_bytes(char *buf, size_t len, double bytes);
 /* JSON string escaping to f, with the quotes: '"', '\\', every byte below 0x20 and 0x7f escaped;
  * bytes that are not valid UTF-8 become U+FFFD (JSON must be UTF-8). */
 void pt_json_str(FILE *f, const char *s);
+/* v in decimal, without printf's format parsing (writers print millions of frame indexes). */
+void pt_put_u64(FILE *f, uint64_t v);
 
 /*
  * Text a traced (possibly hostile) process controls — symbol names, perf-map names, Python
