@@ -13,6 +13,7 @@
 #include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "arenas/arenas.h"
+#include "report/execs.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -51,6 +52,7 @@ struct pt_report {
 	struct pt_stack_src src;   /* names per-invocation stacks (stacks_fd -1: none) */
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
+	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 };
 
 const char *pt_err_name(int e);
