@@ -506,6 +506,8 @@ static void exec_allocator(struct pt_session *s, char **paths, int npaths, struc
 		pt_allocator_free(&na);
 		return;
 	}
+	/* The report lists the probes of the allocator the target ends with. */
+	s->rep.nprobes = 0;
 	if (pt_plan_probes(&na, s->rep.probes, &s->rep.nprobes) ||
 	    pt_attach_allocator(s->skel, &s->links, &na, s->pid, s->rep.probes, s->rep.nprobes,
 				s->multi)) {
@@ -563,6 +565,8 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	x.held = held;
 	x.at_ns = exec_ns > s->start_ns ? exec_ns - s->start_ns : 0;
 	x.first_stack = first_stack;
+	x.live_bytes = (uint64_t)s->skel->bss->g.live_bytes;
+	x.live_count = (uint64_t)s->skel->bss->g.live_count;
 	snprintf(x.from, sizeof(x.from), "%.*s", (int)sizeof(x.from) - 1, s->rep.exe);
 	pt_sanitize(x.to, sizeof(x.to), exe);
 	if (s->sym)

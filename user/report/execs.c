@@ -24,6 +24,10 @@ void pt_execs_text(FILE *f, const struct pt_execs *e)
 		if (x->python)
 			fprintf(f, ", CPython");
 		fputc('\n', f);
+		if (x->live_count)
+			fprintf(f, "exec:   %" PRIu64 " bytes in %" PRIu64 " blocks the old image held stay "
+				   "counted live after it (gone with its memory; not swept)\n",
+				x->live_bytes, x->live_count);
 	}
 	if (e->count > PT_EXECS_MAX)
 		fprintf(f, "exec: %" PRIu32 " more not shown\n", e->count - PT_EXECS_MAX);
@@ -47,10 +51,10 @@ void pt_execs_json(FILE *f, const struct pt_execs *e)
 		pt_json_str(f, x->to);
 		fprintf(f, ", \"at_ns\": %" PRIu64 ", \"first_stack\": %" PRIu32 ", \"held\": %s, "
 			   "\"unprobed_ns\": %" PRIu64 ", \"reprobed\": %s, \"allocator_missing\": %s, "
-			   "\"python\": %s}",
+			   "\"python\": %s, \"live_bytes\": %" PRIu64 ", \"live_count\": %" PRIu64 "}",
 			x->at_ns, x->first_stack, x->held ? "true" : "false", x->window_ns,
 			x->reprobed ? "true" : "false", x->allocator_missing ? "true" : "false",
-			x->python ? "true" : "false");
+			x->python ? "true" : "false", x->live_bytes, x->live_count);
 	}
 	fprintf(f, "]},\n");
 }

@@ -23,6 +23,9 @@ struct pt_exec_note {
 	bool reprobed;             /* another allocator object: probes attached for it */
 	bool allocator_missing;    /* the new image has no allocator peaktrace knows: untraced */
 	bool python;               /* CPython detected in the new image */
+	/* The earlier images' heap still counted live at the exec: those blocks went with the
+	 * old memory but stay in the live figures (the kernel's live table is not swept). */
+	uint64_t live_bytes, live_count;
 };
 
 struct pt_execs {
