@@ -24,15 +24,16 @@ import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, build, case, cli, diff, docs, fault, host,
                       hostile, layout, node, pprof, python, ref, sample, security, unit)
+from sections import exec as exec_section
 
 # Need neither root nor BPF.
 SECTIONS = [unit, layout, build, ref]
 # Need root, /sys/kernel/btf/vmlinux and BUILD/peaktrace; the names in BPF_SKIPS are counted
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
-                aws_lambda, security]
+                aws_lambda, security, exec_section]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
-             "python/*", "security/*"]
+             "python/*", "security/*", "exec/*"]
 
 
 def main():
