@@ -19,7 +19,6 @@
 import json
 import os
 import re
-import shutil
 import signal
 
 from harness import READY_MARK, TIMEOUT, WORKLOAD_SRC, Proc, run, short
@@ -190,8 +189,11 @@ def py_attach(res, pt, tmp, name, py):
 
 def pyenv_python3():
     """python3 on PATH when it is a pyenv shim: (shim, the interpreter it runs) or None."""
-    p = shutil.which("python3")
-    if not p or "/.pyenv/shims/" not in p:
+    # The first pyenv shim directory on PATH (this test may itself run under pyenv exec, which
+    # puts the interpreter's own bin/ first).
+    dirs = [d for d in os.environ.get("PATH", "").split(":") if d.endswith("/.pyenv/shims")]
+    p = os.path.join(dirs[0], "python3") if dirs else None
+    if not p or not os.access(p, os.X_OK):
         return None
     rc, real, _ = run([p, "-c", "import sys; print(sys.executable)"], timeout=60)
     return (p, os.path.realpath(real.strip())) if rc == 0 else None
