@@ -241,7 +241,7 @@ def run_section(ctx):
                 res.eq("exec/python-pyenv/launch: target.exe is the interpreter",
                        rep["target"]["exe"], pe[1])
                 res.true("exec/python-pyenv/launch: execs noted", rep.get("execs", {}).get("count", 0) >= 1,
-                         rep["execs"])
+                         rep.get("execs"))
                 pysec.check_outputs(res, "exec/python-pyenv/launch", out,
                                     pysec.expected(pysec.sites()))
     if res.wanted("exec/python/attach"):
