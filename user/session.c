@@ -58,10 +58,6 @@ struct pt_session {
 	uint64_t hiwater;        /* from the exit event */
 	uint64_t vmhwm;
 	bool need_refresh;
-	/* attach mode: an exec seen (PT_EV_EXEC) and not yet re-resolved */
-	bool exec_pending;
-	uint64_t exec_ns;
-	uint32_t exec_first_stack;
 	/* BPF */
 	struct peaktrace_bpf *skel;
 	bool multi;              /* uprobe-multi links */
@@ -425,6 +421,8 @@ static void warm_symbolizer(struct pt_session *s)
 	pt_maps_free(&maps);
 }
 
+static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint32_t first_stack);
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct pt_session *s = ctx;
@@ -442,13 +440,11 @@ static int on_event(void *ctx, void *data, size_t len)
 			s->hiwater = e->hiwater_rss;
 		break;
 	case PT_EV_EXEC:
-		/* Launch mode re-resolves at the exec stop (at_child_exec); the first one is the
-		 * command's own exec. Coalesced: a chain seen at once is one re-resolve. */
-		if (!s->launched && len >= sizeof(*e) && !s->exec_pending) {
-			s->exec_pending = true;
-			s->exec_ns = e->ts;
-			s->exec_first_stack = (uint32_t)e->addr;
-		}
+		/* Launch mode re-resolves at the exec stop (at_child_exec; the first one is the
+		 * command's own exec). Attached, now: before an exit in the same batch of events
+		 * takes the new image's maps away. */
+		if (!s->launched && len >= sizeof(*e))
+			target_exec(s, false, e->ts, (uint32_t)e->addr);
 		s->need_refresh = true;
 		break;
 	case PT_EV_EXEC_MAP:
@@ -560,7 +556,7 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	snprintf(link, sizeof(link), "/proc/%d/exe", s->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	if (n <= 0)
-		return;
+		n = snprintf(exe, sizeof(exe), "?");   /* gone already: its stacks stay unnamed */
 	exe[n] = 0;
 	x.held = held;
 	x.at_ns = exec_ns > s->start_ns ? exec_ns - s->start_ns : 0;
@@ -571,7 +567,7 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	pt_sanitize(x.to, sizeof(x.to), exe);
 	if (s->sym)
 		pt_sym_exec(s->sym, first_stack);
-	if (pt_load_order(exe, &nexe, &paths, &npaths) == 0) {
+	if (exe[0] == '/' && pt_load_order(exe, &nexe, &paths, &npaths) == 0) {
 		exec_allocator(s, paths, npaths, &x);
 		exec_python(s, paths, npaths, &x);
 		if (s->paths)
@@ -964,10 +960,6 @@ void pt_session_poll(struct pt_session *s)
 		now = now_ns();
 		if (s->launched && pt_child_poll(&s->child, at_child_exit, s))
 			s->exited = true;
-		if (s->exec_pending && !s->exited) {
-			target_exec(s, false, s->exec_ns, s->exec_first_stack);
-			s->exec_pending = false;
-		}
 		if (s->need_refresh && s->sym && !s->exited) {
 			pt_sym_refresh(s->sym);
 			pt_unwind_refresh(s->unw);

@@ -114,6 +114,9 @@ def c_attach(res, pt, tmp, name, first, second):
         res.fail(name, "peaktrace did not start: %s" % short(pr.err))
         return
     wl.signal(signal.SIGUSR1)
+    # The new image waits too (SIGUSR1 stays blocked across the exec: no signal is lost).
+    if wl.wait_for("out", "(?s)%s.*%s" % (re.escape(READY_MARK), re.escape(READY_MARK))):
+        wl.signal(signal.SIGUSR1)
     wl.wait(TIMEOUT)
     rc = pr.wait(TIMEOUT)
     if rc != 0:

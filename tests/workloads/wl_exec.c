@@ -4,7 +4,8 @@
  * (tests/sections/exec.py):
  *
  *   wl_exec [--wait] first NEXT   image one: EXEC_ONE_N blocks of EXEC_ONE_SIZE bytes from
- *                                 exec_stage_one (kept), then execv(NEXT, {NEXT, "second"})
+ *                                 exec_stage_one (kept), then execv(NEXT, {NEXT, "second"}),
+ *                                 with --wait: {NEXT, "--wait", "second"} (it waits again)
  *   wl_exec second                image two: EXEC_TWO_N blocks of EXEC_TWO_SIZE bytes from
  *                                 exec_stage_two (kept), then exits 0
  *
@@ -51,7 +52,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (i + 1 < argc && !strcmp(argv[i], "first")) {
-		char *next[] = { argv[i + 1], "second", NULL };
+		/* Waiting again in the new image (attach mode): the tracer handles the exec while
+		 * the new image is still there to be read. */
+		char *next[] = { argv[i + 1], i > 1 ? "--wait" : "second", "second", NULL };
 
 		exec_stage_one();
 		wl_say(1, "wl: first done, exec\n");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* execs.c — the target's execs in report.txt and report.json (execs.h). */
 #include <inttypes.h>
+#include <string.h>
 #include "util/fmt.h"
 #include "report/execs.h"
 
@@ -12,7 +13,10 @@ void pt_execs_text(FILE *f, const struct pt_execs *e)
 		const struct pt_exec_note *x = &e->n[k];
 
 		fprintf(f, "exec: %s -> %s at +%" PRIu64 " ms", x->from, x->to, x->at_ns / 1000000);
-		if (x->allocator_missing)
+		if (!strcmp(x->to, "?"))
+			fprintf(f, " (it exited before the exec was handled: the new image's stacks "
+				   "are not named)");
+		else if (x->allocator_missing)
 			fprintf(f, " (no allocator found in the new image: its allocations are not traced)");
 		else if (x->held)
 			fprintf(f, " (held at the exec until re-probed: no allocation missed)");
