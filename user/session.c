@@ -582,6 +582,8 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	pt_unwind_refresh(s->unw);
 	if (x.reprobed && !held)
 		x.window_ns = now_ns() - exec_ns;
+	if (held)
+		x.held_ns = now_ns() - exec_ns;
 	pt_proc_comm(s->pid, s->rep.comm, sizeof(s->rep.comm));
 	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", exe);
 	sanitize_names(&s->rep);

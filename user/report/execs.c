@@ -19,7 +19,8 @@ void pt_execs_text(FILE *f, const struct pt_execs *e)
 		else if (x->allocator_missing)
 			fprintf(f, " (no allocator found in the new image: its allocations are not traced)");
 		else if (x->held)
-			fprintf(f, " (held at the exec until re-probed: no allocation missed)");
+			fprintf(f, " (held %.1f ms at the exec until re-probed: no allocation missed)",
+				x->held_ns / 1e6);
 		else if (x->reprobed)
 			fprintf(f, " (another allocator: its first %.1f ms ran unprobed, allocations "
 				   "then are missed)", x->window_ns / 1e6);
@@ -54,9 +55,10 @@ void pt_execs_json(FILE *f, const struct pt_execs *e)
 		fprintf(f, ", \"to\": ");
 		pt_json_str(f, x->to);
 		fprintf(f, ", \"at_ns\": %" PRIu64 ", \"first_stack\": %" PRIu32 ", \"held\": %s, "
-			   "\"unprobed_ns\": %" PRIu64 ", \"reprobed\": %s, \"allocator_missing\": %s, "
+			   "\"unprobed_ns\": %" PRIu64 ", \"held_ns\": %" PRIu64 ", \"reprobed\": %s, "
+			   "\"allocator_missing\": %s, "
 			   "\"python\": %s, \"live_bytes\": %" PRIu64 ", \"live_count\": %" PRIu64 "}",
-			x->at_ns, x->first_stack, x->held ? "true" : "false", x->window_ns,
+			x->at_ns, x->first_stack, x->held ? "true" : "false", x->window_ns, x->held_ns,
 			x->reprobed ? "true" : "false", x->allocator_missing ? "true" : "false",
 			x->python ? "true" : "false", x->live_bytes, x->live_count);
 	}

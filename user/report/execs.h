@@ -20,6 +20,7 @@ struct pt_exec_note {
 	uint32_t first_stack;      /* stacks from this index on were recorded in the new image */
 	bool held;                 /* launch mode: stopped at the exec until re-resolved */
 	uint64_t window_ns;        /* attach mode: the exec until its probes were in place */
+	uint64_t held_ns;          /* launch mode: how long the exec stop held the new image */
 	bool reprobed;             /* another allocator object: probes attached for it */
 	bool allocator_missing;    /* the new image has no allocator peaktrace knows: untraced */
 	bool python;               /* CPython detected in the new image */
