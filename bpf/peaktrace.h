@@ -380,7 +380,7 @@ struct pt_global {
 enum pt_event_type {
 	PT_EV_EXIT = 1,       /* target thread group died */
 	PT_EV_EXEC_MAP = 2,   /* target mapped new code (refresh symbolization maps) */
-	PT_EV_EXEC = 3,       /* target called execve */
+	PT_EV_EXEC = 3,       /* target called execve; addr: first stack index of the new image */
 	PT_EV_INV_START = 4,  /* an invocation began: seq, and the response bytes in data[] */
 	PT_EV_INV_END = 5,    /* an invocation (or the init phase) ended: seq */
 	PT_EV_PY_STACK = 6,   /* a new stack with Python frames: resolve its code objects now */

@@ -20,7 +20,9 @@ static __always_inline int process_exec(void)
 	g.tl_rss_max = 0;
 	g.mm_id = 0;
 	g.brk_start = g.brk_cur = g.brk_max = 0;
-	emit_event(PT_EV_EXEC, 0, 0);
+	/* addr: the first stack index the new image can get (user space names the stacks
+	 * before it against the old image's mappings). */
+	emit_event(PT_EV_EXEC, g.next_stack + 1, 0);
 	return 0;
 }
 

@@ -454,6 +454,8 @@ static void warm_symbolizer(struct pt_session *s)
 	pt_maps_free(&maps);
 }
 
+static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint32_t first_stack);
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct pt_session *s = ctx;
@@ -471,6 +473,13 @@ static int on_event(void *ctx, void *data, size_t len)
 			s->hiwater = e->hiwater_rss;
 		break;
 	case PT_EV_EXEC:
+		/* Launch mode re-resolves at the exec stop (at_child_exec; the first one is the
+		 * command's own exec). Attached, now: before an exit in the same batch of events
+		 * takes the new image's maps away. */
+		if (!s->launched && len >= sizeof(*e))
+			target_exec(s, false, e->ts, (uint32_t)e->addr);
+		s->need_refresh = true;
+		break;
 	case PT_EV_EXEC_MAP:
 		s->need_refresh = true;
 		break;
@@ -498,6 +507,133 @@ static int on_event(void *ctx, void *data, size_t len)
 	}
 	}
 	return 0;
+}
+
+/* ---- exec: the target became another program ---------------------------------------- */
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return a && b && !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* The new image's allocator: probes for it when it is another object (uprobes are per inode,
+ * filtered by process: the same libc keeps its probes across the exec). */
+static void exec_allocator(struct pt_session *s, char **paths, int npaths, struct pt_exec_note *x)
+{
+	struct pt_allocator na;
+
+	memset(&na, 0, sizeof(na));
+	na.open_fd = -1;
+	if (pt_find_allocator_in((const char *const *)paths, npaths, &na)) {
+		x->allocator_missing = true;
+		pt_allocator_free(&na);
+		return;
+	}
+	if (same_file(na.open_path, s->alloc.open_path)) {
+		pt_allocator_free(&na);
+		return;
+	}
+	/* The report lists the probes of the allocator the target ends with. */
+	s->rep.nprobes = 0;
+	if (pt_plan_probes(&na, s->rep.probes, &s->rep.nprobes) ||
+	    pt_attach_allocator(s->skel, &s->links, &na, s->pid, s->rep.probes, s->rep.nprobes,
+				s->multi)) {
+		x->allocator_missing = true;
+		pt_allocator_free(&na);
+		return;
+	}
+	x->reprobed = true;
+	pt_allocator_free(&s->alloc);
+	s->alloc = na;
+	pt_collect_set_allocator(s->alloc.path);
+}
+
+/* CPython in the new image: its offsets for the walk (which stops until it is located). */
+static void exec_python(struct pt_session *s, char **paths, int npaths, struct pt_exec_note *x)
+{
+	struct pt_py_info py;
+
+	memset(&py, 0, sizeof(py));
+	__atomic_store_n(&s->skel->bss->py_off.runtime, 0, __ATOMIC_RELEASE);
+	if (!s->opt->fp_stacks || pt_py_detect((const char *const *)paths, npaths, &py)) {
+		pt_py_info_free(&py);
+		return;
+	}
+	pt_py_resolver_free(s->py_res);
+	s->py_res = NULL;
+	pt_py_info_free(&s->py);
+	s->py = py;
+	s->py_found = true;
+	x->python = true;
+	python_locate(s);
+}
+
+/*
+ * The target exec'd: the per-image steps again, for the image it is now — the symbolizer
+ * (stacks recorded before first_stack keep the old image's mappings), the allocator's probes,
+ * CPython, the unwind tables, comm and exe. held: stopped at the exec stop (launch mode), so
+ * no allocation of the new image can be missed; else the time until its probes were in place
+ * is noted.
+ */
+static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint32_t first_stack)
+{
+	struct pt_execs *ex = &s->rep.execs;
+	struct pt_exec_note x;
+	char exe[4096], link[64], *nexe = NULL, **paths = NULL;
+	int npaths = 0;
+	ssize_t n;
+
+	memset(&x, 0, sizeof(x));
+	snprintf(link, sizeof(link), "/proc/%d/exe", s->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		n = snprintf(exe, sizeof(exe), "?");   /* gone already: its stacks stay unnamed */
+	exe[n] = 0;
+	x.held = held;
+	x.at_ns = exec_ns > s->start_ns ? exec_ns - s->start_ns : 0;
+	x.first_stack = first_stack;
+	x.live_bytes = (uint64_t)s->skel->bss->g.live_bytes;
+	x.live_count = (uint64_t)s->skel->bss->g.live_count;
+	snprintf(x.from, sizeof(x.from), "%.*s", (int)sizeof(x.from) - 1, s->rep.exe);
+	pt_sanitize(x.to, sizeof(x.to), exe);
+	if (s->sym)
+		pt_sym_exec(s->sym, first_stack);
+	if (exe[0] == '/' && pt_load_order(exe, &nexe, &paths, &npaths) == 0) {
+		exec_allocator(s, paths, npaths, &x);
+		exec_python(s, paths, npaths, &x);
+		if (s->paths)
+			pt_strv_free(s->paths, s->npaths);
+		free(s->exe);
+		s->paths = paths;
+		s->npaths = npaths;
+		s->exe = nexe;
+	} else {
+		x.allocator_missing = true;
+	}
+	pt_unwind_refresh(s->unw);
+	if (x.reprobed && !held)
+		x.window_ns = now_ns() - exec_ns;
+	if (held)
+		x.held_ns = now_ns() - exec_ns;
+	pt_proc_comm(s->pid, s->rep.comm, sizeof(s->rep.comm));
+	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", exe);
+	sanitize_names(&s->rep);
+	if (ex->count < PT_EXECS_MAX)
+		ex->n[ex->count] = x;
+	ex->count++;
+	if (s->opt->verbose)
+		fprintf(stderr, "peaktrace: exec: %s -> %s\n", x.from, x.to);
+}
+
+/* Launch mode: stopped at an exec, before the new image runs; the first is the command's. */
+static void at_child_exec(void *arg)
+{
+	struct pt_session *s = arg;
+
+	if (s->child.execs > 1 && s->skel)
+		target_exec(s, true, now_ns(), (uint32_t)s->skel->bss->g.next_stack + 1);
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
@@ -642,6 +778,7 @@ static int launch_target(struct pt_session *s)
 	}
 	s->launched = true;
 	s->pid = s->child.pid;
+	s->child.at_exec = at_child_exec;
 	return EXIT_OK;
 }
 
@@ -700,8 +837,10 @@ static int configure(struct pt_session *s)
 	bpf_map__set_max_entries(skel->maps.stack_ids, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
-	skel->rodata->python = s->py_found;
-	bpf_map__set_max_entries(skel->maps.py_stacks, s->py_found ? o->max_stacks : 1);
+	/* On whenever stacks are: an exec may start CPython (the walk waits for py_off.runtime;
+	 * py_stacks is not preallocated). */
+	skel->rodata->python = o->fp_stacks;
+	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
 	s->rep.alloc = &s->alloc;
@@ -1097,6 +1236,7 @@ int pt_session_collect(struct pt_session *s)
 		fprintf(stderr, "peaktrace: %" PRIu64 " stack table entries could not be read: their "
 				"allocations are under [unknown stack]\n", pt_stack_table_failed(&s->stacks_map));
 	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
+	rep->execs.unnamed_stacks = s->cstats.exec_unnamed;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
 	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
 	if (err) {

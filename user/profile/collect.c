@@ -236,18 +236,25 @@ static int stack_frames_raw(struct intern *t, struct pt_profile *p, uint32_t *fc
 	bool is_eval[PT_MAX_FRAMES];
 	struct pt_py_item items[MAX_MERGED];
 	int fi;
+	/* After an exec, a stack recorded in an earlier image is named against that image's
+	 * mappings, each frame on its own (the interning is by address, which the images share). */
+	struct pt_symbolizer *img = pt_sym_for_stack(sym, idx);
+	bool unnamed = false;
 
 	*n = 0;
 	for (i = 0; i < nr; i++) {
 		uint64_t pc = s->pcs[i];
 
-		if (i > 0 && sym && !pt_sym_is_code(sym, pc))
+		if (i > 0 && img && !pt_sym_is_code(img, pc))
 			break;
-		fi = intern_frame(t, p, fcap, sym, pc);
+		fi = img == sym ? intern_frame(t, p, fcap, sym, pc) : add_frame(p, fcap, img, pc, true, NULL);
 		if (fi < 0)
 			return fi;
+		unnamed |= img != sym && !p->frames[fi].module[0];
 		native[nn++] = (uint32_t)fi;
 	}
+	if (cs && unnamed)
+		cs->exec_unnamed++;
 	nw = s->py_nr > PT_MAX_PY_FRAMES ? PT_MAX_PY_FRAMES : s->py_nr;
 	if (!pys || !nw) {
 		memcpy(out, native, nn * sizeof(*out));

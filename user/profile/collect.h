@@ -15,6 +15,8 @@ struct pt_py_resolver;
 struct pt_collect_stats {
 	uint64_t py_unmatched;   /* stacks with Python frames left without a native eval frame */
 	uint64_t py_unreadable;  /* Python frame names whose code object could not be read */
+	uint64_t exec_unnamed;   /* stacks of an image before an exec with a frame in none of its
+	                          * mappings as last read (it exec'd before they were) */
 };
 
 struct pt_collect_in {

@@ -345,6 +345,7 @@ static void text_header(FILE *f, const struct pt_report *r)
 			fprintf(f, ", exited with status %d", r->exit_status);
 	}
 	fputc('\n', f);
+	pt_execs_text(f, &r->execs);
 }
 
 /* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
@@ -751,6 +752,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	else
 		fprintf(f, "null");
 	fprintf(f, "},\n  \"duration_ns\": %" PRIu64 ",\n", r->duration_ns);
+	pt_execs_json(f, &r->execs);
 	fprintf(f, "  \"allocator\": {\"kind\": \"%s\", \"path\": ", pt_allocator_kind_name(r->alloc->kind));
 	pt_json_str(f, r->alloc->path);
 	fprintf(f, "},\n  \"attach\": \"%s\",\n  \"unwind\": \"%s\",\n  \"probes\": [",

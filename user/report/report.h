@@ -15,6 +15,7 @@
 #include "invocation/leaks.h"
 #include "arenas/arenas.h"
 #include "report/timeline.h"
+#include "report/execs.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -61,6 +62,7 @@ struct pt_report {
 	int64_t (*leaked)[2];
 	uint32_t *leak_stack_of;
 	uint32_t nleak_stacks;
+	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 };
 
 const char *pt_err_name(int e);

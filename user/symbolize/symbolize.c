@@ -95,6 +95,9 @@ struct pt_symbolizer {
 	bool have_uid;
 	bool perfmap_refused;	/* said once: a perf map was there but not used */
 	uid_t uid;
+	/* exec: the image before this one, frozen, for the stacks recorded before first_stack */
+	struct pt_symbolizer *prev;
+	uint32_t first_stack;
 };
 
 struct jit_sym {
@@ -1004,7 +1007,40 @@ void pt_sym_free(struct pt_symbolizer *s)
 	for (i = 0; i < s->njit; i++)
 		free(s->jit[i].name);
 	free(s->jit);
+	pt_sym_free(s->prev);
 	free(s);
+}
+
+int pt_sym_exec(struct pt_symbolizer *s, uint32_t first_stack)
+{
+	struct pt_symbolizer *old = malloc(sizeof(*old));
+
+	if (!old)
+		return -ENOMEM;
+	*old = *s;
+	memset(s, 0, sizeof(*s));
+	s->pid = old->pid;
+	s->same_root = pt_target_same_root(s->pid);
+	s->have_uid = target_uid(s->pid, &s->uid) == 0;
+	s->prev = old;
+	s->first_stack = first_stack;
+	return pt_sym_refresh(s);
+}
+
+struct pt_symbolizer *pt_sym_for_stack(struct pt_symbolizer *s, uint32_t idx)
+{
+	while (s && s->prev && idx < s->first_stack)
+		s = s->prev;
+	return s;
+}
+
+uint32_t pt_sym_images(const struct pt_symbolizer *s)
+{
+	uint32_t n = 0;
+
+	for (; s; s = s->prev)
+		n++;
+	return n;
 }
 
 static const struct map *find_map(const struct pt_symbolizer *s, uint64_t addr)

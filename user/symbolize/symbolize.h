@@ -36,6 +36,14 @@ int pt_sym_resolve(struct pt_symbolizer *s, uint64_t addr, struct pt_symres *res
 /* True if addr lies in an executable mapping ever seen, or in JIT code the perf map names. */
 int pt_sym_is_code(struct pt_symbolizer *s, uint64_t addr);
 void pt_sym_free(struct pt_symbolizer *s);
+/* The target exec'd: what s knows is kept, frozen, for the stacks recorded before first_stack
+ * (an earlier image's addresses must not be named against the new one's mappings), and s
+ * starts over with the new image's maps. 0 or -errno (the refresh's; the old image is kept). */
+int pt_sym_exec(struct pt_symbolizer *s, uint32_t first_stack);
+/* The symbolizer of the image stack idx was recorded in (s itself without exec). */
+struct pt_symbolizer *pt_sym_for_stack(struct pt_symbolizer *s, uint32_t idx);
+/* Images seen: 1 + the execs. */
+uint32_t pt_sym_images(const struct pt_symbolizer *s);
 
 /* One line of a perf map (/tmp/perf-PID.map, written by the target's JIT), newline already cut:
  * "START SIZE name" with START and SIZE in hex. 0 with *name pointing into line, or -1 when

@@ -5,7 +5,9 @@
  * To trace "from the first malloc", probes must be attached before the program runs, so the
  * allocator must be known before exec: the dynamic loader itself answers that (`ld.so --list`,
  * which is what ldd runs; it maps and relocates but runs no code of the program).
- * The child is PTRACE_SEIZEd with PTRACE_O_TRACEEXIT only: it then stops once, at exit, with
+ * The child is PTRACE_SEIZEd with PTRACE_O_TRACEEXIT and PTRACE_O_TRACEEXEC: it stops at each
+ * exec, before the new image runs (probes and detection are redone for it there: a wrapper
+ * script that execs the real program), and once at exit, with
  * its mm intact, so the symbolizer can read its final mappings and its VmHWM.
  */
 #include <errno.h>
@@ -221,7 +223,7 @@ int pt_launch(char **argv, char *const *setenv_list, int nsetenv, struct pt_chil
 	c->go_fd = go[1];
 	c->report_fd = report[0];
 	/* Seize (no stop now); stop only at exit, when the mm is still there. */
-	if (ptrace(PTRACE_SEIZE, c->pid, 0, PTRACE_O_TRACEEXIT) == 0)
+	if (ptrace(PTRACE_SEIZE, c->pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC) == 0)
 		c->traced = true;
 	return 0;
 }
@@ -278,6 +280,15 @@ int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg)
 			c->traced = false;
 			continue;
 		}
+		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+			/* Exec stop: ptrace stops are not reported to the real parent, so holding
+			 * the new image here is invisible to it (unlike a SIGSTOP). */
+			c->execs++;
+			if (c->at_exec)
+				c->at_exec(arg);
+			ptrace(PTRACE_CONT, c->pid, 0, 0);
+			continue;
+		}
 		if (st >> 16 == PTRACE_EVENT_STOP) {
 			/* Group stop (SIGSTOP and friends): stay stopped, as without us. */
 			ptrace(PTRACE_LISTEN, c->pid, 0, 0);
@@ -298,7 +309,8 @@ void pt_child_release(struct pt_child *c)
 			if (waitpid(c->pid, &st, __WALL) == c->pid && WIFSTOPPED(st)) {
 				int sig = 0;
 
-				if (st >> 16 != PTRACE_EVENT_STOP && st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
+				if (st >> 16 != PTRACE_EVENT_STOP && st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXIT << 8)) &&
+				    st >> 8 != (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
 					sig = WSTOPSIG(st);
 				ptrace(PTRACE_DETACH, c->pid, 0, sig);
 			} else if (WIFEXITED(st) || WIFSIGNALED(st)) {

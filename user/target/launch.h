@@ -12,6 +12,11 @@ struct pt_child {
 	bool traced;      /* PTRACE_SEIZEd for the exit stop */
 	bool exited;
 	int status;       /* wait status once exited */
+	/* Called at each exec stop (PTRACE_EVENT_EXEC: the new image is mapped, none of its code
+	 * has run) with pt_child_poll's arg, the command's own exec included; the child goes on
+	 * when it returns. */
+	void (*at_exec)(void *arg);
+	unsigned execs;   /* exec stops seen */
 };
 
 char *pt_resolve_cmd(const char *cmd);
