@@ -336,18 +336,21 @@ int pt_py_detect_pid(pid_t pid, struct pt_py_info *out)
 	return ret;
 }
 
-/* The target's pid namespace, when it is not ours (a container): nsfs's device as the kernel
- * encodes a dev_t (MKDEV: major << 20 | minor), which bpf_get_ns_current_pid_tgid compares. */
+/* The initial PID namespace's inode (PROC_PID_INIT_INO in the kernel's proc_ns.h). */
+#define PY_PID_INIT_INO 0xEFFFFFFCULL
+
+/* The target's pid namespace, when it is not the initial one (a container), whichever
+ * namespace peaktrace itself runs in: the BPF side's thread ids are the initial namespace's,
+ * CPython's are its own. nsfs's device as the kernel encodes a dev_t (MKDEV: major << 20 |
+ * minor), which bpf_get_ns_current_pid_tgid compares. */
 static void pidns_of(pid_t pid, struct pt_py_offsets *o)
 {
-	struct stat mine, its;
+	struct stat its;
 	char path[64];
 
 	o->ns_dev = o->ns_ino = 0;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
-	if (stat(path, &its) || stat("/proc/self/ns/pid", &mine))
-		return;
-	if (its.st_ino == mine.st_ino && its.st_dev == mine.st_dev)
+	if (stat(path, &its) || (unsigned long long)its.st_ino == PY_PID_INIT_INO)
 		return;
 	o->ns_dev = ((uint64_t)major(its.st_dev) << 20) | minor(its.st_dev);
 	o->ns_ino = its.st_ino;
