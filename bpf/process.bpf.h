@@ -8,6 +8,7 @@
 
 #include "state.bpf.h"
 #include "invocation.bpf.h"
+#include "rss.bpf.h"
 
 static __always_inline int process_exec(void)
 {
@@ -19,6 +20,7 @@ static __always_inline int process_exec(void)
 	g.rss_peak = 0;
 	g.mm_id = 0;
 	g.brk_start = g.brk_cur = g.brk_max = 0;
+	rss_exec();
 	emit_event(PT_EV_EXEC, 0, 0);
 	return 0;
 }

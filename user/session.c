@@ -717,6 +717,10 @@ static void seed_globals(struct pt_session *s)
 		g->rss[PT_RSS_SHMEM] = (int64_t)pt_proc_status_bytes(s->pid, "RssShmem");
 		g->rss_peak = pt_rss_total(g);
 		g->inv[0].rss_start = g->inv[0].rss_peak = g->rss_peak;
+		/* RSS attribution (bpf/rss.bpf.h): what is resident now was faulted in unseen. */
+		s->skel->bss->rss_g.now.before = g->rss[PT_RSS_ANON];
+		s->skel->bss->rss_g.at_peak = s->skel->bss->rss_g.now;
+		s->skel->bss->rss_g.at_peak.anon = g->rss[PT_RSS_ANON];
 	}
 }
 
@@ -918,6 +922,7 @@ static void report_figures(struct pt_session *s)
 	rep->pid = s->pid;
 	rep->launched = s->launched;
 	rep->g = s->skel->bss->g;
+	rep->rss = s->skel->bss->rss_g;
 	rep->top = o->top;
 	rep->attach_multi = s->multi;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
@@ -986,6 +991,7 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.stats = s->stats_map;
 	s->cin.nstacks = s->nstk;
 	s->cin.peak_seq = rep->g.peak_seq;
+	s->cin.rss_peak_seq = rep->rss.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	s->cin.py = NULL;
 	s->cin.py_res = s->py_res;

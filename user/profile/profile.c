@@ -28,6 +28,8 @@ static const struct {
 	[PT_LIVE_BYTES] = { "inuse_space", "bytes" },
 	[PT_PEAK_COUNT] = { "peak_objects", "count" },
 	[PT_PEAK_BYTES] = { "peak_space", "bytes" },
+	[PT_RSS_PEAK_BYTES] = { "rss_peak_space", "bytes" },
+	[PT_RSS_NOW_BYTES] = { "rss_space", "bytes" },
 };
 
 const char *pt_metric_name(enum pt_metric m)

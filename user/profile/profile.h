@@ -56,6 +56,8 @@ enum pt_metric {
 	PT_LIVE_BYTES,
 	PT_PEAK_COUNT,      /* live at the moment of the live-heap peak */
 	PT_PEAK_BYTES,
+	PT_RSS_PEAK_BYTES,  /* anonymous RSS this stack faulted in, held at the RSS peak */
+	PT_RSS_NOW_BYTES,   /* ... and at the end of tracing */
 	PT_METRIC_MAX,
 };
 

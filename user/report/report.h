@@ -51,6 +51,7 @@ struct pt_report {
 	struct pt_stack_src src;   /* names per-invocation stacks (stacks_fd -1: none) */
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
+	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 };
 
 const char *pt_err_name(int e);
