@@ -94,7 +94,12 @@ static __always_inline void stack_map_account(__u32 stack, __u64 bytes, bool map
 static __always_inline int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	/* addr, len, prot, flags, fd */
-	syscall_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3], ctx->args[4]);
+	struct thread_state *ts = syscall_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3],
+						 ctx->args[4]);
+
+	/* MAP_FIXED replaces what was mapped there: its pages go (rss.bpf.h). */
+	if (ts)
+		rss_mmap_fixed(ctx->args[0], ts->sc_arg0, ts->sc_arg2);
 	return 0;
 }
 
@@ -214,8 +219,9 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 		return 0;
 	if (m < 0 || m >= PT_RSS_COUNT)
 		return 0;
-	rss_change(ctx->curr, m, ctx->size);
-	g.rss[m & 3] = ctx->size;
+	/* The anonymous counter is stored by rss_change itself (an atomic exchange). */
+	if (!rss_change(ctx->curr, m, ctx->size))
+		g.rss[m & 3] = ctx->size;
 	rss = pt_rss_total(&g);
 	if (rss > g.rss_peak) {
 		g.rss_peak = rss;

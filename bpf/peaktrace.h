@@ -378,7 +378,7 @@ struct pt_global {
  * space seeds in attach mode with g.rss[PT_RSS_ANON] (after load, before attaching). Every
  * change of the anonymous counter (kmem:rss_stat, member MM_ANONPAGES) lands in exactly one
  * field, so at any moment
- *   rss[ANON] == before + attributed + no_fault + other_task + table_full
+ *   rss[ANON] == before + attributed + no_fault + other_task + table_full + raced
  *                - freed_unowned - (reclaimed - refaulted) - pending
  * (pt_rss_unattributed() in user/report/rss.c). at_peak holds the same figures when the RSS
  * peak (g.rss_peak) was last raised.
@@ -395,6 +395,8 @@ struct pt_rss_figures {
 	__s64 reclaimed;     /* decreases from another task (curr 0): reclaim, swap-out, ... */
 	__s64 refaulted;     /* faults onto a page still attributed (swap-in after reclaim) */
 	__s64 pending;       /* removed from stacks at a syscall's entry, not yet decremented */
+	__s64 raced;         /* fault increases beyond one page or THP: another thread's fault
+			      * counted in the same event (two CPUs at once), not attributed */
 };
 
 struct pt_rss_global {
@@ -403,7 +405,7 @@ struct pt_rss_global {
 	__u64 peak_seq;      /* bumped at every new g.rss_peak (stacks' rss_snap_seq) */
 	__u64 faults;        /* page faults of the target seen (user and kernel) */
 	__u64 faults_used;   /* ... that made anonymous pages resident */
-	__u64 odd_size;      /* fault increases not a power-of-two page count <= 2 MiB */
+	__u64 odd_size;      /* fault increases of neither 4 KiB nor 2 MiB (see raced) */
 	__u64 table_full_events;
 	__u64 exec_reset;    /* 1 after an exec until the first anonymous change */
 };

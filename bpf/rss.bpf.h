@@ -316,6 +316,14 @@ static __always_inline void rss_munmap(__u64 addr, __u64 len)
 	rss_remove(addr, addr + ((len + RSS_PAGE - 1) & ~(RSS_PAGE - 1)));
 }
 
+#define RSS_MAP_FIXED 0x10
+
+static __always_inline void rss_mmap_fixed(__u64 addr, __u64 len, __u64 flags)
+{
+	if (flags & RSS_MAP_FIXED)
+		rss_munmap(addr, len);
+}
+
 /* madvise: DONTNEED and REMOVE drop the pages now; FREE does not (they stay resident, and in
  * rss_stat, until reclaim takes them: counted then as `reclaimed`). */
 static __always_inline void rss_madvise(__u64 addr, __u64 len, __u64 advice)
@@ -394,11 +402,20 @@ static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr,
 	__u64 start;
 
 	RSS_WALK_INIT(&w);
-	/* One page, or a naturally aligned folio of up to 2 MiB (a THP). */
-	if (d < (__s64)RSS_PAGE || d > (__s64)RSS_BLOCK || (d & (d - 1))) {
-		__sync_fetch_and_add(&rss_g.now.no_fault, d);
+	/* One page, or a THP (the only sizes this kernel's anonymous faults install unless
+	 * mTHP sizes are enabled). Any other delta holds another thread's fault reported at the
+	 * same time (its own event then sees less): the fault gets its page or THP, the rest is
+	 * counted as `raced` (unattributed), never guessed. */
+	if (d != (__s64)RSS_PAGE && d != (__s64)RSS_BLOCK) {
+		__s64 folio = d > (__s64)RSS_BLOCK ? RSS_BLOCK : RSS_PAGE;
+
 		__sync_fetch_and_add(&rss_g.odd_size, 1);
-		return;
+		if (d < folio) {
+			__sync_fetch_and_add(&rss_g.now.raced, d);
+			return;
+		}
+		__sync_fetch_and_add(&rss_g.now.raced, d - folio);
+		d = folio;
 	}
 	start = addr & ~((__u64)d - 1);
 	w.b = rss_block_get(start);
@@ -424,7 +441,7 @@ static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr,
  * size. Anonymous growth in the target's thread with a pending fault is attributed; any other
  * change goes to its figure.
  */
-static __always_inline void rss_change(__u32 curr, int m, __s64 size)
+static __always_inline bool rss_change(__u32 curr, int m, __s64 size)
 {
 	struct thread_state *ts;
 	__s64 d, pend, take;
@@ -434,24 +451,26 @@ static __always_inline void rss_change(__u32 curr, int m, __s64 size)
 		/* A file or shmem page for the fault in progress: that fault was not anonymous. */
 		if (curr && size > g.rss[m & 3] && (ts = thread_get(false)))
 			ts->pf_addr = 0;
-		return;
+		return false;
 	}
-	d = size - g.rss[PT_RSS_ANON];
+	/* Exchanged, so that with two CPUs reporting at once the deltas still add up to the
+	 * counter (each event's own delta may then include the other's page: `raced`). */
+	d = size - (__s64)__sync_lock_test_and_set((__u64 *)&g.rss[PT_RSS_ANON], (__u64)size);
 	if (rss_g.exec_reset) {
 		rss_g.exec_reset = 0;
 		__sync_fetch_and_add(&rss_g.now.before, d);
 		if (curr && (ts = thread_get(false)))
 			ts->pf_addr = 0;
-		return;
+		return true;
 	}
 	if (!d)
-		return;
+		return true;
 	if (!curr) {
 		if (d > 0)
 			__sync_fetch_and_add(&rss_g.now.other_task, d);
 		else
 			__sync_fetch_and_add(&rss_g.now.reclaimed, -d);
-		return;
+		return true;
 	}
 	if (d < 0) {
 		pend = rss_g.now.pending;
@@ -462,16 +481,17 @@ static __always_inline void rss_change(__u32 curr, int m, __s64 size)
 			take = 0;
 		if (-d - take > 0)
 			__sync_fetch_and_add(&rss_g.now.freed_unowned, -d - take);
-		return;
+		return true;
 	}
 	ts = thread_get(false);
 	if (!ts || !ts->pf_addr) {
 		__sync_fetch_and_add(&rss_g.now.no_fault, d);
-		return;
+		return true;
 	}
 	addr = ts->pf_addr;
 	ts->pf_addr = 0;
 	rss_fault_pages(ts, addr, d);
+	return true;
 }
 
 /* After rss_stat raised g.rss_peak: the figures at this peak, and a new snapshot sequence. */

@@ -23,16 +23,16 @@ import tempfile
 import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, build, case, cli, diff, docs, fault, host,
-                      hostile, layout, node, pprof, python, ref, sample, security, unit)
+                      hostile, layout, node, pprof, python, ref, rss, sample, security, unit)
 
 # Need neither root nor BPF.
 SECTIONS = [unit, layout, build, ref]
 # Need root, /sys/kernel/btf/vmlinux and BUILD/peaktrace; the names in BPF_SKIPS are counted
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
-                aws_lambda, security]
+                aws_lambda, security, rss]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
-             "python/*", "security/*"]
+             "python/*", "security/*", "rss/*"]
 
 
 def main():

@@ -18,11 +18,13 @@
 #define RSS_FRAMES 8
 
 /* Root frames of the unattributed buckets (rss.folded, rss.svg, the text report). */
-static const char *const bucket_names[4] = {
+#define NBUCKETS 5
+static const char *const bucket_names[NBUCKETS] = {
 	"[resident before tracing]",
 	"[populated without a fault]",
 	"[added by another task]",
 	"[page table full]",
+	"[concurrent faults]",
 };
 
 static int64_t take(int64_t *from, int64_t want)
@@ -37,7 +39,8 @@ static int64_t take(int64_t *from, int64_t want)
 
 void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_rss_split *s)
 {
-	int64_t freed = fig->freed_unowned, sum;
+	int64_t freed = fig->freed_unowned, reclaimed = fig->reclaimed, refaulted = fig->refaulted;
+	int64_t sum;
 
 	memset(s, 0, sizeof(*s));
 	s->anon = anon;
@@ -46,13 +49,19 @@ void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_r
 	s->no_fault = fig->no_fault;
 	s->other_task = fig->other_task;
 	s->table_full = fig->table_full;
+	s->raced = fig->raced;
+	/* A fault onto a page still attributed: the page had gone by a path not seen (reclaim,
+	 * or a decrement counted as freed_unowned): those pages were attributed ones. */
+	refaulted = take(&reclaimed, refaulted);
+	refaulted = take(&freed, refaulted);
 	freed = take(&s->no_fault, freed);
 	freed = take(&s->other_task, freed);
 	freed = take(&s->before, freed);
 	freed = take(&s->table_full, freed);
-	s->over = fig->reclaimed - fig->refaulted + fig->pending + freed;
+	s->over = reclaimed - refaulted + fig->pending + freed;
 	s->unattributed = anon - s->attributed;
-	sum = s->attributed + s->before + s->no_fault + s->other_task + s->table_full - s->over;
+	sum = s->attributed + s->before + s->no_fault + s->other_task + s->table_full + s->raced -
+	      s->over;
 	s->mismatch = anon - sum;
 }
 
@@ -64,12 +73,13 @@ static void split_at(const struct pt_report *r, bool peak, struct pt_rss_split *
 		pt_rss_split_of(&r->rss.now, r->g.rss[PT_RSS_ANON], s);
 }
 
-static const int64_t *bucket_vals(const struct pt_rss_split *s, int64_t v[4])
+static const int64_t *bucket_vals(const struct pt_rss_split *s, int64_t v[NBUCKETS])
 {
 	v[0] = s->before;
 	v[1] = s->no_fault;
 	v[2] = s->other_task;
 	v[3] = s->table_full;
+	v[4] = s->raced;
 	return v;
 }
 
@@ -102,7 +112,7 @@ static uint32_t *ranked(const struct pt_profile *p, uint32_t *n)
 static void split_line(FILE *f, const char *what, const struct pt_rss_split *s)
 {
 	char b1[32], b2[32], b3[32];
-	int64_t v[4];
+	int64_t v[NBUCKETS];
 	int i;
 
 	fprintf(f, "  %s: anon RSS %s = attributed %s + unattributed %s", what,
@@ -110,7 +120,7 @@ static void split_line(FILE *f, const char *what, const struct pt_rss_split *s)
 		pt_fmt_bytes(b2, sizeof(b2), (double)s->attributed),
 		pt_fmt_bytes(b3, sizeof(b3), (double)s->unattributed));
 	bucket_vals(s, v);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NBUCKETS; i++)
 		if (v[i])
 			fprintf(f, "; %s %s", bucket_names[i], pt_fmt_bytes(b1, sizeof(b1), (double)v[i]));
 	if (s->over)
@@ -136,7 +146,7 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 	fprintf(f, "  %" PRIu64 " page faults seen, %" PRIu64 " made anonymous pages resident",
 		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used);
 	if (r->rss.odd_size)
-		fprintf(f, "; %" PRIu64 " of an unexpected size (counted as populated without a fault)",
+		fprintf(f, "; %" PRIu64 " reported together with another thread's (their excess: [concurrent faults])",
 			(uint64_t)r->rss.odd_size);
 	if (r->rss.table_full_events)
 		fprintf(f, "; page table full %" PRIu64 " times", (uint64_t)r->rss.table_full_events);
@@ -172,10 +182,10 @@ static void json_split(FILE *f, const struct pt_rss_split *s)
 	fprintf(f, "{\"anon_bytes\": %" PRId64 ", \"attributed_bytes\": %" PRId64
 		   ", \"unattributed_bytes\": %" PRId64 ", \"resident_before_bytes\": %" PRId64
 		   ", \"populated_without_fault_bytes\": %" PRId64 ", \"other_task_bytes\": %" PRId64
-		   ", \"table_full_bytes\": %" PRId64 ", \"still_attributed_released_bytes\": %" PRId64
-		   ", \"unexplained_bytes\": %" PRId64 "}",
+		   ", \"table_full_bytes\": %" PRId64 ", \"concurrent_faults_bytes\": %" PRId64
+		   ", \"still_attributed_released_bytes\": %" PRId64 ", \"unexplained_bytes\": %" PRId64 "}",
 		s->anon, s->attributed, s->unattributed, s->before, s->no_fault, s->other_task,
-		s->table_full, s->over, s->mismatch);
+		s->table_full, s->raced, s->over, s->mismatch);
 }
 
 void pt_rss_json(FILE *f, const struct pt_report *r)
@@ -227,12 +237,12 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 {
 	const struct pt_profile *p = &r->prof;
 	struct pt_rss_split s;
-	int64_t v[4];
+	int64_t v[NBUCKETS];
 	int i;
 
 	*q = *p;
-	q->frames = malloc((p->nframes + 4) * sizeof(*q->frames));
-	q->stacks = malloc((p->nstacks + 4) * sizeof(*q->stacks));
+	q->frames = malloc((p->nframes + NBUCKETS) * sizeof(*q->frames));
+	q->stacks = malloc((p->nstacks + NBUCKETS) * sizeof(*q->stacks));
 	if (!q->frames || !q->stacks) {
 		free(q->frames);
 		free(q->stacks);
@@ -242,7 +252,7 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 	memcpy(q->stacks, p->stacks, p->nstacks * sizeof(*q->stacks));
 	split_at(r, true, &s);
 	bucket_vals(&s, v);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NBUCKETS; i++) {
 		struct pt_frame *fr = &q->frames[q->nframes];
 		struct pt_stack *st = &q->stacks[q->nstacks];
 
@@ -267,7 +277,7 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 {
 	struct pt_profile q;
 	struct pt_rss_split s;
-	uint32_t fidx[4];
+	uint32_t fidx[NBUCKETS];
 	char path[4096], sub[256], b1[32], b2[32];
 	int err, e;
 	FILE *f;

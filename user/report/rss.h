@@ -11,14 +11,15 @@ struct pt_report;
 
 /* The anonymous RSS of one moment split by where it came from. The buckets that add pages
  * (before, no_fault, other_task, table_full) are net of freed_unowned (taken from them in that
- * order of likelihood: no_fault, other_task, before, table_full), so
- *   anon == attributed + before + no_fault + other_task + table_full - over
+ * order of likelihood: no_fault, other_task, before, table_full; less the pages later faulted
+ * again while still attributed, which were attributed ones), so
+ *   anon == attributed + before + no_fault + other_task + table_full + raced - over
  * where over (pages the kernel released, or a syscall is still releasing, that are still on
  * their stacks) makes the attributed sum exceed the truth. */
 struct pt_rss_split {
 	int64_t anon, attributed;
-	int64_t before, no_fault, other_task, table_full;
-	int64_t over;        /* reclaimed - refaulted + pending, >= 0 */
+	int64_t before, no_fault, other_task, table_full, raced;
+	int64_t over;        /* reclaimed + pending + what freed left, less refaults */
 	int64_t unattributed;   /* anon - attributed */
 	int64_t mismatch;    /* anon - (the sum above): 0 unless a figure raced (two CPUs) */
 };
