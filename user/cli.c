@@ -50,6 +50,7 @@ static const char doc[] =
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
 "{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz,\n"
+"rss.folded, rss.svg,\n"
 "invocations.jsonl; with --emf emf.jsonl; with --per-invocation\n"
 "invocation-N.peak.folded and invocation-N.peak.svg for each invocation N.\n"
 "\n"
