@@ -408,6 +408,8 @@ struct pt_rss_global {
 	__u64 odd_size;      /* fault increases of neither 4 KiB nor 2 MiB (see raced) */
 	__u64 table_full_events;
 	__u64 exec_reset;    /* 1 after an exec until the first anonymous change */
+	__u64 stacks_cut;    /* fault stacks the unwinder cut short (counted here, not in the
+			      * PT_ERR_UNWIND_* / PT_ERR_STACK_READ counters of allocations) */
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */

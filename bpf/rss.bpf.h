@@ -129,15 +129,45 @@ static __always_inline int rss_fault(struct pt_fault_ctx *ctx)
 /* The stack a fault's pages belong to: inside an allocator call the allocation's (as for its
  * syscalls, memstat.bpf.h), else the faulting instruction's, unwound from the saved registers
  * (a kernel fault: the syscall's own user stack). */
+/* The counters a stack cut short bumps (PT_ERR_STACK_READ, then PT_ERR_UNWIND_NO_CFI...
+ * PT_ERR_UNWIND_FP_FALLBACK, consecutive): a fault's unwind is counted in rss_g.stacks_cut
+ * instead, so theirs keep meaning "allocation stacks". */
+static __always_inline __u32 rss_err_key(int i)
+{
+	return i == 0 ? PT_ERR_STACK_READ : PT_ERR_UNWIND_NO_CFI + i - 1;
+}
+#define RSS_ERR_N (1 + PT_ERR_UNWIND_FP_FALLBACK - PT_ERR_UNWIND_NO_CFI + 1)
+
 static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 {
 	struct pt_regs *regs;
+	__u64 *v, cut = 0;
+	__u32 k, stack;
+	int i;
 
 	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
 		return ts->stack;
+	for (i = 0; i < RSS_ERR_N && i < 8; i++) {
+		k = rss_err_key(i);
+		v = bpf_map_lookup_elem(&errors, &k);
+		ts->rss_err[i] = v ? *v : 0;
+	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	return capture_at(ts, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
-			  BPF_CORE_READ(regs, bp));
+	stack = capture_at(ts, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+			   BPF_CORE_READ(regs, bp));
+	for (i = 0; i < RSS_ERR_N && i < 8; i++) {
+		k = rss_err_key(i);
+		v = bpf_map_lookup_elem(&errors, &k);
+		if (v && *v != ts->rss_err[i]) {
+			/* fp fallback is not a cut: the stack is whole */
+			if (k != PT_ERR_UNWIND_FP_FALLBACK)
+				cut = 1;
+			*v = ts->rss_err[i];
+		}
+	}
+	if (cut)
+		__sync_fetch_and_add(&rss_g.stacks_cut, 1);
+	return stack;
 }
 
 /* ---- page loops ----------------------------------------------------------------------------- */

@@ -150,6 +150,9 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 			(uint64_t)r->rss.odd_size);
 	if (r->rss.table_full_events)
 		fprintf(f, "; page table full %" PRIu64 " times", (uint64_t)r->rss.table_full_events);
+	if (r->rss.stacks_cut)
+		fprintf(f, "; %" PRIu64 " of their stacks cut short by the unwinder (frames kept so far)",
+			(uint64_t)r->rss.stacks_cut);
 	fputc('\n', f);
 	idx = ranked(p, &n);
 	if (!idx)
@@ -202,9 +205,9 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 	json_split(f, &s);
 	fprintf(f, ", \"faults\": %" PRIu64 ", \"faults_resident\": %" PRIu64
 		   ", \"odd_size_faults\": %" PRIu64 ", \"table_full_events\": %" PRIu64
-		   ", \"top_stacks\": [",
+		   ", \"stacks_cut\": %" PRIu64 ", \"top_stacks\": [",
 		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used, (uint64_t)r->rss.odd_size,
-		(uint64_t)r->rss.table_full_events);
+		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut);
 	idx = ranked(p, &n);
 	for (i = 0; idx && i < n && (int)i < r->top; i++) {
 		const struct pt_stack *st = &p->stacks[idx[i]];
