@@ -202,7 +202,7 @@ static __always_inline int madvise_enter(struct trace_event_raw_sys_enter *ctx)
  */
 static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
-	__s64 rss;
+	__s64 rss, old;
 	int m = ctx->member;
 
 	if (ctx->curr) {
@@ -227,7 +227,10 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 		g.rss_peak = rss;
 		rss_new_peak();
 	}
+	old = g.inv[g.inv_seq & 1].rss_peak;
 	inv_rss(rss);
+	if (g.inv[g.inv_seq & 1].rss_peak > old)
+		rss_inv_new_peak(g.inv_seq);
 	return 0;
 }
 

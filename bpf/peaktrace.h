@@ -158,8 +158,12 @@ struct pt_stack_stats {
 	__s64 rss_now;
 	__s64 rss_peak;
 	__u64 rss_snap_seq;
+	/* ... and at the current invocation's RSS peak, double-buffered like inv_peak_bytes:
+	 * valid when rss_inv_seq[p] equals pt_rss_global.inv_peak_seq[p]. */
+	__s64 rss_inv_peak[2];
+	__u64 rss_inv_seq[2];
 };
-_Static_assert(sizeof(struct pt_stack_stats) == 176, "pt_stack_stats layout");
+_Static_assert(sizeof(struct pt_stack_stats) == 208, "pt_stack_stats layout");
 
 /* One live allocation. ptr == 0 marks a free slot. */
 struct pt_live_slot {
@@ -408,6 +412,10 @@ struct pt_rss_global {
 	__u64 odd_size;      /* fault increases of neither 4 KiB nor 2 MiB (see raced) */
 	__u64 table_full_events;
 	__u64 exec_reset;    /* 1 after an exec until the first anonymous change */
+	/* Per invocation (by seq & 1): bumped at its start and at every new RSS peak of it;
+	 * unique across invocations (from inv_counter; user space seeds [0] = counter = 1). */
+	__u64 inv_peak_seq[2];
+	__u64 inv_counter;
 	__u64 stacks_cut;    /* fault stacks the unwinder cut short (counted here, not in the
 			      * PT_ERR_UNWIND_* / PT_ERR_STACK_READ counters of allocations) */
 };

@@ -90,6 +90,29 @@ struct pt_fault_ctx {
 	__u64 error_code;
 };
 
+/* Before a stack's rss_now changes: keep what it held at the running invocation's RSS peak,
+ * and at the last one's if that has ended but may not have been read (heap.bpf.h inv_touch). */
+static __always_inline void rss_inv_touch(struct pt_stack_stats *st)
+{
+	__u32 p = g.inv_seq & 1, q = p ^ 1;
+	__u64 seq = rss_g.inv_peak_seq[p], qseq = rss_g.inv_peak_seq[q];
+
+	if (st->rss_inv_seq[p] != seq) {
+		st->rss_inv_peak[p] = st->rss_now;
+		st->rss_inv_seq[p] = seq;
+	}
+	if (st->rss_inv_seq[q] != qseq && g.inv[q].state == PT_INV_ENDED) {
+		st->rss_inv_peak[q] = st->rss_now;
+		st->rss_inv_seq[q] = qseq;
+	}
+}
+
+/* A new snapshot sequence for invocation half p: at its start and at each new RSS peak of it. */
+static __always_inline void rss_inv_new_peak(__u32 p)
+{
+	rss_g.inv_peak_seq[p & 1] = __sync_fetch_and_add(&rss_g.inv_counter, 1) + 1;
+}
+
 /* A stack's resident bytes change by bytes (its owner value o = stack index + 1). */
 static __always_inline void rss_owner_add(__u32 o, __s64 bytes)
 {
@@ -105,6 +128,7 @@ static __always_inline void rss_owner_add(__u32 o, __s64 bytes)
 		st->rss_peak = st->rss_now;
 		st->rss_snap_seq = rss_g.peak_seq;
 	}
+	rss_inv_touch(st);
 	__sync_fetch_and_add(&st->rss_now, bytes);
 	__sync_fetch_and_add(&rss_g.now.attributed, bytes);
 }

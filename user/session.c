@@ -287,6 +287,8 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 		nstk = s->opt->max_stacks;
 	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
 		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
+	pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[seq & 1],
+			   bpf_map__fd(s->skel->maps.stats), nstk);
 	hwm_end = inv->hwm_end;
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
@@ -710,6 +712,7 @@ static void seed_globals(struct pt_session *s)
 	g->inv[0].start_ns = now_ns();
 	g->inv[0].peak_seq = 1;
 	g->inv_peak_counter = 1;
+	s->skel->bss->rss_g.inv_peak_seq[0] = s->skel->bss->rss_g.inv_counter = 1;   /* rss.bpf.h */
 	if (!s->launched) {
 		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
 		g->rss[PT_RSS_ANON] = (int64_t)pt_proc_status_bytes(s->pid, "RssAnon");

@@ -14,6 +14,10 @@ MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and at
     pages resident before attaching in "resident before tracing";
   - the buckets explain the figure: attributed + buckets - still-attributed-released == anon
     (unexplained_bytes 0), and rss.folded's total is the anon RSS at the peak.
+Per invocation: the bundled C function tools/functions/oom (malloc(N MiB) + memset, then free)
+under tools/lambda-host, peaktrace attached, invoked with N = 16, 128, 64, 8: each invocation's
+rss_top_stacks_at_peak[0] is the memset's stack, holding N MiB (within PAGES pages) at that
+invocation's own RSS peak although the previous invocations' pages are gone by then.
 Then Debian's python3 (tests/workloads/wl_rss.py): a ~50 MiB dict of short strings built in
 build_dict (pymalloc arenas, never malloc) and a 32 MiB bytearray in build_buffer: at the peak
 the Python frames by those names hold at least 90% of what each grew (its own RssAnon delta).
@@ -192,7 +196,63 @@ def trace_attach_py(pt, py, script, log, outdir):
     return trace_attach(pt, wrapper, [log], outdir)
 
 
+def run_lambda(ctx):
+    import random
+    import signal
+    import time
+    from harness import Proc, TIMEOUT, run
+    from sections.aws_lambda import invocations, stop_host, wait_pidfile
+    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    name = "rss/lambda oom per invocation"
+    if not res.wanted(name):
+        return
+    host = os.path.join(build, "tools", "lambda-host")
+    fn = os.path.join(build, "tools", "functions", "oom")
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
+        res.skip(name, "lambda-host not built (make lambda-host)")
+        return
+    port = 24000 + random.randint(0, 3000) * 2
+    pidfile = os.path.join(tmp, "rss-lambda.pid")
+    h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--pid-file", pidfile, "--", fn])
+    rt = wait_pidfile(h, pidfile, TIMEOUT)
+    if not rt:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return
+    outdir = os.path.join(tmp, "rss-lambda")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    sizes = [16, 128, 64, 8]
+    for mb in sizes:
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=TIMEOUT)
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    time.sleep(0.3)
+    p.signal(signal.SIGINT)
+    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
+    stop_host(h, TIMEOUT)
+    rep = load_report(res, name, outdir)
+    if rep is None:
+        return
+    invs = invocations(rep)
+    if not res.eq("%s: invocations" % name, len(invs), len(sizes)):
+        return
+    for mb, inv in zip(sizes, invs):
+        top = inv.get("rss_top_stacks_at_peak") or [{}]
+        funcs = [fr.get("func", "") for fr in top[0].get("frames", [])]
+        res.true("%s: %d MiB: the top stack is the memset's" % (name, mb),
+                 any("memset" in f for f in funcs), "frames %r" % funcs[:4])
+        near(res, "%s: %d MiB: held at the invocation's RSS peak" % (name, mb),
+             top[0].get("rss_bytes"), mb * MiB)
+
+
 def run_section(ctx):
+    run_lambda(ctx)
     wl = ctx.built.get("wl_rss", {}).get("fp")
     for thp in ("thp", "nothp"):
         for mode in ("launch", "attach"):

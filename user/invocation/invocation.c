@@ -326,6 +326,12 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 		json_kstack(f, src, r->top[i].stack);
 		fputc('}', f);
 	}
+	fputs("], \"rss_top_stacks_at_peak\": [", f);
+	for (i = 0; i < r->nrss_top; i++) {
+		fprintf(f, "%s{\"rss_bytes\": %" PRId64 ", \"frames\": ", i ? ", " : "", r->rss_top[i].bytes);
+		json_kstack(f, src, r->rss_top[i].stack);
+		fputc('}', f);
+	}
 	fputs("]}", f);
 }
 
