@@ -416,6 +416,7 @@ struct pt_rss_global {
 	 * unique across invocations (from inv_counter; user space seeds [0] = counter = 1). */
 	__u64 inv_peak_seq[2];
 	__u64 inv_counter;
+	__u64 removals_capped; /* removals or moves over more than 2 TiB: the rest not visited */
 	__u64 stacks_cut;    /* fault stacks the unwinder cut short (counted here, not in the
 			      * PT_ERR_UNWIND_* / PT_ERR_STACK_READ counters of allocations) */
 };

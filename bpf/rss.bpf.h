@@ -283,6 +283,8 @@ static __always_inline void rss_remove(__u64 start, __u64 end)
 	if (end <= w.start)
 		return;
 	nblk = ((end - 1) >> RSS_BLOCK_SHIFT) - (w.start >> RSS_BLOCK_SHIFT) + 1;
+	if (nblk > RSS_MAX_BLOCKS)
+		__sync_fetch_and_add(&rss_g.removals_capped, 1);
 	bpf_loop(nblk < RSS_MAX_BLOCKS ? nblk : RSS_MAX_BLOCKS, rss_rm_block, &w, 0);
 	if (w.removed)
 		__sync_fetch_and_add(&rss_g.now.pending, w.removed);
@@ -410,6 +412,8 @@ static __always_inline void rss_mremap_exit(__u64 addr, __u64 oldl, __u64 newl, 
 	if (!m.len)
 		return;
 	nblk = ((addr + m.len - 1) >> RSS_BLOCK_SHIFT) - (addr >> RSS_BLOCK_SHIFT) + 1;
+	if (nblk > RSS_MAX_BLOCKS)
+		__sync_fetch_and_add(&rss_g.removals_capped, 1);
 	bpf_loop(nblk < RSS_MAX_BLOCKS ? nblk : RSS_MAX_BLOCKS, rss_mv_block, &m, 0);
 	if (m.replaced)
 		__sync_fetch_and_add(&rss_g.now.refaulted, m.replaced);

@@ -150,6 +150,9 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 			(uint64_t)r->rss.odd_size);
 	if (r->rss.table_full_events)
 		fprintf(f, "; page table full %" PRIu64 " times", (uint64_t)r->rss.table_full_events);
+	if (r->rss.removals_capped)
+		fprintf(f, "; %" PRIu64 " removals over more than 2 TiB visited only their first 2 TiB",
+			(uint64_t)r->rss.removals_capped);
 	if (r->rss.stacks_cut)
 		fprintf(f, "; %" PRIu64 " of their stacks cut short by the unwinder (frames kept so far)",
 			(uint64_t)r->rss.stacks_cut);
@@ -205,9 +208,10 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 	json_split(f, &s);
 	fprintf(f, ", \"faults\": %" PRIu64 ", \"faults_resident\": %" PRIu64
 		   ", \"odd_size_faults\": %" PRIu64 ", \"table_full_events\": %" PRIu64
-		   ", \"stacks_cut\": %" PRIu64 ", \"top_stacks\": [",
+		   ", \"stacks_cut\": %" PRIu64 ", \"removals_capped\": %" PRIu64 ", \"top_stacks\": [",
 		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used, (uint64_t)r->rss.odd_size,
-		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut);
+		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut,
+		(uint64_t)r->rss.removals_capped);
 	idx = ranked(p, &n);
 	for (i = 0; idx && i < n && (int)i < r->top; i++) {
 		const struct pt_stack *st = &p->stacks[idx[i]];
