@@ -38,6 +38,7 @@
 #include "invocation/invocation.h"
 #include "invocation/boundary.h"
 #include "report/report.h"
+#include "report/rss.h"
 #include "report/compare.h"
 #include "cli.h"
 #include "session.h"
@@ -288,7 +289,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
 		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 	pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[seq & 1],
-			   bpf_map__fd(s->skel->maps.stats), nstk);
+			   bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation);
 	hwm_end = inv->hwm_end;
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
@@ -1058,6 +1059,8 @@ int pt_session_report(struct pt_session *s)
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
 	if (o->outdir && o->per_invocation)
 		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
+	if (o->outdir && o->per_invocation)
+		pt_rss_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
 	if (o->max_peak)
 		code = check_max_peak(s, code);
 	if (s->launched && !s->child.exited && o->duration > 0) {

@@ -17,7 +17,8 @@ MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and at
 Per invocation: the bundled C function tools/functions/oom (malloc(N MiB) + memset, then free)
 under tools/lambda-host, peaktrace attached, invoked with N = 16, 128, 64, 8: each invocation's
 rss_top_stacks_at_peak[0] is the memset's stack, holding N MiB (within PAGES pages) at that
-invocation's own RSS peak although the previous invocations' pages are gone by then.
+invocation's own RSS peak although the previous invocations' pages are gone by then, and so is
+its invocation-N.rss.folded (--per-invocation).
 Then Debian's python3 (tests/workloads/wl_rss.py): a ~50 MiB dict of short strings built in
 build_dict (pymalloc arenas, never malloc) and a 32 MiB bytearray in build_buffer: at the peak
 the Python frames by those names hold at least 90% of what each grew (its own RssAnon delta).
@@ -222,7 +223,7 @@ def run_lambda(ctx):
         h.kill()
         return
     outdir = os.path.join(tmp, "rss-lambda")
-    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir, "--per-invocation"])
     if not p.wait_for("err", r"^peaktrace: tracing PID"):
         res.fail(name, "peaktrace did not start: " + p.err[-300:])
         p.kill()
@@ -249,6 +250,13 @@ def run_lambda(ctx):
                  any("memset" in f for f in funcs), "frames %r" % funcs[:4])
         near(res, "%s: %d MiB: held at the invocation's RSS peak" % (name, mb),
              top[0].get("rss_bytes"), mb * MiB)
+        try:
+            lines = folded(os.path.join(outdir, "invocation-%d.rss.folded" % inv.get("seq", -1)))
+        except OSError as e:
+            res.fail("%s: %d MiB: invocation-N.rss.folded" % (name, mb), str(e))
+            continue
+        near(res, "%s: %d MiB: invocation-N.rss.folded through memset" % (name, mb),
+             through(lines, r".*memset.*"), mb * MiB)
 
 
 def run_section(ctx):

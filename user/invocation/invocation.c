@@ -201,6 +201,8 @@ void pt_inv_list_free(struct pt_inv_list *l)
 {
 	for (uint32_t i = 0; i < l->n; i++)
 		free(l->r[i].all);
+	for (uint32_t i = 0; i < l->n; i++)
+		free(l->r[i].rss_all);
 	free(l->r);
 	memset(l, 0, sizeof(*l));
 }

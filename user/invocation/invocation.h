@@ -59,6 +59,8 @@ struct pt_inv_record {
 	 * pt_inv_capture_rss, invocation/rssinv.c), most first. */
 	uint32_t nrss_top;
 	struct pt_inv_stack rss_top[PT_INV_TOP];
+	struct pt_inv_stack *rss_all;   /* every one of them (only with --per-invocation) */
+	uint32_t nrss_all;
 	/* Every stack that held memory at the peak (only with --per-invocation). */
 	struct pt_inv_stack *all;
 	uint32_t nall;
@@ -71,7 +73,8 @@ struct pt_inv_list {
 
 /* rec->rss_top from the stats map: each stack's rss_inv_peak[seq & 1] where its rss_inv_seq
  * equals rss_seq (rss_g.inv_peak_seq of that half), else its rss_now. 0 or -errno. */
-int pt_inv_capture_rss(struct pt_inv_record *rec, uint64_t rss_seq, int stats_fd, uint32_t nstacks);
+int pt_inv_capture_rss(struct pt_inv_record *rec, uint64_t rss_seq, int stats_fd, uint32_t nstacks,
+		       bool keep_all);
 
 const char *pt_outcome_name(uint32_t outcome);
 /* The outcome as printed and written: pt_outcome_name, except that the row since attaching ends

@@ -4,17 +4,21 @@
  * bpf/rss.bpf.h (rss_inv_peak[], rss_inv_seq[] of each stack), read when the invocation ends.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <bpf/bpf.h>
 
 #include "invocation/invocation.h"
 
-int pt_inv_capture_rss(struct pt_inv_record *rec, uint64_t rss_seq, int stats_fd, uint32_t nstacks)
+int pt_inv_capture_rss(struct pt_inv_record *rec, uint64_t rss_seq, int stats_fd, uint32_t nstacks,
+		       bool keep_all)
 {
 	struct pt_stack_stats st;
 	uint32_t k, i, pos, p = rec->seq & 1;
 	int64_t b;
 
 	rec->nrss_top = 0;
+	rec->rss_all = NULL;
+	rec->nrss_all = 0;
 	if (stats_fd < 0)
 		return 0;
 	for (k = 0; k < nstacks; k++) {
@@ -24,6 +28,16 @@ int pt_inv_capture_rss(struct pt_inv_record *rec, uint64_t rss_seq, int stats_fd
 		b = st.rss_inv_seq[p] == rss_seq ? st.rss_inv_peak[p] : st.rss_now;
 		if (b <= 0)
 			continue;
+		if (keep_all) {
+			struct pt_inv_stack *a = realloc(rec->rss_all, (rec->nrss_all + 1) * sizeof(*a));
+
+			if (!a)
+				return -ENOMEM;
+			rec->rss_all = a;
+			rec->rss_all[rec->nrss_all].stack = k;
+			rec->rss_all[rec->nrss_all].bytes = b;
+			rec->rss_all[rec->nrss_all++].count = 0;
+		}
 		for (pos = 0; pos < rec->nrss_top; pos++)
 			if (b > rec->rss_top[pos].bytes)
 				break;

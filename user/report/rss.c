@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/fmt.h"
+#include "profile/collect.h"
 #include "report/report.h"
 #include "report/rss.h"
 
@@ -309,4 +310,67 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 	free(q.frames);
 	free(q.stacks);
 	return err ? err : e;
+}
+
+/* ---- invocation-N.rss.folded, .svg ---------------------------------------------------------- */
+
+static void inv_graph(const char *dir, const struct pt_inv_record *ir, struct pt_collect_in *cin,
+		      struct pt_stack_stats *st, struct pt_symbolizer *sym, const char *comm)
+{
+	struct pt_profile prof;
+	struct pt_map_stack *ms = NULL;
+	uint32_t nms = 0, i;
+	char path[4096], title[128], sub[512], b[32];
+	FILE *f;
+
+	memset(st, 0, cin->nstacks * sizeof(*st));
+	/* A stats table holding only this invocation's figures, where the collector reads the
+	 * RSS at the peak. */
+	for (i = 0; i < ir->nrss_all; i++) {
+		if (ir->rss_all[i].stack >= cin->nstacks)
+			continue;
+		st[ir->rss_all[i].stack].rss_now = ir->rss_all[i].bytes;
+		st[ir->rss_all[i].stack].rss_peak = ir->rss_all[i].bytes;
+		st[ir->rss_all[i].stack].rss_snap_seq = 1;
+	}
+	cin->stats = st;
+	cin->rss_peak_seq = 1;
+	if (pt_collect(cin, sym, &prof, &ms, &nms) == 0) {
+		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".rss.folded", dir, ir->seq);
+		if ((f = fopen(path, "w"))) {
+			pt_write_folded(f, &prof, PT_RSS_PEAK_BYTES);
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".rss.svg", dir, ir->seq);
+		snprintf(title, sizeof(title), "%s %" PRIu64 ": anonymous RSS at its RSS peak, by who faulted it in",
+			 ir->seq ? "Invocation" : "Init phase", ir->seq);
+		snprintf(sub, sizeof(sub), "%s %s: peak RSS %s (the attributed anonymous part drawn)", comm,
+			 ir->id, pt_fmt_bytes(b, sizeof(b), (double)ir->rss_peak));
+		if ((f = fopen(path, "w"))) {
+			pt_write_flamegraph(f, &prof, PT_RSS_PEAK_BYTES, title, sub);
+			fclose(f);
+		}
+	}
+	for (i = 0; i < nms; i++)
+		free(ms[i].frames);
+	free(ms);
+	pt_profile_free(&prof);
+}
+
+void pt_rss_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
+			      const struct pt_collect_in *all, struct pt_symbolizer *sym,
+			      const char *comm)
+{
+	struct pt_stack_stats *st = calloc(all->nstacks ? all->nstacks : 1, sizeof(*st));
+	struct pt_collect_in cin = *all;
+	uint32_t k;
+
+	if (!st)
+		return;
+	cin.count_shift = 0;
+	cin.cstats = NULL;
+	for (k = 0; k < invs->n; k++)
+		if (invs->r[k].nrss_all)
+			inv_graph(dir, &invs->r[k], &cin, st, sym, comm);
+	free(st);
 }
