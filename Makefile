@@ -126,6 +126,11 @@ bench: deps all
 	$(Q)tools/bench/bench.sh $(OUT)
 	$(Q)python3 tools/bench/scale.py $(OUT)
 
+# The cost of RSS attribution per anonymous page fault (tools/bench/faults.sh).
+.PHONY: bench-faults
+bench-faults: all
+	$(Q)tools/bench/faults.sh $(OUT)
+
 # Refresh the README's copy of `peaktrace --help` (a test checks they agree).
 readme-help: all
 	$(Q)python3 -c 'import re,subprocess,sys; h=subprocess.run(["$(OUT)/peaktrace","--help"],capture_output=True,text=True).stdout.rstrip(); r=open("README.md").read(); r=re.sub(r"<!-- help:begin -->\n```\n.*?\n```\n<!-- help:end -->", lambda m: "<!-- help:begin -->\n```\n"+h+"\n```\n<!-- help:end -->", r, flags=re.S); open("README.md","w").write(r)'

@@ -84,7 +84,8 @@ static __always_inline __u32 thread_sub(struct pt_thread_slot *row, __u32 idx)
 		row->arena[1] = idx;
 		return PT_TS_ARENA1;
 	}
-	row->extra++;
+	/* Atomic: the shared "other threads" row is written by threads on every CPU at once. */
+	__sync_fetch_and_add(&row->extra, 1);
 	count_err(PT_ERR_ARENA_FULL);
 	return PT_TS_ARENA1;
 }

@@ -10,6 +10,7 @@
 #include "state.bpf.h"
 #include "rapi.h"
 #include "inv.h"
+#include "rss.bpf.h"
 
 /* key: tgid << 32 | fd; value: enum pt_rapi_fd_state (peaktrace.h): PT_RAPI_FD_AWAITING once
  * the socket sent "GET .../next" and awaits its answer; PT_RAPI_FD_CONNECTED for a Runtime API
@@ -135,6 +136,7 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	inv->free_count0 = g.free_count;
 	inv->free_bytes0 = g.free_bytes;
 	inv->peak_seq = __sync_fetch_and_add(&g.inv_peak_counter, 1) + 1;
+	rss_inv_new_peak(seq);   /* rss.bpf.h: the RSS attribution's own snapshot sequence */
 	inv->boundary_fd = fd;
 	inv->state = PT_INV_RUNNING;
 	/* Publish last: the hot path reads g.inv_seq to pick the half it updates. */

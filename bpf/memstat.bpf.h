@@ -10,9 +10,12 @@
 #include "stack.bpf.h"
 #include "invocation.bpf.h"
 #include "inv.h"
+#include "rss.bpf.h"
 
 #define PROT_EXEC 0x4
+#ifndef MADV_DONTNEED
 #define MADV_DONTNEED 4
+#endif
 #define MADV_FREE 8
 
 /* Stack of a syscall: inside an allocator call (glibc's sysmalloc mmaps) the allocation's own
@@ -41,6 +44,7 @@ static __always_inline struct thread_state *syscall_enter(__u32 nr, __u64 a0, __
 		return NULL;
 	}
 	ts->sc_nr = nr;
+	ts->pf_addr = 0;   /* what the syscall makes resident is not a pending fault's */
 	ts->sc_arg0 = a0;
 	ts->sc_arg1 = a1;
 	ts->sc_arg2 = a2;
@@ -90,7 +94,12 @@ static __always_inline void stack_map_account(__u32 stack, __u64 bytes, bool map
 static __always_inline int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	/* addr, len, prot, flags, fd */
-	syscall_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3], ctx->args[4]);
+	struct thread_state *ts = syscall_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3],
+						 ctx->args[4]);
+
+	/* MAP_FIXED replaces what was mapped there: its pages go (rss.bpf.h). */
+	if (ts)
+		rss_mmap_fixed(ctx->args[0], ts->sc_arg0, ts->sc_arg2);
 	return 0;
 }
 
@@ -119,6 +128,7 @@ static __always_inline int munmap_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!ts)
 		return 0;
 	len = page_round(ctx->args[1]);
+	rss_munmap(ctx->args[0], len);
 	__sync_fetch_and_add(&g.munmap_count, 1);
 	__sync_fetch_and_add(&g.munmap_bytes, len);
 	stack_map_account(syscall_stack(ts), len, false);
@@ -134,6 +144,7 @@ static __always_inline int mremap_enter(struct trace_event_raw_sys_enter *ctx)
 	if (!ts)
 		return 0;
 	__sync_fetch_and_add(&g.mremap_count, 1);
+	rss_mremap_enter(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2);
 	oldl = page_round(ctx->args[1]);
 	newl = page_round(ctx->args[2]);
 	if (newl > oldl)
@@ -145,7 +156,8 @@ static __always_inline int mremap_enter(struct trace_event_raw_sys_enter *ctx)
 
 static __always_inline int brk_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	syscall_enter(SYS_BRK, ctx->args[0], 0, 0, 0);
+	if (syscall_enter(SYS_BRK, ctx->args[0], 0, 0, 0))
+		rss_brk_enter(ctx->args[0]);
 	return 0;
 }
 
@@ -171,6 +183,8 @@ static __always_inline int brk_exit(struct trace_event_raw_sys_exit *ctx)
 
 static __always_inline int madvise_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	if (is_target())
+		rss_madvise(ctx->args[0], ctx->args[1], ctx->args[2]);
 	/* DONTNEED and FREE give pages back: glibc trims thread-arena heaps this way. */
 	if (!is_target() || (ctx->args[2] != MADV_DONTNEED && ctx->args[2] != MADV_FREE))
 		return 0;
@@ -188,7 +202,7 @@ static __always_inline int madvise_enter(struct trace_event_raw_sys_enter *ctx)
  */
 static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
-	__s64 rss;
+	__s64 rss, old;
 	int m = ctx->member;
 
 	if (ctx->curr) {
@@ -205,13 +219,30 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 		return 0;
 	if (m < 0 || m >= PT_RSS_COUNT)
 		return 0;
-	g.rss[m & 3] = ctx->size;
+	/* The anonymous counter is stored by rss_change itself (an atomic exchange). */
+	if (!rss_change(ctx->curr, m, ctx->size))
+		g.rss[m & 3] = ctx->size;
 	rss = pt_rss_total(&g);
-	if (rss > g.rss_peak)
+	if (rss > g.rss_peak) {
 		g.rss_peak = rss;
+		rss_new_peak();
+	}
 	if (rss > g.tl_rss_max)
 		g.tl_rss_max = rss;   /* the timeline's interval maximum (peaktrace.h) */
+	old = g.inv[g.inv_seq & 1].rss_peak;
 	inv_rss(rss);
+	if (g.inv[g.inv_seq & 1].rss_peak > old)
+		rss_inv_new_peak(g.inv_seq);
+	return 0;
+}
+
+/* mremap's exit: a moved mapping takes its pages' owners along (rss.bpf.h). */
+static __always_inline int mremap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct thread_state *ts = syscall_exit(SYS_MREMAP);
+
+	if (ts)
+		rss_mremap_exit(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2, ctx->ret);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
  *   heap.bpf.h        allocator entry/return and free, the live table, heap accounting
  *   arenas.bpf.h      glibc arenas
  *   memstat.bpf.h     memory syscalls and RSS
+ *   rss.bpf.h         RSS attribution by page (page faults, page owners)
  *   invocation.bpf.h  invocation boundaries (Runtime API traffic, runtime uprobes)
  *   process.bpf.h     exec and exit
  * The contract with user space (structs, enums, cookies, who writes what) is peaktrace.h.
@@ -81,6 +82,12 @@ SEC("tp/syscalls/sys_enter_mremap")
 int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	return mremap_enter(ctx);
+}
+
+SEC("tp/syscalls/sys_exit_mremap")
+int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return mremap_exit(ctx);
 }
 
 SEC("tp/syscalls/sys_enter_brk")
@@ -150,6 +157,20 @@ SEC("tp/kmem/rss_stat")
 int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
 	return rss_stat(ctx);
+}
+
+/* ---- RSS attribution by page (rss.bpf.h) ------------------------------------------------- */
+
+SEC("tp/exceptions/page_fault_user")
+int on_page_fault_user(struct pt_fault_ctx *ctx)
+{
+	return rss_fault(ctx);
+}
+
+SEC("tp/exceptions/page_fault_kernel")
+int on_page_fault_kernel(struct pt_fault_ctx *ctx)
+{
+	return rss_fault(ctx);
 }
 
 /* ---- process lifetime --------------------------------------------------------------------- */

@@ -155,9 +155,18 @@ struct pt_stack_stats {
 	__s64 inv_peak_count[2];
 	__s64 inv_peak_bytes[2];
 	__u64 inv_snap_seq[2];
-	__u64 pad[3];
+	/* Anonymous RSS this stack faulted in and still holds (bpf/rss.bpf.h), and what it held
+	 * at the last RSS peak: rss_peak valid when rss_snap_seq equals pt_rss_global.peak_seq,
+	 * else rss_now is it (the same lazy snapshot as the heap's, peak.h). */
+	__s64 rss_now;
+	__s64 rss_peak;
+	__u64 rss_snap_seq;
+	/* ... and at the current invocation's RSS peak, double-buffered like inv_peak_bytes:
+	 * valid when rss_inv_seq[p] equals pt_rss_global.inv_peak_seq[p]. */
+	__s64 rss_inv_peak[2];
+	__u64 rss_inv_seq[2];
 };
-_Static_assert(sizeof(struct pt_stack_stats) == 176, "pt_stack_stats layout");
+_Static_assert(sizeof(struct pt_stack_stats) == 208, "pt_stack_stats layout");
 
 /* One live allocation. ptr == 0 marks a free slot. */
 struct pt_live_slot {
@@ -374,6 +383,50 @@ struct pt_global {
 	 * sampling interval still shows in the sample after it. */
 	__s64 tl_rss_max;
 	__s64 tl_heap_max;
+};
+
+/*
+ * RSS attribution by page (bpf/rss.bpf.h), .bss rss_g. BPF writes it, except `before`, which user
+ * space seeds in attach mode with g.rss[PT_RSS_ANON] (after load, before attaching). Every
+ * change of the anonymous counter (kmem:rss_stat, member MM_ANONPAGES) lands in exactly one
+ * field, so at any moment
+ *   rss[ANON] == before + attributed + no_fault + other_task + table_full + raced
+ *                - freed_unowned - (reclaimed - refaulted) - pending
+ * (pt_rss_unattributed() in user/report/rss.c). at_peak holds the same figures when the RSS
+ * peak (g.rss_peak) was last raised.
+ */
+struct pt_rss_figures {
+	__s64 anon;          /* rss[PT_RSS_ANON] */
+	__s64 before;        /* resident before tracing (attach) or when the image was exec'd */
+	__s64 attributed;    /* sum of the stacks' rss_now */
+	__s64 no_fault;      /* grew in the target's own thread without a pending fault:
+			      * MAP_POPULATE, mlock, MADV_POPULATE_*, get_user_pages */
+	__s64 other_task;    /* grew from another task (curr 0): khugepaged, a debugger */
+	__s64 table_full;    /* faulted in but the page table (rss_pages) was full */
+	__s64 freed_unowned; /* decreases in the target with no attributed page to match */
+	__s64 reclaimed;     /* decreases from another task (curr 0): reclaim, swap-out, ... */
+	__s64 refaulted;     /* faults onto a page still attributed (swap-in after reclaim) */
+	__s64 pending;       /* removed from stacks at a syscall's entry, not yet decremented */
+	__s64 raced;         /* fault increases beyond one page or THP: another thread's fault
+			      * counted in the same event (two CPUs at once), not attributed */
+};
+
+struct pt_rss_global {
+	struct pt_rss_figures now;
+	struct pt_rss_figures at_peak;
+	__u64 peak_seq;      /* bumped at every new g.rss_peak (stacks' rss_snap_seq) */
+	__u64 faults;        /* page faults of the target seen (user and kernel) */
+	__u64 faults_used;   /* ... that made anonymous pages resident */
+	__u64 odd_size;      /* fault increases of neither 4 KiB nor 2 MiB (see raced) */
+	__u64 table_full_events;
+	__u64 exec_reset;    /* 1 after an exec until the first anonymous change */
+	/* Per invocation (by seq & 1): bumped at its start and at every new RSS peak of it;
+	 * unique across invocations (from inv_counter; user space seeds [0] = counter = 1). */
+	__u64 inv_peak_seq[2];
+	__u64 inv_counter;
+	__u64 removals_capped; /* removals or moves over more than 2 TiB: the rest not visited */
+	__u64 stacks_cut;    /* fault stacks the unwinder cut short (counted here, not in the
+			      * PT_ERR_UNWIND_* / PT_ERR_STACK_READ counters of allocations) */
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */

@@ -8,6 +8,7 @@
 
 #include "state.bpf.h"
 #include "invocation.bpf.h"
+#include "rss.bpf.h"
 
 static __always_inline int process_exec(void)
 {
@@ -20,6 +21,7 @@ static __always_inline int process_exec(void)
 	g.tl_rss_max = 0;
 	g.mm_id = 0;
 	g.brk_start = g.brk_cur = g.brk_max = 0;
+	rss_exec();
 	/* addr: the first stack index the new image can get (user space names the stacks
 	 * before it against the old image's mappings). */
 	emit_event(PT_EV_EXEC, g.next_stack + 1, 0);

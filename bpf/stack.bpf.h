@@ -55,31 +55,41 @@ struct {
  *
  * Returns the number of PCs in ts->pcs and their hash in *hash.
  */
-static __always_inline __u32 unwind(struct thread_state *ts, __u64 sp, __u64 bp, __u64 *hash)
+static __always_inline __u32 unwind(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp,
+				    __u64 *hash)
 {
 	__u64 h = 0x84222325cbf29ce4ULL;
 	__u64 prev = sp, fp = bp;
 	__u32 n = 0, i;
 	bool whole = true;
+	__u64 win_len = 8;
 
 	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp)) {
 		/* The stack top is less than a window above sp (deep in a short stack): read just
 		 * the return address and walk with single reads. */
 		whole = false;
 		if (bpf_probe_read_user(ts->win, 8, (void *)sp)) {
-			count_err(PT_ERR_STACK_READ);
-			*hash = 0;
-			return 0;
+			/* A fault on the stack's own new page (ip given): sp is not readable yet,
+			 * but the frames above it are; walk them with no window. */
+			if (!ip) {
+				count_err(PT_ERR_STACK_READ);
+				*hash = 0;
+				return 0;
+			}
+			win_len = 0;
 		}
 	}
-	ts->pcs[0] = ts->win[0];
-	h = mix64(h, ts->win[0]);
+	/* ip: the stack of an instruction anywhere in its function (a page fault, rss.bpf.h): it
+	 * is frame 0 and the walk starts from its registers, not from a return address at [sp]. */
+	ts->pcs[0] = ip ? ip : ts->win[0];
+	h = mix64(h, ts->pcs[0]);
 	n = 1;
 	if (!capture_stacks)
 		goto out;
 	if (dwarf_unwind) {
 		/* CFI walk (unwind.bpf.h), frame pointers only where code has no CFI. */
-		n = pt_dwarf_walk(ts, sp, bp, whole ? PT_STACK_WINDOW : 8, &h);
+		n = pt_dwarf_walk(ts, sp, bp, (whole ? PT_STACK_WINDOW : win_len) | (ip ? UNW_AT_IP : 0),
+				  &h);
 		goto out;
 	}
 
@@ -171,14 +181,21 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
 	return idx;
 }
 
-static __always_inline __u32 capture(struct thread_state *ts, __u64 sp, __u64 bp)
+/* The stack at instruction ip with registers sp, bp (ip 0: at a function's entry, its return
+ * address at [sp]). */
+static __always_inline __u32 capture_at(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp)
 {
 	__u64 h;
-	__u32 n = unwind(ts, sp, bp, &h), py_n = 0;
+	__u32 n = unwind(ts, ip, sp, bp, &h), py_n = 0;
 
 	if (python && n)
 		py_n = pt_py_walk(ts, &h);
 	return stack_index(ts, n, py_n, h);
+}
+
+static __always_inline __u32 capture(struct thread_state *ts, __u64 sp, __u64 bp)
+{
+	return capture_at(ts, 0, sp, bp);
 }
 
 #endif /* PEAKTRACE_STACK_BPF_H */

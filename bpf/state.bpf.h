@@ -33,6 +33,8 @@ struct thread_state {
 	__u64 sample_left;
 	__u64 last_free; /* free_checks_thread: pointer the last free probe took */
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
+	__u64 pf_addr;   /* rss.bpf.h: address of this thread's page fault in progress (0: none) */
+	__u64 rss_err[8];/* rss.bpf.h: this CPU's stack-cut counters before a fault's unwind */
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread

@@ -470,6 +470,10 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
  * entry, so the walk starts in the caller: pc = pcs[0], rsp = sp + 8, rbp unchanged.
  * ts->win holds [sp, sp + win_len). Returns the number of pcs; *hash is updated.
  */
+/* win_len | UNW_AT_IP: pcs[0] is the instruction itself, sp that frame's own rsp (the row is
+ * found for pc - 1, as for a return address), not a return address at [sp]. */
+#define UNW_AT_IP (1ULL << 63)
+
 __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
 			       __u64 *hash)
 {
@@ -480,8 +484,10 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
 	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
 	__u64 mm = (__u64)task->mm, owner = unw_ctl.mm;
+	bool at_ip = win_len & UNW_AT_IP;
 	struct unw_walk w = {
-		.sp = sp + 8, .bp = bp, .sp0 = sp, .win_lo = sp, .win_hi = sp + win_len, .n = 1,
+		.sp = sp + 8, .bp = bp, .sp0 = sp, .win_lo = sp,
+		.win_hi = sp + (win_len & ~UNW_AT_IP), .n = 1,
 	};
 	int i;
 
@@ -489,6 +495,10 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (!ts || !hash)
 		return 1;
 	w.pc = ts->pcs[0];
+	if (at_ip) {
+		w.pc += 1;
+		w.sp = sp;
+	}
 	w.h = *hash;
 	/* The published mappings describe one address space: claim a fresh publication for
 	 * ours; after an exec (another mm) they are stale until the next refresh, and only the

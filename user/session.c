@@ -39,6 +39,7 @@
 #include "invocation/invocation.h"
 #include "invocation/boundary.h"
 #include "report/report.h"
+#include "report/rss.h"
 #include "report/compare.h"
 #include "report/timeline.h"
 #include "cli.h"
@@ -295,6 +296,8 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 		nstk = s->opt->max_stacks;
 	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
 		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
+	pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[seq & 1],
+			   bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation);
 	hwm_end = inv->hwm_end;
 	/* Two more invocations began before we got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
@@ -890,6 +893,7 @@ static void seed_globals(struct pt_session *s)
 	g->inv[0].start_ns = now_ns();
 	g->inv[0].peak_seq = 1;
 	g->inv_peak_counter = 1;
+	s->skel->bss->rss_g.inv_peak_seq[0] = s->skel->bss->rss_g.inv_counter = 1;   /* rss.bpf.h */
 	if (!s->launched) {
 		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
 		g->rss[PT_RSS_ANON] = (int64_t)pt_proc_status_bytes(s->pid, "RssAnon");
@@ -897,6 +901,10 @@ static void seed_globals(struct pt_session *s)
 		g->rss[PT_RSS_SHMEM] = (int64_t)pt_proc_status_bytes(s->pid, "RssShmem");
 		g->rss_peak = pt_rss_total(g);
 		g->inv[0].rss_start = g->inv[0].rss_peak = g->rss_peak;
+		/* RSS attribution (bpf/rss.bpf.h): what is resident now was faulted in unseen. */
+		s->skel->bss->rss_g.now.before = g->rss[PT_RSS_ANON];
+		s->skel->bss->rss_g.at_peak = s->skel->bss->rss_g.now;
+		s->skel->bss->rss_g.at_peak.anon = g->rss[PT_RSS_ANON];
 	}
 }
 
@@ -1136,6 +1144,7 @@ static void report_figures(struct pt_session *s)
 	rep->pid = s->pid;
 	rep->launched = s->launched;
 	rep->g = s->skel->bss->g;
+	rep->rss = s->skel->bss->rss_g;
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
@@ -1224,6 +1233,7 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.stats_fd = bpf_map__fd(s->skel->maps.stats);
 	s->cin.nstacks = s->nstk;
 	s->cin.peak_seq = rep->g.peak_seq;
+	s->cin.rss_peak_seq = rep->rss.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	s->cin.py = NULL;
 	s->cin.py_res = s->py_res;
@@ -1295,6 +1305,8 @@ int pt_session_report(struct pt_session *s)
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
 	if (o->outdir && o->per_invocation)
 		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
+	if (o->outdir && o->per_invocation)
+		pt_rss_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
 	if (o->max_peak)
 		code = check_max_peak(s, code);
 	if (s->launched && !s->child.exited && o->duration > 0) {

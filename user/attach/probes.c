@@ -184,7 +184,9 @@ int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bo
 	};
 	struct bpf_program *tps[] = {
 		skel->progs.on_mmap_enter, skel->progs.on_mmap_exit, skel->progs.on_munmap_enter,
-		skel->progs.on_mremap_enter, skel->progs.on_brk_enter, skel->progs.on_brk_exit,
+		skel->progs.on_mremap_enter, skel->progs.on_mremap_exit,
+		skel->progs.on_page_fault_user, skel->progs.on_page_fault_kernel,
+		skel->progs.on_brk_enter, skel->progs.on_brk_exit,
 		skel->progs.on_madvise_enter, skel->progs.on_rss_stat, skel->progs.on_exec,
 		skel->progs.on_exit,
 	};

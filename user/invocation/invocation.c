@@ -254,6 +254,8 @@ void pt_inv_list_free(struct pt_inv_list *l)
 {
 	for (uint32_t i = 0; i < l->n; i++)
 		free(l->r[i].all);
+	for (uint32_t i = 0; i < l->n; i++)
+		free(l->r[i].rss_all);
 	free(l->r);
 	memset(l, 0, sizeof(*l));
 }
@@ -379,6 +381,12 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
 			r->top[i].bytes, r->top[i].count);
 		json_kstack(f, src, r->top[i].stack);
+		fputc('}', f);
+	}
+	fputs("], \"rss_top_stacks_at_peak\": [", f);
+	for (i = 0; i < r->nrss_top; i++) {
+		fprintf(f, "%s{\"rss_bytes\": %" PRId64 ", \"frames\": ", i ? ", " : "", r->rss_top[i].bytes);
+		json_kstack(f, src, r->rss_top[i].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);

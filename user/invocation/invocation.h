@@ -59,6 +59,12 @@ struct pt_inv_record {
 	bool overwritten;      /* the kernel reused its buffer before we read it */
 	uint32_t traj_n;       /* RSS trajectory (see struct pt_inv) */
 	struct { uint64_t t_ns; int64_t rss; } traj[PT_TRAJ_MAX];
+	/* Anonymous RSS at the invocation's RSS peak by the stack that faulted it in (rss.bpf.h;
+	 * pt_inv_capture_rss, invocation/rssinv.c), most first. */
+	uint32_t nrss_top;
+	struct pt_inv_stack rss_top[PT_INV_TOP];
+	struct pt_inv_stack *rss_all;   /* every one of them (only with --per-invocation) */
+	uint32_t nrss_all;
 	/* The stacks that held memory at the peak: every one with --per-invocation, else the
 	 * PT_INV_KEEP biggest, the rest summed in other_bytes/other_count over other_stacks. */
 	struct pt_inv_stack *all;
@@ -71,6 +77,11 @@ struct pt_inv_list {
 	struct pt_inv_record *r;
 	uint32_t n, cap;
 };
+
+/* rec->rss_top from the stats map: each stack's rss_inv_peak[seq & 1] where its rss_inv_seq
+ * equals rss_seq (rss_g.inv_peak_seq of that half), else its rss_now. 0 or -errno. */
+int pt_inv_capture_rss(struct pt_inv_record *rec, uint64_t rss_seq, int stats_fd, uint32_t nstacks,
+		       bool keep_all);
 
 const char *pt_outcome_name(uint32_t outcome);
 /* The outcome as printed and written: pt_outcome_name, except that the row since attaching ends

@@ -540,12 +540,13 @@ static int map_stack(struct collector *c, const uint32_t *fr, uint32_t n, uint32
 
 /* One kernel stack's figures into the output stacks its frames fr[0..n) merged into. */
 static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_stack_stats *st,
-		     uint64_t peak_seq, const uint32_t *fr, uint32_t n, const int64_t *leaked,
-		     uint32_t *out)
+		     uint64_t peak_seq, uint64_t rss_seq, const uint32_t *fr, uint32_t n,
+		     const int64_t *leaked, uint32_t *out)
 {
+	int64_t rss_peak = st->rss_snap_seq == rss_seq ? st->rss_peak : st->rss_now;
 	uint32_t k;
 
-	if (st->alloc_count || st->free_count) {
+	if (st->alloc_count || st->free_count || st->rss_now > 0 || rss_peak > 0) {
 		struct pt_stack *o;
 
 		if (heap_stack(c, p, fr, n, &k))
@@ -559,6 +560,8 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 		o->v[PT_FREE_BYTES] += st->free_bytes;
 		o->v[PT_LIVE_BYTES] += st->live_bytes > 0 ? st->live_bytes : 0;
 		o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, peak_seq);
+		o->v[PT_RSS_PEAK_BYTES] += rss_peak > 0 ? (uint64_t)rss_peak : 0;
+		o->v[PT_RSS_NOW_BYTES] += st->rss_now > 0 ? (uint64_t)st->rss_now : 0;
 		if (leaked) {
 			o->v[PT_LEAKED_BYTES] += leaked[0] > 0 ? (uint64_t)leaked[0] : 0;
 			c->cnt[k][4] += leaked[1] > 0 ? leaked[1] : 0;
@@ -600,7 +603,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			goto out;
 		}
 
-		if (!st->alloc_count && !st->free_count && !st->mmap_count && !st->munmap_count)
+		if (!st->alloc_count && !st->free_count && !st->mmap_count && !st->munmap_count &&
+		    !st->rss_now && !st->rss_peak)
 			continue;
 		if (idx == PT_STACK_UNKNOWN || idx >= in->stacks->n ||
 		    pt_stack_table_nr(in->stacks, idx) == 0) {
@@ -621,7 +625,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 					       in->cstats, &fc))) {
 			goto out;
 		}
-		if ((err = add_stack(&c, p, st, in->peak_seq, fr, n, in->leaked ? in->leaked[idx] : NULL,
+		if ((err = add_stack(&c, p, st, in->peak_seq, in->rss_peak_seq, fr, n,
+				     in->leaked ? in->leaked[idx] : NULL,
 				     in->stack_out ? &in->stack_out[idx] : NULL)))
 			goto out;
 	}

@@ -25,6 +25,7 @@ struct pt_collect_in {
 	int stats_fd;                            /* the kernel's stats map, read by batches */
 	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
 	uint64_t peak_seq;                   /* g.peak_seq at the end of tracing */
+	uint64_t rss_peak_seq;               /* rss_g.peak_seq at the end (bpf/rss.bpf.h) */
 	unsigned count_shift;                /* stats counts are in 2^-count_shift units
 					      * (--sample-bytes weights), 0 = whole */
 	/* CPython: each stack's Python words (NULL: none), and their names. May be NULL. */

@@ -30,6 +30,8 @@ static const struct {
 	[PT_PEAK_BYTES] = { "peak_space", "bytes" },
 	[PT_LEAKED_COUNT] = { "leaked_objects", "count" },
 	[PT_LEAKED_BYTES] = { "leaked_space", "bytes" },
+	[PT_RSS_PEAK_BYTES] = { "rss_peak_space", "bytes" },
+	[PT_RSS_NOW_BYTES] = { "rss_space", "bytes" },
 };
 
 const char *pt_metric_name(enum pt_metric m)

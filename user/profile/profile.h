@@ -61,6 +61,8 @@ enum pt_metric {
 			     * sample types (report/pprof.c lists them): adding two would change
 			     * every profile.pb.gz and the tests and README that name them. */
 	PT_LEAKED_BYTES,
+	PT_RSS_PEAK_BYTES,  /* anonymous RSS this stack faulted in, held at the RSS peak */
+	PT_RSS_NOW_BYTES,   /* ... and at the end of tracing */
 	PT_METRIC_MAX,
 };
 

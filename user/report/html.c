@@ -206,6 +206,7 @@ static const struct { const char *key; enum pt_metric m; const char *title; } ht
 	{ "live", PT_LIVE_BYTES, "Heap live at end of trace" },
 	{ "alloc", PT_ALLOC_BYTES, "Heap allocated in total" },
 	{ "leaked", PT_LEAKED_BYTES, "Leaked across invocations" },
+	{ "rss", PT_RSS_PEAK_BYTES, "Anonymous RSS at the RSS peak, by the stack that faulted it in" },
 };
 
 static const struct pt_profile *g_prof;

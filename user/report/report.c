@@ -12,6 +12,7 @@
 #include "bpf/inv.h"
 #include "report/report.h"
 #include "report/html.h"
+#include "report/rss.h"
 #include "profile/frames.h"
 #include "report/jsonstacks.h"
 
@@ -685,6 +686,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 		   (uint64_t)g->peak_bytes, true);
 	pt_leaked_text(f, r);
+	pt_rss_text(f, r);
 	text_totals(f, r);
 	text_losses(f, r);
 	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
@@ -801,6 +803,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		(int64_t)pt_rss_total(g),
 		(int64_t)g->rss[PT_RSS_FILE], (int64_t)g->rss[PT_RSS_ANON],
 		(int64_t)g->rss[PT_RSS_SHMEM], (int64_t)g->rss[PT_RSS_SWAP], r->vmhwm_bytes);
+	pt_rss_json(f, r);
 	fprintf(f, "  \"syscalls\": {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
 		   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64
 		   ", \"mremap_count\": %" PRIu64 ", \"brk_count\": %" PRIu64
@@ -939,6 +942,7 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		if ((e = write_file(dir, name, w_speedscope, r, views[i].metric)) && !err)
 			err = e;
 	}
+	if ((e = pt_rss_write_files(dir, r)) && !err)
 	if ((e = pt_leaked_write_dir(dir, r)) && !err)
 		err = e;
 	html_dir = dir;

@@ -63,6 +63,7 @@ struct pt_report {
 	uint32_t *leak_stack_of;
 	uint32_t nleak_stacks;
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
+	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 };
 
 const char *pt_err_name(int e);

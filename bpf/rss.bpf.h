@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rss.bpf.h — RSS attribution by page: every anonymous page that becomes resident in the target
+ * through one of its page faults is counted on the user stack that faulted it in (the heap's
+ * unwinder, Python frames included), until munmap, madvise(DONTNEED/REMOVE), an mremap shrink,
+ * a brk shrink or an exec takes it away.
+ *
+ * How a page is found: exceptions:page_fault_user/kernel (the kernel one: a syscall writing
+ * into a fresh user buffer) leave the fault address in the thread's state; the kernel then
+ * accounts what the fault installed in the same thread, and the next kmem:rss_stat of
+ * MM_ANONPAGES with curr == 1 says by how much (4 KiB, or 2 MiB for a transparent huge page:
+ * then the 2 MiB-aligned block around the address). Only then is the stack unwound, from the
+ * registers the fault saved (bpf_task_pt_regs): a fault that installs nothing (a read of the
+ * zero page, a file page) costs one task-storage store.
+ *
+ * Ownership: rss_pages maps a 2 MiB-aligned block of address space to the owner of each of
+ * its 512 pages (stack index + 1; 0 = none), so a removal finds whose pages leave; it runs at
+ * the syscall's entry, before the kernel's rss_stat decrements, which it pre-pays in
+ * rss_g.now.pending. Every change of the anonymous counter lands in exactly one figure of
+ * struct pt_rss_figures (peaktrace.h), so attributed + unattributed == rss_stat's anon.
+ *
+ * At-peak figures: the lazy snapshot of peak.h, with its own sequence (rss_g.peak_seq, bumped
+ * at every new g.rss_peak in memstat.bpf.h's rss_stat): a stack keeps what it held at the last
+ * peak before its first change after it.
+ *
+ * The verifier: loops over pages and blocks run under bpf_loop (a removal may span many
+ * blocks, each up to 512 pages).
+ */
+#ifndef PEAKTRACE_RSS_BPF_H
+#define PEAKTRACE_RSS_BPF_H
+
+#include "state.bpf.h"
+#include "stack.bpf.h"
+
+#define RSS_PAGE 4096ULL
+#define RSS_BLOCK_SHIFT 21
+#define RSS_BLOCK (1ULL << RSS_BLOCK_SHIFT)
+#define RSS_PAGES 512
+/* A walk's counters, all from RSS_OPAQUE0. */
+#define RSS_WALK_INIT(w) do { \
+	(w)->lo = RSS_OPAQUE0; (w)->owner = RSS_OPAQUE0; (w)->run = RSS_OPAQUE0; \
+	(w)->removed = RSS_OPAQUE0; (w)->replaced = RSS_OPAQUE0; \
+} while (0)
+
+/* Blocks one removal visits at most (2 TiB of address space; the rest is not looked at). */
+#define RSS_MAX_BLOCKS (1u << 20)
+/* Blocks with a page owner: 32 GiB of touched address space (not preallocated). */
+#define RSS_MAX_TABLE 16384
+
+#ifndef MADV_DONTNEED
+#define MADV_DONTNEED 4
+#endif
+#define MADV_REMOVE 9
+#define MADV_DONTNEED_LOCKED 24
+
+struct rss_block {
+	__u32 owner[RSS_PAGES];
+};
+
+struct pt_rss_global rss_g = {};
+
+/* Always 0, but unknown to the verifier: a bpf_loop callback is verified until its state
+ * repeats, so the counters a walk carries start from this, not from a constant, whose every
+ * new value would be a new state (then "the sequence of 8193 jumps is too complex"). */
+__u64 rss_opaque = 0;
+#define RSS_OPAQUE0 (*(volatile __u64 *)&rss_opaque)
+
+/* key: 2 MiB-aligned address; value: the owner of each of its pages. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RSS_MAX_TABLE);
+	__type(key, __u64);
+	__type(value, struct rss_block);
+} rss_pages SEC(".maps");
+
+/* One zeroed block, the value a new entry of rss_pages starts from. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rss_block);
+} rss_zero SEC(".maps");
+
+/* The page-fault tracepoints' record (exceptions:page_fault_user/kernel; not in vmlinux.h). */
+struct pt_fault_ctx {
+	__u64 common;
+	__u64 address;
+	__u64 ip;
+	__u64 error_code;
+};
+
+/* Before a stack's rss_now changes: keep what it held at the running invocation's RSS peak,
+ * and at the last one's if that has ended but may not have been read (heap.bpf.h inv_touch). */
+static __always_inline void rss_inv_touch(struct pt_stack_stats *st)
+{
+	__u32 p = g.inv_seq & 1, q = p ^ 1;
+	__u64 seq = rss_g.inv_peak_seq[p], qseq = rss_g.inv_peak_seq[q];
+
+	if (st->rss_inv_seq[p] != seq) {
+		st->rss_inv_peak[p] = st->rss_now;
+		st->rss_inv_seq[p] = seq;
+	}
+	if (st->rss_inv_seq[q] != qseq && g.inv[q].state == PT_INV_ENDED) {
+		st->rss_inv_peak[q] = st->rss_now;
+		st->rss_inv_seq[q] = qseq;
+	}
+}
+
+/* A new snapshot sequence for invocation half p: at its start and at each new RSS peak of it. */
+static __always_inline void rss_inv_new_peak(__u32 p)
+{
+	rss_g.inv_peak_seq[p & 1] = __sync_fetch_and_add(&rss_g.inv_counter, 1) + 1;
+}
+
+/* A stack's resident bytes change by bytes (its owner value o = stack index + 1). */
+static __always_inline void rss_owner_add(__u32 o, __s64 bytes)
+{
+	__u32 stack = o - 1;
+	struct pt_stack_stats *st;
+
+	if (!o || !bytes)
+		return;
+	st = bpf_map_lookup_elem(&stats, &stack);
+	if (!st)
+		return;
+	if (st->rss_snap_seq != rss_g.peak_seq) {
+		st->rss_peak = st->rss_now;
+		st->rss_snap_seq = rss_g.peak_seq;
+	}
+	rss_inv_touch(st);
+	__sync_fetch_and_add(&st->rss_now, bytes);
+	__sync_fetch_and_add(&rss_g.now.attributed, bytes);
+}
+
+/* A page fault of the target: remember where, for the rss_stat that may follow. */
+static __always_inline int rss_fault(struct pt_fault_ctx *ctx)
+{
+	struct thread_state *ts;
+
+	if (!is_target() || (__s64)ctx->address < 0)
+		return 0;
+	ts = thread_get(true);
+	if (!ts) {
+		count_err(PT_ERR_THREAD_STATE);
+		return 0;
+	}
+	ts->pf_addr = ctx->address ? ctx->address : 1;
+	__sync_fetch_and_add(&rss_g.faults, 1);
+	return 0;
+}
+
+/* The stack a fault's pages belong to: inside an allocator call the allocation's (as for its
+ * syscalls, memstat.bpf.h), else the faulting instruction's, unwound from the saved registers
+ * (a kernel fault: the syscall's own user stack). */
+/* The counters a stack cut short bumps (PT_ERR_STACK_READ, then PT_ERR_UNWIND_NO_CFI...
+ * PT_ERR_UNWIND_FP_FALLBACK, consecutive): a fault's unwind is counted in rss_g.stacks_cut
+ * instead, so theirs keep meaning "allocation stacks". */
+static __always_inline __u32 rss_err_key(int i)
+{
+	return i == 0 ? PT_ERR_STACK_READ : PT_ERR_UNWIND_NO_CFI + i - 1;
+}
+#define RSS_ERR_N (1 + PT_ERR_UNWIND_FP_FALLBACK - PT_ERR_UNWIND_NO_CFI + 1)
+
+static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
+{
+	struct pt_regs *regs;
+	__u64 *v, cut = 0;
+	__u32 k, stack;
+	int i;
+
+	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
+		return ts->stack;
+	for (i = 0; i < RSS_ERR_N && i < 8; i++) {
+		k = rss_err_key(i);
+		v = bpf_map_lookup_elem(&errors, &k);
+		ts->rss_err[i] = v ? *v : 0;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	stack = capture_at(ts, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+			   BPF_CORE_READ(regs, bp));
+	for (i = 0; i < RSS_ERR_N && i < 8; i++) {
+		k = rss_err_key(i);
+		v = bpf_map_lookup_elem(&errors, &k);
+		if (v && *v != ts->rss_err[i]) {
+			/* fp fallback is not a cut: the stack is whole */
+			if (k != PT_ERR_UNWIND_FP_FALLBACK)
+				cut = 1;
+			*v = ts->rss_err[i];
+		}
+	}
+	if (cut)
+		__sync_fetch_and_add(&rss_g.stacks_cut, 1);
+	return stack;
+}
+
+/* ---- page loops ----------------------------------------------------------------------------- */
+
+struct rss_walk {
+	struct rss_block *b;
+	__u64 start, end;     /* removal / move: the range */
+	__u64 dst;            /* move: where start goes */
+	__u32 lo;             /* first page of the range in block b */
+	__u32 owner;          /* fill: the new owner; removal: the owner of the current run */
+	__s64 run;            /* removal: bytes of the current run */
+	__s64 removed;        /* removal: bytes taken off stacks */
+	__s64 replaced;       /* fill, move: bytes that still had an owner */
+};
+
+static __always_inline void rss_run_flush(struct rss_walk *w)
+{
+	if (w->run) {
+		rss_owner_add(w->owner, -w->run);
+		w->removed += w->run;
+		w->run = 0;
+	}
+}
+
+/* Fill: page lo + i of block b gets owner w->owner; a page that had one leaves it. */
+static long rss_fill_page(__u64 i, struct rss_walk *w)
+{
+	__u64 k = w->lo + i;
+	__u32 old;
+
+	if (!w->b || k >= RSS_PAGES)
+		return 1;
+	old = w->b->owner[k];
+	w->b->owner[k] = w->owner;
+	if (old) {
+		rss_owner_add(old, -(__s64)RSS_PAGE);
+		w->replaced += RSS_PAGE;
+	}
+	return 0;
+}
+
+/* Removal: page lo + i of block b loses its owner. */
+static long rss_rm_page(__u64 i, struct rss_walk *w)
+{
+	__u64 k = w->lo + i;
+	__u32 o;
+
+	if (!w->b || k >= RSS_PAGES)
+		return 1;
+	o = w->b->owner[k];
+	if (!o)
+		return 0;
+	w->b->owner[k] = 0;
+	if (o != w->owner) {
+		rss_run_flush(w);
+		w->owner = o;
+	}
+	w->run += RSS_PAGE;
+	return 0;
+}
+
+static long rss_rm_block(__u64 i, struct rss_walk *w)
+{
+	__u64 blk = (w->start & ~(RSS_BLOCK - 1)) + (i << RSS_BLOCK_SHIFT);
+	__u64 lo = w->start > blk ? w->start : blk;
+	__u64 hi = w->end < blk + RSS_BLOCK ? w->end : blk + RSS_BLOCK;
+
+	if (hi <= lo)
+		return 1;
+	w->b = bpf_map_lookup_elem(&rss_pages, &blk);
+	if (!w->b)
+		return 0;
+	w->lo = (lo - blk) >> 12;
+	bpf_loop((hi - lo + RSS_PAGE - 1) >> 12, rss_rm_page, w, 0);
+	rss_run_flush(w);
+	if (lo == blk && hi == blk + RSS_BLOCK)
+		bpf_map_delete_elem(&rss_pages, &blk);
+	return 0;
+}
+
+/* [start, end) leaves the address space or its pages are dropped: their stacks lose them now,
+ * and the decrements rss_stat reports next are pre-paid in `pending`. */
+static __always_inline void rss_remove(__u64 start, __u64 end)
+{
+	struct rss_walk w = { .start = start & ~(RSS_PAGE - 1), .end = end };
+	__u64 nblk;
+
+	RSS_WALK_INIT(&w);
+	if (end <= w.start)
+		return;
+	nblk = ((end - 1) >> RSS_BLOCK_SHIFT) - (w.start >> RSS_BLOCK_SHIFT) + 1;
+	if (nblk > RSS_MAX_BLOCKS)
+		__sync_fetch_and_add(&rss_g.removals_capped, 1);
+	bpf_loop(nblk < RSS_MAX_BLOCKS ? nblk : RSS_MAX_BLOCKS, rss_rm_block, &w, 0);
+	if (w.removed)
+		__sync_fetch_and_add(&rss_g.now.pending, w.removed);
+}
+
+/* The block of address a, created if new; NULL when the table is full. */
+static __always_inline struct rss_block *rss_block_get(__u64 a)
+{
+	__u64 blk = a & ~(RSS_BLOCK - 1);
+	struct rss_block *b = bpf_map_lookup_elem(&rss_pages, &blk);
+	__u32 zero = 0;
+	struct rss_block *z;
+
+	if (b)
+		return b;
+	z = bpf_map_lookup_elem(&rss_zero, &zero);
+	if (!z)
+		return NULL;
+	bpf_map_update_elem(&rss_pages, &blk, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&rss_pages, &blk);
+}
+
+/* Move: page lo + i of the source block goes, with its owner, to dst + (its offset). */
+static long rss_mv_page(__u64 i, struct rss_walk *w)
+{
+	__u64 k = w->lo + i, src, to;
+	struct rss_block *d;
+	__u32 o, old;
+
+	if (!w->b || k >= RSS_PAGES)
+		return 1;
+	o = w->b->owner[k];
+	if (!o)
+		return 0;
+	w->b->owner[k] = 0;
+	src = ((w->start & ~(RSS_BLOCK - 1)) + (k << 12));
+	to = w->dst + (src - w->end);
+	d = rss_block_get(to);
+	if (!d) {
+		/* The owner is lost with the table full: its bytes leave the stack, counted. */
+		rss_owner_add(o, -(__s64)RSS_PAGE);
+		__sync_fetch_and_add(&rss_g.now.table_full, RSS_PAGE);
+		__sync_fetch_and_add(&rss_g.table_full_events, 1);
+		return 0;
+	}
+	k = (to >> 12) & (RSS_PAGES - 1);
+	old = d->owner[k];
+	d->owner[k] = o;
+	if (old) {
+		rss_owner_add(old, -(__s64)RSS_PAGE);
+		w->replaced += RSS_PAGE;
+	}
+	return 0;
+}
+
+struct rss_move {
+	__u64 from, len, to;
+	__s64 replaced;
+};
+
+static long rss_mv_block(__u64 i, struct rss_move *m)
+{
+	__u64 blk = (m->from & ~(RSS_BLOCK - 1)) + (i << RSS_BLOCK_SHIFT);
+	__u64 lo = m->from > blk ? m->from : blk;
+	__u64 hi = m->from + m->len < blk + RSS_BLOCK ? m->from + m->len : blk + RSS_BLOCK;
+	/* end: the source address that maps to dst (to = dst + src - end) */
+	struct rss_walk w = { .start = blk, .end = m->from, .dst = m->to };
+
+	RSS_WALK_INIT(&w);
+	if (hi <= lo)
+		return 1;
+	w.b = bpf_map_lookup_elem(&rss_pages, &blk);
+	if (!w.b)
+		return 0;
+	w.lo = (lo - blk) >> 12;
+	bpf_loop((hi - lo + RSS_PAGE - 1) >> 12, rss_mv_page, &w, 0);
+	m->replaced += w.replaced;
+	return 0;
+}
+
+/* ---- syscalls ------------------------------------------------------------------------------- */
+
+static __always_inline void rss_munmap(__u64 addr, __u64 len)
+{
+	rss_remove(addr, addr + ((len + RSS_PAGE - 1) & ~(RSS_PAGE - 1)));
+}
+
+#define RSS_MAP_FIXED 0x10
+
+static __always_inline void rss_mmap_fixed(__u64 addr, __u64 len, __u64 flags)
+{
+	if (flags & RSS_MAP_FIXED)
+		rss_munmap(addr, len);
+}
+
+/* madvise: DONTNEED and REMOVE drop the pages now; FREE does not (they stay resident, and in
+ * rss_stat, until reclaim takes them: counted then as `reclaimed`). */
+static __always_inline void rss_madvise(__u64 addr, __u64 len, __u64 advice)
+{
+	if (advice == MADV_DONTNEED || advice == MADV_REMOVE || advice == MADV_DONTNEED_LOCKED)
+		rss_munmap(addr, len);
+}
+
+/* mremap entry: a shrink drops the tail. */
+static __always_inline void rss_mremap_enter(__u64 addr, __u64 oldl, __u64 newl)
+{
+	oldl = (oldl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
+	newl = (newl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
+	if (newl < oldl)
+		rss_remove(addr + newl, addr + oldl);
+}
+
+/* mremap exit: the mapping moved to `to`: its pages' owners move with them. */
+static __always_inline void rss_mremap_exit(__u64 addr, __u64 oldl, __u64 newl, __u64 to)
+{
+	struct rss_move m = { .from = addr, .to = to };
+	__u64 nblk;
+
+	m.replaced = RSS_OPAQUE0;
+	if (to == addr || to > (__u64)-4096L)
+		return;
+	oldl = (oldl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
+	newl = (newl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
+	m.len = oldl < newl ? oldl : newl;
+	if (!m.len)
+		return;
+	nblk = ((addr + m.len - 1) >> RSS_BLOCK_SHIFT) - (addr >> RSS_BLOCK_SHIFT) + 1;
+	if (nblk > RSS_MAX_BLOCKS)
+		__sync_fetch_and_add(&rss_g.removals_capped, 1);
+	bpf_loop(nblk < RSS_MAX_BLOCKS ? nblk : RSS_MAX_BLOCKS, rss_mv_block, &m, 0);
+	if (m.replaced)
+		__sync_fetch_and_add(&rss_g.now.refaulted, m.replaced);
+}
+
+/* brk to a lower break: the pages above it go. */
+static __always_inline void rss_brk_enter(__u64 newbrk)
+{
+	if (newbrk && g.brk_cur && newbrk < g.brk_cur && newbrk >= g.brk_start)
+		rss_remove((newbrk + RSS_PAGE - 1) & ~(RSS_PAGE - 1),
+			   (g.brk_cur + RSS_PAGE - 1) & ~(RSS_PAGE - 1));
+}
+
+/* ---- exec ----------------------------------------------------------------------------------- */
+
+static long rss_exec_block(struct bpf_map *map, __u64 *key, struct rss_block *b, void *unused)
+{
+	struct rss_walk w = { .b = b };
+
+	RSS_WALK_INIT(&w);
+	bpf_loop(RSS_PAGES, rss_rm_page, &w, 0);
+	rss_run_flush(&w);
+	bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+/* A new image: the old one's pages are gone with its mm; the new one's first figure is what
+ * exec left resident (its stack), counted as `before`. */
+static __always_inline void rss_exec(void)
+{
+	bpf_for_each_map_elem(&rss_pages, rss_exec_block, NULL, 0);
+	__builtin_memset(&rss_g.now, 0, sizeof(rss_g.now));
+	__builtin_memset(&rss_g.at_peak, 0, sizeof(rss_g.at_peak));
+	rss_g.peak_seq++;
+	rss_g.exec_reset = 1;
+}
+
+/* ---- kmem:rss_stat -------------------------------------------------------------------------- */
+
+/* A fault made d bytes resident at addr: its pages get the fault's stack. */
+static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr, __s64 d)
+{
+	struct rss_walk w = {};
+	__u64 start;
+
+	RSS_WALK_INIT(&w);
+	/* One page, or a THP (the only sizes this kernel's anonymous faults install unless
+	 * mTHP sizes are enabled). Any other delta holds another thread's fault reported at the
+	 * same time (its own event then sees less): the fault gets its page or THP, the rest is
+	 * counted as `raced` (unattributed), never guessed. */
+	if (d != (__s64)RSS_PAGE && d != (__s64)RSS_BLOCK) {
+		__s64 folio = d > (__s64)RSS_BLOCK ? RSS_BLOCK : RSS_PAGE;
+
+		__sync_fetch_and_add(&rss_g.odd_size, 1);
+		if (d < folio) {
+			__sync_fetch_and_add(&rss_g.now.raced, d);
+			return;
+		}
+		__sync_fetch_and_add(&rss_g.now.raced, d - folio);
+		d = folio;
+	}
+	start = addr & ~((__u64)d - 1);
+	w.b = rss_block_get(start);
+	if (!w.b) {
+		__sync_fetch_and_add(&rss_g.now.table_full, d);
+		__sync_fetch_and_add(&rss_g.table_full_events, 1);
+		return;
+	}
+	w.owner = rss_fault_stack(ts) + 1;
+	w.lo = (start >> 12) & (RSS_PAGES - 1);
+	__sync_fetch_and_add(&rss_g.faults_used, 1);
+	if (d == RSS_PAGE)
+		rss_fill_page(0, &w);
+	else
+		bpf_loop(d >> 12, rss_fill_page, &w, 0);
+	rss_owner_add(w.owner, d);
+	if (w.replaced)
+		__sync_fetch_and_add(&rss_g.now.refaulted, w.replaced);
+}
+
+/*
+ * Called by rss_stat (memstat.bpf.h) for the target's mm, before g.rss[m] takes the new value
+ * size. Anonymous growth in the target's thread with a pending fault is attributed; any other
+ * change goes to its figure.
+ */
+static __always_inline bool rss_change(__u32 curr, int m, __s64 size)
+{
+	struct thread_state *ts;
+	__s64 d, pend, take;
+	__u64 addr;
+
+	if (m != PT_RSS_ANON) {
+		/* A file or shmem page for the fault in progress: that fault was not anonymous. */
+		if (curr && size > g.rss[m & 3] && (ts = thread_get(false)))
+			ts->pf_addr = 0;
+		return false;
+	}
+	/* Exchanged, so that with two CPUs reporting at once the deltas still add up to the
+	 * counter (each event's own delta may then include the other's page: `raced`). */
+	d = size - (__s64)__sync_lock_test_and_set((__u64 *)&g.rss[PT_RSS_ANON], (__u64)size);
+	if (rss_g.exec_reset) {
+		rss_g.exec_reset = 0;
+		__sync_fetch_and_add(&rss_g.now.before, d);
+		if (curr && (ts = thread_get(false)))
+			ts->pf_addr = 0;
+		return true;
+	}
+	if (!d)
+		return true;
+	if (!curr) {
+		if (d > 0)
+			__sync_fetch_and_add(&rss_g.now.other_task, d);
+		else
+			__sync_fetch_and_add(&rss_g.now.reclaimed, -d);
+		return true;
+	}
+	if (d < 0) {
+		pend = rss_g.now.pending;
+		take = -d < pend ? -d : pend;
+		if (take > 0)
+			__sync_fetch_and_add(&rss_g.now.pending, -take);
+		else
+			take = 0;
+		if (-d - take > 0)
+			__sync_fetch_and_add(&rss_g.now.freed_unowned, -d - take);
+		return true;
+	}
+	ts = thread_get(false);
+	if (!ts || !ts->pf_addr) {
+		__sync_fetch_and_add(&rss_g.now.no_fault, d);
+		return true;
+	}
+	addr = ts->pf_addr;
+	ts->pf_addr = 0;
+	rss_fault_pages(ts, addr, d);
+	return true;
+}
+
+/* After rss_stat raised g.rss_peak: the figures at this peak, and a new snapshot sequence. */
+static __always_inline void rss_new_peak(void)
+{
+	rss_g.at_peak = rss_g.now;
+	rss_g.at_peak.anon = g.rss[PT_RSS_ANON];
+	__sync_fetch_and_add(&rss_g.peak_seq, 1);
+}
+
+#endif /* PEAKTRACE_RSS_BPF_H */

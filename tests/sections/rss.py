@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""rss: RSS attribution by page (bpf/rss.bpf.h), a section of tests/run.py.
+
+tests/workloads/wl_rss.c makes anonymous pages resident from known functions (malloc + memset,
+mmap + touch, a thread's stack, mremap grow/move, read() into a fresh buffer, MAP_POPULATE),
+then releases some (madvise DONTNEED of half a region, munmap, the thread's exit), and logs
+its own RssAnon deltas (/proc/self/status) for each: the truth. For THP on (madvise(
+MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and attach:
+  - each function's anonymous bytes at the RSS peak (rss.folded, lines through that frame)
+    and at the end (report.json rss_attribution.top_stacks[].rss_bytes) match its own
+    figures within PAGES pages;
+  - the anonymous RSS peaktrace reports at the peak and at the end matches the workload's own
+    RssAnon then; the MAP_POPULATE bytes are in the "populated without a fault" bucket, the
+    pages resident before attaching in "resident before tracing";
+  - the buckets explain the figure: attributed + buckets - still-attributed-released == anon
+    (unexplained_bytes 0), and rss.folded's total is the anon RSS at the peak.
+Per invocation: the bundled C function tools/functions/oom (malloc(N MiB) + memset, then free)
+under tools/lambda-host, peaktrace attached, invoked with N = 16, 128, 64, 8: each invocation's
+rss_top_stacks_at_peak[0] is the memset's stack, holding N MiB (within PAGES pages) at that
+invocation's own RSS peak although the previous invocations' pages are gone by then, and so is
+its invocation-N.rss.folded (--per-invocation).
+Then Debian's python3 (tests/workloads/wl_rss.py): a ~50 MiB dict of short strings built in
+build_dict (pymalloc arenas, never malloc) and a 32 MiB bytearray in build_buffer: at the peak
+the Python frames by those names hold at least 90% of what each grew (its own RssAnon delta).
+"""
+import json
+import os
+import re
+
+from harness import WORKLOAD_SRC
+from tracing import load_report, trace_attach, trace_launch
+
+PAGE = 4096
+PAGES = 8          # tolerance: the workload's own incidental pages (its log buffer, a stack page)
+MiB = 1 << 20
+
+# function -> (log name at the peak, log names added for the end)
+SCENARIOS = {
+    "scn_malloc_memset": ("malloc_memset", []),
+    "scn_mmap_touch": ("mmap_touch", ["dontneed"]),
+    "scn_stack_deep": ("stack_deep", ["thread_exit"]),
+    "scn_mremap_touch": ("mremap_touch", []),
+    "scn_mremap_grow": ("mremap_grow", []),
+    "scn_read_into": ("read_into", []),
+    "scn_munmap_touch": ("munmap_touch", ["munmap"]),
+}
+
+
+def read_log(path):
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, v = line.split()
+                out[k] = int(v)
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def folded(path):
+    """[(frames root first, value)] of a folded file."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            stack, _, v = line.rstrip("\n").rpartition(" ")
+            out.append((stack.split(";"), int(v)))
+    return out
+
+
+def through(lines, rx):
+    r = re.compile(rx)
+    return sum(v for frames, v in lines if any(r.fullmatch(fr) for fr in frames))
+
+
+def near(res, name, got, want, pages=PAGES):
+    return res.true(name, got is not None and want is not None and abs(got - want) <= pages * PAGE,
+                    "got %r want %r (+- %d pages)" % (got, want, pages))
+
+
+def check_identity(res, prefix, ra, moment):
+    s = ra.get(moment) or {}
+    res.eq("%s: %s: unexplained_bytes" % (prefix, moment), s.get("unexplained_bytes"), 0)
+    res.eq("%s: %s: attributed + unattributed == anon" % (prefix, moment),
+           s.get("attributed_bytes", 0) + s.get("unattributed_bytes", 0), s.get("anon_bytes"))
+
+
+def run_c(ctx, wl, thp, mode):
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
+    prefix = "rss/wl_rss/%s/%s" % (thp, mode)
+    if not res.wanted(prefix):
+        return
+    if not wl:
+        res.fail(prefix, "wl_rss not built")
+        return
+    outdir = os.path.join(tmp, "rss-%s-%s" % (thp, mode))
+    log = os.path.join(tmp, "rss-%s-%s.log" % (thp, mode))
+    trace = trace_launch if mode == "launch" else trace_attach
+    r = trace(pt, wl, [log, thp], outdir, extra=("--top", "100"))
+    if r.why:
+        res.fail(prefix, r.why)
+        return
+    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
+    truth = read_log(log)
+    if not res.true("%s: workload log" % prefix, "end_anon" in truth, "incomplete: %r" % truth):
+        return
+    if thp == "thp":
+        res.true("%s: THP really used (AnonHugePages at the peak)" % prefix,
+                 truth.get("huge", 0) >= 32 * MiB, "only %r bytes" % truth.get("huge"))
+    else:
+        res.eq("%s: no THP (AnonHugePages at the peak)" % prefix, truth.get("huge"), 0)
+    rep = load_report(res, prefix, outdir)
+    if rep is None:
+        return
+    ra = rep.get("rss_attribution")
+    if not res.true("%s: report.json rss_attribution" % prefix, isinstance(ra, dict), "missing"):
+        return
+    try:
+        lines = folded(os.path.join(outdir, "rss.folded"))
+    except OSError as e:
+        res.fail("%s: rss.folded" % prefix, str(e))
+        return
+    ends = {}
+    for st in ra.get("top_stacks", []):
+        for fn in SCENARIOS:
+            if any(fr.get("func") == fn for fr in st.get("frames", [])):
+                ends[fn] = ends.get(fn, 0) + st.get("rss_bytes", 0)
+    for fn, (name, rel) in SCENARIOS.items():
+        near(res, "%s: %s at the peak" % (prefix, fn), through(lines, re.escape(fn)), truth.get(name))
+        near(res, "%s: %s at the end" % (prefix, fn), ends.get(fn, 0),
+             truth.get(name, 0) + sum(truth.get(k, 0) for k in rel))
+    pk, end = ra.get("at_peak", {}), ra.get("at_end", {})
+    near(res, "%s: anon RSS at the peak == the workload's RssAnon then" % prefix,
+         pk.get("anon_bytes"), truth.get("peak_anon"))
+    near(res, "%s: anon RSS at the end == the workload's RssAnon then" % prefix,
+         end.get("anon_bytes"), truth.get("end_anon"))
+    near(res, "%s: MAP_POPULATE in populated_without_fault_bytes" % prefix,
+         pk.get("populated_without_fault_bytes"), truth.get("populate"))
+    if mode == "attach":
+        near(res, "%s: resident_before_bytes == RssAnon when attached" % prefix,
+             pk.get("resident_before_bytes"), truth.get("start_anon"))
+    check_identity(res, prefix, ra, "at_peak")
+    check_identity(res, prefix, ra, "at_end")
+    res.eq("%s: rss.folded total == anon RSS at the peak" % prefix,
+           sum(v for _, v in lines), pk.get("anon_bytes"))
+
+
+def run_python(ctx, mode):
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
+    prefix = "rss/python/%s" % mode
+    if not res.wanted(prefix):
+        return
+    py = "/usr/bin/python3"
+    if not os.access(py, os.X_OK):
+        res.skip(prefix, "no %s" % py)
+        return
+    outdir = os.path.join(tmp, "rss-py-" + mode)
+    log = os.path.join(tmp, "rss-py-%s.log" % mode)
+    script = os.path.join(WORKLOAD_SRC, "wl_rss.py")
+    if mode == "launch":
+        r = trace_launch(pt, py, [script, log], outdir)
+    else:
+        # trace_attach runs WORKLOAD --wait ARGS: the interpreter and the script as one argv.
+        r = trace_attach_py(pt, py, script, log, outdir)
+    if r.why:
+        res.fail(prefix, r.why)
+        return
+    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
+    truth = read_log(log)
+    if not res.true("%s: workload log" % prefix, "peak_anon" in truth, "incomplete: %r" % truth):
+        return
+    res.true("%s: the dict grew RSS by ~50 MiB" % prefix, truth["build_dict"] >= 40 * MiB,
+             "only %d bytes" % truth["build_dict"])
+    try:
+        lines = folded(os.path.join(outdir, "rss.folded"))
+    except OSError as e:
+        res.fail("%s: rss.folded" % prefix, str(e))
+        return
+    for fn in ("build_dict", "build_buffer"):
+        got = through(lines, r"wl_rss:%s:\d+" % fn)
+        res.true("%s: %s's Python frame holds >= 90%% of its growth at the peak" % (prefix, fn),
+                 0.9 * truth[fn] <= got <= 1.1 * truth[fn],
+                 "got %d want %d" % (got, truth[fn]))
+    rep = load_report(res, prefix, outdir)
+    if rep is not None:
+        check_identity(res, prefix, rep.get("rss_attribution") or {}, "at_peak")
+
+
+def trace_attach_py(pt, py, script, log, outdir):
+    """trace_attach with `python3 script --wait log` as the target."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix="rss-py-", dir=os.path.dirname(outdir))
+    wrapper = os.path.join(d, "wl_rss_py")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (py, script))
+    os.chmod(wrapper, 0o755)
+    return trace_attach(pt, wrapper, [log], outdir)
+
+
+def run_lambda(ctx):
+    import random
+    import signal
+    import time
+    from harness import Proc, TIMEOUT, run
+    from sections.aws_lambda import invocations, stop_host, wait_pidfile
+    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    name = "rss/lambda oom per invocation"
+    if not res.wanted(name):
+        return
+    host = os.path.join(build, "tools", "lambda-host")
+    fn = os.path.join(build, "tools", "functions", "oom")
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
+        res.skip(name, "lambda-host not built (make lambda-host)")
+        return
+    port = 24000 + random.randint(0, 3000) * 2
+    pidfile = os.path.join(tmp, "rss-lambda.pid")
+    h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--pid-file", pidfile, "--", fn])
+    rt = wait_pidfile(h, pidfile, TIMEOUT)
+    if not rt:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return
+    outdir = os.path.join(tmp, "rss-lambda")
+    p = Proc([pt, "-q", "-p", rt, "-o", outdir, "--per-invocation"])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    sizes = [16, 128, 64, 8]
+    for mb in sizes:
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=TIMEOUT)
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    time.sleep(0.3)
+    p.signal(signal.SIGINT)
+    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
+    stop_host(h, TIMEOUT)
+    rep = load_report(res, name, outdir)
+    if rep is None:
+        return
+    invs = invocations(rep)
+    if not res.eq("%s: invocations" % name, len(invs), len(sizes)):
+        return
+    for mb, inv in zip(sizes, invs):
+        top = inv.get("rss_top_stacks_at_peak") or [{}]
+        funcs = [fr.get("func", "") for fr in top[0].get("frames", [])]
+        res.true("%s: %d MiB: the top stack is the memset's" % (name, mb),
+                 any("memset" in f for f in funcs), "frames %r" % funcs[:4])
+        near(res, "%s: %d MiB: held at the invocation's RSS peak" % (name, mb),
+             top[0].get("rss_bytes"), mb * MiB)
+        try:
+            lines = folded(os.path.join(outdir, "invocation-%d.rss.folded" % inv.get("seq", -1)))
+        except OSError as e:
+            res.fail("%s: %d MiB: invocation-N.rss.folded" % (name, mb), str(e))
+            continue
+        near(res, "%s: %d MiB: invocation-N.rss.folded through memset" % (name, mb),
+             through(lines, r".*memset.*"), mb * MiB)
+
+
+def run_section(ctx):
+    run_lambda(ctx)
+    wl = ctx.built.get("wl_rss", {}).get("fp")
+    for thp in ("thp", "nothp"):
+        for mode in ("launch", "attach"):
+            run_c(ctx, wl, thp, mode)
+    for mode in ("launch", "attach"):
+        run_python(ctx, mode)

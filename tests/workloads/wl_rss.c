@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * wl_rss — anonymous pages made resident by known functions, for the rss section
+ * (tests/sections/rss.py). Each scenario measures its own effect on the process's anonymous
+ * RSS (RssAnon of /proc/self/status, the counter kmem:rss_stat reports) and writes it to the
+ * log file as "NAME BYTES" lines, so the test has an independent truth for every figure.
+ *
+ * Usage: wl_rss [--wait] LOG thp|nothp
+ *   thp: madvise(MADV_HUGEPAGE) on every region (this machine's THP mode is "madvise");
+ *   nothp: prctl(PR_SET_THP_DISABLE) first (no transparent huge pages).
+ *   Each region's own AnonHugePages (smaps) is not needed: the figures are RssAnon deltas.
+ *   In order, everything held until the peak:
+ *     scn_malloc_memset   malloc(64 MiB) + memset (glibc mmaps it)           "malloc_memset"
+ *     scn_mmap_touch      mmap 32 MiB, one write per page in the function    "mmap_touch"
+ *     scn_stack_deep      on a new thread, 4 MiB of its stack touched by a
+ *                         64-deep recursion (measured inside the thread)    "stack_deep"
+ *                         (the thread lives until the peak is past: at its exit glibc
+ *                         madvises most of its stack away, "thread_exit")
+ *     scn_mremap_touch    mmap 8 MiB touched ...                            "mremap_touch"
+ *     scn_mremap_grow     ... mremap to 16 MiB (may move: the pages keep their owner), the new
+ *                         half touched here                                  "mremap_grow"
+ *     scn_read_into       read 4 MiB of /dev/zero into a fresh mmap: the kernel faults the
+ *                         pages in (page_fault_kernel), on read's user stack  "read_into"
+ *     scn_munmap_touch    mmap 16 MiB touched                               "munmap_touch"
+ *     scn_populate        mmap 8 MiB with MAP_POPULATE (no fault: unattributed) "populate"
+ *   "peak_anon BYTES": RssAnon now, the RSS peak. Then the releases:
+ *     scn_dontneed        madvise(DONTNEED) of the second half of mmap_touch's 32 MiB
+ *                                                     "dontneed" (negative: the change)
+ *     scn_munmap          munmap of munmap_touch's 16 MiB                    "munmap"
+ *   "end_anon BYTES": RssAnon at the end. Exit 0. (Also "huge BYTES": AnonHugePages of the
+ *   whole process at the peak, so the test knows whether THP was really used.)
+ * No stdio (wl_common.h): numbers are formatted by hand.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+#include "wl_common.h"
+
+#define MiB (1024UL * 1024UL)
+#define PAGE 4096UL
+
+static int log_fd = -1;
+static int thp;   /* "thp": madvise(MADV_HUGEPAGE) each region (THP is "madvise" here) */
+static pthread_barrier_t peak_passed;
+static volatile int stack_logged;
+
+static long field_kb(const char *path, const char *key)
+{
+	char buf[8192];
+	ssize_t n;
+	long v = -1;
+	char *p;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, key);
+	if (p) {
+		p += strlen(key);
+		while (*p == ' ' || *p == '\t')
+			p++;
+		v = 0;
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (*p++ - '0');
+	}
+	return v;
+}
+
+static long rss_anon(void)
+{
+	long kb = field_kb("/proc/self/status", "RssAnon:");
+
+	return kb < 0 ? kb : kb * 1024;
+}
+
+static long status_kb(const char *key)
+{
+	return field_kb("/proc/self/smaps_rollup", key);
+}
+
+static void log_val(const char *name, long v)
+{
+	char line[128], tmp[24];
+	size_t o = 0;
+	unsigned long u = v < 0 ? (unsigned long)-v : (unsigned long)v;
+	int n = 0;
+
+	while (*name && o < 80)
+		line[o++] = *name++;
+	line[o++] = ' ';
+	if (v < 0)
+		line[o++] = '-';
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	while (n)
+		line[o++] = tmp[--n];
+	line[o++] = '\n';
+	line[o] = 0;
+	wl_say(log_fd, line);
+}
+
+
+/* "thp": huge pages where the kernel may use them (no fault happens here). */
+static void want_thp(void *p, size_t len)
+{
+	uintptr_t a = ((uintptr_t)p + 2 * MiB - 1) & ~(2 * MiB - 1);
+
+	if (thp && a < (uintptr_t)p + len)
+		madvise((void *)a, ((uintptr_t)p + len - a) & ~(PAGE - 1), MADV_HUGEPAGE);
+}
+
+static void *map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	want_thp(p, len);
+	return p;
+}
+
+WL_SCENARIO void *scn_malloc_memset(void)
+{
+	size_t n = wl_opaque_size(64 * MiB);
+	char *p = malloc(n);
+
+	want_thp(p, n);
+	memset(p, 1, n);
+	wl_sink(p);
+	return p;
+}
+
+/* The writes are in the function itself (no helper call): the faulting instruction is here. */
+WL_SCENARIO char *scn_mmap_touch(size_t len)
+{
+	volatile char *p = map_anon(len);
+
+	for (size_t i = 0; i < len; i += PAGE)
+		p[i] = 1;
+	return (char *)p;
+}
+
+WL_SCENARIO int scn_stack_deep(int depth)
+{
+	volatile char frame[64 * 1024];
+
+	for (size_t i = 0; i < sizeof(frame); i += PAGE)
+		frame[i] = (char)depth;
+	if (depth > 1)
+		return scn_stack_deep(depth - 1) + frame[100];
+	return frame[200];
+}
+
+static void *thread_main(void *arg)
+{
+	long before = rss_anon();
+
+	scn_stack_deep(64);
+	log_val("stack_deep", rss_anon() - before);
+	stack_logged = 1;
+	/* Alive until the peak is past: at its exit glibc gives most of its stack back. */
+	pthread_barrier_wait(&peak_passed);
+	return arg;
+}
+
+WL_SCENARIO char *scn_mremap_touch(size_t len)
+{
+	volatile char *p = map_anon(len);
+
+	for (size_t i = 0; i < len; i += PAGE)
+		p[i] = 1;
+	return (char *)p;
+}
+
+WL_SCENARIO char *scn_mremap_grow(char *old, size_t oldl, size_t newl)
+{
+	volatile char *p = mremap(old, oldl, newl, MREMAP_MAYMOVE);
+
+	want_thp((char *)p, newl);
+
+	for (size_t i = oldl; i < newl; i += PAGE)
+		p[i] = 1;
+	return (char *)p;
+}
+
+WL_SCENARIO char *scn_read_into(size_t len)
+{
+	char *p = map_anon(len);
+	int fd = open("/dev/zero", O_RDONLY);
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	return p;
+}
+
+WL_SCENARIO char *scn_munmap_touch(size_t len)
+{
+	volatile char *p = map_anon(len);
+
+	for (size_t i = 0; i < len; i += PAGE)
+		p[i] = 1;
+	return (char *)p;
+}
+
+WL_SCENARIO char *scn_populate(size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		    -1, 0);
+}
+
+WL_SCENARIO void scn_dontneed(char *p, size_t len)
+{
+	madvise(p, len, MADV_DONTNEED);
+}
+
+WL_SCENARIO void scn_munmap(char *p, size_t len)
+{
+	munmap(p, len);
+}
+
+#define MEASURE(name, expr) do { long b_ = rss_anon(); expr; log_val(name, rss_anon() - b_); } while (0)
+
+int main(int argc, char **argv)
+{
+	int a = wl_maybe_wait(argc, argv);
+	char *mt, *mr, *mu, *rd, *pp;
+	pthread_t th;
+
+	if (argc - a < 2)
+		return 2;
+	log_fd = open(argv[a], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (log_fd < 0)
+		return 3;
+	if (!strcmp(argv[a + 1], "nothp"))
+		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	thp = !strcmp(argv[a + 1], "thp");
+	pthread_barrier_init(&peak_passed, NULL, 2);
+	log_val("start_anon", rss_anon());
+	MEASURE("malloc_memset", wl_sink(scn_malloc_memset()));
+	MEASURE("mmap_touch", mt = scn_mmap_touch(32 * MiB));
+	pthread_create(&th, NULL, thread_main, NULL);
+	while (!stack_logged)
+		usleep(1000);
+	MEASURE("mremap_touch", mr = scn_mremap_touch(8 * MiB));
+	MEASURE("mremap_grow", mr = scn_mremap_grow(mr, 8 * MiB, 16 * MiB));
+	MEASURE("read_into", rd = scn_read_into(4 * MiB));
+	MEASURE("munmap_touch", mu = scn_munmap_touch(16 * MiB));
+	MEASURE("populate", pp = scn_populate(8 * MiB));
+	wl_sink(mr);
+	wl_sink(rd);
+	wl_sink(pp);
+	log_val("peak_anon", rss_anon());
+	log_val("huge", status_kb("AnonHugePages:") * 1024);
+	MEASURE("thread_exit", (pthread_barrier_wait(&peak_passed), pthread_join(th, NULL)));
+	MEASURE("dontneed", scn_dontneed(mt + 16 * MiB, 16 * MiB));
+	MEASURE("munmap", scn_munmap(mu, 16 * MiB));
+	log_val("end_anon", rss_anon());
+	return 0;
+}

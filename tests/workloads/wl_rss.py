@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""wl_rss.py LOG: RSS that never passes through malloc, for the rss section (tests/sections/rss.py).
+
+build_dict() builds a dict of 400,000 short strings (~50 MiB: CPython keeps them in the
+pymalloc arenas it mmaps itself); build_buffer() a 32 MiB bytearray (one glibc-mmapped chunk,
+zeroed by memset). Each logs its own effect on RssAnon (/proc/self/status) to LOG as
+"NAME BYTES", and "peak_anon BYTES" once both are held. "--wait" first: write the ready line,
+wait for SIGUSR1 (attach mode)."""
+import os
+import signal
+import sys
+
+
+def rss_anon():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def build_dict(n):
+    d = {}
+    for i in range(n):
+        d["k%07d" % i] = "value-%d" % i
+    return d
+
+
+def build_buffer(n):
+    return bytearray(n)
+
+
+def main(argv):
+    if argv and argv[0] == "--wait":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        sys.stdout.write("wl: waiting for SIGUSR1\n")
+        sys.stdout.flush()
+        signal.sigwait({signal.SIGUSR1})
+        argv = argv[1:]
+    log = open(argv[0], "w")
+    b = rss_anon()
+    d = build_dict(400000)
+    log.write("build_dict %d\n" % (rss_anon() - b))
+    b = rss_anon()
+    buf = build_buffer(32 << 20)
+    log.write("build_buffer %d\n" % (rss_anon() - b))
+    log.write("peak_anon %d\n" % rss_anon())
+    log.close()
+    return len(d) + len(buf) > 0
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rss.c — who held the anonymous RSS at its peak: each stack's pages (bpf/rss.bpf.h, profile
+ * metrics PT_RSS_PEAK_BYTES and PT_RSS_NOW_BYTES) and the unattributed buckets beside them, in
+ * the text report, report.json ("rss_attribution") and DIR/rss.folded, DIR/rss.svg, whose
+ * root frames include the buckets so the graph's total is the real anonymous RSS at the peak.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/fmt.h"
+#include "profile/collect.h"
+#include "report/report.h"
+#include "report/rss.h"
+
+#define RSS_TOP 5
+#define RSS_FRAMES 8
+
+/* Root frames of the unattributed buckets (rss.folded, rss.svg, the text report). */
+#define NBUCKETS 5
+static const char *const bucket_names[NBUCKETS] = {
+	"[resident before tracing]",
+	"[populated without a fault]",
+	"[added by another task]",
+	"[page table full]",
+	"[concurrent faults]",
+};
+
+static int64_t take(int64_t *from, int64_t want)
+{
+	int64_t t = want < *from ? want : *from;
+
+	if (t < 0)
+		t = 0;
+	*from -= t;
+	return want - t;
+}
+
+void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_rss_split *s)
+{
+	int64_t freed = fig->freed_unowned, reclaimed = fig->reclaimed, refaulted = fig->refaulted;
+	int64_t sum;
+
+	memset(s, 0, sizeof(*s));
+	s->anon = anon;
+	s->attributed = fig->attributed;
+	s->before = fig->before;
+	s->no_fault = fig->no_fault;
+	s->other_task = fig->other_task;
+	s->table_full = fig->table_full;
+	s->raced = fig->raced;
+	/* A fault onto a page still attributed: the page had gone by a path not seen (reclaim,
+	 * or a decrement counted as freed_unowned): those pages were attributed ones. */
+	refaulted = take(&reclaimed, refaulted);
+	refaulted = take(&freed, refaulted);
+	freed = take(&s->no_fault, freed);
+	freed = take(&s->other_task, freed);
+	freed = take(&s->before, freed);
+	freed = take(&s->table_full, freed);
+	s->over = reclaimed - refaulted + fig->pending + freed;
+	s->unattributed = anon - s->attributed;
+	sum = s->attributed + s->before + s->no_fault + s->other_task + s->table_full + s->raced -
+	      s->over;
+	s->mismatch = anon - sum;
+}
+
+static void split_at(const struct pt_report *r, bool peak, struct pt_rss_split *s)
+{
+	if (peak)
+		pt_rss_split_of(&r->rss.at_peak, r->rss.at_peak.anon, s);
+	else
+		pt_rss_split_of(&r->rss.now, r->g.rss[PT_RSS_ANON], s);
+}
+
+static const int64_t *bucket_vals(const struct pt_rss_split *s, int64_t v[NBUCKETS])
+{
+	v[0] = s->before;
+	v[1] = s->no_fault;
+	v[2] = s->other_task;
+	v[3] = s->table_full;
+	v[4] = s->raced;
+	return v;
+}
+
+/* ---- text ----------------------------------------------------------------------------------- */
+
+static int cmp_idx_desc(const void *a, const void *b, void *ctx)
+{
+	const struct pt_profile *p = ctx;
+	uint64_t x = p->stacks[*(const uint32_t *)a].v[PT_RSS_PEAK_BYTES];
+	uint64_t y = p->stacks[*(const uint32_t *)b].v[PT_RSS_PEAK_BYTES];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Stacks holding anonymous RSS at the peak, most first: an array of indexes (free it). */
+static uint32_t *ranked(const struct pt_profile *p, uint32_t *n)
+{
+	uint32_t *idx = calloc(p->nstacks + 1, sizeof(*idx)), i;
+
+	*n = 0;
+	if (!idx)
+		return NULL;
+	for (i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].v[PT_RSS_PEAK_BYTES])
+			idx[(*n)++] = i;
+	qsort_r(idx, *n, sizeof(*idx), cmp_idx_desc, (void *)p);
+	return idx;
+}
+
+static void split_line(FILE *f, const char *what, const struct pt_rss_split *s)
+{
+	char b1[32], b2[32], b3[32];
+	int64_t v[NBUCKETS];
+	int i;
+
+	fprintf(f, "  %s: anon RSS %s = attributed %s + unattributed %s", what,
+		pt_fmt_bytes(b1, sizeof(b1), (double)s->anon),
+		pt_fmt_bytes(b2, sizeof(b2), (double)s->attributed),
+		pt_fmt_bytes(b3, sizeof(b3), (double)s->unattributed));
+	bucket_vals(s, v);
+	for (i = 0; i < NBUCKETS; i++)
+		if (v[i])
+			fprintf(f, "; %s %s", bucket_names[i], pt_fmt_bytes(b1, sizeof(b1), (double)v[i]));
+	if (s->over)
+		fprintf(f, "; released by the kernel or a syscall in progress but still attributed %s",
+			pt_fmt_bytes(b1, sizeof(b1), (double)s->over));
+	if (s->mismatch)
+		fprintf(f, "; unexplained %" PRId64 " bytes", s->mismatch);
+	fputc('\n', f);
+}
+
+void pt_rss_text(FILE *f, const struct pt_report *r)
+{
+	const struct pt_profile *p = &r->prof;
+	struct pt_rss_split pk, end;
+	uint32_t *idx, n, i, j;
+	char b1[32], b2[32];
+
+	split_at(r, true, &pk);
+	split_at(r, false, &end);
+	fprintf(f, "\nTOP STACKS HOLDING RSS AT THE PEAK (anonymous pages, by the stack that faulted them in)\n");
+	split_line(f, "at the RSS peak", &pk);
+	split_line(f, "at the end", &end);
+	fprintf(f, "  %" PRIu64 " page faults seen, %" PRIu64 " made anonymous pages resident",
+		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used);
+	if (r->rss.odd_size)
+		fprintf(f, "; %" PRIu64 " reported together with another thread's (their excess: [concurrent faults])",
+			(uint64_t)r->rss.odd_size);
+	if (r->rss.table_full_events)
+		fprintf(f, "; page table full %" PRIu64 " times", (uint64_t)r->rss.table_full_events);
+	if (r->rss.removals_capped)
+		fprintf(f, "; %" PRIu64 " removals over more than 2 TiB visited only their first 2 TiB",
+			(uint64_t)r->rss.removals_capped);
+	if (r->rss.stacks_cut)
+		fprintf(f, "; %" PRIu64 " of their stacks cut short by the unwinder (frames kept so far)",
+			(uint64_t)r->rss.stacks_cut);
+	fputc('\n', f);
+	idx = ranked(p, &n);
+	if (!idx)
+		return;
+	for (i = 0; i < n && i < RSS_TOP && (int)i < r->top; i++) {
+		const struct pt_stack *s = &p->stacks[idx[i]];
+
+		fprintf(f, "  #%-2u %s at the peak (%.1f%%), %s at the end\n", i + 1,
+			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_RSS_PEAK_BYTES]),
+			pk.anon > 0 ? 100.0 * (double)s->v[PT_RSS_PEAK_BYTES] / (double)pk.anon : 0,
+			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_RSS_NOW_BYTES]));
+		for (j = 0; j < s->nframes && j < RSS_FRAMES; j++) {
+			char *l = pt_frame_label(&p->frames[s->frames[j]]);
+
+			fprintf(f, "        %s\n", l ? l : "?");
+			free(l);
+		}
+		if (s->nframes > RSS_FRAMES)
+			fprintf(f, "        ... %u more frames\n", s->nframes - RSS_FRAMES);
+	}
+	if (!n)
+		fprintf(f, "  (no stack holds anonymous pages at the peak)\n");
+	free(idx);
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static void json_split(FILE *f, const struct pt_rss_split *s)
+{
+	fprintf(f, "{\"anon_bytes\": %" PRId64 ", \"attributed_bytes\": %" PRId64
+		   ", \"unattributed_bytes\": %" PRId64 ", \"resident_before_bytes\": %" PRId64
+		   ", \"populated_without_fault_bytes\": %" PRId64 ", \"other_task_bytes\": %" PRId64
+		   ", \"table_full_bytes\": %" PRId64 ", \"concurrent_faults_bytes\": %" PRId64
+		   ", \"still_attributed_released_bytes\": %" PRId64 ", \"unexplained_bytes\": %" PRId64 "}",
+		s->anon, s->attributed, s->unattributed, s->before, s->no_fault, s->other_task,
+		s->table_full, s->raced, s->over, s->mismatch);
+}
+
+void pt_rss_json(FILE *f, const struct pt_report *r)
+{
+	const struct pt_profile *p = &r->prof;
+	struct pt_rss_split s;
+	uint32_t *idx, n = 0, i, j;
+
+	fprintf(f, "  \"rss_attribution\": {\"at_peak\": ");
+	split_at(r, true, &s);
+	json_split(f, &s);
+	fprintf(f, ", \"at_end\": ");
+	split_at(r, false, &s);
+	json_split(f, &s);
+	fprintf(f, ", \"faults\": %" PRIu64 ", \"faults_resident\": %" PRIu64
+		   ", \"odd_size_faults\": %" PRIu64 ", \"table_full_events\": %" PRIu64
+		   ", \"stacks_cut\": %" PRIu64 ", \"removals_capped\": %" PRIu64 ", \"top_stacks\": [",
+		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used, (uint64_t)r->rss.odd_size,
+		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut,
+		(uint64_t)r->rss.removals_capped);
+	idx = ranked(p, &n);
+	for (i = 0; idx && i < n && (int)i < r->top; i++) {
+		const struct pt_stack *st = &p->stacks[idx[i]];
+
+		fprintf(f, "%s\n    {\"rss_peak_bytes\": %" PRIu64 ", \"rss_bytes\": %" PRIu64
+			   ", \"frames\": [", i ? "," : "", st->v[PT_RSS_PEAK_BYTES],
+			st->v[PT_RSS_NOW_BYTES]);
+		for (j = 0; j < st->nframes; j++) {
+			const struct pt_frame *fr = &p->frames[st->frames[j]];
+			char *l = pt_frame_label(fr);
+
+			fprintf(f, "%s{\"func\": ", j ? ", " : "");
+			pt_json_str(f, l ? l : "?");
+			fprintf(f, ", \"module\": ");
+			pt_json_str(f, fr->module ? fr->module : "");
+			fputc('}', f);
+			free(l);
+		}
+		fprintf(f, "]}");
+	}
+	free(idx);
+	fprintf(f, "%s]},\n", n ? "\n  " : "");
+}
+
+/* ---- rss.folded, rss.svg ------------------------------------------------------------------- */
+
+/* The profile with one more stack per non-empty bucket (a root frame of its own), sharing
+ * everything else with r->prof: free only its arrays. */
+static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx)
+{
+	const struct pt_profile *p = &r->prof;
+	struct pt_rss_split s;
+	int64_t v[NBUCKETS];
+	int i;
+
+	*q = *p;
+	q->frames = malloc((p->nframes + NBUCKETS) * sizeof(*q->frames));
+	q->stacks = malloc((p->nstacks + NBUCKETS) * sizeof(*q->stacks));
+	if (!q->frames || !q->stacks) {
+		free(q->frames);
+		free(q->stacks);
+		return -ENOMEM;
+	}
+	memcpy(q->frames, p->frames, p->nframes * sizeof(*q->frames));
+	memcpy(q->stacks, p->stacks, p->nstacks * sizeof(*q->stacks));
+	split_at(r, true, &s);
+	bucket_vals(&s, v);
+	for (i = 0; i < NBUCKETS; i++) {
+		struct pt_frame *fr = &q->frames[q->nframes];
+		struct pt_stack *st = &q->stacks[q->nstacks];
+
+		if (v[i] <= 0)
+			continue;
+		memset(fr, 0, sizeof(*fr));
+		fr->func = (char *)bucket_names[i];
+		fr->module = (char *)"";
+		fr->kind = PT_FK_OTHER;
+		memset(st, 0, sizeof(*st));
+		fidx[i] = q->nframes;
+		st->nframes = 1;
+		st->frames = &fidx[i];
+		st->v[PT_RSS_PEAK_BYTES] = (uint64_t)v[i];
+		q->nframes++;
+		q->nstacks++;
+	}
+	return 0;
+}
+
+int pt_rss_write_files(const char *dir, const struct pt_report *r)
+{
+	struct pt_profile q;
+	struct pt_rss_split s;
+	uint32_t fidx[NBUCKETS];
+	char path[4096], sub[256], b1[32], b2[32];
+	int err, e;
+	FILE *f;
+
+	if ((err = with_buckets(r, &q, fidx)))
+		return err;
+	split_at(r, true, &s);
+	snprintf(path, sizeof(path), "%s/rss.folded", dir);
+	f = fopen(path, "w");
+	err = f ? pt_write_folded(f, &q, PT_RSS_PEAK_BYTES) : -errno;
+	if (f && fclose(f) && !err)
+		err = -errno;
+	snprintf(sub, sizeof(sub), "PID %d (%s): anonymous RSS %s at the RSS peak, %s of it attributed",
+		 r->pid, r->comm, pt_fmt_bytes(b1, sizeof(b1), (double)s.anon),
+		 pt_fmt_bytes(b2, sizeof(b2), (double)s.attributed));
+	snprintf(path, sizeof(path), "%s/rss.svg", dir);
+	f = fopen(path, "w");
+	e = f ? pt_write_flamegraph(f, &q, PT_RSS_PEAK_BYTES, "Anonymous RSS held at the RSS peak", sub)
+	      : -errno;
+	if (f && fclose(f) && !e)
+		e = -errno;
+	free(q.frames);
+	free(q.stacks);
+	return err ? err : e;
+}
+
+/* ---- invocation-N.rss.folded, .svg ---------------------------------------------------------- */
+
+static void inv_graph(const char *dir, const struct pt_inv_record *ir, struct pt_collect_in *cin,
+		      struct pt_stack_stats *st, struct pt_symbolizer *sym, const char *comm)
+{
+	struct pt_profile prof;
+	struct pt_map_stack *ms = NULL;
+	uint32_t nms = 0, i;
+	char path[4096], title[128], sub[512], b[32];
+	FILE *f;
+
+	memset(st, 0, cin->nstacks * sizeof(*st));
+	/* A stats table holding only this invocation's figures, where the collector reads the
+	 * RSS at the peak. */
+	for (i = 0; i < ir->nrss_all; i++) {
+		if (ir->rss_all[i].stack >= cin->nstacks)
+			continue;
+		st[ir->rss_all[i].stack].rss_now = ir->rss_all[i].bytes;
+		st[ir->rss_all[i].stack].rss_peak = ir->rss_all[i].bytes;
+		st[ir->rss_all[i].stack].rss_snap_seq = 1;
+	}
+	cin->stats = st;
+	cin->rss_peak_seq = 1;
+	if (pt_collect(cin, sym, &prof, &ms, &nms) == 0) {
+		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".rss.folded", dir, ir->seq);
+		if ((f = fopen(path, "w"))) {
+			pt_write_folded(f, &prof, PT_RSS_PEAK_BYTES);
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".rss.svg", dir, ir->seq);
+		snprintf(title, sizeof(title), "%s %" PRIu64 ": anonymous RSS at its RSS peak, by who faulted it in",
+			 ir->seq ? "Invocation" : "Init phase", ir->seq);
+		snprintf(sub, sizeof(sub), "%s %s: peak RSS %s (the attributed anonymous part drawn)", comm,
+			 ir->id, pt_fmt_bytes(b, sizeof(b), (double)ir->rss_peak));
+		if ((f = fopen(path, "w"))) {
+			pt_write_flamegraph(f, &prof, PT_RSS_PEAK_BYTES, title, sub);
+			fclose(f);
+		}
+	}
+	for (i = 0; i < nms; i++)
+		free(ms[i].frames);
+	free(ms);
+	pt_profile_free(&prof);
+}
+
+void pt_rss_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
+			      const struct pt_collect_in *all, struct pt_symbolizer *sym,
+			      const char *comm)
+{
+	struct pt_stack_stats *st = calloc(all->nstacks ? all->nstacks : 1, sizeof(*st));
+	struct pt_collect_in cin = *all;
+	uint32_t k;
+
+	if (!st)
+		return;
+	cin.count_shift = 0;
+	cin.cstats = NULL;
+	for (k = 0; k < invs->n; k++)
+		if (invs->r[k].nrss_all)
+			inv_graph(dir, &invs->r[k], &cin, st, sym, comm);
+	free(st);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* rss.h — RSS attribution by page (bpf/rss.bpf.h) in the report: text, JSON, rss.folded/.svg. */
+#ifndef PEAKTRACE_REPORT_RSS_H
+#define PEAKTRACE_REPORT_RSS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "bpf/peaktrace.h"
+
+struct pt_report;
+
+/* The anonymous RSS of one moment split by where it came from. The buckets that add pages
+ * (before, no_fault, other_task, table_full) are net of freed_unowned (taken from them in that
+ * order of likelihood: no_fault, other_task, before, table_full; less the pages later faulted
+ * again while still attributed, which were attributed ones), so
+ *   anon == attributed + before + no_fault + other_task + table_full + raced - over
+ * where over (pages the kernel released, or a syscall is still releasing, that are still on
+ * their stacks) makes the attributed sum exceed the truth. */
+struct pt_rss_split {
+	int64_t anon, attributed;
+	int64_t before, no_fault, other_task, table_full, raced;
+	int64_t over;        /* reclaimed + pending + what freed left, less refaults */
+	int64_t unattributed;   /* anon - attributed */
+	int64_t mismatch;    /* anon - (the sum above): 0 unless a figure raced (two CPUs) */
+};
+
+void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_rss_split *s);
+
+/* TOP STACKS HOLDING RSS AT THE PEAK. */
+void pt_rss_text(FILE *f, const struct pt_report *r);
+/* The "rss_attribution" member of report.json, with its trailing ",\n". */
+void pt_rss_json(FILE *f, const struct pt_report *r);
+/* DIR/rss.folded and DIR/rss.svg: 0 or -errno. */
+int pt_rss_write_files(const char *dir, const struct pt_report *r);
+
+struct pt_inv_list;
+struct pt_collect_in;
+struct pt_symbolizer;
+/* --per-invocation: DIR/invocation-N.rss.folded and .svg, the attributed anonymous RSS at each
+ * invocation's own RSS peak (its rss_all): all's stacks, with those figures. */
+void pt_rss_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
+			      const struct pt_collect_in *all, struct pt_symbolizer *sym,
+			      const char *comm);
+
+#endif
