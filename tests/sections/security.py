@@ -205,7 +205,13 @@ def run_section(ctx):
         with open(path, "w") as f:
             f.write(line(addr, size, "\x1b[31mPEAKTRACE_INJECTED\x1b[0m"))
         os.chown(path, NOBODY, NOBODY)
-        return lambda: os.unlink(path)
+
+        def cleanup():
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        return cleanup
     p = "security/perfmap/host tmp injection"
     if res.wanted(p):
         rc, out, err = trace(res, p, pt, tmp, exe, "hosttmp", hosttmp)
