@@ -943,6 +943,7 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 			err = e;
 	}
 	if ((e = pt_rss_write_files(dir, r)) && !err)
+		err = e;
 	if ((e = pt_leaked_write_dir(dir, r)) && !err)
 		err = e;
 	html_dir = dir;
