@@ -603,8 +603,9 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 			goto out;
 		}
 
+		/* rss_peak counts only when taken at the last RSS peak (an exec starts a new one). */
 		if (!st->alloc_count && !st->free_count && !st->mmap_count && !st->munmap_count &&
-		    !st->rss_now && !st->rss_peak)
+		    !st->rss_now && !(st->rss_snap_seq == in->rss_peak_seq && st->rss_peak))
 			continue;
 		if (idx == PT_STACK_UNKNOWN || idx >= in->stacks->n ||
 		    pt_stack_table_nr(in->stacks, idx) == 0) {

@@ -94,6 +94,15 @@ int pt_json_sel_init(struct pt_json_sel *sel, const struct pt_report *r)
 		keep_top(p, idx, PT_ALLOC_BYTES, PT_ALLOC_COUNT, n, sel->keep);
 		keep_top(p, idx, PT_LEAKED_BYTES, PT_LEAKED_COUNT, n, sel->keep);
 	}
+	/* A stack with only page-fault RSS (no heap figure) is no heap stack: never in "stacks". */
+	for (i = 0; i < p->nstacks; i++) {
+		const uint64_t *v = p->stacks[i].v;
+
+		if (!v[PT_ALLOC_COUNT] && !v[PT_FREE_COUNT] && !v[PT_LIVE_COUNT] && !v[PT_PEAK_COUNT] &&
+		    !v[PT_ALLOC_BYTES] && !v[PT_FREE_BYTES] && !v[PT_LIVE_BYTES] && !v[PT_PEAK_BYTES] &&
+		    !v[PT_LEAKED_COUNT] && !v[PT_LEAKED_BYTES])
+			sel->keep[i] = false;
+	}
 	sel->jidx = malloc((p->nstacks + 1) * sizeof(*sel->jidx));
 	if (!sel->jidx) {
 		free(idx);
@@ -189,7 +198,7 @@ static const char *const heap_names[] = {
 void pt_json_heap_stacks(FILE *f, const struct pt_report *r, const struct pt_json_sel *sel)
 {
 	const struct pt_profile *p = &r->prof;
-	uint64_t out[NHEAP] = { 0 }, nout = 0;
+	uint64_t out[NHEAP] = { 0 }, nout = 0, rss_only = 0;
 	uint32_t i, n = 0;
 	int k;
 
@@ -199,9 +208,16 @@ void pt_json_heap_stacks(FILE *f, const struct pt_report *r, const struct pt_jso
 		const struct pt_stack *s = &p->stacks[i];
 
 		if (!sel->keep || !sel->keep[i]) {
-			for (k = 0; k < NHEAP; k++)
+			uint64_t any = 0;
+
+			for (k = 0; k < NHEAP; k++) {
 				out[k] += s->v[heap_metrics[k]];
-			nout++;
+				any |= s->v[heap_metrics[k]];
+			}
+			if (any)
+				nout++;
+			else
+				rss_only++;   /* only page-fault RSS (rss_attribution): no heap stack */
 			continue;
 		}
 		fprintf(f, "%s\n    {", n++ ? "," : "");
@@ -213,7 +229,7 @@ void pt_json_heap_stacks(FILE *f, const struct pt_report *r, const struct pt_jso
 	}
 	fprintf(f, "\n  ],\n  \"stacks_left_out\": {");
 	json_limit(f, r);
-	fprintf(f, ", \"stacks\": %" PRIu64, nout);
+	fprintf(f, ", \"stacks\": %" PRIu64 ", \"rss_only_stacks\": %" PRIu64, nout, rss_only);
 	for (k = 0; k < NHEAP; k++)
 		fprintf(f, ", \"%s\": %" PRIu64, heap_names[k], out[k]);
 	fprintf(f, "},\n");
