@@ -3,6 +3,7 @@
 #include "target/nodeflags.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,4 +130,31 @@ const char *pt_node_flags_text(unsigned missing)
 		return "--interpreted-frames-native-stack";
 	}
 	return "";
+}
+
+/* What the missing flags cost, for the warning and the caveat. */
+static const char *flags_cost(unsigned missing)
+{
+	if (missing & PT_NODE_PERF_BASIC_PROF)
+		return "node writes no /tmp/perf-PID.map, so its JavaScript frames are unnamed "
+		       "addresses in every stack (JS heap pages and allocations are not attributed to "
+		       "JS functions)";
+	return "functions V8 has not compiled yet (their first invocations) run in the interpreter "
+	       "and show as Builtins_InterpreterEntryTrampoline, not by name";
+}
+
+int pt_node_flags_warn(pid_t pid, char *note, size_t len)
+{
+	char exe[4096] = "";
+	unsigned missing;
+
+	pt_proc_exe(pid, exe, sizeof(exe));
+	if (pt_node_flags_missing(pid, exe, &missing) <= 0 || !missing)
+		return 0;
+	snprintf(note, len, "node started without %s: %s", pt_node_flags_text(missing),
+		 flags_cost(missing));
+	fprintf(stderr, "peaktrace: warning: node (PID %d) was started without %s: %s; start it "
+			"with --perf-basic-prof --interpreted-frames-native-stack (or put them in "
+			"NODE_OPTIONS)\n", (int)pid, pt_node_flags_text(missing), flags_cost(missing));
+	return 1;
 }

@@ -28,5 +28,9 @@ int pt_node_is_node(const char *exe);
 int pt_node_flags_missing(pid_t pid, const char *exe, unsigned *missing);
 /* The flags in missing, for a message: "--perf-basic-prof and --interpreted-frames-native-stack". */
 const char *pt_node_flags_text(unsigned missing);
+/* pt_node_flags_missing on pid's executable (/proc/PID/exe): when it is node and lacks a flag,
+ * one "peaktrace: warning: ..." line on stderr saying which and what it costs, the same cost
+ * (for the report's caveat) into note, and 1; else 0 (note untouched). */
+int pt_node_flags_warn(pid_t pid, char *note, size_t len);
 
 #endif
