@@ -110,6 +110,8 @@ enum pt_err {
 	PT_ERR_PY_CODE,           /* (user space) code objects unreadable when resolved (freed) */
 	PT_ERR_PY_UNMATCHED,      /* (user space) Python frame runs without a native eval frame */
 	PT_ERR_PY_LAYOUT,         /* (user space) CPythons whose frames cannot be read (offsets) */
+	/* (user space) node images started without its perf-map flags (target/nodeflags.c). */
+	PT_ERR_NODE_FLAGS,
 	PT_ERR_COUNT,
 };
 

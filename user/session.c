@@ -35,6 +35,7 @@
 #include "symbolize/symbolize.h"
 #include "profile/collect.h"
 #include "python/python.h"
+#include "target/nodeflags.h"
 #include "arenas/arenas.h"
 #include "invocation/invocation.h"
 #include "invocation/boundary.h"
@@ -84,6 +85,7 @@ struct pt_session {
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
 	struct pt_py_info py;
+	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
 	struct pt_py_resolver *py_res;
 	/* glibc arenas */
 	bool arenas;             /* accounting on */
@@ -623,6 +625,9 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	pt_proc_comm(s->pid, s->rep.comm, sizeof(s->rep.comm));
 	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", exe);
 	sanitize_names(&s->rep);
+	if (!held)   /* launch mode checks at the exec stop (at_child_exec) */
+		s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
+							    sizeof(s->rep.node_flags_note));
 	if (ex->count < PT_EXECS_MAX)
 		ex->n[ex->count] = x;
 	ex->count++;
@@ -637,6 +642,8 @@ static void at_child_exec(void *arg)
 
 	if (s->child.execs > 1 && s->skel)
 		target_exec(s, true, now_ns(), (uint32_t)s->skel->bss->g.next_stack + 1);
+	s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
+						    sizeof(s->rep.node_flags_note));
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
@@ -1002,6 +1009,8 @@ int pt_session_start(struct pt_session *s)
 	if (!s->launched) {
 		warm_symbolizer(s);
 		python_locate(s);
+		s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
+							    sizeof(s->rep.node_flags_note));
 	}
 	char path[512];
 
@@ -1249,6 +1258,7 @@ int pt_session_collect(struct pt_session *s)
 	rep->execs.unnamed_stacks = s->cstats.exec_unnamed;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
 	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
+	rep->errors[PT_ERR_NODE_FLAGS] += s->node_flags_missing;
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
 		return EXIT_FAIL;

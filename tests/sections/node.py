@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """node: a node --perf-basic-prof script, launched and attached: its JS function by name."""
 
+import json
 import os
 import re
 import shutil
@@ -93,3 +94,151 @@ def run_section(ctx):
             txt = f.read()
         res.true("%s: JS function named in report.txt" % prefix, NODE_FUNC in txt,
                  "%s not in the text report" % NODE_FUNC)
+    run_rss(ctx, node)
+    run_flag_warning(ctx, node)
+
+
+# RSS by page: a million JS objects in V8's heap (mmap'd pages, never malloc), by JS function
+
+NODE_OBJ_JS = os.path.join(WORKLOAD_SRC, "js_objects.js")
+NODE_OBJ_FUNC = "fillObjects"
+NODE_PERF_FLAGS = ["--perf-basic-prof", "--interpreted-frames-native-stack"]
+# V8's parallel scavenger promotes the surviving objects from worker threads, which fault the
+# old-space pages in (their own stacks, not the JS function's: ~35-50% of the growth measured);
+# scavenging on the main thread runs it inside the allocation that needed it, under fillObjects.
+NODE_GC_FLAGS = ["--single-threaded-gc"]
+NODE_WARN_RX = r"^peaktrace: warning: node \(PID \d+\) was started without (.*?): "
+
+
+def node_run(ctx, node, mode, argv, outdir, env=None):
+    """node argv under peaktrace (launch, or attached to argv + --wait and started by SIGUSR2):
+    (peaktrace exit status, peaktrace's stderr, node's stdout), or (None, why, None)."""
+    pt, tmp = ctx.pt, ctx.tmp
+    target = None
+    if mode == "launch":
+        pr = Proc([pt, "-q", "-o", outdir, "--"] + argv, env=env, cwd=tmp)
+        m = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?(\d+)\b")
+        target = int(m.group(1)) if m else None
+        rc = pr.wait(TIMEOUT)
+        pr.kill()
+        out = pr.out
+        if not m:
+            return None, "no 'peaktrace: tracing' line: %s" % short(pr.err), None
+    else:
+        js = Proc(argv + ["--wait"], env=env, cwd=tmp)
+        target = js.pid
+        if not js.wait_for("out", r"^js: waiting"):
+            js.kill()
+            return None, "node script never became ready: %s" % short(js.err), None
+        pr = Proc([pt, "-q", "-p", js.pid, "-o", outdir])
+        if not pr.wait_for("err", TRACING_RX % js.pid):
+            js.kill()
+            rc = pr.wait(TIMEOUT)
+            return None, "no 'peaktrace: tracing' line (exit %s): %s" % (rc, short(pr.err)), None
+        js.signal(signal.SIGUSR2)
+        js.wait(TIMEOUT)
+        rc = pr.wait(TIMEOUT)
+        js.kill()
+        out = js.out
+    try:
+        if target:
+            os.unlink("/tmp/perf-%d.map" % target)
+    except OSError:
+        pass
+    return rc, pr.err, out
+
+
+def run_rss(ctx, node):
+    """rss.folded at the RSS peak: the JS frame of fillObjects holds at least 60% of the RSS the
+    script grew by in it (process.memoryUsage().rss before/after, its own figure), launched and
+    attached, with the perf-map flags: and no flags warning."""
+    res = ctx.res
+    for mode in ("launch", "attach"):
+        prefix = "node/rss by page/%s" % mode
+        if not res.wanted(prefix):
+            continue
+        if not node:
+            res.skip(prefix, "node not on PATH")
+            continue
+        outdir = os.path.join(ctx.tmp, "node-rss-" + mode)
+        rc, err, out = node_run(ctx, node, mode, [node] + NODE_PERF_FLAGS + NODE_GC_FLAGS
+                                + [NODE_OBJ_JS], outdir)
+        if rc is None:
+            res.fail(prefix, err)
+            continue
+        if not res.eq("%s: peaktrace exit status" % prefix, rc, 0):
+            print("  stderr: " + short(err, 1000))
+            continue
+        res.true("%s: no node flags warning" % prefix, not re.search(NODE_WARN_RX, err, re.M),
+                 short(err, 400))
+        before = re.search(r"^js: rss_before (\d+)$", out, re.M)
+        after = re.search(r"^js: rss_after (\d+)$", out, re.M)
+        path = os.path.join(outdir, "rss.folded")
+        if not (before and after and os.path.exists(path)):
+            res.fail(prefix, "no rss_before/rss_after from the script (%s) or no rss.folded"
+                     % short(out, 200))
+            continue
+        grew = int(after.group(1)) - int(before.group(1))
+        got = folded_bytes(path, r"^JS:\S?%s\b" % NODE_OBJ_FUNC)
+        res.true("%s: JS function %s holds %d of the %d bytes the script grew by (%.0f%%, want >= 60%%)"
+                 % (prefix, NODE_OBJ_FUNC, got, grew, 100.0 * got / max(grew, 1)),
+                 grew > (32 << 20) and got >= 0.6 * grew and got <= grew + (16 << 20),
+                 "got %d of %d" % (got, grew))
+
+
+def run_flag_warning(ctx, node):
+    """A node target without --perf-basic-prof / --interpreted-frames-native-stack gets one
+    warning naming the missing ones, node_perf_flags_missing 1 and its caveat; with them (on the
+    command line or in NODE_OPTIONS) none. Flags after the script are the script's, not node's."""
+    res = ctx.res
+    js = os.path.join(WORKLOAD_SRC, "js_alloc.js")
+    both = "--perf-basic-prof and --interpreted-frames-native-stack"
+    env_opts = dict(os.environ, NODE_OPTIONS=" ".join(NODE_PERF_FLAGS))
+    cases = [
+        ("launch, no flags", "launch", [node, js], None, both),
+        ("launch, flags after the script", "launch", [node, js] + NODE_PERF_FLAGS, None, both),
+        ("launch, --perf-basic-prof only", "launch", [node, "--perf-basic-prof", js], None,
+         "--interpreted-frames-native-stack"),
+        ("launch, NODE_OPTIONS", "launch", [node, js], env_opts, None),
+        ("attach, no flags", "attach", [node, js], None, both),
+        ("attach, NODE_OPTIONS", "attach", [node, js], env_opts, None),
+    ]
+    for i, (name, mode, argv, env, want) in enumerate(cases):
+        prefix = "node/flags warning/%s" % name
+        if not res.wanted(prefix):
+            continue
+        if not node:
+            res.skip(prefix, "node not on PATH")
+            continue
+        outdir = os.path.join(ctx.tmp, "node-warn-%d" % i)
+        rc, err, _ = node_run(ctx, node, mode, argv, outdir, env)
+        if rc is None:
+            res.fail(prefix, err)
+            continue
+        if not res.eq("%s: peaktrace exit status" % prefix, rc, 0):
+            continue
+        warns = re.findall(NODE_WARN_RX, err, re.M)
+        try:
+            with open(os.path.join(outdir, "report.json")) as f:
+                rep = json.load(f)
+            with open(os.path.join(outdir, "report.txt")) as f:
+                txt = f.read()
+        except (OSError, ValueError) as e:
+            res.fail(prefix, "report unreadable: %s" % e)
+            continue
+        count = rep.get("errors", {}).get("node_perf_flags_missing")
+        caveat = [c for c in rep.get("caveats", []) if c.get("counter") == "node_perf_flags_missing"]
+        if want is None:
+            res.true("%s: no warning" % prefix, not warns, short(err, 400))
+            res.eq("%s: node_perf_flags_missing" % prefix, count, 0)
+            res.true("%s: no caveat" % prefix, not caveat and "node_perf_flags_missing" not in txt,
+                     str(caveat))
+            continue
+        res.true("%s: one warning naming %s" % (prefix, want), warns == [want], short(err, 400))
+        res.eq("%s: node_perf_flags_missing" % prefix, count, 1)
+        res.true("%s: caveat on stacks naming %s" % (prefix, want),
+                 len(caveat) == 1 and "stacks" in caveat[0].get("affects", [])
+                 and ("without %s:" % want) in caveat[0].get("cause", ""), str(caveat))
+        res.true("%s: caveat in report.txt" % prefix,
+                 "caveat: node_perf_flags_missing 1: node started without %s:" % want in txt,
+                 [l for l in txt.splitlines() if "node_perf" in l][:3])

@@ -47,6 +47,7 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_PY_CODE] = "python_code_unreadable",
 	[PT_ERR_PY_UNMATCHED] = "python_unmatched",
 	[PT_ERR_PY_LAYOUT] = "python_layout_failed",
+	[PT_ERR_NODE_FLAGS] = "node_perf_flags_missing",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -80,6 +81,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_PY_CODE] = "Python code objects freed before their names were read (\"[python code 0x...]\")",
 	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
 	[PT_ERR_PY_LAYOUT] = "CPython interpreters whose frames could not be read (unknown version, bad debug offsets, failed live check): their stacks have native frames only",
+	[PT_ERR_NODE_FLAGS] = "node images started without --perf-basic-prof or --interpreted-frames-native-stack: their JavaScript frames are unnamed",
 };
 
 /*
@@ -121,6 +123,7 @@ static const unsigned char err_affects[PT_ERR_COUNT] = {
 	[PT_ERR_PY_CODE] = AFF_STACKS,
 	[PT_ERR_PY_UNMATCHED] = AFF_STACKS,
 	[PT_ERR_PY_LAYOUT] = AFF_STACKS,
+	[PT_ERR_NODE_FLAGS] = AFF_STACKS,
 };
 
 /* What is wrong with the figures, for the counters that bend totals (the others' help says it). */
@@ -151,6 +154,8 @@ static const char *err_cause(const struct pt_report *r, int e)
 {
 	if (e == PT_ERR_UNKNOWN_FREE)
 		return unknown_free_cause(r);
+	if (e == PT_ERR_NODE_FLAGS && r->node_flags_note[0])
+		return r->node_flags_note;
 	if (e >= 0 && e < PT_ERR_COUNT && err_effect[e])
 		return err_effect[e];
 	return pt_err_help(e);

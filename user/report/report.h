@@ -64,6 +64,7 @@ struct pt_report {
 	uint32_t nleak_stacks;
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
+	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 };
 
 const char *pt_err_name(int e);
