@@ -527,6 +527,8 @@ static void exec_allocator(struct pt_session *s, char **paths, int npaths, struc
 {
 	struct pt_allocator na;
 
+	if (s->opt->light)
+		return;
 	memset(&na, 0, sizeof(na));
 	na.open_fd = -1;
 	if (pt_find_allocator_in((const char *const *)paths, npaths, &na)) {
@@ -831,7 +833,7 @@ static int configure(struct pt_session *s)
 	skel->rodata->capture_stacks = o->fp_stacks;
 	skel->rodata->sample_bytes = o->sample_bytes;
 	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
-	skel->rodata->glibc_arenas = o->arenas && s->alloc.kind == PT_ALLOC_GLIBC;
+	skel->rodata->glibc_arenas = o->arenas && !o->light && s->alloc.kind == PT_ALLOC_GLIBC;
 	skel->rodata->free_checks_thread = s->alloc.kind == PT_ALLOC_JEMALLOC ||
 					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
 	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
@@ -849,6 +851,8 @@ static int configure(struct pt_session *s)
 	s->rep.alloc = &s->alloc;
 	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
 		return EXIT_UNSUPPORTED;
+	if (o->light)           /* --light: no probe on the allocator, the report lists none */
+		s->rep.nprobes = 0;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
 	s->multi = !o->perf_uprobes && pt_umulti_supported();
 	if (s->multi) {
@@ -1148,6 +1152,7 @@ static void report_figures(struct pt_session *s)
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
+	rep->light = o->light;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;
 	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];
