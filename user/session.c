@@ -310,6 +310,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	if (!rec.id[0] && seq)
 		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
 	rec.attached = !s->launched;
+	rec.light = s->opt->light;
 	/* The kernel closes the invocation the process ended in after the exit event (bpf/
 	 * process.bpf.h), so the exit code is known here: a signal killed it, or it exited. */
 	if (s->exited)
@@ -1011,8 +1012,8 @@ int pt_session_start(struct pt_session *s)
 
 	/* The path is the target's (its maps): escaped like every name it controls. */
 	pt_sanitize(path, sizeof(path), s->alloc.path);
-	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", s->pid, s->rep.comm,
-		pt_allocator_kind_name(s->alloc.kind), path,
+	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s%s; %s\n", s->pid, s->rep.comm,
+		pt_allocator_kind_name(s->alloc.kind), path, s->opt->light ? " (--light: not probed)" : "",
 		s->opt->duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
 	return EXIT_OK;
 }
@@ -1094,6 +1095,7 @@ static void close_running_invocation(struct pt_session *s)
 		if (!rec.id[0] && rec.seq)
 			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
 		rec.attached = !s->launched;
+		rec.light = s->opt->light;
 		rec.vmhwm = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 		pt_inv_append(&s->invs, &rec);
 	}

@@ -11,7 +11,7 @@ No allocator probe: while peaktrace is attached, the target's libc text in its o
 breakpoints (so the check can fail).
 Per invocation: tools/functions/oom under tools/lambda-host with --light, attached, invoked with
 16/128/64/8 MiB: every invocation found with the host's request ids, each one's true RSS peak
-within 1 MiB of the runtime's VmHWM reset (clear_refs 5) before it.
+within 1 MiB of the runtime's VmHWM reset (clear_refs 5) before it, its heap figures null.
 """
 import json
 import os
@@ -187,6 +187,9 @@ def run_lambda(ctx):
         what = "%s: invocation %d (%d MiB)" % (name, k + 1, sizes[k])
         print("INFO %s: peak RSS %d, VmHWM reset at start %d, diff %+d bytes"
               % (what, inv["rss_peak_bytes"], truth[k], inv["rss_peak_bytes"] - truth[k]), flush=True)
+        res.eq(what + ": heap figures absent (null), not zero",
+               [inv.get(k, "missing") for k in ("heap_peak_bytes", "alloc_count", "top_stacks_at_peak")],
+               [None, None, None])
         res.true(what + ": true peak RSS agrees with VmHWM reset at its start (within 1 MiB)",
                  abs(inv["rss_peak_bytes"] - truth[k]) <= TOLERANCE,
                  "peaktrace %d, VmHWM %d" % (inv["rss_peak_bytes"], truth[k]))

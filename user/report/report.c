@@ -495,7 +495,7 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		const struct pt_inv_record *ir = &r->invs->r[k];
 		double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
 
-		char num[24];
+		char num[24], nallocs[24];
 
 		if (show && !show[k]) {
 			gap++;
@@ -506,15 +506,16 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 			fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
 		gap = 0;
 		snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
-		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
+		snprintf(nallocs, sizeof(nallocs), "%" PRIu64, ir->alloc_count);
+		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10s  %10s",
 			ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
 			ir->seq || pt_inv_started_before(ir) ? ir->id :
 			ir->attached ? "(attached, before invocation 1)" : "(init phase)", ms,
 			pt_inv_outcome(ir),
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-			pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
-			pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
-			ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
+			ir->light ? "-" : pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
+			ir->light ? "-" : pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
+			ir->light ? "-" : nallocs, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
 		if (ir->arena_read) {
 			fprintf(f, "  %10s (%s%s)", pt_fmt_bytes(b1, sizeof(b1), (double)ir->arena_retained),
 				ir->arena_retained_change >= 0 ? "+" : "-",
