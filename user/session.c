@@ -854,6 +854,7 @@ static int configure(struct pt_session *s)
 		return EXIT_UNSUPPORTED;
 	if (o->light)           /* --light: no probe on the allocator, the report lists none */
 		s->rep.nprobes = 0;
+	s->tl.light = o->light;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
 	s->multi = !o->perf_uprobes && pt_umulti_supported();
 	if (s->multi) {

@@ -5,7 +5,8 @@ tests/workloads/wl_rss.c (see rss.py) with --light, THP as this machine has it, 
 attach: each function's anonymous bytes at the RSS peak (rss.folded) and at the end
 (report.json rss_attribution) match the workload's own RssAnon deltas within 8 pages, as
 without --light; report.json says "mode": "light", lists no probes, has no heap figures
-(totals, stacks and leaked null: absent, not zero) and the heap files are not written.
+(totals, stacks and leaked null: absent, not zero) and the heap files are not written;
+timeline.jsonl has RSS samples whose maximum holds the workload's RssAnon peak, heap null.
 No allocator probe: while peaktrace is attached, the target's libc text in its own memory
 (/proc/PID/mem) is byte-for-byte the file's; the same comparison without --light finds the
 breakpoints (so the check can fail).
@@ -131,6 +132,20 @@ def run_wl(ctx, wl, mode, light):
     near(res, "%s: anon RSS at the end == the workload's RssAnon then" % prefix,
          end.get("anon_bytes"), truth.get("end_anon"))
     check_identity(res, prefix, ra, "at_peak")
+    try:
+        with open(os.path.join(outdir, "timeline.jsonl")) as f:
+            tl = [json.loads(l) for l in f if l.strip()]
+    except (OSError, ValueError) as e:
+        res.fail("%s: timeline.jsonl" % prefix, str(e))
+        tl = []
+    samples = [x for x in tl if "rss" in x]
+    res.true("%s: timeline: RSS samples, heap null in every one" % prefix,
+             len(samples) >= 3 and all(x.get("heap", 0) is None and x.get("heap_max", 0) is None
+                                        for x in samples), "%d samples" % len(samples))
+    res.true("%s: timeline: its RSS maximum holds the workload's RssAnon peak" % prefix,
+             max([x.get("rss_max") or 0 for x in samples] + [0]) >= truth.get("peak_anon", 1 << 62),
+             "max %r, RssAnon peak %r" % (max([x.get("rss_max") or 0 for x in samples] + [0]),
+                                         truth.get("peak_anon")))
     res.true("%s: memory syscalls counted" % prefix,
              (rep.get("syscalls") or {}).get("mmap_count", 0) >= 3, rep.get("syscalls"))
 
