@@ -12,7 +12,9 @@ No allocator probe: while peaktrace is attached, the target's libc text in its o
 breakpoints (so the check can fail).
 Per invocation: tools/functions/oom under tools/lambda-host with --light, attached, invoked with
 16/128/64/8 MiB: every invocation found with the host's request ids, each one's true RSS peak
-within 1 MiB of the runtime's VmHWM reset (clear_refs 5) before it, its heap figures null.
+within 1 MiB of the runtime's VmHWM reset (clear_refs 5) before it, its heap figures null. With a 96 MB limit, 8 MiB then
+256 MiB: the second invocation killed, named by the host's request id, its RSS trajectory up
+to the limit, its top RSS stack at the peak the memset's, the text's KILLED block saying so.
 """
 import json
 import os
@@ -210,8 +212,76 @@ def run_lambda(ctx):
                  "peaktrace %d, VmHWM %d" % (inv["rss_peak_bytes"], truth[k]))
 
 
+def run_oom(ctx):
+    """The OOM post-mortem without allocator probes: an invocation killed at the 96 MB limit."""
+    from harness import expand_report
+    from sections.aws_lambda import report_ids
+    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    name = "light/lambda oom kill"
+    if not res.wanted(name):
+        return
+    host = os.path.join(build, "tools", "lambda-host")
+    fn = os.path.join(build, "tools", "functions", "oom")
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
+        res.skip(name, "lambda-host not built (make lambda-host)")
+        return
+    port = 30200 + random.randint(0, 1500) * 2
+    pidfile = os.path.join(tmp, "light-oom.pid")
+    h = Proc([host, "-m", "96", "--runtime-port", str(port), "--invoke-port", str(port + 1),
+              "--pid-file", pidfile, "--", fn])
+    rt = wait_pidfile(h, pidfile, TIMEOUT)
+    if not rt:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return
+    outdir = os.path.join(tmp, "light-oom")
+    p = Proc([pt, "-q", "--light", "-p", rt, "-o", outdir])
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        h.kill()
+        return
+    run([invoke, "--port", str(port + 1), json.dumps({"mb": 8})], timeout=TIMEOUT)
+    run([invoke, "--port", str(port + 1), json.dumps({"mb": 256})], timeout=TIMEOUT)
+    rc = p.wait(TIMEOUT)
+    ids = report_ids(h.out + h.err)
+    h.signal(signal.SIGTERM)
+    h.wait(TIMEOUT)
+    res.eq(name + ": peaktrace ends with its target", rc, 0)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = expand_report(json.load(f))
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+    except (OSError, ValueError) as e:
+        res.fail(name, "no report: %s" % e)
+        return
+    res.eq(name + ": target killed by SIGKILL", rep["target"].get("exit_signal"), 9)
+    invs = invocations(rep)
+    if not res.eq(name + ": two invocations", len(invs), 2):
+        return
+    res.eq(name + ": outcomes", [i["outcome"] for i in invs], ["response", "killed"])
+    res.eq(name + ": the killed one is named by the host's request id", invs[1]["request_id"],
+           ids[1] if len(ids) > 1 else None)
+    traj = invs[1].get("rss_trajectory") or []
+    res.true(name + ": RSS trajectory climbs to the 96 MB limit",
+             len(traj) >= 10 and traj[-1][1] >= 80 * 1048576 and traj[-1][1] > traj[0][1],
+             "trajectory %s" % traj[-3:])
+    top = (invs[1].get("rss_top_stacks_at_peak") or [{}])[0]
+    funcs = [fr.get("func", "") for fr in top.get("frames", [])]
+    res.true(name + ": its top RSS stack at the peak is the memset's, holding >= 64 MiB",
+             any("memset" in f for f in funcs) and top.get("rss_bytes", 0) >= 64 * 1048576,
+             "%r %r" % (top.get("rss_bytes"), funcs[:4]))
+    res.true(name + ": the text's KILLED block says the heap was not traced and shows RSS stacks",
+             re.search(r"^KILLED during invocation 2 .*peak heap not traced \(--light\)$", txt, re.M) is not None
+             and "stacks holding anonymous RSS at its peak" in txt,
+             [l for l in txt.splitlines() if l.startswith("KILLED")])
+
+
 def run_section(ctx):
     run_lambda(ctx)
+    run_oom(ctx)
     wl = ctx.built.get("wl_rss", {}).get("fp")
     for mode in ("launch", "attach"):
         run_wl(ctx, wl, mode, True)

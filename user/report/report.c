@@ -608,13 +608,22 @@ static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_
 	fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
 		ir->seq ? "invocation" : ir->attached ? "the time since attaching" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
 		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-		pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
+		ir->light ? "not traced (--light)" : pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
 	fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
 		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
 	for (t = 0; t < ir->traj_n; t++)
 		fprintf(f, ", %.1f: %s",
 			ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
+	if (ir->light) {
+		fprintf(f, "\n  stacks holding anonymous RSS at its peak (by the stack that faulted each page in):\n");
+		for (t = 0; t < ir->nrss_top; t++) {
+			fprintf(f, "    %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_top[t].bytes));
+			pt_inv_stack_text(f, &r->src, ir->rss_top[t].stack, 8);
+		}
+		fprintf(f, "  what was resident at the moment of death: TOP STACKS HOLDING RSS below (at the end)\n");
+		return;
+	}
 	fprintf(f, "\n  stacks holding memory at its peak:\n");
 	for (t = 0; t < ir->ntop; t++) {
 		fprintf(f, "    %s in %" PRId64 " block%s\n",
