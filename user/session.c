@@ -312,6 +312,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	if (!rec.id[0] && seq)
 		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
 	rec.attached = !s->launched;
+	rec.light = s->opt->light;
 	/* The kernel closes the invocation the process ended in after the exit event (bpf/
 	 * process.bpf.h), so the exit code is known here: a signal killed it, or it exited. */
 	if (s->exited)
@@ -529,6 +530,8 @@ static void exec_allocator(struct pt_session *s, char **paths, int npaths, struc
 {
 	struct pt_allocator na;
 
+	if (s->opt->light)
+		return;
 	memset(&na, 0, sizeof(na));
 	na.open_fd = -1;
 	if (pt_find_allocator_in((const char *const *)paths, npaths, &na)) {
@@ -838,7 +841,7 @@ static int configure(struct pt_session *s)
 	skel->rodata->capture_stacks = o->fp_stacks;
 	skel->rodata->sample_bytes = o->sample_bytes;
 	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
-	skel->rodata->glibc_arenas = o->arenas && s->alloc.kind == PT_ALLOC_GLIBC;
+	skel->rodata->glibc_arenas = o->arenas && !o->light && s->alloc.kind == PT_ALLOC_GLIBC;
 	skel->rodata->free_checks_thread = s->alloc.kind == PT_ALLOC_JEMALLOC ||
 					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
 	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
@@ -856,6 +859,9 @@ static int configure(struct pt_session *s)
 	s->rep.alloc = &s->alloc;
 	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
 		return EXIT_UNSUPPORTED;
+	if (o->light)           /* --light: no probe on the allocator, the report lists none */
+		s->rep.nprobes = 0;
+	s->tl.light = o->light;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
 	s->multi = !o->perf_uprobes && pt_umulti_supported();
 	if (s->multi) {
@@ -1016,8 +1022,8 @@ int pt_session_start(struct pt_session *s)
 
 	/* The path is the target's (its maps): escaped like every name it controls. */
 	pt_sanitize(path, sizeof(path), s->alloc.path);
-	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s; %s\n", s->pid, s->rep.comm,
-		pt_allocator_kind_name(s->alloc.kind), path,
+	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s%s; %s\n", s->pid, s->rep.comm,
+		pt_allocator_kind_name(s->alloc.kind), path, s->opt->light ? " (--light: not probed)" : "",
 		s->opt->duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
 	return EXIT_OK;
 }
@@ -1099,6 +1105,7 @@ static void close_running_invocation(struct pt_session *s)
 		if (!rec.id[0] && rec.seq)
 			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
 		rec.attached = !s->launched;
+		rec.light = s->opt->light;
 		rec.vmhwm = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 		pt_inv_append(&s->invs, &rec);
 	}
@@ -1157,6 +1164,7 @@ static void report_figures(struct pt_session *s)
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
+	rep->light = o->light;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;
 	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];

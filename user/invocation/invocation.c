@@ -354,15 +354,21 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 	else
 		fputs(", \"exit_signal\": null", f);
 	fprintf(f, ", \"duration_ns\": %" PRIu64 ", \"rss_start_bytes\": %" PRId64
-		   ", \"rss_peak_bytes\": %" PRId64 ", \"rss_end_bytes\": %" PRId64
-		   ", \"heap_start_bytes\": %" PRId64 ", \"heap_peak_bytes\": %" PRId64
-		   ", \"heap_peak_count\": %" PRId64 ", \"heap_end_bytes\": %" PRId64
-		   ", \"heap_growth_bytes\": %" PRId64 ", \"alloc_count\": %" PRIu64
-		   ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64
-		   ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"rss_trajectory\": [",
-		r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0, r->rss_start, r->rss_peak, r->rss_end, r->heap_start, r->heap_peak, r->heap_peak_count,
-		r->heap_end, r->heap_end - r->heap_start, r->alloc_count, r->alloc_bytes, r->free_count,
-		r->free_bytes, r->vmhwm, r->overwritten ? "true" : "false");
+		   ", \"rss_peak_bytes\": %" PRId64 ", \"rss_end_bytes\": %" PRId64,
+		r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0, r->rss_start, r->rss_peak, r->rss_end);
+	if (r->light)   /* --light: not measured, absent rather than zero */
+		fputs(", \"heap_start_bytes\": null, \"heap_peak_bytes\": null, \"heap_peak_count\": null"
+		      ", \"heap_end_bytes\": null, \"heap_growth_bytes\": null, \"alloc_count\": null"
+		      ", \"alloc_bytes\": null, \"free_count\": null, \"free_bytes\": null", f);
+	else
+		fprintf(f, ", \"heap_start_bytes\": %" PRId64 ", \"heap_peak_bytes\": %" PRId64
+			   ", \"heap_peak_count\": %" PRId64 ", \"heap_end_bytes\": %" PRId64
+			   ", \"heap_growth_bytes\": %" PRId64 ", \"alloc_count\": %" PRIu64
+			   ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64,
+			r->heap_start, r->heap_peak, r->heap_peak_count, r->heap_end, r->heap_end - r->heap_start,
+			r->alloc_count, r->alloc_bytes, r->free_count, r->free_bytes);
+	fprintf(f, ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"rss_trajectory\": [",
+		r->vmhwm, r->overwritten ? "true" : "false");
 	/* [ms since the start, RSS bytes], starting with the RSS at the start. */
 	fprintf(f, "[0, %" PRId64 "]", r->rss_start);
 	for (i = 0; i < r->traj_n; i++)
@@ -376,14 +382,16 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 			r->arena_live, r->arena_resident, r->arena_retained, r->arena_retained_change);
 	else
 		fputs("null", f);
-	fputs(", \"top_stacks_at_peak\": [", f);
+	fputs(r->light ? ", \"top_stacks_at_peak\": null" : ", \"top_stacks_at_peak\": [", f);
 	for (i = 0; i < r->ntop; i++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
 			r->top[i].bytes, r->top[i].count);
 		json_kstack(f, src, r->top[i].stack);
 		fputc('}', f);
 	}
-	fputs("], \"rss_top_stacks_at_peak\": [", f);
+	if (!r->light)
+		fputc(']', f);
+	fputs(", \"rss_top_stacks_at_peak\": [", f);
 	for (i = 0; i < r->nrss_top; i++) {
 		fprintf(f, "%s{\"rss_bytes\": %" PRId64 ", \"frames\": ", i ? ", " : "", r->rss_top[i].bytes);
 		json_kstack(f, src, r->rss_top[i].stack);

@@ -42,6 +42,7 @@ struct pt_inv_stack {
 struct pt_inv_record {
 	uint64_t seq;          /* 0 = init phase (launch) or the time since attaching (attach) */
 	bool attached;         /* seq 0 began when peaktrace attached, not at the process's start */
+	bool light;            /* --light: no heap figures (written null, shown "-") */
 	char id[PT_SANITIZE_MAX(PT_REQID_LEN)];   /* sanitized (util/fmt.h) by pt_inv_append */
 	uint32_t outcome;      /* enum pt_inv_outcome */
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */

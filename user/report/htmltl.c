@@ -26,6 +26,7 @@ struct tl {
 	size_t nband, bcap;
 	uint64_t interval_ms, samples, dropped, missed, lines, bad, long_lines, cut_bands;
 	bool header, trailer, cut;
+	bool heap_seen;         /* a sample had a heap figure (null with --light) */
 };
 
 static bool num(struct pt_json o, const char *key, double *out)
@@ -147,7 +148,8 @@ static int tl_line(struct tl *t, const char *s, size_t len)
 		return 0;
 	}
 	num(o, "rss_max", &p->rss_max);
-	num(o, "heap", &p->heap);
+	if (num(o, "heap", &p->heap))
+		t->heap_seen = true;
 	t->n++;
 	return 0;
 }
@@ -318,7 +320,7 @@ void pt_html_timeline(FILE *f, const char *dir, const struct pt_inv_list *invs)
 	const char *why = NULL;
 
 	if (err == 0 && t.n) {
-		tl_write(f, &t, "timeline.jsonl", "", true);
+		tl_write(f, &t, "timeline.jsonl", "", t.heap_seen);
 	} else {
 		if (err == 0)
 			why = "timeline.jsonl has no samples";

@@ -399,6 +399,9 @@ static void text_totals(FILE *f, const struct pt_report *r)
 	const struct pt_global *g = &r->g;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
+	if (r->light)
+		fprintf(f, "\nHEAP\n  not traced (--light: no allocator probes)\n");
+	else {
 	fprintf(f, "\nHEAP (requested bytes, outermost allocator calls)\n");
 	fprintf(f, "  allocations      %12" PRIu64 "   %s\n", (uint64_t)g->alloc_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->alloc_bytes));
@@ -420,6 +423,7 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		fprintf(f, "  [unsampled]      %12" PRIu64 "   %s (no stack; in the totals only)\n",
 			(uint64_t)(g->alloc_count - g->sampled_count),
 			pt_fmt_bytes(b1, sizeof(b1), (double)(g->alloc_bytes - g->sampled_bytes)));
+	}
 	}
 	fprintf(f, "\nRSS\n");
 	fprintf(f, "  peak RSS (kmem:rss_stat)   %s   last: %s (file %s, anon %s, shmem %s)\n",
@@ -496,7 +500,7 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		const struct pt_inv_record *ir = &r->invs->r[k];
 		double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
 
-		char num[24];
+		char num[24], nallocs[24];
 
 		if (show && !show[k]) {
 			gap++;
@@ -507,15 +511,16 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 			fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
 		gap = 0;
 		snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
-		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10" PRIu64 "  %10s",
+		snprintf(nallocs, sizeof(nallocs), "%" PRIu64, ir->alloc_count);
+		fprintf(f, "  %4s  %-36s  %8.1fms  %-10s  %10s  %10s  %10s  %10s  %10s",
 			ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
 			ir->seq || pt_inv_started_before(ir) ? ir->id :
 			ir->attached ? "(attached, before invocation 1)" : "(init phase)", ms,
 			pt_inv_outcome(ir),
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-			pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
-			pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
-			ir->alloc_count, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
+			ir->light ? "-" : pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak),
+			ir->light ? "-" : pt_fmt_bytes(b3, sizeof(b3), (double)(ir->heap_end - ir->heap_start)),
+			ir->light ? "-" : nallocs, pt_fmt_bytes(b4, sizeof(b4), (double)ir->vmhwm));
 		if (ir->arena_read) {
 			fprintf(f, "  %10s (%s%s)", pt_fmt_bytes(b1, sizeof(b1), (double)ir->arena_retained),
 				ir->arena_retained_change >= 0 ? "+" : "-",
@@ -576,6 +581,12 @@ static void text_summary(FILE *f, const struct pt_report *r)
 	const struct pt_global *g = &r->g;
 	char b1[32], b2[32], b3[32];
 
+	if (r->light) {
+		pt_light_text(f, r);
+		if (has_invocations(r))
+			text_invocations(f, r);
+		return;
+	}
 	fprintf(f, "\nPEAK: live heap %s (%" PRId64 " bytes) in %" PRId64 " blocks; peak RSS %s, VmHWM %s\n",
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->peak_bytes), (int64_t)g->peak_bytes,
 		(int64_t)g->peak_count, pt_fmt_bytes(b2, sizeof(b2), (double)g->rss_peak),
@@ -602,13 +613,22 @@ static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_
 	fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
 		ir->seq ? "invocation" : ir->attached ? "the time since attaching" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
 		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-		pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
+		ir->light ? "not traced (--light)" : pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
 	fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
 		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
 	for (t = 0; t < ir->traj_n; t++)
 		fprintf(f, ", %.1f: %s",
 			ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
+	if (ir->light) {
+		fprintf(f, "\n  stacks holding anonymous RSS at its peak (by the stack that faulted each page in):\n");
+		for (t = 0; t < ir->nrss_top; t++) {
+			fprintf(f, "    %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_top[t].bytes));
+			pt_inv_stack_text(f, &r->src, ir->rss_top[t].stack, 8);
+		}
+		fprintf(f, "  what was resident at the moment of death: TOP STACKS HOLDING RSS below (at the end)\n");
+		return;
+	}
 	fprintf(f, "\n  stacks holding memory at its peak:\n");
 	for (t = 0; t < ir->ntop; t++) {
 		fprintf(f, "    %s in %" PRId64 " block%s\n",
@@ -688,16 +708,20 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 		for (k = 0; k < r->invs->n; k++)
 			if (r->invs->r[k].outcome == PT_OUT_KILLED)
 				text_killed(f, r, &r->invs->r[k]);
-	top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
-		   (uint64_t)g->peak_bytes, true);
-	pt_leaked_text(f, r);
+	if (!r->light) {
+		top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
+			   (uint64_t)g->peak_bytes, true);
+		pt_leaked_text(f, r);
+	}
 	pt_rss_text(f, r);
 	text_totals(f, r);
 	text_losses(f, r);
-	top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
-		   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0), false);
-	top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
-		   (uint64_t)g->alloc_bytes, false);
+	if (!r->light) {
+		top_stacks(f, r, PT_LIVE_BYTES, PT_LIVE_COUNT, "TOP STACKS LIVE AT END (leak candidates)",
+			   (uint64_t)((uint64_t)g->live_bytes > 0 ? (uint64_t)g->live_bytes : 0), false);
+		top_stacks(f, r, PT_ALLOC_BYTES, PT_ALLOC_COUNT, "TOP STACKS BY TOTAL ALLOCATED",
+			   (uint64_t)g->alloc_bytes, false);
+	}
 
 	if (r->nmstacks)
 		text_map_stacks(f, r);
@@ -743,6 +767,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	int k;
 
 	fprintf(f, "{\n  \"version\": 1,\n  \"tool\": \"peaktrace %s\",\n", PT_VERSION);
+	fprintf(f, "  \"mode\": \"%s\",\n", r->light ? "light" : "full");
 	fprintf(f, "  \"target\": {\"pid\": %d, \"comm\": ", r->pid);
 	pt_json_str(f, r->comm);
 	fprintf(f, ", \"exe\": ");
@@ -785,6 +810,9 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, ", \"forwards\": %s}", pi->forwards ? "true" : "false");
 	}
 	fprintf(f, "\n  ],\n");
+	if (r->light)
+		fprintf(f, "  \"totals\": null,\n");
+	else
 	fprintf(f, "  \"totals\": {\"alloc_count\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
 		   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64 ", \"live_count\": %" PRId64
 		   ", \"live_bytes\": %" PRId64 ", \"peak_live_count\": %" PRId64
@@ -837,9 +865,13 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		pt_frames_mode_name((enum pt_frames_mode)r->prof.frames_mode), r->prof.collapsed_frames,
 		r->prof.collapsed_runs, r->prof.hidden_frames, r->prof.frames_stacks_changed);
 	pt_json_sel_init(&sel, r);
-	pt_json_heap_stacks(f, r, &sel);
-	fprintf(f, "  \"leaked\": ");
-	pt_leaked_json(f, r, sel.jidx);
+	if (r->light)   /* absent, not zero: no allocation was seen */
+		fprintf(f, "  \"stacks\": null,\n  \"stacks_left_out\": null,\n  \"leaked\": null");
+	else {
+		pt_json_heap_stacks(f, r, &sel);
+		fprintf(f, "  \"leaked\": ");
+		pt_leaked_json(f, r, sel.jidx);
+	}
 	fprintf(f, ",\n  \"boundary\": ");
 	pt_json_str(f, r->boundary ? r->boundary : "none");
 	fprintf(f, ",\n  \"invocations\": [");
@@ -936,7 +968,8 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		err = e;
 	if ((e = write_file(dir, "report.json", w_json, r, 0)) && !err)
 		err = e;
-	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+	/* --light: no heap files (their stacks are absent, not empty). */
+	for (i = 0; !r->light && i < sizeof(views) / sizeof(views[0]); i++) {
 		snprintf(name, sizeof(name), "%s.folded", views[i].name);
 		if ((e = write_file(dir, name, w_folded, r, views[i].metric)) && !err)
 			err = e;
@@ -949,13 +982,13 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 	}
 	if ((e = pt_rss_write_files(dir, r)) && !err)
 		err = e;
-	if ((e = pt_leaked_write_dir(dir, r)) && !err)
+	if (!r->light && (e = pt_leaked_write_dir(dir, r)) && !err)
 		err = e;
 	html_dir = dir;
 	if ((e = write_file(dir, "report.html", w_html, r, 0)) && !err)
 		err = e;
 	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
-	if ((e = pt_write_pprof(path, &r->prof)) && !err)
+	if (!r->light && (e = pt_write_pprof(path, &r->prof)) && !err)
 		err = e;
 	return err;
 }

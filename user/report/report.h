@@ -65,6 +65,7 @@ struct pt_report {
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
+	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 };
 
 const char *pt_err_name(int e);
@@ -78,6 +79,9 @@ void pt_report_json(FILE *f, const struct pt_report *r);
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
 
 void pt_report_free(struct pt_report *r);
+
+/* report/light.c: what --light leaves out, said where the heap figures would be. */
+void pt_light_text(FILE *f, const struct pt_report *r);
 
 /* report/leaked.c: LEAKED ACROSS INVOCATIONS (text), the "leaked" object of report.json,
  * DIR/leaked.folded and DIR/leaked.svg; loader-initializer stacks kept out of leak candidates. */

@@ -199,6 +199,7 @@ void pt_tl_summarize(const struct pt_timeline *tl, const struct pt_inv_list *inv
 	memset(o, 0, sizeof(*o));
 	o->inv_seq = -1;
 	o->on = tl->interval_ms && tl->taken;
+	o->light = tl->light;
 	o->interval_ms = tl->interval_ms;
 	o->samples = tl->n;
 	o->taken = tl->taken;
@@ -305,6 +306,12 @@ int pt_timeline_write_jsonl(FILE *f, const struct pt_timeline *tl, const struct 
 		}
 		const struct pt_tl_sample *x = &tl->s[i++];
 
+		if (tl->light)  /* --light: the heap is not traced */
+			fprintf(f, "{\"t\":%.3f,\"rss\":%" PRId64 ",\"anon\":%" PRId64 ",\"file\":%" PRId64
+				   ",\"shmem\":%" PRId64 ",\"heap\":null,\"rss_max\":%" PRId64
+				   ",\"heap_max\":null}\n",
+				ms_of(tl, x->t_ns), x->rss, x->anon, x->file, x->shmem, x->rss_max);
+		else
 		fprintf(f, "{\"t\":%.3f,\"rss\":%" PRId64 ",\"anon\":%" PRId64 ",\"file\":%" PRId64
 			   ",\"shmem\":%" PRId64 ",\"heap\":%" PRId64 ",\"rss_max\":%" PRId64
 			   ",\"heap_max\":%" PRId64 "}\n",
@@ -379,7 +386,12 @@ void pt_tl_json(FILE *f, const struct pt_tl_summary *t)
 	fprintf(f, "{\"file\": \"timeline.jsonl\", \"chart\": \"timeline.svg\", \"interval_ms\": %u, "
 		   "\"samples\": %" PRIu64 ", \"taken\": %" PRIu64 ", \"dropped\": %" PRIu64
 		   ", \"missed_ticks\": %" PRIu64 ", \"rss_peak_bytes\": %" PRId64
-		   ", \"rss_peak_ms\": %.3f, \"heap_peak_bytes\": %" PRId64 ", \"heap_peak_ms\": %.3f}",
+		   ", \"rss_peak_ms\": %.3f, ",
 		t->interval_ms, t->samples, t->taken, t->dropped, t->missed, t->rss_peak,
-		t->rss_peak_ms, t->heap_peak, t->heap_peak_ms);
+		t->rss_peak_ms);
+	if (t->light)
+		fputs("\"heap_peak_bytes\": null, \"heap_peak_ms\": null}", f);
+	else
+		fprintf(f, "\"heap_peak_bytes\": %" PRId64 ", \"heap_peak_ms\": %.3f}", t->heap_peak,
+			t->heap_peak_ms);
 }

@@ -46,11 +46,13 @@ struct pt_timeline {
 	pthread_t thread;
 	bool running;
 	volatile int stop;
+	bool light;             /* --light: no heap figures (written null, not drawn) */
 };
 
 /* What the reports say of it (report.json "timeline", one text line). */
 struct pt_tl_summary {
 	bool on;
+	bool light;             /* --light: heap_peak not measured */
 	unsigned interval_ms;
 	uint64_t samples, taken, dropped, missed;
 	int64_t rss_peak;       /* the largest rss_max, and when (ms since t0) */

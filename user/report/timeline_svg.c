@@ -157,7 +157,8 @@ int pt_timeline_write_svg(FILE *f, const struct pt_timeline *tl, const struct pt
 	bands(f, tl, invs, &fr);
 	axes(f, &fr);
 	series(f, tl, &fr, false, "#d62728");
-	series(f, tl, &fr, true, "#1f77b4");
+	if (!tl->light)
+		series(f, tl, &fr, true, "#1f77b4");
 	if (sm.rss_peak > 0) {
 		double x = px(&fr, sm.rss_peak_ms / 1e3), y = py(&fr, (double)sm.rss_peak);
 
@@ -171,10 +172,11 @@ int pt_timeline_write_svg(FILE *f, const struct pt_timeline *tl, const struct pt
 	fprintf(f, "<g font-size=\"12\"><line x1=\"%d\" x2=\"%d\" y1=\"18\" y2=\"18\" stroke=\"#d62728\" "
 		   "stroke-width=\"2\"/><text x=\"%d\" y=\"22\">RSS (anon+file+shmem)</text>\n"
 		   "<line x1=\"%d\" x2=\"%d\" y1=\"18\" y2=\"18\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"
-		   "<text x=\"%d\" y=\"22\">live heap</text>\n"
+		   "<text x=\"%d\" y=\"22\">%s</text>\n"
 		   "<rect x=\"%d\" y=\"10\" width=\"18\" height=\"12\" fill=\"#9ecae1\" fill-opacity=\"0.35\"/>"
 		   "<text x=\"%d\" y=\"22\">invocation</text>\n",
-		ML, ML + 24, ML + 30, ML + 200, ML + 224, ML + 230, ML + 320, ML + 344);
+		ML, ML + 24, ML + 30, ML + 200, ML + 224, ML + 230,
+		tl->light ? "live heap: not traced (--light)" : "live heap", ML + 320, ML + 344);
 	fprintf(f, "<text x=\"%d\" y=\"22\" text-anchor=\"end\" fill=\"#555\">every %u ms, %" PRIu64
 		   " samples, %" PRIu64 " dropped, %" PRIu64 " ticks missed</text></g>\n</svg>\n",
 		W - MR, tl->interval_ms, sm.taken, sm.dropped, sm.missed);

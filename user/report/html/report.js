@@ -207,6 +207,9 @@
   sum.appendChild(el("h2", null, "Summary"));
   var s1 = "The heap peaked at " + bytes(D.peak_bytes) + " (RSS peak " + bytes(D.rss_peak) +
            "; Lambda's Max Memory Used, the high-water mark, " + bytes(D.vmhwm) + ")";
+  if (D.light)
+    s1 = "Light mode (--light): no allocator probes, so there are no heap figures or heap stacks (absent, not zero). The RSS peaked at " +
+         bytes(D.rss_peak) + " (Lambda's Max Memory Used, the high-water mark, " + bytes(D.vmhwm) + ")";
   var ht = peakView ? holderText(peakView.stacks, peakView.total) : "";
   sum.appendChild(el("p", { id: "sum-overall" }, s1 + (ht ? "; the biggest holder at that moment was " + ht + "." : ".")));
   var big = null;
@@ -214,7 +217,7 @@
   if (big) {
     var hb = big.stacks ? holderText(big.stacks, big.heap_peak) : "";
     sum.appendChild(el("p", { id: "sum-biggest" }, "The biggest invocation, #" + big.seq + " (" + (big.id || "no request id") +
-      ", " + big.outcome + "), peaked at " + bytes(big.rss_peak) + " RSS and " + bytes(big.heap_peak) + " heap" +
+      ", " + big.outcome + "), peaked at " + bytes(big.rss_peak) + " RSS" + (D.light ? "" : " and " + bytes(big.heap_peak) + " heap") +
       (hb ? "; its biggest holder at its peak was " + hb + "." : ".")));
   } else {
     sum.appendChild(el("p", null, "No invocation was seen (no Lambda Runtime API traffic)."));
