@@ -301,6 +301,11 @@ void pt_cli_parse(int argc, char **argv, struct pt_options *o)
 					  .args_doc = "[-- CMD [ARGS...]]" };
 
 	*o = defaults;
+	/* Bad input is EXIT_USAGE (argp's default is 64) on a "peaktrace: " line (argp names the
+	 * program by argv[0]: "./build/peaktrace: unrecognized option" otherwise). */
+	argp_err_exit_status = EXIT_USAGE;
+	if (argc > 0)
+		argv[0] = (char *)"peaktrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
 }
 
@@ -382,5 +387,6 @@ void pt_cli_parse_diff(int argc, char **argv, struct pt_diff_options *o)
 		.outdir = PT_DIFF_DEFAULT_OUT,   /* -o */
 		.top = 10,                       /* --top */
 	};
+	argp_err_exit_status = EXIT_USAGE;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
 }

@@ -74,13 +74,19 @@ def run_section(ctx):
 
     # ---- usage errors (exit 2)
     for name, argv in [("cli/usage: no arguments", []),
-                       ("cli/usage: -p not a number", ["-p", "notapid"])]:
+                       ("cli/usage: -p not a number", ["-p", "notapid"]),
+                       ("cli/usage: an unknown option", ["--no-such-option", "-p", "1"]),
+                       ("cli/usage: diff with an unknown option", ["diff", "--no-such-option", "a", "b"])]:
         if res.wanted(name):
             rc, _, err = run([pt] + argv)
             res.eq("%s: exit status" % name, rc, 2)
             res.true("%s: stderr starts with 'peaktrace: '" % name,
                      err.startswith("peaktrace: ") or "Usage" in err or "usage" in err,
                      "stderr was %r" % short(err))
+            if "unknown" in name:
+                res.true("%s: its first line names peaktrace, not a path" % name,
+                         err.startswith("peaktrace: ") or err.startswith("peaktrace diff: "),
+                         "stderr was %r" % short(err))
 
     # ---- no such process (exit 3)
     name = "cli/no such pid"
