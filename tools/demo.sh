@@ -74,8 +74,9 @@ sed -n '/^INVOCATIONS/,/^$/p' "$OUT/report.txt"
 echo "== files written to $OUT/:"
 ls "$OUT"
 echo
-echo "Open $OUT/invocation-N.peak.svg (what each invocation held at its own peak), $OUT/peak.svg,"
-echo "$OUT/live.svg and $OUT/alloc.svg in a browser; $OUT/report.txt has the whole report."
+echo "Open $OUT/report.html in a browser (from file://: memory over time, the invocations -- click"
+echo "one for its own flame graph -- and every view); the single graphs are $OUT/peak.svg, live.svg,"
+echo "alloc.svg, rss.svg, leaked.svg and invocation-N.peak.svg; $OUT/report.txt has the whole report."
 
 # glibc arenas: the arena function with glibc's defaults, then with MALLOC_MMAP_THRESHOLD_=32768.
 echo
