@@ -526,6 +526,11 @@ static int live_check(pid_t pid, struct live *l, char *why, size_t wsize)
 	return framed > 0 ? 0 : -EAGAIN;
 }
 
+/* A live check fails this many times in a row, 100 ms apart, before the offsets are refused:
+ * the target runs while it is read, so one frame can be caught half-made (seen once under load
+ * through the pyenv shim: its Python frames were all lost). */
+#define PT_PY_CHECK_FAILS 3
+
 int pt_py_check_live(pid_t pid, struct pt_py_info *info)
 {
 	struct live *l;
@@ -560,6 +565,8 @@ int pt_py_check_live(pid_t pid, struct pt_py_info *info)
 	ret = live_check(pid, l, why, sizeof(why));
 	close(l->fd);
 	free(l);
+	if (ret == -EPROTO && ++info->check_fails < PT_PY_CHECK_FAILS)
+		return -EAGAIN;   /* a frame caught while it changed: ask again in 100 ms */
 	if (ret == 0)
 		info->check = 1;
 	else if (ret == -EPROTO) {

@@ -41,6 +41,7 @@ struct pt_py_info {
 	uint64_t str_type_vaddr;
 	int check;                /* pt_py_check_live's verdict: 0 not yet, 1 passed, -1 failed */
 	uint64_t check_next_ns;   /* CLOCK_MONOTONIC: no new attempt before (0: now) */
+	unsigned check_fails;     /* failed attempts in a row (PT_PY_CHECK_FAILS decide) */
 	uint32_t lost;            /* 1: this interpreter's frames cannot be read (python_layout_failed) */
 	char why[192];            /* why not (pt_py_warn prints it) */
 };
