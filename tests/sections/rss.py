@@ -27,7 +27,7 @@ import json
 import os
 import re
 
-from harness import WORKLOAD_SRC
+from harness import WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
 
 PAGE = 4096
@@ -143,6 +143,83 @@ def run_c(ctx, wl, thp, mode):
     check_identity(res, prefix, ra, "at_end")
     res.eq("%s: rss.folded total == anon RSS at the peak" % prefix,
            sum(v for _, v in lines), pk.get("anon_bytes"))
+    check_pprof(ctx, prefix, outdir, lines, truth)
+
+
+def pprof_rss(path, fn):
+    """(sample type names, rss_peak_space bytes of the samples whose stack has function fn),
+    read with the pprof section's own protobuf reader."""
+    import gzip
+    from sections.pprof import fields
+    with gzip.open(path) as f:
+        top = fields(f.read())
+    strings = [v.decode() for k, v in top if k == 6]
+    types = [strings[dict(fields(v)).get(1, 0)] for k, v in top if k == 1]
+    funcs = {d.get(1): strings[d.get(2, 0)] for d in (dict(fields(v)) for k, v in top if k == 5)}
+    locs = {}
+    for k, v in top:
+        if k == 4:
+            d = fields(v)
+            lid = dict(d).get(1)
+            locs[lid] = [funcs.get(dict(fields(ln)).get(1)) for kk, ln in d if kk == 4]
+    if "rss_peak_space" not in types:
+        return types, None
+    col, total = types.index("rss_peak_space"), 0
+    for k, v in top:
+        if k != 2:
+            continue
+        d = fields(v)
+        ids = [x for kk, b in d if kk == 1 for x in packed(b)]
+        vals = [x for kk, b in d if kk == 2 for x in packed(b)]
+        if any(fn in locs.get(i, []) for i in ids):
+            total += vals[col]
+    return types, total
+
+
+def packed(b):
+    from sections.pprof import varint
+    out, i = [], 0
+    while i < len(b):
+        v, i = varint(b, i)
+        out.append(v)
+    return out
+
+
+def check_pprof(ctx, prefix, outdir, lines, truth):
+    """profile.pb.gz's rss_peak_space: the seventh sample type, after the six heap ones; per
+    workload function the same bytes as rss.folded's and the workload's own figure, read by
+    `go tool pprof` (when go is there) and by the pprof section's protobuf reader."""
+    import shutil
+    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
+    if not os.path.isfile(prof):
+        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+        return
+    types, _ = pprof_rss(prof, "")
+    res.eq("%s: pprof: sample types" % prefix, types,
+           ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "peak_objects",
+            "peak_space", "rss_peak_space"])
+    go = shutil.which("go")
+    out = ""
+    if go:
+        from sections.pprof import Pprof
+        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B")
+        res.eq("%s: pprof: go tool pprof -sample_index=rss_peak_space exit status" % prefix, rc, 0)
+        res.true("%s: pprof: go tool pprof Type: rss_peak_space" % prefix,
+                 "\nType: rss_peak_space\n" in out, short(out + err, 600))
+    else:
+        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
+    for fn, (name, _) in SCENARIOS.items():
+        want = through(lines, re.escape(fn))
+        _, got = pprof_rss(prof, fn)
+        res.eq("%s: pprof: %s rss_peak_space (decoder) == rss.folded's" % (prefix, fn), got, want)
+        near(res, "%s: pprof: %s rss_peak_space (decoder) == the workload's own" % (prefix, fn),
+             got, truth.get(name))
+        if go:
+            # flat flat% sum% cum cum% NAME: the cum column, in bytes (-unit=B)
+            m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+" + re.escape(fn) + r"$",
+                          out, re.M)
+            res.eq("%s: pprof: go tool pprof -top: %s cum == rss.folded's" % (prefix, fn),
+                   int(m.group(1)) if m else None, want)
 
 
 def run_python(ctx, mode):
