@@ -144,6 +144,54 @@ def run_c(ctx, wl, thp, mode):
     res.eq("%s: rss.folded total == anon RSS at the peak" % prefix,
            sum(v for _, v in lines), pk.get("anon_bytes"))
     check_pprof(ctx, prefix, outdir, lines, truth)
+    check_kinds(res, prefix, mode, outdir, lines, truth, ra)
+
+
+# function -> the memory kind its pages are in (rss.folded's root frame "[kind: ...]")
+KINDS = {
+    "scn_malloc_memset": "malloc heap: mmapped chunk",
+    "scn_mmap_touch": "anonymous mmap",
+    "scn_stack_deep": "thread stack",
+    "scn_munmap_touch": "unmapped by the end",
+}
+
+
+def check_kinds(res, prefix, mode, outdir, lines, truth, ra):
+    """Memory kinds (launch mode: the maps read at the exit stop): each function's bytes at the
+    peak under its kind's root frame in rss.folded (the workload's own figure), the JSON by-kind
+    sum equal to the attributed bytes at the peak, and the by-kind line in the text report.
+    Attach mode: wl_rss has exited when tracing ends, its maps gone: kinds_read false and the
+    report says "not known"."""
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    if mode == "attach":
+        res.eq("%s: kinds: report.json kinds_read (the target exited)" % prefix,
+               ra.get("kinds_read"), False)
+        res.true("%s: kinds: the text report says not known" % prefix,
+                 "by memory kind: not known" in text, "no such line")
+        return
+    for fn, kind in KINDS.items():
+        got = sum(v for frames, v in lines
+                  if frames[0] == "[kind: %s]" % kind and fn in frames)
+        near(res, "%s: kinds: %s's pages at the peak are %s" % (prefix, fn, kind), got,
+             truth.get(KIND_LOG[fn]))
+    res.eq("%s: kinds: every attributed stack has a kind root frame" % prefix,
+           [f for f, _ in lines if not f[0].startswith("[")], [])
+    res.eq("%s: kinds: report.json kinds_read" % prefix, ra.get("kinds_read"), True)
+    byk = ra.get("by_kind_at_peak") or {}
+    res.eq("%s: kinds: by_kind_at_peak sums to attributed_bytes" % prefix, sum(byk.values()),
+           (ra.get("at_peak") or {}).get("attributed_bytes"))
+    near(res, "%s: kinds: by_kind_at_peak thread_stack_bytes >= the thread's own" % prefix,
+         min(byk.get("thread_stack_bytes", 0), truth.get("stack_deep", 0)), truth.get("stack_deep"))
+    res.true("%s: kinds: the text report's by-kind line" % prefix,
+             re.search(r"by memory kind at the RSS peak .*malloc heap: mmapped chunk 6[34]\.\d+ MiB",
+                       text) is not None, "no by-kind line")
+
+
+KIND_LOG = {fn: SCENARIOS[fn][0] for fn in KINDS}
 
 
 def pprof_rss(path, fn):

@@ -10,6 +10,7 @@
 #include "bpf/peaktrace.h"
 #include "profile/profile.h"
 #include "target/procmaps.h"
+#include "report/rsskind.h"
 #include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
@@ -64,6 +65,7 @@ struct pt_report {
 	uint32_t nleak_stacks;
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
+	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 };
 
 const char *pt_err_name(int e);
