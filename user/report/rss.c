@@ -165,10 +165,12 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 	for (i = 0; i < n && i < RSS_TOP && (int)i < r->top; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 
-		fprintf(f, "  #%-2u %s at the peak (%.1f%%), %s at the end\n", i + 1,
+		fprintf(f, "  #%-2u %s at the peak (%.1f%%), %s at the end%s%s%s\n", i + 1,
 			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_RSS_PEAK_BYTES]),
 			pk.anon > 0 ? 100.0 * (double)s->v[PT_RSS_PEAK_BYTES] / (double)pk.anon : 0,
-			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_RSS_NOW_BYTES]));
+			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_RSS_NOW_BYTES]),
+			r->rk.read ? " [" : "", r->rk.read ? pt_mem_kind_name(s->rss_kind) : "",
+			r->rk.read ? "]" : "");
 		for (j = 0; j < s->nframes && j < RSS_FRAMES; j++) {
 			char *l = pt_frame_label(&p->frames[s->frames[j]]);
 
