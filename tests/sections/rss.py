@@ -2,7 +2,7 @@
 """rss: RSS attribution by page (bpf/rss.bpf.h), a section of tests/run.py.
 
 tests/workloads/wl_rss.c makes anonymous pages resident from known functions (malloc + memset,
-mmap + touch, a thread's stack, mremap grow/move, read() into a fresh buffer, MAP_POPULATE),
+8 MiB of 1 KiB mallocs on the main thread and on another (main arena, thread arena), mmap + touch, a thread's stack, mremap grow/move, read() into a fresh buffer, MAP_POPULATE),
 then releases some (madvise DONTNEED of half a region, munmap, the thread's exit), and logs
 its own RssAnon deltas (/proc/self/status) for each: the truth. For THP on (madvise(
 MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and attach:
@@ -13,7 +13,10 @@ MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and at
     RssAnon then; the MAP_POPULATE bytes are in the "populated without a fault" bucket, the
     pages resident before attaching in "resident before tracing";
   - the buckets explain the figure: attributed + buckets - still-attributed-released == anon
-    (unexplained_bytes 0), and rss.folded's total is the anon RSS at the peak.
+    (unexplained_bytes 0), and rss.folded's total is the anon RSS at the peak;
+  - profile.pb.gz's rss_peak_space per function equals rss.folded's and the workload's figure
+    (go tool pprof and the pprof section's reader);
+  - memory kinds (launch mode): each function's pages under its kind's root frame (KINDS).
 Per invocation: the bundled C function tools/functions/oom (malloc(N MiB) + memset, then free)
 under tools/lambda-host, peaktrace attached, invoked with N = 16, 128, 64, 8: each invocation's
 rss_top_stacks_at_peak[0] is the memset's stack, holding N MiB (within PAGES pages) at that
@@ -43,6 +46,8 @@ SCENARIOS = {
     "scn_mremap_grow": ("mremap_grow", []),
     "scn_read_into": ("read_into", []),
     "scn_munmap_touch": ("munmap_touch", ["munmap"]),
+    "scn_heap_small": ("heap_small", []),
+    "scn_arena_small": ("arena_small", []),
 }
 
 
@@ -153,6 +158,8 @@ KINDS = {
     "scn_mmap_touch": "anonymous mmap",
     "scn_stack_deep": "thread stack",
     "scn_munmap_touch": "unmapped by the end",
+    "scn_heap_small": "malloc heap: main arena",
+    "scn_arena_small": "malloc heap: thread arena",
 }
 
 
