@@ -313,6 +313,7 @@ void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "\"kinds_read\": %s, \"by_kind_at_peak\": {", r->rk.read ? "true" : "false");
 	for (i = 0; i < PT_MK_COUNT; i++)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
-	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_capped\": %" PRIu64,
-		r->prof.rss_kind_mixed, r->rk.scan_capped);
+	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
+		   ", \"kind_scan_capped\": %" PRIu64,
+		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped);
 }
