@@ -133,8 +133,8 @@ static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_map
 	}
 }
 
-static enum pt_mem_kind classify(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
-				 uint64_t addr, uint64_t sp, bool *capped)
+enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
+				uint64_t addr, uint64_t sp, bool *capped)
 {
 	int i = map_of(m, addr);
 	const struct pt_mapping *mp;
@@ -202,7 +202,7 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 
 			if (st[j].rss_now <= 0 && st[j].rss_peak <= 0)
 				continue;
-			k->kind[i + j] = classify(k, &m, fd, st[j].rss_addr, st[j].rss_sp, &capped);
+			k->kind[i + j] = pt_mem_kind_of(k, &m, fd, st[j].rss_addr, st[j].rss_sp, &capped);
 			k->scan_capped += capped;
 		}
 	}

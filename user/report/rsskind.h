@@ -41,6 +41,13 @@ struct pt_rss_kinds {
 	uint64_t scan_capped;    /* stacks left as anonymous mmap: the read budget was spent */
 };
 
+struct pt_maps;
+/* The kind of the page at addr, faulted with the user sp sp, against maps m (sorted, as read);
+ * fd: the target's /proc/PID/mem for the chunk-header and arena checks (-1: not made). Budget
+ * and reads are counted in k; *capped set when the budget ran out. */
+enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
+				uint64_t addr, uint64_t sp, bool *capped);
+
 /* Read the target's maps and each stack's fault address from the stats map. 0 or -errno. */
 int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks);
 void pt_rss_kinds_free(struct pt_rss_kinds *k);
