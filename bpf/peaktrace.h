@@ -167,8 +167,12 @@ struct pt_stack_stats {
 	 * valid when rss_inv_seq[p] equals pt_rss_global.inv_peak_seq[p]. */
 	__s64 rss_inv_peak[2];
 	__u64 rss_inv_seq[2];
+	/* Where its last attributed fault was and the user stack pointer then: the memory kind
+	 * of its pages is decided from them against the maps at the end (user/report/rsskind.c). */
+	__u64 rss_addr;
+	__u64 rss_sp;
 };
-_Static_assert(sizeof(struct pt_stack_stats) == 208, "pt_stack_stats layout");
+_Static_assert(sizeof(struct pt_stack_stats) == 224, "pt_stack_stats layout");
 
 /* One live allocation. ptr == 0 marks a free slot. */
 struct pt_live_slot {

@@ -453,6 +453,20 @@ static __always_inline void rss_exec(void)
 
 /* ---- kmem:rss_stat -------------------------------------------------------------------------- */
 
+/* The stack's last fault: its address and the user sp then (two stores, for the memory kind). */
+static __always_inline void rss_owner_where(__u32 o, __u64 addr)
+{
+	__u32 stack = o - 1;
+	struct pt_stack_stats *st = bpf_map_lookup_elem(&stats, &stack);
+	struct pt_regs *regs;
+
+	if (!o || !st)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	st->rss_addr = addr;
+	st->rss_sp = BPF_CORE_READ(regs, sp);
+}
+
 /* A fault made d bytes resident at addr: its pages get the fault's stack. */
 static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr, __s64 d)
 {
@@ -490,6 +504,7 @@ static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr,
 	else
 		bpf_loop(d >> 12, rss_fill_page, &w, 0);
 	rss_owner_add(w.owner, d);
+	rss_owner_where(w.owner, addr);
 	if (w.replaced)
 		__sync_fetch_and_add(&rss_g.now.refaulted, w.replaced);
 }

@@ -649,6 +649,21 @@ static void at_child_exec(void *arg)
 						    sizeof(s->rep.node_flags_note));
 }
 
+/* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
+static void rss_kinds(struct pt_session *s)
+{
+	uint64_t n = s->skel->bss->g.next_stack + 1;
+	int err;
+
+	if (s->rep.rk.read)
+		return;
+	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
+				   n < s->opt->max_stacks ? (uint32_t)n : s->opt->max_stacks);
+	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
+		fprintf(stderr, "peaktrace: cannot read the memory kinds of RSS pages: %s; they are "
+				"shown as \"not known\"\n", strerror(-err));
+}
+
 /* Launch mode: the child stopped at exit with its mm intact. */
 static void at_child_exit(void *arg)
 {
@@ -661,6 +676,7 @@ static void at_child_exit(void *arg)
 		s->vmhwm = hwm;
 	arena_reading(s);
 	collect_arenas(s);
+	rss_kinds(s);
 }
 
 static void status_line(struct pt_session *s, uint64_t *last_allocs, uint64_t *last_ns)
@@ -1249,6 +1265,8 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.stats = NULL;	/* read by batches from the map, never copied whole */
 	s->cin.stats_fd = bpf_map__fd(s->skel->maps.stats);
 	s->cin.nstacks = s->nstk;
+	rss_kinds(s);
+	s->cin.rss_kind = rep->rk.read && rep->rk.n >= s->nstk ? rep->rk.kind : NULL;
 	s->cin.peak_seq = rep->g.peak_seq;
 	s->cin.rss_peak_seq = rep->rss.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;

@@ -2,7 +2,7 @@
 """rss: RSS attribution by page (bpf/rss.bpf.h), a section of tests/run.py.
 
 tests/workloads/wl_rss.c makes anonymous pages resident from known functions (malloc + memset,
-mmap + touch, a thread's stack, mremap grow/move, read() into a fresh buffer, MAP_POPULATE),
+8 MiB of 1 KiB mallocs on the main thread and on another (main arena, thread arena), mmap + touch, a thread's stack, mremap grow/move, read() into a fresh buffer, MAP_POPULATE),
 then releases some (madvise DONTNEED of half a region, munmap, the thread's exit), and logs
 its own RssAnon deltas (/proc/self/status) for each: the truth. For THP on (madvise(
 MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and attach:
@@ -13,7 +13,10 @@ MADV_HUGEPAGE), this machine's mode) and off (PR_SET_THP_DISABLE), launch and at
     RssAnon then; the MAP_POPULATE bytes are in the "populated without a fault" bucket, the
     pages resident before attaching in "resident before tracing";
   - the buckets explain the figure: attributed + buckets - still-attributed-released == anon
-    (unexplained_bytes 0), and rss.folded's total is the anon RSS at the peak.
+    (unexplained_bytes 0), and rss.folded's total is the anon RSS at the peak;
+  - profile.pb.gz's rss_peak_space per function equals rss.folded's and the workload's figure
+    (go tool pprof and the pprof section's reader);
+  - memory kinds (launch mode): each function's pages under its kind's root frame (KINDS).
 Per invocation: the bundled C function tools/functions/oom (malloc(N MiB) + memset, then free)
 under tools/lambda-host, peaktrace attached, invoked with N = 16, 128, 64, 8: each invocation's
 rss_top_stacks_at_peak[0] is the memset's stack, holding N MiB (within PAGES pages) at that
@@ -27,7 +30,7 @@ import json
 import os
 import re
 
-from harness import WORKLOAD_SRC
+from harness import WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
 
 PAGE = 4096
@@ -43,6 +46,8 @@ SCENARIOS = {
     "scn_mremap_grow": ("mremap_grow", []),
     "scn_read_into": ("read_into", []),
     "scn_munmap_touch": ("munmap_touch", ["munmap"]),
+    "scn_heap_small": ("heap_small", []),
+    "scn_arena_small": ("arena_small", []),
 }
 
 
@@ -143,6 +148,133 @@ def run_c(ctx, wl, thp, mode):
     check_identity(res, prefix, ra, "at_end")
     res.eq("%s: rss.folded total == anon RSS at the peak" % prefix,
            sum(v for _, v in lines), pk.get("anon_bytes"))
+    check_pprof(ctx, prefix, outdir, lines, truth)
+    check_kinds(res, prefix, mode, outdir, lines, truth, ra)
+
+
+# function -> the memory kind its pages are in (rss.folded's root frame "[kind: ...]")
+KINDS = {
+    "scn_malloc_memset": "malloc heap: mmapped chunk",
+    "scn_mmap_touch": "anonymous mmap",
+    "scn_stack_deep": "thread stack",
+    "scn_munmap_touch": "unmapped by the end",
+    "scn_heap_small": "malloc heap: main arena",
+    "scn_arena_small": "malloc heap: thread arena",
+}
+
+
+def check_kinds(res, prefix, mode, outdir, lines, truth, ra):
+    """Memory kinds (launch mode: the maps read at the exit stop): each function's bytes at the
+    peak under its kind's root frame in rss.folded (the workload's own figure), the JSON by-kind
+    sum equal to the attributed bytes at the peak, and the by-kind line in the text report.
+    Attach mode: wl_rss has exited when tracing ends, its maps gone: kinds_read false and the
+    report says "not known"."""
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    if mode == "attach":
+        res.eq("%s: kinds: report.json kinds_read (the target exited)" % prefix,
+               ra.get("kinds_read"), False)
+        res.true("%s: kinds: the text report says not known" % prefix,
+                 "by memory kind: not known" in text, "no such line")
+        return
+    for fn, kind in KINDS.items():
+        got = sum(v for frames, v in lines
+                  if frames[0] == "[kind: %s]" % kind and fn in frames)
+        near(res, "%s: kinds: %s's pages at the peak are %s" % (prefix, fn, kind), got,
+             truth.get(KIND_LOG[fn]))
+    res.eq("%s: kinds: every attributed stack has a kind root frame" % prefix,
+           [f for f, _ in lines if not f[0].startswith("[")], [])
+    res.eq("%s: kinds: report.json kinds_read" % prefix, ra.get("kinds_read"), True)
+    byk = ra.get("by_kind_at_peak") or {}
+    res.eq("%s: kinds: by_kind_at_peak sums to attributed_bytes" % prefix, sum(byk.values()),
+           (ra.get("at_peak") or {}).get("attributed_bytes"))
+    near(res, "%s: kinds: by_kind_at_peak thread_stack_bytes >= the thread's own" % prefix,
+         min(byk.get("thread_stack_bytes", 0), truth.get("stack_deep", 0)), truth.get("stack_deep"))
+    res.true("%s: kinds: the text report's by-kind line" % prefix,
+             re.search(r"by memory kind at the RSS peak .*malloc heap: mmapped chunk 6[34]\.\d+ MiB",
+                       text) is not None, "no by-kind line")
+
+
+KIND_LOG = {fn: SCENARIOS[fn][0] for fn in KINDS}
+
+
+def pprof_rss(path, fn):
+    """(sample type names, rss_peak_space bytes of the samples whose stack has function fn),
+    read with the pprof section's own protobuf reader."""
+    import gzip
+    from sections.pprof import fields
+    with gzip.open(path) as f:
+        top = fields(f.read())
+    strings = [v.decode() for k, v in top if k == 6]
+    types = [strings[dict(fields(v)).get(1, 0)] for k, v in top if k == 1]
+    funcs = {d.get(1): strings[d.get(2, 0)] for d in (dict(fields(v)) for k, v in top if k == 5)}
+    locs = {}
+    for k, v in top:
+        if k == 4:
+            d = fields(v)
+            lid = dict(d).get(1)
+            locs[lid] = [funcs.get(dict(fields(ln)).get(1)) for kk, ln in d if kk == 4]
+    if "rss_peak_space" not in types:
+        return types, None
+    col, total = types.index("rss_peak_space"), 0
+    for k, v in top:
+        if k != 2:
+            continue
+        d = fields(v)
+        ids = [x for kk, b in d if kk == 1 for x in packed(b)]
+        vals = [x for kk, b in d if kk == 2 for x in packed(b)]
+        if any(fn in locs.get(i, []) for i in ids):
+            total += vals[col]
+    return types, total
+
+
+def packed(b):
+    from sections.pprof import varint
+    out, i = [], 0
+    while i < len(b):
+        v, i = varint(b, i)
+        out.append(v)
+    return out
+
+
+def check_pprof(ctx, prefix, outdir, lines, truth):
+    """profile.pb.gz's rss_peak_space: the seventh sample type, after the six heap ones; per
+    workload function the same bytes as rss.folded's and the workload's own figure, read by
+    `go tool pprof` (when go is there) and by the pprof section's protobuf reader."""
+    import shutil
+    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
+    if not os.path.isfile(prof):
+        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+        return
+    types, _ = pprof_rss(prof, "")
+    res.eq("%s: pprof: sample types" % prefix, types,
+           ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "peak_objects",
+            "peak_space", "rss_peak_space"])
+    go = shutil.which("go")
+    out = ""
+    if go:
+        from sections.pprof import Pprof
+        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B")
+        res.eq("%s: pprof: go tool pprof -sample_index=rss_peak_space exit status" % prefix, rc, 0)
+        res.true("%s: pprof: go tool pprof Type: rss_peak_space" % prefix,
+                 "\nType: rss_peak_space\n" in out, short(out + err, 600))
+    else:
+        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
+    for fn, (name, _) in SCENARIOS.items():
+        want = through(lines, re.escape(fn))
+        _, got = pprof_rss(prof, fn)
+        res.eq("%s: pprof: %s rss_peak_space (decoder) == rss.folded's" % (prefix, fn), got, want)
+        near(res, "%s: pprof: %s rss_peak_space (decoder) == the workload's own" % (prefix, fn),
+             got, truth.get(name))
+        if go:
+            # flat flat% sum% cum cum% NAME: the cum column, in bytes (-unit=B)
+            m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+" + re.escape(fn) + r"$",
+                          out, re.M)
+            res.eq("%s: pprof: go tool pprof -top: %s cum == rss.folded's" % (prefix, fn),
+                   int(m.group(1)) if m else None, want)
 
 
 def run_python(ctx, mode):

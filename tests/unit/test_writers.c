@@ -559,6 +559,7 @@ static void test_pprof(const struct pt_profile *p)
 		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
 		{ "inuse_objects", "count" }, { "inuse_space", "bytes" },
 		{ "peak_objects", "count" }, { "peak_space", "bytes" },
+		{ "rss_peak_space", "bytes" },
 	};
 	unsigned char *buf, *gz, *plain;
 	size_t len, gzlen, plainlen, i;
@@ -575,8 +576,8 @@ static void test_pprof(const struct pt_profile *p)
 	decode(buf, len, &d);
 	CHECK(!d.bad, "pprof: our reader decodes the whole message");
 	CHECK(d.nstrings > 0 && d.strings[0][0] == '\0', "pprof: string_table[0] is \"\"");
-	CHECK_EQ_U64(d.nst, 6, "pprof: six sample types");
-	for (i = 0; i < 6 && i < d.nst; i++) {
+	CHECK_EQ_U64(d.nst, 7, "pprof: seven sample types (rss_peak_space last)");
+	for (i = 0; i < 7 && i < d.nst; i++) {
 		CHECK_STR(dstr(&d, d.st_type[i]), types[i][0], "pprof: sample_type name");
 		CHECK_STR(dstr(&d, d.st_unit[i]), types[i][1], "pprof: sample_type unit");
 	}

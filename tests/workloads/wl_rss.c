@@ -16,6 +16,9 @@
  *                         64-deep recursion (measured inside the thread)    "stack_deep"
  *                         (the thread lives until the peak is past: at its exit glibc
  *                         madvises most of its stack away, "thread_exit")
+ *     scn_heap_small      8 MiB in 1 KiB mallocs, written (main arena)      "heap_small"
+ *     scn_arena_small     the same on the thread, after its stack (a thread arena's heap)
+ *                                                                            "arena_small"
  *     scn_mremap_touch    mmap 8 MiB touched ...                            "mremap_touch"
  *     scn_mremap_grow     ... mremap to 16 MiB (may move: the pages keep their owner), the new
  *                         half touched here                                  "mremap_grow"
@@ -148,6 +151,31 @@ WL_SCENARIO char *scn_mmap_touch(size_t len)
 	return (char *)p;
 }
 
+/* 8 MiB in 1 KiB blocks, each written whole and kept: below the mmap threshold, so from the
+ * calling thread's arena ([heap] on the main thread, a thread arena's heap on another). */
+WL_SCENARIO void scn_small_blocks(void)
+{
+	for (int i = 0; i < 8192; i++) {
+		char *p = malloc(wl_opaque_size(1024));
+
+		memset(p, 2, 1024);
+		wl_sink(p);
+	}
+}
+
+/* The call after it keeps scn_small_blocks() from being a tail call (this frame stays). */
+WL_SCENARIO void scn_heap_small(void)
+{
+	scn_small_blocks();
+	wl_sink(NULL);
+}
+
+WL_SCENARIO void scn_arena_small(void)
+{
+	scn_small_blocks();
+	wl_sink(NULL);
+}
+
 WL_SCENARIO int scn_stack_deep(int depth)
 {
 	volatile char frame[64 * 1024];
@@ -165,6 +193,9 @@ static void *thread_main(void *arg)
 
 	scn_stack_deep(64);
 	log_val("stack_deep", rss_anon() - before);
+	before = rss_anon();
+	scn_arena_small();
+	log_val("arena_small", rss_anon() - before);
 	stack_logged = 1;
 	/* Alive until the peak is past: at its exit glibc gives most of its stack back. */
 	pthread_barrier_wait(&peak_passed);
@@ -253,6 +284,7 @@ int main(int argc, char **argv)
 	log_val("start_anon", rss_anon());
 	MEASURE("malloc_memset", wl_sink(scn_malloc_memset()));
 	MEASURE("mmap_touch", mt = scn_mmap_touch(32 * MiB));
+	MEASURE("heap_small", scn_heap_small());
 	pthread_create(&th, NULL, thread_main, NULL);
 	while (!stack_logged)
 		usleep(1000);

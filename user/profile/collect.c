@@ -541,7 +541,7 @@ static int map_stack(struct collector *c, const uint32_t *fr, uint32_t n, uint32
 /* One kernel stack's figures into the output stacks its frames fr[0..n) merged into. */
 static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_stack_stats *st,
 		     uint64_t peak_seq, uint64_t rss_seq, const uint32_t *fr, uint32_t n,
-		     const int64_t *leaked, uint32_t *out)
+		     const int64_t *leaked, uint32_t *out, uint8_t kind)
 {
 	int64_t rss_peak = st->rss_snap_seq == rss_seq ? st->rss_peak : st->rss_now;
 	uint32_t k;
@@ -562,6 +562,12 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 		o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, peak_seq);
 		o->v[PT_RSS_PEAK_BYTES] += rss_peak > 0 ? (uint64_t)rss_peak : 0;
 		o->v[PT_RSS_NOW_BYTES] += st->rss_now > 0 ? (uint64_t)st->rss_now : 0;
+		if (kind && (rss_peak > 0 || st->rss_now > 0)) {
+			if (!o->rss_kind)
+				o->rss_kind = kind;
+			else if (o->rss_kind != kind)
+				p->rss_kind_mixed++;
+		}
 		if (leaked) {
 			o->v[PT_LEAKED_BYTES] += leaked[0] > 0 ? (uint64_t)leaked[0] : 0;
 			c->cnt[k][4] += leaked[1] > 0 ? leaked[1] : 0;
@@ -628,7 +634,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 		}
 		if ((err = add_stack(&c, p, st, in->peak_seq, in->rss_peak_seq, fr, n,
 				     in->leaked ? in->leaked[idx] : NULL,
-				     in->stack_out ? &in->stack_out[idx] : NULL)))
+				     in->stack_out ? &in->stack_out[idx] : NULL,
+				     in->rss_kind ? in->rss_kind[idx] : 0)))
 			goto out;
 	}
 	for (k = 0; k < p->nstacks; k++) {

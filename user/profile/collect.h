@@ -38,6 +38,9 @@ struct pt_collect_in {
 	/* If not NULL (nstacks entries): the output stack each kernel stack went to, UINT32_MAX
 	 * for none. */
 	uint32_t *stack_out;
+	/* If not NULL (nstacks entries): each kernel stack's memory kind of its RSS pages
+	 * (report/rsskind.h, 0 = not known), set into pt_stack.rss_kind. */
+	const uint8_t *rss_kind;
 };
 
 /* Most frames of one stack once Python frames are spliced in. */

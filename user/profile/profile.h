@@ -70,6 +70,7 @@ struct pt_stack {
 	uint32_t nframes;
 	uint32_t *frames;   /* indexes into pt_profile.frames, frames[0] = leaf (allocation site) */
 	uint64_t v[PT_METRIC_MAX];
+	uint8_t rss_kind;   /* memory kind of its RSS pages (report/rsskind.h), 0 = not known */
 };
 
 struct pt_profile {
@@ -86,6 +87,9 @@ struct pt_profile {
 	uint64_t collapsed_runs;         /* ... into this many "[python3.11 internals]" frames */
 	uint64_t hidden_frames;          /* frames dropped by --frames python */
 	uint64_t frames_stacks_changed;  /* stacks that lost or collapsed a frame */
+	/* Stacks whose kernel stacks' RSS pages were of more than one memory kind (merged by
+	 * their symbolized frames): labelled by the first kind seen, counted here. */
+	uint64_t rss_kind_mixed;
 };
 
 /* Name and unit of each metric, for writers ("alloc_space", "bytes"). */

@@ -60,12 +60,13 @@ enum {
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
-/* The sample types, in the order the header promises. peak_space is the default (and last,
- * for viewers that ignore default_sample_type and take the last type, as speedscope's
- * import does): "what was live at the peak" is the question peaktrace answers; inuse_space
- * at the end is usually a few kB of leftovers. */
+/* The sample types, in the order the header promises. peak_space is the default: "what was
+ * live at the peak" is the question peaktrace answers; inuse_space at the end is usually a few
+ * kB of leftovers. rss_peak_space (the anonymous pages each stack faulted in, held at the RSS
+ * peak: bpf/rss.bpf.h) comes after the first six so their indexes stay. */
 static const enum pt_metric sample_metrics[] = {
 	PT_ALLOC_COUNT, PT_ALLOC_BYTES, PT_LIVE_COUNT, PT_LIVE_BYTES, PT_PEAK_COUNT, PT_PEAK_BYTES,
+	PT_RSS_PEAK_BYTES,
 };
 #define NSAMPLE_TYPES (sizeof(sample_metrics) / sizeof(sample_metrics[0]))
 #define DEFAULT_SAMPLE PT_PEAK_BYTES

@@ -1004,6 +1004,7 @@ void pt_report_free(struct pt_report *r)
 	r->nmstacks = 0;
 	pt_profile_free(&r->prof);
 	pt_arenas_free(&r->ar);
+	pt_rss_kinds_free(&r->rk);
 	pt_leaked_free(r);
 }
 

@@ -10,6 +10,7 @@
 #include "bpf/peaktrace.h"
 #include "profile/profile.h"
 #include "target/procmaps.h"
+#include "report/rsskind.h"
 #include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
@@ -66,6 +67,7 @@ struct pt_report {
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
+	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 };
 
 const char *pt_err_name(int e);

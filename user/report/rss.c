@@ -158,16 +158,19 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 		fprintf(f, "; %" PRIu64 " of their stacks cut short by the unwinder (frames kept so far)",
 			(uint64_t)r->rss.stacks_cut);
 	fputc('\n', f);
+	pt_rss_kinds_text(f, r);
 	idx = ranked(p, &n);
 	if (!idx)
 		return;
 	for (i = 0; i < n && i < RSS_TOP && (int)i < r->top; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 
-		fprintf(f, "  #%-2u %s at the peak (%.1f%%), %s at the end\n", i + 1,
+		fprintf(f, "  #%-2u %s at the peak (%.1f%%), %s at the end%s%s%s\n", i + 1,
 			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_RSS_PEAK_BYTES]),
 			pk.anon > 0 ? 100.0 * (double)s->v[PT_RSS_PEAK_BYTES] / (double)pk.anon : 0,
-			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_RSS_NOW_BYTES]));
+			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_RSS_NOW_BYTES]),
+			r->rk.read ? " [" : "", r->rk.read ? pt_mem_kind_name(s->rss_kind) : "",
+			r->rk.read ? "]" : "");
 		for (j = 0; j < s->nframes && j < RSS_FRAMES; j++) {
 			char *l = pt_frame_label(&p->frames[s->frames[j]]);
 
@@ -209,17 +212,19 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 	json_split(f, &s);
 	fprintf(f, ", \"faults\": %" PRIu64 ", \"faults_resident\": %" PRIu64
 		   ", \"odd_size_faults\": %" PRIu64 ", \"table_full_events\": %" PRIu64
-		   ", \"stacks_cut\": %" PRIu64 ", \"removals_capped\": %" PRIu64 ", \"top_stacks\": [",
+		   ", \"stacks_cut\": %" PRIu64 ", \"removals_capped\": %" PRIu64 ", ",
 		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used, (uint64_t)r->rss.odd_size,
 		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut,
 		(uint64_t)r->rss.removals_capped);
+	pt_rss_kinds_json(f, r);
+	fprintf(f, ", \"top_stacks\": [");
 	idx = ranked(p, &n);
 	for (i = 0; idx && i < n && (int)i < r->top; i++) {
 		const struct pt_stack *st = &p->stacks[idx[i]];
 
 		fprintf(f, "%s\n    {\"rss_peak_bytes\": %" PRIu64 ", \"rss_bytes\": %" PRIu64
-			   ", \"frames\": [", i ? "," : "", st->v[PT_RSS_PEAK_BYTES],
-			st->v[PT_RSS_NOW_BYTES]);
+			   ", \"kind\": \"%s\", \"frames\": [", i ? "," : "", st->v[PT_RSS_PEAK_BYTES],
+			st->v[PT_RSS_NOW_BYTES], r->rk.read ? pt_mem_kind_name(st->rss_kind) : "not known");
 		for (j = 0; j < st->nframes; j++) {
 			const struct pt_frame *fr = &p->frames[st->frames[j]];
 			char *l = pt_frame_label(fr);
@@ -239,9 +244,12 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 
 /* ---- rss.folded, rss.svg ------------------------------------------------------------------- */
 
-/* The profile with one more stack per non-empty bucket (a root frame of its own), sharing
- * everything else with r->prof: free only its arrays. */
-static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx)
+/* The profile with one more stack per non-empty bucket (a root frame of its own), and when the
+ * memory kinds were read, each stack holding pages at the peak under a root frame of its kind
+ * ("[kind: malloc heap: mmapped chunk]"; frames in *pool), sharing everything else with r->prof:
+ * free only its arrays and *pool. */
+static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx,
+			uint32_t **pool)
 {
 	const struct pt_profile *p = &r->prof;
 	struct pt_rss_split s;
@@ -249,7 +257,8 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 	int i;
 
 	*q = *p;
-	q->frames = malloc((p->nframes + NBUCKETS) * sizeof(*q->frames));
+	*pool = NULL;
+	q->frames = malloc((p->nframes + NBUCKETS + PT_MK_COUNT) * sizeof(*q->frames));
 	q->stacks = malloc((p->nstacks + NBUCKETS) * sizeof(*q->stacks));
 	if (!q->frames || !q->stacks) {
 		free(q->frames);
@@ -278,19 +287,19 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 		q->nframes++;
 		q->nstacks++;
 	}
-	return 0;
+	return r->rk.read ? pt_rss_kind_frames(q, p->nstacks, pool) : 0;
 }
 
 int pt_rss_write_files(const char *dir, const struct pt_report *r)
 {
 	struct pt_profile q;
 	struct pt_rss_split s;
-	uint32_t fidx[NBUCKETS];
+	uint32_t fidx[NBUCKETS], *pool;
 	char path[4096], sub[256], b1[32], b2[32];
 	int err, e;
 	FILE *f;
 
-	if ((err = with_buckets(r, &q, fidx)))
+	if ((err = with_buckets(r, &q, fidx, &pool)))
 		return err;
 	split_at(r, true, &s);
 	snprintf(path, sizeof(path), "%s/rss.folded", dir);
@@ -309,6 +318,7 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 		e = -errno;
 	free(q.frames);
 	free(q.stacks);
+	free(pool);
 	return err ? err : e;
 }
 

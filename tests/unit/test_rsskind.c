@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Unit tests for user/report/rsskind.c: the memory kind of addresses in this very process, whose
+ * memory the test made itself (a 64 MiB malloc is an mmapped chunk, a small one on the main
+ * thread is in [heap], on another thread in a thread arena's heap; a thread's local variable is
+ * on its stack; an mmap is anonymous; a global is a private copy of the executable's .bss). */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "check.h"
+#include "target/procmaps.h"
+#include "report/rsskind.h"
+
+static char global_buf[1 << 16];
+
+struct seen {
+	uint64_t local, small;
+};
+
+static void *thread_fn(void *arg)
+{
+	struct seen *s = arg;
+	volatile char local[4096];
+	char *p = malloc(100);
+
+	local[0] = 1;
+	s->local = (uint64_t)(uintptr_t)&local[0];
+	s->small = (uint64_t)(uintptr_t)p;
+	return p;
+}
+
+static enum pt_mem_kind kind_of(int fd, uint64_t addr, uint64_t sp)
+{
+	struct pt_rss_kinds k = { 0 };
+	struct pt_maps m = { 0 };
+	enum pt_mem_kind r;
+	bool capped = false;
+
+	if (pt_maps_read(getpid(), &m))
+		return PT_MK_COUNT;
+	r = pt_mem_kind_of(&k, &m, fd, addr, sp, &capped);
+	pt_maps_free(&m);
+	return capped ? PT_MK_COUNT : r;
+}
+
+int main(void)
+{
+	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	char *big = malloc(64 << 20), *small = malloc(100), *gone;
+	char *anon = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char here = 0;
+	uint64_t sp = (uint64_t)(uintptr_t)&here;
+	struct seen th = { 0 };
+	pthread_t t;
+	void *ret;
+
+	CHECK(fd >= 0 && big && small && anon != MAP_FAILED, "setup");
+	memset(big, 1, 64 << 20);
+	memset(anon, 1, 4 << 20);
+	global_buf[100] = 1;
+	CHECK(pthread_create(&t, NULL, thread_fn, &th) == 0, "thread");
+	/* The thread stays joinable, its stack still mapped (glibc keeps it until the join). */
+	usleep(100000);
+	CHECK_EQ_U64(kind_of(fd, (uint64_t)(uintptr_t)big + (63 << 20), sp), PT_MK_HEAP_MMAPPED,
+		     "a 64 MiB malloc's last MiB: malloc heap, mmapped chunk (header 63 MiB below)");
+	CHECK_EQ_U64(kind_of(fd, (uint64_t)(uintptr_t)small, sp), PT_MK_HEAP_MAIN,
+		     "a small malloc on the main thread: [heap], the main arena");
+	CHECK_EQ_U64(kind_of(fd, th.small, th.local), PT_MK_HEAP_ARENA,
+		     "a small malloc on a thread: its thread arena's heap");
+	CHECK_EQ_U64(kind_of(fd, th.local, th.local), PT_MK_THREAD_STACK,
+		     "a thread's local variable with its sp: thread stack");
+	CHECK_EQ_U64(kind_of(fd, th.local, sp), PT_MK_ANON,
+		     "the same address faulted from another thread's sp: anonymous mmap");
+	CHECK_EQ_U64(kind_of(fd, sp, sp), PT_MK_MAIN_STACK, "the main thread's local: [stack]");
+	CHECK_EQ_U64(kind_of(fd, (uint64_t)(uintptr_t)anon + (3 << 20), sp), PT_MK_ANON,
+		     "an anonymous mmap written from its start (no chunk header): anonymous mmap");
+	CHECK_EQ_U64(kind_of(fd, (uint64_t)(uintptr_t)&global_buf[100], sp), PT_MK_FILE_PRIVATE,
+		     "a written global: private copy of the executable's mapping");
+	CHECK_EQ_U64(kind_of(-1, (uint64_t)(uintptr_t)big + (63 << 20), sp), PT_MK_ANON,
+		     "without the target's memory no chunk is claimed");
+	gone = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(gone, 1 << 20);
+	CHECK_EQ_U64(kind_of(fd, (uint64_t)(uintptr_t)gone + 4096, sp), PT_MK_GONE,
+		     "an unmapped address: unmapped by the end");
+	CHECK_EQ_U64(kind_of(fd, 0, sp), PT_MK_UNKNOWN, "no address: not known");
+	pthread_join(t, &ret);
+	free(ret);
+	close(fd);
+	return CHECK_DONE();
+}

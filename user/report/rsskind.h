@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rsskind.h — the memory kind of each stack's anonymous RSS pages (malloc heap, thread stack,
+ * anonymous mmap, ...), decided from the address of the stack's last attributed fault and the
+ * user sp then (pt_stack_stats.rss_addr, rss_sp) against the target's maps read at the end
+ * (launch mode: at the exit stop, the mm still there).
+ */
+#ifndef PEAKTRACE_REPORT_RSSKIND_H
+#define PEAKTRACE_REPORT_RSSKIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+enum pt_mem_kind {
+	PT_MK_UNKNOWN = 0,       /* no fault address recorded */
+	PT_MK_HEAP_MAIN,         /* [heap]: glibc's main arena (brk) */
+	PT_MK_HEAP_ARENA,        /* a glibc thread arena's heap: 64 MiB-aligned, its first word
+	                          * pointing into it */
+	PT_MK_HEAP_MMAPPED,      /* a glibc mmapped chunk (its header at a page start) */
+	PT_MK_MAIN_STACK,        /* [stack] */
+	PT_MK_THREAD_STACK,      /* the mapping the faulting thread's sp was in, near the sp */
+	PT_MK_ANON,              /* other anonymous mmap (CPython's pymalloc arenas too) */
+	PT_MK_FILE_PRIVATE,      /* private copies of a file mapping's pages (.data, .bss) */
+	PT_MK_OTHER,             /* another special mapping ([vvar], ...) */
+	PT_MK_GONE,              /* its mapping was unmapped by the end */
+	PT_MK_COUNT
+};
+
+/* "malloc heap: main arena" ... (the root frame is "[kind: NAME]"). */
+const char *pt_mem_kind_name(enum pt_mem_kind k);
+/* "malloc_heap_main_arena" ... (report.json's keys, with "_bytes"). */
+const char *pt_mem_kind_key(enum pt_mem_kind k);
+
+struct pt_rss_kinds {
+	bool read;               /* the maps were read */
+	uint8_t *kind;           /* per kernel stack, enum pt_mem_kind */
+	uint32_t n;
+	uint64_t scan_reads;     /* chunk-header reads of the target's memory */
+	uint64_t scan_capped;    /* stacks left as anonymous mmap: the read budget was spent */
+};
+
+struct pt_maps;
+/* The kind of the page at addr, faulted with the user sp sp, against maps m (sorted, as read);
+ * fd: the target's /proc/PID/mem for the chunk-header and arena checks (-1: not made). Budget
+ * and reads are counted in k; *capped set when the budget ran out. */
+enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
+				uint64_t addr, uint64_t sp, bool *capped);
+
+/* Read the target's maps and each stack's fault address from the stats map. 0 or -errno. */
+int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks);
+void pt_rss_kinds_free(struct pt_rss_kinds *k);
+
+struct pt_profile;
+struct pt_report;
+/* Each of q's first nstacks stacks holding pages at the RSS peak gets a root frame of its kind
+ * ("[kind: thread stack]"), added to q->frames (room for PT_MK_COUNT more); their frames move to
+ * *pool (free it). 0 or -ENOMEM. */
+int pt_rss_kind_frames(struct pt_profile *q, uint32_t nstacks, uint32_t **pool);
+/* The by-kind line of TOP STACKS HOLDING RSS AT THE PEAK. */
+void pt_rss_kinds_text(FILE *f, const struct pt_report *r);
+/* report.json rss_attribution's kinds_read, by_kind_at_peak, kind_stacks_mixed,
+ * kind_scan_capped members (no separator around them). */
+void pt_rss_kinds_json(FILE *f, const struct pt_report *r);
+
+#endif
