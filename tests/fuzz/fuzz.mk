@@ -21,7 +21,7 @@ FUZZ_NAMES   := cfi elf maps smaps proc perfmap python rapi host runtime
 FUZZ_SRCS_cfi     := user/unwind/cfi.c user/util/elfutil.c
 FUZZ_LIBS_cfi     := -lelf
 FUZZ_SRCS_elf     := user/util/elfutil.c user/unwind/cfi.c user/target/procmaps.c user/target/proc.c \
-		     user/util/file.c user/python/python.c
+		     user/util/file.c user/util/fmt.c user/python/python.c
 FUZZ_LIBS_elf     := -lelf
 FUZZ_SRCS_maps    := user/target/procmaps.c user/target/proc.c user/util/elfutil.c user/util/file.c
 FUZZ_LIBS_maps    := -lelf
@@ -33,7 +33,7 @@ FUZZ_SRCS_perfmap := user/symbolize/symbolize.c user/target/procmaps.c user/targ
 		     user/util/elfutil.c user/util/file.c
 FUZZ_LIBS_perfmap := -ldw -lelf -lstdc++
 FUZZ_SRCS_python  := user/python/python.c user/target/procmaps.c user/target/proc.c \
-		     user/util/elfutil.c user/util/file.c
+		     user/util/elfutil.c user/util/file.c user/util/fmt.c
 FUZZ_LIBS_python  := -lelf
 FUZZ_SRCS_rapi    :=
 FUZZ_LIBS_rapi    :=
