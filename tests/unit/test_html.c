@@ -17,7 +17,7 @@ static char *capture_str(const char *s)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	pt_html_json_str(f, s);
+	pt_json_str_script(f, s);
 	fclose(f);
 	return buf;
 }

@@ -4,7 +4,7 @@
  * (user/report/html/, embedded at build time) and the data, embedded once as JSON in a
  * <script type="application/json"> element. Frames are interned into one table; stacks are
  * [value, [frame, ...]] (leaf first), at most PT_HTML_MAX_STACKS per view with the rest summed.
- * Every string is written by pt_html_json_str, so nothing the target names can close the element.
+ * Every string is written by pt_json_str_script (util/fmt.c), so nothing the target names can close the element.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,40 +16,12 @@
 #include "profile/frames.h"
 #include "report/html.h"
 
-void pt_html_json_str(FILE *f, const char *s)
-{
-	const unsigned char *in = (const unsigned char *)(s ? s : "");
-	size_t n;
-
-	fputc('"', f);
-	for (; *in; in += n) {
-		unsigned char c = *in;
-
-		n = 1;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f || c == '<' || c == '>' || c == '&')
-			fprintf(f, "\\u%04x", c);
-		else if (c < 0x80)
-			fputc(c, f);
-		else if (!(n = pt_utf8_len(in)))
-			fputs("\\ufffd", f), n = 1;
-		else if (n == 2 && c == 0xc2 && in[1] <= 0x9f)
-			fprintf(f, "\\u%04x", in[1]);
-		else if (n == 3 && c == 0xe2 && in[1] == 0x80 && (in[2] == 0xa8 || in[2] == 0xa9))
-			fprintf(f, "\\u%04x", 0x2000 | (in[2] - 0x80));
-		else
-			fwrite(in, 1, n, f);
-	}
-	fputc('"', f);
-}
-
 /* Target text (comm, exe, paths) shown as every output shows it: pt_sanitize's "\xHH" escapes. */
 static void html_san(FILE *f, const char *s)
 {
 	char *d = pt_sanitize_dup(s);
 
-	pt_html_json_str(f, d ? d : "?");
+	pt_json_str_script(f, d ? d : "?");
 	free(d);
 }
 
@@ -170,7 +142,7 @@ static void write_frames(struct hctx *c)
 		const char *mod = strrchr(h->module, '/');
 
 		fputs(i ? ",\n[" : "\n[", c->f);
-		pt_html_json_str(c->f, h->label);
+		pt_json_str_script(c->f, h->label);
 		fprintf(c->f, ",%u,", h->kind);
 		html_san(c->f, h->file);
 		fprintf(c->f, ",%u,", h->line);
@@ -356,9 +328,9 @@ static void write_invocations(struct hctx *c, const struct pt_report *r)
 		double dur = ir->end_ns > ir->start_ns ? (double)(ir->end_ns - ir->start_ns) / 1e6 : 0;
 
 		fprintf(c->f, "%s\n{\"seq\": %" PRIu64 ", \"id\": ", k ? "," : "", ir->seq);
-		pt_html_json_str(c->f, ir->id);
+		pt_json_str_script(c->f, ir->id);
 		fprintf(c->f, ", \"phase\": \"%s\", \"outcome\": ", pt_inv_phase(ir));
-		pt_html_json_str(c->f, pt_inv_outcome(ir));
+		pt_json_str_script(c->f, pt_inv_outcome(ir));
 		fprintf(c->f, ", \"start_ns\": %" PRIu64 ", \"duration_ms\": %.3f, \"rss_peak\": %" PRId64
 			   ", \"heap_peak\": %" PRId64 ", \"vmhwm\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
 			   ", \"overwritten\": %s", ir->start_ns, dur, ir->rss_peak, ir->heap_peak,

@@ -20,11 +20,6 @@
 extern const char pt_html_js[];
 extern const char pt_html_css[];
 
-/* s as a JSON string that is also safe inside an HTML <script> element: '<', '>', '&', U+2028
- * and U+2029 escaped too (so no "</script" or "<!--" can appear), bytes that are not UTF-8
- * become U+FFFD. */
-void pt_html_json_str(FILE *f, const char *s);
-
 /* The "timeline" member (no leading comma): DIR/timeline.jsonl when there, else the invocation
  * records' RSS trajectories, else {"source": null, "reason": "..."}. */
 void pt_html_timeline(FILE *f, const char *dir, const struct pt_inv_list *invs);

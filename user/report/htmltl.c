@@ -235,9 +235,9 @@ static void tl_write(FILE *f, struct tl *t, const char *source, const char *note
 	size_t merged = tl_merge(t, PT_HTML_MAX_POINTS), i;
 
 	fputs("{\"source\": ", f);
-	pt_html_json_str(f, source);
+	pt_json_str_script(f, source);
 	fputs(", \"note\": ", f);
-	pt_html_json_str(f, note);
+	pt_json_str_script(f, note);
 	fprintf(f, ", \"interval_ms\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"dropped\": %" PRIu64
 		   ", \"missed_ticks\": %" PRIu64 ", \"trailer\": %s, \"bad_lines\": %" PRIu64
 		   ", \"long_lines\": %" PRIu64 ", \"cut\": %s, \"cut_bands\": %" PRIu64
@@ -253,9 +253,9 @@ static void tl_write(FILE *f, struct tl *t, const char *source, const char *note
 	for (i = 0; i < t->nband; i++) {
 		fprintf(f, "%s{\"seq\": %" PRIu64 ", \"t0\": %.3f, \"t1\": %.3f, \"id\": ", i ? "," : "",
 			t->band[i].seq, t->band[i].t0, t->band[i].t1);
-		pt_html_json_str(f, t->band[i].id);
+		pt_json_str_script(f, t->band[i].id);
 		fputs(", \"outcome\": ", f);
-		pt_html_json_str(f, t->band[i].outcome);
+		pt_json_str_script(f, t->band[i].outcome);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -334,7 +334,7 @@ void pt_html_timeline(FILE *f, const char *dir, const struct pt_inv_list *invs)
 			tl_write(f, &t, "records", why ? why : "no timeline.jsonl", false);
 		} else {
 			fputs("{\"source\": null, \"reason\": ", f);
-			pt_html_json_str(f, why ? why : "no timeline.jsonl and no invocation with an RSS trajectory");
+			pt_json_str_script(f, why ? why : "no timeline.jsonl and no invocation with an RSS trajectory");
 			fputc('}', f);
 		}
 	}

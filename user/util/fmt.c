@@ -137,7 +137,10 @@ void pt_put_u64(FILE *f, uint64_t v)
 	fwrite(buf + i, 1, sizeof(buf) - i, f);
 }
 
-void pt_json_str(FILE *f, const char *s)
+/* One JSON string writer for both: script adds what must not appear raw inside an HTML
+ * <script> element ('<', '>', '&' as \u00XX; U+2028/U+2029, which end a line in older JS) and
+ * writes every control character as \u00XX. */
+static void json_str(FILE *f, const char *s, bool script)
 {
 	const unsigned char *in = (const unsigned char *)(s ? s : "");
 	size_t n;
@@ -149,11 +152,11 @@ void pt_json_str(FILE *f, const char *s)
 		n = 1;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c == '\n')
+		else if (c == '\n' && !script)
 			fputs("\\n", f);
-		else if (c == '\t')
+		else if (c == '\t' && !script)
 			fputs("\\t", f);
-		else if (c < 0x20 || c == 0x7f)
+		else if (c < 0x20 || c == 0x7f || (script && (c == '<' || c == '>' || c == '&')))
 			fprintf(f, "\\u%04x", c);
 		else if (c < 0x80)
 			fputc(c, f);
@@ -162,8 +165,20 @@ void pt_json_str(FILE *f, const char *s)
 			fputs("\\ufffd", f), n = 1;
 		else if (n == 2 && c == 0xc2 && in[1] <= 0x9f)
 			fprintf(f, "\\u%04x", in[1]);   /* a C1 control, escaped like C0 */
+		else if (script && n == 3 && c == 0xe2 && in[1] == 0x80 && (in[2] == 0xa8 || in[2] == 0xa9))
+			fprintf(f, "\\u%04x", 0x2000 | (in[2] - 0x80));
 		else
 			fwrite(in, 1, n, f);
 	}
 	fputc('"', f);
+}
+
+void pt_json_str(FILE *f, const char *s)
+{
+	json_str(f, s, false);
+}
+
+void pt_json_str_script(FILE *f, const char *s)
+{
+	json_str(f, s, true);
 }

@@ -11,6 +11,9 @@ const char *pt_fmt_bytes(char *buf, size_t len, double bytes);
 /* JSON string escaping to f, with the quotes: '"', '\\', every byte below 0x20 and 0x7f escaped;
  * bytes that are not valid UTF-8 become U+FFFD (JSON must be UTF-8). */
 void pt_json_str(FILE *f, const char *s);
+/* The same, safe inside an HTML <script> element: also '<', '>', '&', every control character
+ * and U+2028/U+2029 as \u escapes (report.html's embedded data). */
+void pt_json_str_script(FILE *f, const char *s);
 /* v in decimal, without printf's format parsing (writers print millions of frame indexes). */
 void pt_put_u64(FILE *f, uint64_t v);
 
