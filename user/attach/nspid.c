@@ -10,9 +10,8 @@
 #include <bpf/bpf.h>
 #include "nspid.skel.h"
 #include "attach/nspid.h"
+#include "target/proc.h"
 
-/* The initial PID namespace's inode (PROC_PID_INIT_INO in the kernel's proc_ns.h). */
-#define PT_PID_INIT_INO 0xEFFFFFFCULL
 /* The iterator's output is read whole up to this; more processes in one container are not
  * looked at (the target is then "not found": an error, never a wrong PID). */
 #define PT_NSPID_MAX_OUT (4u << 20)
@@ -20,11 +19,11 @@
 static int pidns_ino(unsigned long long *ino)
 {
 	struct stat st;
+	int err = pt_proc_pidns(0, &st);
 
-	if (stat("/proc/self/ns/pid", &st))
-		return -errno;
-	*ino = (unsigned long long)st.st_ino;
-	return 0;
+	if (!err)
+		*ino = (unsigned long long)st.st_ino;
+	return err;
 }
 
 bool pt_in_pid_namespace(void)

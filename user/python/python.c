@@ -336,9 +336,6 @@ int pt_py_detect_pid(pid_t pid, struct pt_py_info *out)
 	return ret;
 }
 
-/* The initial PID namespace's inode (PROC_PID_INIT_INO in the kernel's proc_ns.h). */
-#define PY_PID_INIT_INO 0xEFFFFFFCULL
-
 /* The target's pid namespace, when it is not the initial one (a container), whichever
  * namespace peaktrace itself runs in: the BPF side's thread ids are the initial namespace's,
  * CPython's are its own. nsfs's device as the kernel encodes a dev_t (MKDEV: major << 20 |
@@ -346,11 +343,9 @@ int pt_py_detect_pid(pid_t pid, struct pt_py_info *out)
 static void pidns_of(pid_t pid, struct pt_py_offsets *o)
 {
 	struct stat its;
-	char path[64];
 
 	o->ns_dev = o->ns_ino = 0;
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
-	if (stat(path, &its) || (unsigned long long)its.st_ino == PY_PID_INIT_INO)
+	if (pt_proc_pidns(pid, &its) || (unsigned long long)its.st_ino == PT_PID_INIT_INO)
 		return;
 	o->ns_dev = ((uint64_t)major(its.st_dev) << 20) | minor(its.st_dev);
 	o->ns_ino = its.st_ino;

@@ -388,3 +388,14 @@ int pt_mapped_open(pid_t pid, const struct pt_mapped *m, unsigned flags, char **
 	}
 	return fd;
 }
+
+int pt_proc_pidns(pid_t pid, struct stat *st)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	return stat(path, st) ? -errno : 0;
+}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 
 /* The most read of any /proc/PID file that holds a list (environ, smaps): far above what a
  * real process has (environ is bounded by the exec's argument limit), low enough to stay sane. */
@@ -110,5 +111,12 @@ struct pt_mapped {
  * is the one to attach uprobes by.
  */
 int pt_mapped_open(pid_t pid, const struct pt_mapped *m, unsigned flags, char **opened);
+
+/* The initial PID namespace's inode (PROC_PID_INIT_INO in the kernel's proc_ns.h): the one whose
+ * ids the BPF helpers return. */
+#define PT_PID_INIT_INO 0xEFFFFFFCULL
+
+/* stat() of pid's PID namespace (/proc/PID/ns/pid; pid 0: peaktrace's own). Returns 0 or -errno. */
+int pt_proc_pidns(pid_t pid, struct stat *st);
 
 #endif
