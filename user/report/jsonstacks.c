@@ -14,6 +14,27 @@
 #include "util/fmt.h"
 #include "report/jsonstacks.h"
 
+static const int heap_metrics[] = {
+	PT_ALLOC_COUNT, PT_ALLOC_BYTES, PT_FREE_COUNT, PT_FREE_BYTES,
+	PT_LIVE_COUNT, PT_LIVE_BYTES, PT_PEAK_COUNT, PT_PEAK_BYTES,
+	PT_LEAKED_COUNT, PT_LEAKED_BYTES,
+};
+static const char *const heap_names[] = {
+	"alloc_count", "alloc_bytes", "free_count", "free_bytes",
+	"live_count", "live_bytes", "peak_count", "peak_bytes",
+	"leaked_count", "leaked_bytes",
+};
+#define NHEAP ((int)(sizeof(heap_metrics) / sizeof(heap_metrics[0])))
+
+/* A heap stack has a heap figure; one with only page-fault RSS (rss_attribution) has none. */
+static bool heap_stack(const struct pt_stack *s)
+{
+	for (int k = 0; k < NHEAP; k++)
+		if (s->v[heap_metrics[k]])
+			return true;
+	return false;
+}
+
 struct rank_ctx {
 	const struct pt_profile *p;
 	int m;
@@ -95,14 +116,9 @@ int pt_json_sel_init(struct pt_json_sel *sel, const struct pt_report *r)
 		keep_top(p, idx, PT_LEAKED_BYTES, PT_LEAKED_COUNT, n, sel->keep);
 	}
 	/* A stack with only page-fault RSS (no heap figure) is no heap stack: never in "stacks". */
-	for (i = 0; i < p->nstacks; i++) {
-		const uint64_t *v = p->stacks[i].v;
-
-		if (!v[PT_ALLOC_COUNT] && !v[PT_FREE_COUNT] && !v[PT_LIVE_COUNT] && !v[PT_PEAK_COUNT] &&
-		    !v[PT_ALLOC_BYTES] && !v[PT_FREE_BYTES] && !v[PT_LIVE_BYTES] && !v[PT_PEAK_BYTES] &&
-		    !v[PT_LEAKED_COUNT] && !v[PT_LEAKED_BYTES])
+	for (i = 0; i < p->nstacks; i++)
+		if (!heap_stack(&p->stacks[i]))
 			sel->keep[i] = false;
-	}
 	sel->jidx = malloc((p->nstacks + 1) * sizeof(*sel->jidx));
 	if (!sel->jidx) {
 		free(idx);
@@ -183,17 +199,6 @@ static void json_limit(FILE *f, const struct pt_report *r)
 		fprintf(f, "\"limit\": null");
 }
 
-static const int heap_metrics[] = {
-	PT_ALLOC_COUNT, PT_ALLOC_BYTES, PT_FREE_COUNT, PT_FREE_BYTES,
-	PT_LIVE_COUNT, PT_LIVE_BYTES, PT_PEAK_COUNT, PT_PEAK_BYTES,
-	PT_LEAKED_COUNT, PT_LEAKED_BYTES,
-};
-static const char *const heap_names[] = {
-	"alloc_count", "alloc_bytes", "free_count", "free_bytes",
-	"live_count", "live_bytes", "peak_count", "peak_bytes",
-	"leaked_count", "leaked_bytes",
-};
-#define NHEAP ((int)(sizeof(heap_metrics) / sizeof(heap_metrics[0])))
 
 void pt_json_heap_stacks(FILE *f, const struct pt_report *r, const struct pt_json_sel *sel)
 {
@@ -208,16 +213,12 @@ void pt_json_heap_stacks(FILE *f, const struct pt_report *r, const struct pt_jso
 		const struct pt_stack *s = &p->stacks[i];
 
 		if (!sel->keep || !sel->keep[i]) {
-			uint64_t any = 0;
-
-			for (k = 0; k < NHEAP; k++) {
+			for (k = 0; k < NHEAP; k++)
 				out[k] += s->v[heap_metrics[k]];
-				any |= s->v[heap_metrics[k]];
-			}
-			if (any)
+			if (heap_stack(s))
 				nout++;
 			else
-				rss_only++;   /* only page-fault RSS (rss_attribution): no heap stack */
+				rss_only++;
 			continue;
 		}
 		fprintf(f, "%s\n    {", n++ ? "," : "");
