@@ -1341,8 +1341,6 @@ int pt_session_report(struct pt_session *s)
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
 	if (o->outdir && o->per_invocation)
 		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
-	if (o->outdir && o->per_invocation)
-		pt_rss_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
 	if (o->max_peak)
 		code = check_max_peak(s, code);
 	if (s->launched && !s->child.exited && o->duration > 0) {

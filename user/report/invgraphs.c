@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* invgraphs.c — --per-invocation: folded stacks and a flame graph of each invocation's peak. */
+/* invgraphs.c — --per-invocation: folded stacks and a flame graph of each invocation's peaks
+ * (heap and RSS). */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,67 +10,112 @@
 #include "profile/collect.h"
 #include "report/report.h"
 
-/* DIR/invocation-N.peak.folded and .svg: the stacks held at each invocation's own peak. */
+/* What one per-invocation graph shows: a stats table holding only that invocation's figures,
+ * in the fields the collector reads for the metric, and its file and labels. */
+struct inv_view {
+	const char *suffix;   /* invocation-N.SUFFIX.folded / .svg */
+	enum pt_metric m;
+	const char *title;    /* after "Invocation N: " */
+	const char *figure;   /* the subtitle's figure, e.g. "peak heap" */
+	const char *note;     /* appended to the subtitle */
+	bool (*has)(const struct pt_inv_record *ir);
+	void (*fill)(const struct pt_inv_record *ir, struct pt_stack_stats *st, uint32_t nstk);
+	int64_t (*value)(const struct pt_inv_record *ir);
+};
+
+static bool heap_has(const struct pt_inv_record *ir) { return ir->nall > 0; }
+static int64_t heap_value(const struct pt_inv_record *ir) { return ir->heap_peak; }
+
+static void heap_fill(const struct pt_inv_record *ir, struct pt_stack_stats *st, uint32_t nstk)
+{
+	for (uint32_t i = 0; i < ir->nall; i++) {
+		if (ir->all[i].stack >= nstk)
+			continue;
+		st[ir->all[i].stack].alloc_count = 1;
+		st[ir->all[i].stack].peak_bytes = ir->all[i].bytes;
+		st[ir->all[i].stack].peak_count = ir->all[i].count;
+		st[ir->all[i].stack].snap_seq = 1;
+	}
+}
+
+static bool rss_has(const struct pt_inv_record *ir) { return ir->nrss_all > 0; }
+static int64_t rss_value(const struct pt_inv_record *ir) { return ir->rss_peak; }
+
+static void rss_fill(const struct pt_inv_record *ir, struct pt_stack_stats *st, uint32_t nstk)
+{
+	for (uint32_t i = 0; i < ir->nrss_all; i++) {
+		if (ir->rss_all[i].stack >= nstk)
+			continue;
+		st[ir->rss_all[i].stack].rss_now = ir->rss_all[i].bytes;
+		st[ir->rss_all[i].stack].rss_peak = ir->rss_all[i].bytes;
+		st[ir->rss_all[i].stack].rss_snap_seq = 1;
+	}
+}
+
+static const struct inv_view views[] = {
+	{ "peak", PT_PEAK_BYTES, "heap live at its peak", "peak heap", "", heap_has, heap_fill, heap_value },
+	{ "rss", PT_RSS_PEAK_BYTES, "anonymous RSS at its RSS peak, by who faulted it in", "peak RSS",
+	  " (the attributed anonymous part drawn)", rss_has, rss_fill, rss_value },
+};
+
+static void inv_graph(const char *dir, const struct pt_inv_record *ir, const struct pt_collect_in *all,
+		      struct pt_stack_stats *st, const struct inv_view *v, struct pt_symbolizer *sym,
+		      const char *comm)
+{
+	/* The same stacks, Python words and names; stats of this invocation's figures only, in
+	 * whole counts (the weights are already applied), and none of the whole trace's
+	 * per-stack outputs (leaks, where each kernel stack went). */
+	struct pt_collect_in cin = *all;
+	struct pt_profile prof;
+	struct pt_map_stack *ms = NULL;
+	uint32_t nms = 0, i;
+	char path[4096], title[160], sub[512], b[32];
+	FILE *f;
+
+	cin.stats = st;
+	cin.leaked = NULL;
+	cin.stack_out = NULL;
+	cin.peak_seq = 1;
+	cin.rss_peak_seq = 1;
+	cin.count_shift = 0;
+	cin.cstats = NULL;
+	memset(st, 0, all->nstacks * sizeof(*st));
+	v->fill(ir, st, all->nstacks);
+	if (pt_collect(&cin, sym, &prof, &ms, &nms) == 0) {
+		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".%s.folded", dir, ir->seq, v->suffix);
+		if ((f = fopen(path, "w"))) {
+			pt_write_folded(f, &prof, v->m);
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".%s.svg", dir, ir->seq, v->suffix);
+		snprintf(title, sizeof(title), "%s %" PRIu64 ": %s", ir->seq ? "Invocation" : "Init phase",
+			 ir->seq, v->title);
+		snprintf(sub, sizeof(sub), "%s %s: %s %s%s", comm, ir->id, v->figure,
+			 pt_fmt_bytes(b, sizeof(b), (double)v->value(ir)), v->note);
+		if ((f = fopen(path, "w"))) {
+			pt_write_flamegraph(f, &prof, v->m, title, sub);
+			fclose(f);
+		}
+	}
+	for (i = 0; i < nms; i++)
+		free(ms[i].frames);
+	free(ms);
+	pt_profile_free(&prof);
+}
+
+/* DIR/invocation-N.peak.* (the heap held at each invocation's own peak) and invocation-N.rss.*
+ * (the anonymous RSS at its RSS peak, by the stack that faulted it in). */
 void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
 				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
 				 const char *comm)
 {
-	uint32_t nstk = all->nstacks, k, i;
-	struct pt_stack_stats *st = calloc(nstk ? nstk : 1, sizeof(*st));
+	struct pt_stack_stats *st = calloc(all->nstacks ? all->nstacks : 1, sizeof(*st));
 
 	if (!st)
 		return;
-	for (k = 0; k < invs->n; k++) {
-		const struct pt_inv_record *ir = &invs->r[k];
-		/* The same stacks, Python words and names; stats of this invocation's peak only,
-		 * in whole counts (the weights are already applied). */
-		struct pt_collect_in cin = *all;
-
-		struct pt_profile prof;
-		struct pt_map_stack *ms = NULL;
-		uint32_t nms = 0;
-		char path[4096], title[128], sub[512], b[32];
-		FILE *f;
-
-		if (!ir->nall)
-			continue;
-		cin.stats = st;
-		cin.leaked = NULL;      /* the whole trace's leaks are not this peak's */
-		cin.stack_out = NULL;
-		cin.peak_seq = 1;
-		cin.count_shift = 0;
-		cin.cstats = NULL;
-		memset(st, 0, nstk * sizeof(*st));
-		/* A stats table that holds only this invocation's peak, in the fields the
-		 * collector reads for "at the peak". */
-		for (i = 0; i < ir->nall; i++) {
-			if (ir->all[i].stack >= nstk)
-				continue;
-			st[ir->all[i].stack].alloc_count = 1;
-			st[ir->all[i].stack].peak_bytes = ir->all[i].bytes;
-			st[ir->all[i].stack].peak_count = ir->all[i].count;
-			st[ir->all[i].stack].snap_seq = 1;
-		}
-		if (pt_collect(&cin, sym, &prof, &ms, &nms) == 0) {
-			snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".peak.folded", dir, ir->seq);
-			if ((f = fopen(path, "w"))) {
-				pt_write_folded(f, &prof, PT_PEAK_BYTES);
-				fclose(f);
-			}
-			snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".peak.svg", dir, ir->seq);
-			snprintf(title, sizeof(title), "%s %" PRIu64 ": heap live at its peak",
-				 ir->seq ? "Invocation" : "Init phase", ir->seq);
-			snprintf(sub, sizeof(sub), "%s %s: peak heap %s", comm, ir->id,
-				 pt_fmt_bytes(b, sizeof(b), (double)ir->heap_peak));
-			if ((f = fopen(path, "w"))) {
-				pt_write_flamegraph(f, &prof, PT_PEAK_BYTES, title, sub);
-				fclose(f);
-			}
-		}
-		for (i = 0; i < nms; i++)
-			free(ms[i].frames);
-		free(ms);
-		pt_profile_free(&prof);
-	}
+	for (uint32_t k = 0; k < invs->n; k++)
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+			if (views[v].has(&invs->r[k]))
+				inv_graph(dir, &invs->r[k], all, st, &views[v], sym, comm);
 	free(st);
 }

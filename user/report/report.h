@@ -99,8 +99,9 @@ void pt_leaked_free(struct pt_report *r);
 void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi);
 
 struct pt_collect_in;
-/* DIR/invocation-N.peak.folded and .svg for each invocation (--per-invocation): all's stacks,
- * with the stats of that invocation's peak. */
+/* --per-invocation: DIR/invocation-N.peak.folded/.svg (the heap held at each invocation's own
+ * peak, its `all`) and invocation-N.rss.folded/.svg (the attributed anonymous RSS at its RSS
+ * peak, its `rss_all`): all's stacks with those figures (report/invgraphs.c). */
 void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
 				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
 				 const char *comm);

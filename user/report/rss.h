@@ -33,13 +33,4 @@ void pt_rss_json(FILE *f, const struct pt_report *r);
 /* DIR/rss.folded and DIR/rss.svg: 0 or -errno. */
 int pt_rss_write_files(const char *dir, const struct pt_report *r);
 
-struct pt_inv_list;
-struct pt_collect_in;
-struct pt_symbolizer;
-/* --per-invocation: DIR/invocation-N.rss.folded and .svg, the attributed anonymous RSS at each
- * invocation's own RSS peak (its rss_all): all's stacks, with those figures. */
-void pt_rss_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
-			      const struct pt_collect_in *all, struct pt_symbolizer *sym,
-			      const char *comm);
-
 #endif
