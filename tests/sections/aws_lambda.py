@@ -69,6 +69,36 @@ def stop_host(h, timeout):
     return ids
 
 
+def host_runtime(res, name, build, tmp, tag, memory_mb, port, runtime_argv, host_args=()):
+    """The bundled host (Runtime API on port, invoke on port + 1) serving runtime_argv:
+    (host, runtime pid), or None once the failure is said under name."""
+    pidfile = os.path.join(tmp, tag + ".pid")
+    if os.path.exists(pidfile):
+        os.unlink(pidfile)
+    h = Proc([os.path.join(build, "tools", "lambda-host"), "-m", str(memory_mb), "--runtime-port", str(port),
+              "--invoke-port", str(port + 1), "--pid-file", pidfile] + list(host_args) + ["--"] +
+             list(runtime_argv))
+    rt = wait_pidfile(h, pidfile, TIMEOUT)
+    if rt is None:
+        res.fail(name, "host did not start the runtime: " + h.err[-300:])
+        h.kill()
+        return None
+    return h, rt
+
+
+def attach_traced(res, name, pt, rt, pt_args, h=None):
+    """peaktrace -q -p rt PT_ARGS, once it says it is tracing; None (the failure said, peaktrace
+    and the host h killed) if it never does."""
+    p = Proc([pt, "-q", "-p", rt] + list(pt_args))
+    if not p.wait_for("err", r"^peaktrace: tracing PID"):
+        res.fail(name, "peaktrace did not start: " + p.err[-300:])
+        p.kill()
+        if h:
+            h.kill()
+        return None
+    return p
+
+
 def load_report(res, name, outdir):
     try:
         with open(os.path.join(outdir, "report.json")) as f:
@@ -91,31 +121,17 @@ def run_lambda_section(ctx):
         return
     base = 20000 + random.randint(0, 4000) * 2
 
-    def start_host(name, memory_mb, runtime_argv, port):
-        pidfile = os.path.join(tmp, name + ".pid")
-        if os.path.exists(pidfile):
-            os.unlink(pidfile)
-        h = Proc([host, "-m", str(memory_mb), "--runtime-port", str(port),
-                  "--invoke-port", str(port + 1), "--pid-file", pidfile, "--"] + runtime_argv)
-        return h, wait_pidfile(h, pidfile, timeout)
-
     def do_invoke(port, event):
         return run([invoke, "--port", str(port + 1), json.dumps(event)], timeout=timeout)
 
     def start_traced(name, tag, memory_mb, port, pt_args):
         """Host + runtime + peaktrace attached to it; (host, runtime pid, peaktrace) or None."""
-        h, rt = start_host(tag, memory_mb, [fn], port)
-        if not rt:
-            res.fail(name, "host did not start the runtime: " + h.err[-300:])
-            h.kill()
+        started = host_runtime(res, name, build, tmp, tag, memory_mb, port, [fn])
+        if not started:
             return None
-        p = Proc([pt, "-q", "-p", rt] + list(pt_args))
-        if not p.wait_for("err", r"^peaktrace: tracing PID"):
-            res.fail(name, "peaktrace did not start: " + p.err[-300:])
-            p.kill()
-            h.kill()
-            return None
-        return h, rt, p
+        h, rt = started
+        p = attach_traced(res, name, pt, rt, pt_args, h)
+        return (h, rt, p) if p else None
 
     # ---- attach: four invocations, each one's own peak vs the kernel's per-invocation VmHWM
     name = "lambda/attach"
@@ -197,7 +213,8 @@ def run_lambda_section(ctx):
     # ---- --boundary start=LIB:SYM,end=LIB:SYM: the runtime's own handler call as the boundary
     name = "lambda/uprobe boundary"
     port = base + 30
-    h, rt = start_host("uprobe", 512, [fn], port)
+    started = host_runtime(res, name, build, tmp, "uprobe", 512, port, [fn])
+    h, rt = started if started else (None, None)
     if rt:
         outdir = os.path.join(tmp, "lambda-uprobe")
         p = Proc([pt, "-q", "-p", rt, "-o", outdir, "--boundary", "start=oom:handle:entry,end=oom:handle:return"])
@@ -223,10 +240,8 @@ def run_lambda_section(ctx):
         else:
             res.fail(name, "peaktrace did not start: " + p.err[-300:])
             p.kill()
-    else:
-        res.fail(name, "host did not start")
-    h.signal(signal.SIGTERM)
-    h.wait(timeout)
+        h.signal(signal.SIGTERM)
+        h.wait(timeout)
     rc, out, err = run([pt, "-p", str(os.getpid()), "--boundary", "start=nosuchlib:f,end=nosuchlib:g"])
     res.eq("lambda/uprobe boundary: unknown library is an error", rc != 0 and "no function f" in err, True)
 
@@ -633,21 +648,14 @@ def run_rapi_page_edge(ctx):
         res.skip(name, "lambda-host not built")
         return
     port = 31000 + random.randint(0, 400) * 2
-    pidfile = os.path.join(tmp, "edge.pid")
-    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile, "--", py, rt_py])
-    rt = wait_pidfile(h, pidfile, timeout)
-    if rt is None:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
+    started = host_runtime(res, name, build, tmp, "edge", 256, port, [py, rt_py])
+    if not started:
         return
+    h, rt = started
     time.sleep(1.0)
     outdir = os.path.join(tmp, "lambda-edge")
-    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
+    p = attach_traced(res, name, pt, rt, ["-o", outdir], h)
+    if not p:
         return
     for _ in range(3):
         rc, out, err = run([invoke, "--port", str(port + 1), "{}"], timeout=timeout)

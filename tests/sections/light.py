@@ -23,10 +23,11 @@ import re
 import signal
 import time
 
-from harness import Proc, TIMEOUT, run
+from harness import TIMEOUT, run
 from tracing import load_report, trace_attach, trace_launch
 from sections.rss import SCENARIOS, check_identity, folded, near, read_log, through
-from sections.aws_lambda import TOLERANCE, clear_hwm, invocations, stop_host, vmhwm, wait_pidfile
+from sections.aws_lambda import (TOLERANCE, attach_traced, clear_hwm, host_runtime, invocations, stop_host,
+                                 vmhwm)
 
 HEAP_FILES = ("peak.folded", "live.folded", "alloc.folded", "peak.svg", "live.svg", "alloc.svg",
               "peak.speedscope.json", "live.speedscope.json", "alloc.speedscope.json",
@@ -164,20 +165,13 @@ def run_lambda(ctx):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
     port = 27100 + random.randint(0, 1500) * 2
-    pidfile = os.path.join(tmp, "light-lambda.pid")
-    h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile, "--", fn])
-    rt = wait_pidfile(h, pidfile, TIMEOUT)
-    if not rt:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
+    started = host_runtime(res, name, build, tmp, "light-lambda", 512, port, [fn])
+    if not started:
         return
+    h, rt = started
     outdir = os.path.join(tmp, "light-lambda")
-    p = Proc([pt, "-q", "--light", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
+    p = attach_traced(res, name, pt, rt, ["--light", "-o", outdir], h)
+    if not p:
         return
     res.eq("%s: target's libc text unmodified while attached" % name, libc_text_diff(rt), 0)
     sizes = [16, 128, 64, 8]
@@ -227,20 +221,13 @@ def run_oom(ctx):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
     port = 30200 + random.randint(0, 1500) * 2
-    pidfile = os.path.join(tmp, "light-oom.pid")
-    h = Proc([host, "-m", "96", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile, "--", fn])
-    rt = wait_pidfile(h, pidfile, TIMEOUT)
-    if not rt:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
+    started = host_runtime(res, name, build, tmp, "light-oom", 96, port, [fn])
+    if not started:
         return
+    h, rt = started
     outdir = os.path.join(tmp, "light-oom")
-    p = Proc([pt, "-q", "--light", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
+    p = attach_traced(res, name, pt, rt, ["--light", "-o", outdir], h)
+    if not p:
         return
     run([invoke, "--port", str(port + 1), json.dumps({"mb": 8})], timeout=TIMEOUT)
     run([invoke, "--port", str(port + 1), json.dumps({"mb": 256})], timeout=TIMEOUT)

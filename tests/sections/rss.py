@@ -333,8 +333,8 @@ def run_lambda(ctx):
     import random
     import signal
     import time
-    from harness import Proc, TIMEOUT, run
-    from sections.aws_lambda import invocations, stop_host, wait_pidfile
+    from harness import TIMEOUT, run
+    from sections.aws_lambda import attach_traced, host_runtime, invocations, stop_host
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
     name = "rss/lambda oom per invocation"
     if not res.wanted(name):
@@ -346,20 +346,13 @@ def run_lambda(ctx):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
     port = 24000 + random.randint(0, 3000) * 2
-    pidfile = os.path.join(tmp, "rss-lambda.pid")
-    h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile, "--", fn])
-    rt = wait_pidfile(h, pidfile, TIMEOUT)
-    if not rt:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
+    started = host_runtime(res, name, build, tmp, "rss-lambda", 512, port, [fn])
+    if not started:
         return
+    h, rt = started
     outdir = os.path.join(tmp, "rss-lambda")
-    p = Proc([pt, "-q", "-p", rt, "-o", outdir, "--per-invocation"])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
+    p = attach_traced(res, name, pt, rt, ["-o", outdir, "--per-invocation"], h)
+    if not p:
         return
     sizes = [16, 128, 64, 8]
     for mb in sizes:
