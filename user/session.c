@@ -1184,6 +1184,9 @@ static void report_figures(struct pt_session *s)
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;
 	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];
+	/* Said where the invocations are printed too, not only on stderr. */
+	if (s->aws_pending)
+		rep->boundary = "uprobe (aws-lambda-cpp never mapped: no boundaries)";
 	rep->src = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;

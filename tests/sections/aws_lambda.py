@@ -545,6 +545,12 @@ def run_uprobe_no_runtime(ctx):
              "its probes are set when it is mapped" in err, err[-300:])
     res.true(name + ": said at the end that it never was", "aws-lambda-cpp was never mapped" in err, err[-300:])
     res.true(name + ": the report is written", os.path.exists(os.path.join(outdir, "report.json")), outdir)
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            boundary = json.load(f).get("boundary")
+    except (OSError, ValueError) as e:
+        boundary = str(e)
+    res.true(name + ": report.json's boundary says so", "never mapped" in str(boundary), boundary)
 
 
 def run_lambda_streaming(ctx):
