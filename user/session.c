@@ -37,6 +37,7 @@
 #include "python/python.h"
 #include "target/nodeflags.h"
 #include "arenas/arenas.h"
+#include "arenas/resident.h"
 #include "invocation/invocation.h"
 #include "invocation/boundary.h"
 #include "report/report.h"
@@ -253,7 +254,25 @@ static int check_outdir(const char *dir)
 
 #define ARENA_SETTLE_NS 50000000ULL
 
-/* The pending invocation's arena figures, now (its record then may be printed). */
+/* Malloc heap and pymalloc arenas resident at an invocation's end, from the target's mappings
+ * (arenas/resident.h): no kernel tables, so --light has them too. User space, after the
+ * boundary: the target runs on. */
+static void resident_reading(struct pt_session *s, struct pt_inv_record *rec)
+{
+	struct pt_mem_resident mr;
+
+	if (pt_mem_resident_read(s->pid, &mr))
+		return;
+	rec->mem_read = true;
+	rec->heap_main_resident = mr.heap_main_bytes;
+	rec->heap_thread_resident = mr.heap_thread_bytes;
+	rec->pymalloc_resident = mr.pymalloc_bytes;
+	rec->pymalloc_pools = mr.pymalloc_pools;
+	rec->mem_unscanned = mr.unscanned_bytes;
+}
+
+/* The pending invocation's arena figures and resident memory by allocator, now (its record
+ * then may be printed). */
 static void arena_reading(struct pt_session *s)
 {
 	struct pt_inv_record *rec;
@@ -264,7 +283,9 @@ static void arena_reading(struct pt_session *s)
 	if (s->arena_rec >= s->invs.n)
 		return;
 	rec = &s->invs.r[s->arena_rec];
-	if (pt_arenas_totals(s->pid, bpf_map__fd(s->skel->maps.arenas), &s->skel->bss->g,
+	resident_reading(s, rec);
+	if (!s->arenas ||
+	    pt_arenas_totals(s->pid, bpf_map__fd(s->skel->maps.arenas), &s->skel->bss->g,
 			     &rec->arena_live, &rec->arena_resident, &rec->arena_retained))
 		return;
 	rec->arena_read = true;
@@ -329,7 +350,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	else
 		s->vmhwm = rec.vmhwm;
 	arena_reading(s);   /* the previous one, if still pending */
-	if (pt_inv_append(&s->invs, &rec) == 0 && s->arenas) {
+	if (pt_inv_append(&s->invs, &rec) == 0 && (s->arenas || s->opt->light)) {
 		s->arena_rec = s->invs.n - 1;
 		s->arena_due = now_ns() + ARENA_SETTLE_NS;
 	}

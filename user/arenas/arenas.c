@@ -70,7 +70,7 @@ int pt_smaps_parse(const char *text, struct pt_smap *out, int max)
 	return n + 1;
 }
 
-static bool heap_candidate(const struct pt_smap *m)
+bool pt_smap_heap_candidate(const struct pt_smap *m)
 {
 	return m->anon && !m->heap && m->rw && (m->start & (PT_HEAP_MAX_SIZE - 1)) == 0;
 }
@@ -89,7 +89,7 @@ void pt_arenas_attribute(struct pt_arena_row *rows, int nrows, const struct pt_s
 			struct pt_arena_row *r = &rows[k];
 
 			if (r->main ? !m[i].heap
-				    : !(heap_candidate(&m[i]) && first_word[i] && first_word[i] == r->addr))
+				    : !(pt_smap_heap_candidate(&m[i]) && first_word[i] && first_word[i] == r->addr))
 				continue;
 			r->heaps++;
 			r->mapped_bytes += m[i].end - m[i].start;
@@ -250,8 +250,7 @@ static void read_settings(struct pt_arenas *a, pid_t pid)
 	pt_environ_free(&env);
 }
 
-/* The target's mappings and the first word of every heap candidate. */
-static int read_memory(pid_t pid, struct pt_smap **mout, uint64_t **wout)
+int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 {
 	char path[64];
 	char *text;
@@ -276,7 +275,7 @@ static int read_memory(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	for (i = 0; fd >= 0 && i < n; i++)
-		if (heap_candidate(&m[i]) && pread(fd, &w[i], 8, (off_t)m[i].start) != 8)
+		if (pt_smap_heap_candidate(&m[i]) && pread(fd, &w[i], 8, (off_t)m[i].start) != 8)
 			w[i] = 0;
 	if (fd >= 0)
 		close(fd);
@@ -490,14 +489,14 @@ static void read_heaps(struct pt_arenas *a, pid_t pid)
 	uint64_t *w = NULL;
 	int nm, i, k;
 
-	nm = read_memory(pid, &m, &w);
+	nm = pt_smaps_read(pid, &m, &w);
 	if (nm > 0) {
 		a->memory_read = true;
 		a->rss_bytes = pt_proc_status_bytes(pid, "VmRSS");
 		for (i = 0; i < nm; i++) {
 			bool known = false;
 
-			if (!heap_candidate(&m[i]) || w[i] < m[i].start || w[i] >= m[i].start + 4096)
+			if (!pt_smap_heap_candidate(&m[i]) || w[i] < m[i].start || w[i] >= m[i].start + 4096)
 				continue;
 			for (k = 0; k < a->nrows; k++)
 				known |= !a->rows[k].main && a->rows[k].addr == w[i];
@@ -547,7 +546,7 @@ int64_t pt_arenas_resident_in_memory(pid_t pid)
 	struct pt_smap *m = NULL;
 	uint64_t *w = NULL;
 	int64_t sum = 0;
-	int nm = read_memory(pid, &m, &w), i, j;
+	int nm = pt_smaps_read(pid, &m, &w), i, j;
 
 	if (nm <= 0)
 		return -1;
@@ -555,8 +554,8 @@ int64_t pt_arenas_resident_in_memory(pid_t pid)
 		bool arena = m[i].heap;
 
 		/* A thread-arena heap names its arena, which lives in the first page of a first heap. */
-		for (j = 0; !arena && heap_candidate(&m[i]) && j < nm; j++)
-			arena = heap_candidate(&m[j]) && w[i] >= m[j].start && w[i] < m[j].start + 4096;
+		for (j = 0; !arena && pt_smap_heap_candidate(&m[i]) && j < nm; j++)
+			arena = pt_smap_heap_candidate(&m[j]) && w[i] >= m[j].start && w[i] < m[j].start + 4096;
 		if (arena)
 			sum += (int64_t)m[i].rss;
 	}
@@ -574,7 +573,7 @@ int pt_arenas_totals(pid_t pid, int arenas_fd, const struct pt_global *g, int64_
 	int nm, err;
 
 	err = read_rows(&a, arenas_fd, g);
-	nm = err ? err : read_memory(pid, &m, &w);
+	nm = err ? err : pt_smaps_read(pid, &m, &w);
 	if (nm > 0)
 		pt_arenas_attribute(a.rows, a.nrows, m, nm, w);
 	totals(&a);

@@ -112,6 +112,11 @@ struct pt_smap {
 };
 /* Parse smaps text. Returns the number of mappings stored in out (at most max), or -1. */
 int pt_smaps_parse(const char *text, struct pt_smap *out, int max);
+/* A thread-arena heap could be here: read-write, anonymous, not [heap], 64 MiB-aligned. */
+bool pt_smap_heap_candidate(const struct pt_smap *m);
+/* The target's mappings (/proc/PID/smaps, bounded, non-blocking) and the first word of every
+ * heap candidate (0 if unread), both malloc'd. Returns the number of mappings or -errno. */
+int pt_smaps_read(pid_t pid, struct pt_smap **m, uint64_t **first_word);
 /* Attribute heaps to arenas: the main arena gets "[heap]"; a read-write anonymous mapping that
  * starts on a 64 MiB boundary and whose first word (first_word[i], 0 if unread) is the address of
  * a row's arena belongs to that row. Sets heaps, mapped, resident and retained of every row. */

@@ -289,6 +289,9 @@ void pt_inv_line(FILE *f, const struct pt_inv_record *r)
 	if (r->arena_read)
 		fprintf(f, "\tArena Retained: %.1f MiB (%+.1f MiB)", mib(r->arena_retained),
 			mib_change(r->arena_retained_change));
+	if (r->mem_read)
+		fprintf(f, "\tMalloc Heap: %.1f MiB\tPymalloc Arenas: %.1f MiB",
+			mib(r->heap_main_resident + r->heap_thread_resident), mib(r->pymalloc_resident));
 	fputc('\n', f);
 }
 
@@ -380,6 +383,15 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 		fprintf(f, "{\"live_chunk_bytes\": %" PRId64 ", \"resident_bytes\": %" PRId64
 			   ", \"retained_bytes\": %" PRId64 ", \"retained_change_bytes\": %" PRId64 "}",
 			r->arena_live, r->arena_resident, r->arena_retained, r->arena_retained_change);
+	else
+		fputs("null", f);
+	fputs(", \"resident_at_end\": ", f);
+	if (r->mem_read)
+		fprintf(f, "{\"malloc_heap_bytes\": %" PRId64 ", \"malloc_heap_main_arena_bytes\": %" PRId64
+			   ", \"malloc_heap_thread_arenas_bytes\": %" PRId64 ", \"pymalloc_arenas_bytes\": %" PRId64
+			   ", \"pymalloc_pools\": %u, \"unscanned_bytes\": %" PRId64 "}",
+			r->heap_main_resident + r->heap_thread_resident, r->heap_main_resident,
+			r->heap_thread_resident, r->pymalloc_resident, r->pymalloc_pools, r->mem_unscanned);
 	else
 		fputs("null", f);
 	fputs(r->light ? ", \"top_stacks_at_peak\": null" : ", \"top_stacks_at_peak\": [", f);

@@ -55,6 +55,12 @@ struct pt_inv_record {
 	/* glibc arenas when it ended (arena_read false when not measured) */
 	bool arena_read;
 	int64_t arena_live, arena_resident, arena_retained, arena_retained_change;
+	/* Resident memory by allocator when it ended, from its mappings (arenas/resident.h; also
+	 * with --light; mem_read false when not measured): glibc's malloc heap (main arena, thread
+	 * arenas) and CPython's pymalloc arenas, and anonymous bytes past the scan budget. */
+	bool mem_read;
+	int64_t heap_main_resident, heap_thread_resident, pymalloc_resident, mem_unscanned;
+	uint32_t pymalloc_pools;
 	uint32_t ntop;
 	struct pt_inv_stack top[PT_INV_TOP];
 	bool overwritten;      /* the kernel reused its buffer before we read it */

@@ -9,6 +9,7 @@
 #ifndef PEAKTRACE_PROFILE_H
 #define PEAKTRACE_PROFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -121,8 +122,10 @@ int pt_write_flamegraph_styled(FILE *f, const struct pt_profile *p, enum pt_metr
 
 /* pprof profile.proto, gzip-compressed. Sample types, in order:
  * alloc_objects/count, alloc_space/bytes, inuse_objects/count, inuse_space/bytes,
- * peak_objects/count, peak_space/bytes. default_sample_type = peak_space. */
+ * peak_objects/count, peak_space/bytes, rss_peak_space/bytes. default_sample_type = peak_space.
+ * pt_write_pprof_mode(light true): rss_peak_space alone, the default (--light). */
 int pt_write_pprof(const char *path, const struct pt_profile *p);
+int pt_write_pprof_mode(const char *path, const struct pt_profile *p, bool light);
 
 /* speedscope JSON file format, one profile per metric given. */
 int pt_write_speedscope(FILE *f, const struct pt_profile *p, enum pt_metric m, const char *name);

@@ -70,6 +70,9 @@ static const enum pt_metric sample_metrics[] = {
 };
 #define NSAMPLE_TYPES (sizeof(sample_metrics) / sizeof(sample_metrics[0]))
 #define DEFAULT_SAMPLE PT_PEAK_BYTES
+/* --light has no heap figures: a zero there would read as "nothing allocated", so its profile
+ * has the one type it measured (absent, not zero). */
+static const enum pt_metric light_metrics[] = { PT_RSS_PEAK_BYTES };
 
 /* A growable output buffer with a sticky error, so encoders need no checks per call. */
 struct pb {
@@ -179,18 +182,11 @@ static int func_cmp(const void *a, const void *b)
 	return x->file < y->file ? -1 : x->file > y->file;
 }
 
-static int stack_kept(const struct pt_stack *s)
-{
-	size_t i;
-
-	for (i = 0; i < NSAMPLE_TYPES; i++)
-		if (s->v[sample_metrics[i]])
-			return 1;
-	return 0;
-}
-
 struct enc {
 	const struct pt_profile *p;
+	const enum pt_metric *mt;	/* the sample types written */
+	size_t nmt;
+	enum pt_metric def;		/* the default one */
 	char **labels;		/* per frame */
 	char **modules;		/* per used frame: cleaned module path, NULL if none */
 	uint8_t *used;		/* per frame: referenced by a kept stack */
@@ -204,6 +200,16 @@ struct enc {
 	struct func_key *fk;
 	uint32_t nused;
 };
+
+static int stack_kept(const struct enc *e, const struct pt_stack *s)
+{
+	size_t i;
+
+	for (i = 0; i < e->nmt; i++)
+		if (s->v[e->mt[i]])
+			return 1;
+	return 0;
+}
 
 /* A frame's function as pprof should see it: Python frames by their code object
  * ("module:qualname", the line goes to Line.line), native ones by their label. */
@@ -261,13 +267,13 @@ static int enc_prepare(struct enc *e)
 	e->fk = calloc(nf, sizeof(*e->fk));
 	/* "" + two per sample type + "space" + per frame: label, module, function, source
 	 * file, build id */
-	e->st.s = calloc(3 + 2 * NSAMPLE_TYPES + 5 * nf, sizeof(*e->st.s));
+	e->st.s = calloc(3 + 2 * e->nmt + 5 * nf, sizeof(*e->st.s));
 	if (!e->modules || !e->used || !e->loc_id || !e->func_id || !e->map_id || !e->fk ||
 	    !e->st.s)
 		return -ENOMEM;
 
 	for (i = 0; i < p->nstacks; i++) {
-		if (!stack_kept(&p->stacks[i]))
+		if (!stack_kept(e, &p->stacks[i]))
 			continue;
 		for (j = 0; j < p->stacks[i].nframes; j++)
 			e->used[p->stacks[i].frames[j]] = 1;
@@ -275,9 +281,9 @@ static int enc_prepare(struct enc *e)
 
 	/* string_table[0] must be "": sorting puts it first since it sorts lowest. */
 	e->st.s[ns++] = "";
-	for (i = 0; i < NSAMPLE_TYPES; i++) {
-		e->st.s[ns++] = pt_metric_name(sample_metrics[i]);
-		e->st.s[ns++] = pt_metric_unit(sample_metrics[i]);
+	for (i = 0; i < e->nmt; i++) {
+		e->st.s[ns++] = pt_metric_name(e->mt[i]);
+		e->st.s[ns++] = pt_metric_unit(e->mt[i]);
 	}
 	e->st.s[ns++] = "space";
 	for (k = 0; k < p->nframes; k++) {
@@ -318,7 +324,7 @@ static int enc_prepare(struct enc *e)
 		const struct pt_stack *s = &p->stacks[i];
 		const char *root;
 
-		if (!stack_kept(s) || !s->nframes)
+		if (!stack_kept(e, s) || !s->nframes)
 			continue;
 		root = e->modules[s->frames[s->nframes - 1]];
 		if (root) {
@@ -385,8 +391,18 @@ static void put_value_type(struct pb *b, struct pb *sub, uint32_t field, const s
 
 int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len)
 {
+	return pt_pprof_encode_mode(p, false, buf, len);
+}
+
+int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char **buf, size_t *len)
+{
 	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 };
-	struct enc e = { .p = p };
+	struct enc e = {
+		.p = p,
+		.mt = light ? light_metrics : sample_metrics,
+		.nmt = light ? 1 : NSAMPLE_TYPES,
+		.def = light ? PT_RSS_PEAK_BYTES : DEFAULT_SAMPLE,
+	};
 	uint32_t i, j;
 	int err;
 
@@ -399,22 +415,22 @@ int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len
 	if (err)
 		goto out;
 
-	for (i = 0; i < NSAMPLE_TYPES; i++)
-		put_value_type(&b, &sub, PROFILE_SAMPLE_TYPE, &e.st, pt_metric_name(sample_metrics[i]),
-			       pt_metric_unit(sample_metrics[i]));
+	for (i = 0; i < e.nmt; i++)
+		put_value_type(&b, &sub, PROFILE_SAMPLE_TYPE, &e.st, pt_metric_name(e.mt[i]),
+			       pt_metric_unit(e.mt[i]));
 
 	for (i = 0; i < p->nstacks; i++) {
 		const struct pt_stack *s = &p->stacks[i];
 
-		if (!stack_kept(s))
+		if (!stack_kept(&e, s))
 			continue;
 		/* Packed repeated fields; frames[0] is the leaf, as pprof wants. */
 		for (j = 0; j < s->nframes; j++)
 			pb_varint(&sub2, e.loc_id[s->frames[j]]);
 		if (s->nframes)
 			pb_sub(&sub, SAMPLE_LOCATION_ID, &sub2);
-		for (j = 0; j < NSAMPLE_TYPES; j++)
-			pb_varint(&sub2, s->v[sample_metrics[j]]);
+		for (j = 0; j < e.nmt; j++)
+			pb_varint(&sub2, s->v[e.mt[j]]);
 		pb_sub(&sub, SAMPLE_VALUE, &sub2);
 		pb_sub(&b, PROFILE_SAMPLE, &sub);
 	}
@@ -468,7 +484,7 @@ int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len
 	/* Every byte is counted (no sampling period to scale by). */
 	put_value_type(&b, &sub, PROFILE_PERIOD_TYPE, &e.st, "space", "bytes");
 	pb_uint(&b, PROFILE_PERIOD, 1);
-	pb_uint(&b, PROFILE_DEFAULT_SAMPLE_TYPE, str_idx(&e.st, pt_metric_name(DEFAULT_SAMPLE)));
+	pb_uint(&b, PROFILE_DEFAULT_SAMPLE_TYPE, str_idx(&e.st, pt_metric_name(e.def)));
 
 	err = b.err ? b.err : sub.err ? sub.err : sub2.err;
 out:
@@ -541,11 +557,16 @@ out:
 
 int pt_write_pprof(const char *path, const struct pt_profile *p)
 {
+	return pt_write_pprof_mode(path, p, false);
+}
+
+int pt_write_pprof_mode(const char *path, const struct pt_profile *p, bool light)
+{
 	unsigned char *buf;
 	size_t len;
 	int fd, err;
 
-	err = pt_pprof_encode(p, &buf, &len);
+	err = pt_pprof_encode_mode(p, light, &buf, &len);
 	if (err)
 		return err;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -485,6 +485,40 @@ static bool *inv_rows_shown(const struct pt_report *r)
 	return show;
 }
 
+/* Under INVOCATIONS: what glibc's malloc heap and CPython's pymalloc arenas held resident when
+ * each shown invocation ended (arenas/resident.h), with or without --light. */
+static void text_inv_resident(FILE *f, const struct pt_report *r, const bool *show)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	uint32_t k;
+	bool any = false;
+
+	for (k = 0; k < r->invs->n && !any; k++)
+		any = r->invs->r[k].mem_read && (!show || show[k]);
+	if (!any)
+		return;
+	fprintf(f, "  resident at each end (read from the mappings after it; malloc heap = glibc's main "
+		   "arena [heap] + thread arenas' heaps, pymalloc arenas = CPython's object pools):\n");
+	for (k = 0; k < r->invs->n; k++) {
+		const struct pt_inv_record *ir = &r->invs->r[k];
+
+		if (!ir->mem_read || (show && !show[k]))
+			continue;
+		fprintf(f, "  %4s  malloc heap %s (main arena %s, thread arenas %s), pymalloc arenas %s "
+			   "(%u pools)", ir->seq ? "" : "init", pt_fmt_bytes(b1, sizeof(b1),
+			(double)(ir->heap_main_resident + ir->heap_thread_resident)),
+			pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_main_resident),
+			pt_fmt_bytes(b3, sizeof(b3), (double)ir->heap_thread_resident),
+			pt_fmt_bytes(b4, sizeof(b4), (double)ir->pymalloc_resident), ir->pymalloc_pools);
+		if (ir->seq)
+			fprintf(f, "  #%" PRIu64, ir->seq);
+		if (ir->mem_unscanned)
+			fprintf(f, "; %s of anonymous memory past the scan budget, not classified",
+				pt_fmt_bytes(b1, sizeof(b1), (double)ir->mem_unscanned));
+		fputc('\n', f);
+	}
+}
+
 /* INVOCATIONS: one line per invocation (or the phase before the first). */
 static void text_invocations(FILE *f, const struct pt_report *r)
 {
@@ -534,6 +568,7 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		fprintf(f, "  %u of %u rows shown (the first and last %d, the %d highest peak RSS, every one killed or over --max-peak); "
 			   "every row is in invocations.jsonl and report.json's \"invocations\" (with -o DIR)\n",
 			r->invs->n - hidden, r->invs->n, INV_SCREEN_ENDS, INV_SCREEN_PEAKS);
+	text_inv_resident(f, r, show);
 	free(show);
 	if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
 		fprintf(f, "  0: already running when tracing began (its start was not seen; figures from then on)\n");
@@ -988,7 +1023,8 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 	if ((e = write_file(dir, "report.html", w_html, r, 0)) && !err)
 		err = e;
 	snprintf(path, sizeof(path), "%s/profile.pb.gz", dir);
-	if (!r->light && (e = pt_write_pprof(path, &r->prof)) && !err)
+	/* --light: rss_peak_space only (the heap types would be zeros, not absent). */
+	if ((e = pt_write_pprof_mode(path, &r->prof, r->light)) && !err)
 		err = e;
 	return err;
 }
