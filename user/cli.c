@@ -58,7 +58,7 @@ static const char doc[] =
 "with --emf emf.jsonl; with --per-invocation invocation-N.peak.folded,\n"
 "invocation-N.peak.svg, invocation-N.rss.folded and invocation-N.rss.svg for\n"
 "each invocation N. With --light the heap files (the peak, live, alloc and\n"
-"leaked views and the pprof profile) are not written.\n"
+"leaked views) are not written and the pprof profile has rss_peak_space only.\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
@@ -89,7 +89,7 @@ static const struct argp_option opts[] = {
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
-	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, and the heap files (peak/live/alloc, leaked, profile.pb.gz) are not written", 0 },
+	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, malloc heap and pymalloc arenas resident at each invocation's end, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, the heap files (peak/live/alloc, leaked) are not written and profile.pb.gz has rss_peak_space only", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },

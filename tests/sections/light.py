@@ -115,7 +115,21 @@ def run_wl(ctx, wl, mode, light):
         txt = ""
     first = "\n".join(txt.splitlines()[:8])
     res.true("%s: the text's first screen says light mode and what it lacks" % prefix,
-             "LIGHT MODE" in first and "absent, not zero" in first, first)
+             "LIGHT MODE" in first and "absent, not zero" in first and "per-allocation" in first
+             and "profile.pb.gz has rss_peak_space only" in first, first)
+    lm = rep.get("light_mode") or {}
+    res.true("%s: report.json light_mode says what is not measured" % prefix,
+             {"heap_totals", "heap_peak", "heap_stacks", "leaked"} <= set(lm.get("not_measured", []))
+             and "rss_attribution" in lm.get("measured", []), repr(lm)[:300])
+    try:
+        with open(os.path.join(outdir, "report.html")) as f:
+            html = f.read()
+    except OSError:
+        html = ""
+    res.true("%s: report.html is in light mode and says what it lacks" % prefix,
+             re.search(r'"light":\s*true', html) is not None
+             and "no heap figures or heap stacks (per-allocation views; absent, not zero)" in html,
+             "%d bytes" % len(html))
     ra = rep.get("rss_attribution")
     if not res.true("%s: report.json rss_attribution" % prefix, isinstance(ra, dict), "missing"):
         return

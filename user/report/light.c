@@ -16,7 +16,9 @@ void pt_light_text(FILE *f, const struct pt_report *r)
 	fprintf(f, "\nPEAK: peak RSS %s, VmHWM %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),
 		r->vmhwm_bytes ? pt_fmt_bytes(b2, sizeof(b2), (double)r->vmhwm_bytes) : "unknown");
 	fprintf(f, "  LIGHT MODE (--light): no allocator probes. Measured: RSS and its attribution by "
-		   "page, memory syscalls, invocations and their RSS peaks, the timeline (RSS only), the "
-		   "OOM post-mortem.\n  Not measured (absent, not zero): the live heap, its peak, and the "
-		   "peak/live/allocated/leaked heap stacks; the heap files are not written.\n");
+		   "page, memory syscalls, invocations and their RSS peaks, malloc heap and pymalloc arenas "
+		   "resident at each invocation's end, the timeline (RSS only), the OOM post-mortem.\n"
+		   "  Not measured (absent, not zero): the live heap, its peak, and the "
+		   "peak/live/allocated/leaked heap stacks (per-allocation views); the heap files are not "
+		   "written and profile.pb.gz has rss_peak_space only.\n");
 }

@@ -803,6 +803,15 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 
 	fprintf(f, "{\n  \"version\": 1,\n  \"tool\": \"peaktrace %s\",\n", PT_VERSION);
 	fprintf(f, "  \"mode\": \"%s\",\n", r->light ? "light" : "full");
+	/* What --light leaves out, said where a reader of the JSON looks, not only in the docs. */
+	if (r->light)
+		fprintf(f, "  \"light_mode\": {\"measured\": [\"rss\", \"rss_attribution\", \"syscalls\", "
+			   "\"invocations\", \"resident_at_end\", \"timeline_rss\", \"oom\"], "
+			   "\"not_measured\": [\"heap_totals\", \"heap_peak\", \"heap_stacks\", "
+			   "\"leaked\", \"arenas\"], \"why\": \"no allocator probes: per-allocation heap "
+			   "views need them; what is not measured is null, not zero\"},\n");
+	else
+		fprintf(f, "  \"light_mode\": null,\n");
 	fprintf(f, "  \"target\": {\"pid\": %d, \"comm\": ", r->pid);
 	pt_json_str(f, r->comm);
 	fprintf(f, ", \"exe\": ");

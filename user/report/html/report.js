@@ -208,7 +208,7 @@
   var s1 = "The heap peaked at " + bytes(D.peak_bytes) + " (RSS peak " + bytes(D.rss_peak) +
            "; Lambda's Max Memory Used, the high-water mark, " + bytes(D.vmhwm) + ")";
   if (D.light)
-    s1 = "Light mode (--light): no allocator probes, so there are no heap figures or heap stacks (absent, not zero). The RSS peaked at " +
+    s1 = "Light mode (--light): no allocator probes, so there are no heap figures or heap stacks (per-allocation views; absent, not zero). The RSS peaked at " +
          bytes(D.rss_peak) + " (Lambda's Max Memory Used, the high-water mark, " + bytes(D.vmhwm) + ")";
   var ht = peakView ? holderText(peakView.stacks, peakView.total) : "";
   sum.appendChild(el("p", { id: "sum-overall" }, s1 + (ht ? "; the biggest holder at that moment was " + ht + "." : ".")));
