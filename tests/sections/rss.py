@@ -352,7 +352,7 @@ def run_python(ctx, mode, light=False):
     build_dict one page under (rss_anon()'s read of /proc/self/status, after the kernel took the
     counter). Attach mode: build_dict holds ~17 pages more than RssAnon grew; pages resident
     before attaching (unattributed) that were released while it ran would do that (not proven);
-    in rss.folded, report.json's top_stacks (peak figures) and profile.pb.gz
+    in rss.folded, report.json's top_stacks (peak figures), rss.svg and profile.pb.gz
     (the pprof reader and go tool pprof). light: the same with --light (section light)."""
     res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
     tag = "light-" if light else ""
@@ -419,6 +419,30 @@ def run_python(ctx, mode, light=False):
                      abs(got - want) <= max(unattr, PAGE),
                      "got %d want %d, unattributed %d" % (got, want, unattr))
     check_pprof_python(ctx, prefix, outdir, lines, ["rss_peak_space"] if light else FULL_TYPES)
+    check_svg_python(res, prefix, outdir, lines)
+
+
+def check_svg_python(res, prefix, outdir, lines):
+    """rss.svg: the bytes in the titles of every node of each Python function (it does not
+    recurse, so each stack passes one node) add up to rss.folded's bytes through it, less the
+    nodes the graph leaves out for being under 0.1 px of its 1180 (flamegraph.c MIN_W): at most
+    total/11800 bytes for each stack through the function."""
+    total = sum(v for _, v in lines)
+    import html
+    try:
+        with open(os.path.join(outdir, "rss.svg")) as f:
+            titles = [html.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", f.read())]
+    except OSError as e:
+        res.fail("%s: rss.svg" % prefix, str(e))
+        return
+    for fn in PY_FUNCS:
+        got = sum(int(m.group(1)) for t in titles
+                  for m in [re.fullmatch(r"wl_rss:%s:\d+ \([^,]*, (\d+) bytes, .*\)" % fn, t)] if m)
+        want = through(lines, r"wl_rss:%s:\d+" % fn)
+        n = sum(1 for frames, _ in lines if any(re.fullmatch(r"wl_rss:%s:\d+" % fn, x) for x in frames))
+        tol = n * total * 0.1 / 1180
+        res.true("%s: rss.svg: wl_rss:%s's nodes hold rss.folded's bytes through it" % (prefix, fn),
+                 want - tol <= got <= want, "svg %d, folded %d, tolerance %d" % (got, want, tol))
 
 
 def called_from_main(names, fn):
