@@ -44,7 +44,8 @@ def trace_launch(pt, workload, args, outdir, extra=(), stop=None, on_tracing=Non
     return r
 
 
-def trace_attach(pt, workload, args, outdir, extra=(), stop=None, on_tracing=None, leave_running=False):
+def trace_attach(pt, workload, args, outdir, extra=(), stop=None, on_tracing=None, leave_running=False,
+                 before_go=None):
     r = TraceRun()
     r.outdir = outdir
     wl = Proc([workload, "--wait"] + list(args))
@@ -62,6 +63,8 @@ def trace_attach(pt, workload, args, outdir, extra=(), stop=None, on_tracing=Non
         r.why = "no 'peaktrace: tracing %d' line on stderr (exit %s): %s" % (wl.pid, r.rc, short(r.err))
         wl.kill()
         return r
+    if before_go:
+        before_go(pr, wl)   # tracing, the workload still waiting for SIGUSR1
     wl.signal(signal.SIGUSR1)
     if on_tracing:
         on_tracing(pr, wl)
