@@ -273,15 +273,16 @@ def run_oom(ctx):
              [l for l in txt.splitlines() if l.startswith("KILLED")])
 
 
-def run_resident(ctx):
+def run_resident(ctx, light=True):
     """Resident memory by allocator at each invocation's end, --light: tools/functions/python/
     resident.py under the bundled host, attached with --light, invoked with nothing, 400,000
     kept short strings (pymalloc only), then 20,000 kept bytearray(1000) (glibc's main arena,
     plus their small objects in pymalloc), 0.3 s apart (the reading is taken 50 ms after an end).
     Truth: the handler's own RssAnon change while it ran and CPython's own count of its
-    arenas (sys._debugmallocstats)."""
+    arenas (sys._debugmallocstats). light False: the same without --light (the reading is
+    made in both modes)."""
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
-    name = "light/lambda resident at end"
+    name = "light/lambda resident at end" + ("" if light else "/full mode")
     if not res.wanted(name):
         return
     py = "/usr/bin/python3"
@@ -293,15 +294,15 @@ def run_resident(ctx):
         res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
         return
     port = 24100 + random.randint(0, 1400) * 2
-    started = host_runtime(res, name, build, tmp, "light-resident", 1024, port,
+    started = host_runtime(res, name, build, tmp, "light-resident" + ("" if light else "-full"), 1024, port,
                            [py, os.path.join(fdir, "bootstrap.py")],
                            ["--handler", "resident.keep", "--task-root", fdir])
     if not started:
         return
     h, rt = started
     time.sleep(1.0)   # the runtime is waiting in its first GET .../next
-    outdir = os.path.join(tmp, "light-resident")
-    p = attach_traced(res, name, pt, rt, ["--light", "-o", outdir], h)
+    outdir = os.path.join(tmp, "light-resident" + ("" if light else "-full"))
+    p = attach_traced(res, name, pt, rt, (["--light"] if light else []) + ["-o", outdir], h)
     if not p:
         return
     events = [{}, {"strings": 400000}, {"buffers": 20000}]
@@ -339,6 +340,12 @@ def run_resident(ctx):
         res.eq("%s: invocation %d: malloc heap = main + thread arenas" % (name, k + 1),
                x["malloc_heap_bytes"], x["malloc_heap_main_arena_bytes"] + x["malloc_heap_thread_arenas_bytes"])
         res.eq("%s: invocation %d: nothing past the scan budget" % (name, k + 1), x["unscanned_bytes"], 0)
+        if not light:
+            # The arena tables name each arena by the malloc_state address the kernel saw in
+            # chunk headers; resident.c finds heaps from the mappings alone: the same bytes.
+            res.eq("%s: invocation %d: malloc heap == the arena accounting's resident bytes"
+                   % (name, k + 1), x["malloc_heap_bytes"],
+                   (invs[k].get("arenas") or {}).get("resident_bytes"))
     dpy = ra[1]["pymalloc_arenas_bytes"] - ra[0]["pymalloc_arenas_bytes"]
     dheap = ra[1]["malloc_heap_bytes"] - ra[0]["malloc_heap_bytes"]
     grew = answers[1].get("rss_anon_delta") or 0
@@ -376,6 +383,7 @@ def run_section(ctx):
     run_lambda(ctx)
     run_oom(ctx)
     run_resident(ctx)
+    run_resident(ctx, light=False)
     wl = ctx.built.get("wl_rss", {}).get("fp")
     for mode in ("launch", "attach"):
         run_wl(ctx, wl, mode, True)
