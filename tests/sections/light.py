@@ -369,7 +369,7 @@ def run_resident(ctx, light=True):
     except OSError:
         txt = ""
     res.eq("%s: the text's INVOCATIONS has a resident line per invocation" % name,
-           len(re.findall(r"^\s+malloc heap .* pymalloc arenas .* pools\)\s+#\d+$", txt, re.M)), len(events))
+           len(re.findall(r"^\s+\d+\s+malloc heap .* pymalloc arenas .* pools\)$", txt, re.M)), len(events))
     try:
         with open(os.path.join(outdir, "invocations.jsonl")) as f:
             jl = [json.loads(l) for l in f if l.strip()]

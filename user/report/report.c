@@ -489,7 +489,7 @@ static bool *inv_rows_shown(const struct pt_report *r)
  * each shown invocation ended (arenas/resident.h), with or without --light. */
 static void text_inv_resident(FILE *f, const struct pt_report *r, const bool *show)
 {
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], num[24];
 	uint32_t k;
 	bool any = false;
 
@@ -504,14 +504,14 @@ static void text_inv_resident(FILE *f, const struct pt_report *r, const bool *sh
 
 		if (!ir->mem_read || (show && !show[k]))
 			continue;
+		snprintf(num, sizeof(num), "%" PRIu64, ir->seq);
+		/* The row's number as the table above gives it. */
 		fprintf(f, "  %4s  malloc heap %s (main arena %s, thread arenas %s), pymalloc arenas %s "
-			   "(%u pools)", ir->seq ? "" : "init", pt_fmt_bytes(b1, sizeof(b1),
-			(double)(ir->heap_main_resident + ir->heap_thread_resident)),
+			   "(%u pools)", ir->seq ? num : pt_inv_started_before(ir) ? "0" : r->launched ? "init" : "-",
+			pt_fmt_bytes(b1, sizeof(b1), (double)(ir->heap_main_resident + ir->heap_thread_resident)),
 			pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_main_resident),
 			pt_fmt_bytes(b3, sizeof(b3), (double)ir->heap_thread_resident),
 			pt_fmt_bytes(b4, sizeof(b4), (double)ir->pymalloc_resident), ir->pymalloc_pools);
-		if (ir->seq)
-			fprintf(f, "  #%" PRIu64, ir->seq);
 		if (ir->mem_unscanned)
 			fprintf(f, "; %s of anonymous memory past the scan budget, not classified",
 				pt_fmt_bytes(b1, sizeof(b1), (double)ir->mem_unscanned));
