@@ -29,9 +29,11 @@ static const struct pt_options defaults = {
 	.arenas = true,                       /* --no-arenas */
 	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
 	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
+	.supervised = SUPERVISED_AUTO,        /* --supervised auto */
 };
 
 const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
+static const char *const supervised_names[] = { "auto", "yes", "no" };   /* SUPERVISED_* */
 
 const char *argp_program_version = "peaktrace " PT_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -68,7 +70,7 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -91,6 +93,7 @@ static const struct argp_option opts[] = {
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, and the heap files (peak/live/alloc, leaked, profile.pb.gz) are not written", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
+	{ "supervised", OPT_SUPERVISED, "WHEN", 0, "With -- CMD, whether a supervisor (AWS's Runtime Interface Emulator) started peaktrace as the function's runtime: auto (default: yes when peaktrace leads its own process group, not its session, and is not in a terminal's foreground group), yes or no. Supervised, peaktrace leaves that process group, so the supervisor's kill of the group kills CMD alone and the report is still written; and at the end of -d, Ctrl-C or SIGTERM, CMD is not stopped: peaktrace writes the report, detaches every probe, then stays CMD's parent, passing signals to it, and exits with CMD's exit status. Not supervised, CMD still running at the end of -d is sent SIGTERM", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
@@ -217,6 +220,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_LIGHT:
 		o->light = true;
+		break;
+	case OPT_SUPERVISED:
+		for (v = SUPERVISED_AUTO; v <= SUPERVISED_NO; v++)
+			if (strcmp(arg, supervised_names[v]) == 0)
+				break;
+		if (v > SUPERVISED_NO)
+			die_usage(st, "invalid --supervised: %s (auto, yes or no)", arg);
+		o->supervised = (int)v;
 		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;
