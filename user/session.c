@@ -824,7 +824,8 @@ static int launch_target(struct pt_session *s)
 	if (s->supervised && (err = pt_launch_leave_group()))
 		fprintf(stderr, "peaktrace: --supervised: cannot leave process group %d: %s; a kill of "
 				"that group kills peaktrace too, without a report\n", (int)getpgrp(),
-			strerror(-err));
+			err == -ESRCH ? "the parent's group is outside this PID namespace" :
+			err == -EPERM ? "peaktrace leads its session" : strerror(-err));
 	return EXIT_OK;
 }
 

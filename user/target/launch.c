@@ -359,6 +359,10 @@ int pt_launch_leave_group(void)
 		return 0;
 	if (to < 0)
 		return -errno;
+	/* 0: the group's leader is outside our PID namespace (a container whose first process
+	 * does not lead its own group, unlike runc's, which calls setsid): it cannot be named. */
+	if (to == 0)
+		return -ESRCH;
 	if (to != getpgrp() && setpgid(0, to))
 		return -errno;
 	return 0;

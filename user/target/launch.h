@@ -44,7 +44,8 @@ void pt_child_release(struct pt_child *c);
 bool pt_launch_supervised(void);
 /* Leave the process group peaktrace leads for its parent's, once the child was forked into it:
  * the supervisor's kill of the group then kills the command alone. 0 (also when there is nothing
- * to leave), or -errno (EPERM: peaktrace leads its session and cannot leave). */
+ * to leave), or -errno (EPERM: peaktrace leads its session and cannot leave; ESRCH: the parent's
+ * group has its leader outside peaktrace's PID namespace and cannot be named). */
 int pt_launch_leave_group(void);
 /* After tracing, under a supervisor: stay the (detached) child's parent until it exits, passing
  * SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH to it, then end as it
