@@ -50,6 +50,7 @@ static const char doc[] =
 "    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
 "    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
 "    peaktrace --top 20 -- python3 app.py\n"
+"    aws-lambda-rie peaktrace -o out -- ./bootstrap  # RIE's runtime, cold start\n"
 "    peaktrace diff base/ new/      # compare two -o dirs (diff --help)\n"
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
@@ -74,7 +75,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C); a launched CMD still running is then sent SIGTERM, unless --supervised", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
@@ -93,7 +94,7 @@ static const struct argp_option opts[] = {
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, and the heap files (peak/live/alloc, leaked, profile.pb.gz) are not written", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
-	{ "supervised", OPT_SUPERVISED, "WHEN", 0, "With -- CMD, whether a supervisor (AWS's Runtime Interface Emulator) started peaktrace as the function's runtime: auto (default: yes when peaktrace leads its own process group, not its session, and is not in a terminal's foreground group), yes or no. Supervised, peaktrace leaves that process group, so the supervisor's kill of the group kills CMD alone and the report is still written; and at the end of -d, Ctrl-C or SIGTERM, CMD is not stopped: peaktrace writes the report, detaches every probe, then stays CMD's parent, passing signals to it, and exits with CMD's exit status. Not supervised, CMD still running at the end of -d is sent SIGTERM", 0 },
+	{ "supervised", OPT_SUPERVISED, "WHEN", 0, "With -- CMD: auto (default), yes or no. Supervised (auto: when peaktrace leads its own process group, not its session, and no terminal's foreground group, as AWS's Runtime Interface Emulator starts its runtime), peaktrace leaves that group, so a kill of the group kills CMD alone and the report is still written; at the end of -d, Ctrl-C or SIGTERM, CMD keeps running: the report is written, every probe detached, and peaktrace stays CMD's parent, passing signals to it, and exits as CMD does", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
@@ -151,6 +152,15 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	if (*end || x >= 18446744073709551615.0)
 		die_usage(st, "invalid size: %s", arg);
 	return (uint64_t)x;
+}
+
+static int parse_supervised(struct argp_state *st, const char *arg)
+{
+	for (int v = SUPERVISED_AUTO; v <= SUPERVISED_NO; v++)
+		if (strcmp(arg, supervised_names[v]) == 0)
+			return v;
+	die_usage(st, "invalid --supervised: %s (auto, yes or no)", arg);
+	return SUPERVISED_AUTO;
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
@@ -222,12 +232,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		o->light = true;
 		break;
 	case OPT_SUPERVISED:
-		for (v = SUPERVISED_AUTO; v <= SUPERVISED_NO; v++)
-			if (strcmp(arg, supervised_names[v]) == 0)
-				break;
-		if (v > SUPERVISED_NO)
-			die_usage(st, "invalid --supervised: %s (auto, yes or no)", arg);
-		o->supervised = (int)v;
+		o->supervised = parse_supervised(st, arg);
 		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;

@@ -17,6 +17,10 @@ groups, the runtime's libc text against the file), the supervisor's log.
                 each peak within TOLERANCE of the handler's statm, the target "killed by signal 9";
                 then ends by SIGKILL itself, so the supervisor sees what it would see of the
                 runtime;
+  supervisor/group SIGKILL mid-invocation  the same kill while tools/functions/oom holds 32 MiB in
+                grab() (sleep_ms): the report's last invocation is "killed", its largest block at
+                the peak the 32 MiB from grab(), its peak RSS within TOLERANCE of the runtime's
+                VmRSS just before the kill;
   supervisor/-d  -d under the supervisor: the report is written with the invocations made while
                 tracing; later invokes are answered by the same runtime (no Runtime.ExitError, the
                 host sees no runtime exit), peaktrace is still its parent, the runtime's libc text
@@ -85,6 +89,23 @@ def wait_log(path, regex, timeout=TIMEOUT):
     return None
 
 
+def flushed(outdir, n, timeout=10):
+    """Wait until DIR/invocations.jsonl holds n invocations: user space has read each one's
+    kernel record before the next invoke (two slots; an unread one is overwritten, counted in
+    invocations_overwritten, when peaktrace's loop is held up, e.g. by the refresh of the
+    symbols and unwind tables after the runtime's imports)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(os.path.join(outdir, "invocations.jsonl")) as f:
+                if sum(1 for l in f if l.strip() and json.loads(l).get("seq", 0) >= 1) >= n:
+                    return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    return False
+
+
 def pgid(pid):
     try:
         return os.getpgid(pid)
@@ -111,7 +132,7 @@ def tracer_pid(pid):
 class Supervised:
     """lambda-host -> supervise.py -> peaktrace -> python3 bootstrap.py (ct_handler)."""
 
-    def __init__(self, ctx, name, tag, port, pt_args):
+    def __init__(self, ctx, name, tag, port, pt_args, runtime=None):
         self.ctx, self.res, self.name, self.port = ctx, ctx.res, name, port
         self.log = os.path.join(ctx.tmp, tag + ".supervise.log")
         self.outdir = os.path.join(ctx.tmp, tag)
@@ -122,7 +143,7 @@ class Supervised:
                 "--runtime-port", str(port), "--invoke-port", str(port + 1),
                 "--handler", "ct_handler.handler", "--task-root", WORKLOAD_SRC, "--",
                 PY, SUPERVISE, self.log, "--", ctx.pt, "-q"] + list(pt_args) + \
-               ["-o", self.outdir, "--", PY, os.path.join(ROOT, "tools/functions/python/bootstrap.py")]
+               ["-o", self.outdir, "--"] + (runtime or [PY, os.path.join(ROOT, "tools/functions/python/bootstrap.py")])
         self.h = Proc(argv)
 
     def start(self):
@@ -204,14 +225,18 @@ def group_sigkill(ctx, port):
     try:
         s.check_groups()
         readings = []
-        for mb in SIZES:
+        for k, mb in enumerate(SIZES):
+            flushed(s.outdir, k)     # not after the last one: the kill comes right after it
             rc, rss, _ = s.invoke(mb)
             res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
             readings.append((mb, rss))
         time.sleep(0.3)
         ids = s.ids()
         t0 = time.monotonic()
-        os.kill(s.sup, signal.SIGUSR1)
+        try:
+            os.kill(s.sup, signal.SIGUSR1)
+        except (OSError, TypeError):
+            pass
         m = wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
         took = time.monotonic() - t0
         res.eq(name + ": the supervisor sees its child end by SIGKILL, as the runtime did",
@@ -240,6 +265,57 @@ def group_sigkill(ctx, port):
 
 
 
+def killed_mid_invocation(ctx, port):
+    """The group's SIGKILL while tools/functions/oom holds 32 MiB in grab() (sleep_ms)."""
+    res, name = ctx.res, "supervisor/group SIGKILL mid-invocation"
+    s = Supervised(ctx, name, "sup-kill-mid", port, [], [os.path.join(ctx.build, "tools", "functions", "oom")])
+    if not s.start():
+        return
+    try:
+        rc, _, _ = s.invoke(8)
+        res.eq(name + ": invoke 8 MiB answered", rc, 0)
+        flushed(s.outdir, 1)
+        inv = subprocess.Popen([os.path.join(ctx.build_arg, "tools", "invoke"), "--port", str(s.port + 1), "-t", "60",
+                                json.dumps({"mb": 32, "sleep_ms": 20000})], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True)
+        # Held: 32 MiB resident in the runtime (VmRSS), then the kill.
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and rss_of(s.rt) < 32 * MiB:
+            time.sleep(0.05)
+        held = rss_of(s.rt)
+        res.true(name + ": the runtime holds the 32 MiB", held >= 32 * MiB, "VmRSS %d" % held)
+        try:
+            os.kill(s.sup, signal.SIGUSR1)
+        except (OSError, TypeError):
+            pass
+        m = wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        res.eq(name + ": the supervisor sees its child end by SIGKILL", m.group(1) if m else None, "signal 9")
+        inv.kill()     # its answer would come at the host's timeout: the runtime is gone
+        inv.wait()
+        rep = load(res, name, s.outdir)
+        if rep:
+            invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
+            last = invs[-1] if invs else {}
+            res.eq(name + ": two invocations, the second killed", [i.get("outcome") for i in invs],
+                   ["response", "killed"])
+            top = (last.get("top_stacks_at_peak") or [{}])[0]
+            res.eq(name + ": ... its largest block at the peak is the 32 MiB", top.get("bytes"), 32 * MiB)
+            res.eq(name + ": ... allocated in grab()", (top.get("frames") or [{}])[0].get("func"), "grab")
+            res.true(name + ": ... its peak RSS holds it (VmRSS before the kill %d)" % held,
+                     held - TOLERANCE <= last.get("rss_peak_bytes", 0) <= held + TOLERANCE,
+                     "peak %s" % last.get("rss_peak_bytes"))
+    finally:
+        s.stop()
+
+
+def rss_of(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            return int(re.search(r"^VmRSS:\s+(\d+)", f.read(), re.M).group(1)) * 1024
+    except (OSError, AttributeError):
+        return 0
+
+
 def duration_ends(ctx, port):
     res, name = ctx.res, "supervisor/-d"
     s = Supervised(ctx, name, "sup-d", port, ["-d", "8"])
@@ -248,7 +324,8 @@ def duration_ends(ctx, port):
     try:
         s.check_groups()
         readings, pids = [], set()
-        for mb in (24, 8):
+        for k, mb in enumerate((24, 8)):
+            flushed(s.outdir, k)
             rc, rss, pid = s.invoke(mb)
             res.eq("%s: invoke %d MiB while tracing answered" % (name, mb), rc, 0)
             readings.append((mb, rss))
@@ -278,7 +355,10 @@ def duration_ends(ctx, port):
         bad = breakpoints_left(s.rt)
         res.true(name + ": the runtime's libc text is byte-identical to the file (no probe left)", bad == 0,
                  "%s bytes differ" % bad)
-        os.kill(s.pt, signal.SIGTERM)
+        try:
+            os.kill(s.pt, signal.SIGTERM)
+        except OSError:
+            pass
         m = wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
         res.eq(name + ": SIGTERM to peaktrace goes to the runtime; peaktrace ends as it did",
                m.group(1) if m else None, "signal 15")
@@ -295,7 +375,10 @@ def peaktrace_sigkill(ctx, port):
     try:
         rc, _, before = s.invoke(16)
         res.eq(name + ": invoke while tracing answered", rc, 0)
-        os.kill(s.pt, signal.SIGKILL)
+        try:
+            os.kill(s.pt, signal.SIGKILL)
+        except OSError:
+            pass
         m = wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
         res.eq(name + ": cannot be survived: the supervisor sees its child killed", m.group(1) if m else None,
                "signal 9")
@@ -413,7 +496,8 @@ def in_container(ctx, port):
             return
         sup = next((k for k in container.descendants(h.pid) if b"supervise.py" in cmdline(k)), None)
         readings = []
-        for mb in container.SIZES:
+        for k, mb in enumerate(container.SIZES):
+            flushed(outdir, k)
             rc, out, _ = run([os.path.join(ctx.build_arg, "tools", "invoke"), "--port", str(port + 1), "-t", "60",
                               json.dumps({"mb": mb})], timeout=90)
             try:
@@ -423,7 +507,10 @@ def in_container(ctx, port):
             res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
         time.sleep(0.3)
         ids = container.report_ids(h.out)
-        os.kill(sup, signal.SIGUSR1)
+        try:
+            os.kill(sup, signal.SIGUSR1)
+        except (OSError, TypeError):
+            pass
         m = wait_log(log, r"^exited \d+ (\w+ \d+)$")
         res.eq(name + ": the supervisor sees its child end by SIGKILL", m.group(1) if m else None, "signal 9")
         rep = load(res, name, outdir)
@@ -447,7 +534,7 @@ def cmdline(pid):
 
 
 CASES = ("supervisor/group SIGKILL", "supervisor/-d", "supervisor/peaktrace SIGKILL", "supervisor/terminal",
-         "supervisor/container group SIGKILL")
+         "supervisor/container group SIGKILL", "supervisor/group SIGKILL mid-invocation")
 
 
 def run_section(ctx):
@@ -459,7 +546,7 @@ def run_section(ctx):
             for n in CASES:
                 res.skip(n, "tools/%s not built (make lambda-host)" % p)
             return
-    base = 28000 + random.randint(0, 1000) * 8
+    base = 28000 + random.randint(0, 1000) * 12
     if res.wanted(CASES[0]):
         group_sigkill(ctx, base)
     if res.wanted(CASES[1]):
@@ -468,5 +555,7 @@ def run_section(ctx):
         peaktrace_sigkill(ctx, base + 4)
     if res.wanted(CASES[3]):
         terminal(ctx)
+    if res.wanted(CASES[5]):
+        killed_mid_invocation(ctx, base + 8)
     if res.wanted(CASES[4]):
         in_container(ctx, base + 6)
