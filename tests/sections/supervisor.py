@@ -26,6 +26,8 @@ groups, the runtime's libc text against the file), the supervisor's log.
                 host sees no runtime exit), peaktrace is still its parent, the runtime's libc text
                 is byte-identical to the file and it is no longer ptraced; a SIGTERM to peaktrace
                 is passed to the runtime, and peaktrace ends by that signal as the runtime did;
+  supervisor/SIGTERM  the same with a SIGTERM to peaktrace instead of -d (the second SIGTERM is
+                the one passed to the runtime);
   supervisor/peaktrace SIGKILL  kill -9 of peaktrace alone under the supervisor cannot be
                 survived (the supervisor sees its child killed), but the runtime is unharmed: it
                 answers the next invoke, its libc text byte-identical to the file;
@@ -316,9 +318,10 @@ def rss_of(pid):
         return 0
 
 
-def duration_ends(ctx, port):
-    res, name = ctx.res, "supervisor/-d"
-    s = Supervised(ctx, name, "sup-d", port, ["-d", "8"])
+def tracing_stops(ctx, port, how):
+    """Tracing stops at the end of -d, or at a SIGTERM to peaktrace; the runtime lives on."""
+    res, name = ctx.res, "supervisor/" + how
+    s = Supervised(ctx, name, "sup" + how, port, ["-d", "10"] if how == "-d" else [])
     if not s.start():
         return
     try:
@@ -330,6 +333,9 @@ def duration_ends(ctx, port):
             res.eq("%s: invoke %d MiB while tracing answered" % (name, mb), rc, 0)
             readings.append((mb, rss))
             pids.add(pid)
+        if how == "SIGTERM":
+            flushed(s.outdir, 2)
+            os.kill(s.pt, signal.SIGTERM)
         if not s.h.wait_for("err", r"^peaktrace: reports written to"):
             res.fail(name, "no report at the end of -d: " + s.h.err[-300:])
             return
@@ -360,7 +366,8 @@ def duration_ends(ctx, port):
         except OSError:
             pass
         m = wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
-        res.eq(name + ": SIGTERM to peaktrace goes to the runtime; peaktrace ends as it did",
+        res.eq(name + ": %s SIGTERM to peaktrace goes to the runtime; peaktrace ends as it did"
+               % ("a" if how == "-d" else "a second"),
                m.group(1) if m else None, "signal 15")
         res.true(name + ": the runtime is gone", wait_gone(s.rt, 10), "runtime %d still there" % s.rt)
     finally:
@@ -533,7 +540,7 @@ def cmdline(pid):
         return b""
 
 
-CASES = ("supervisor/group SIGKILL", "supervisor/-d", "supervisor/peaktrace SIGKILL", "supervisor/terminal",
+CASES = ("supervisor/group SIGKILL", "supervisor/-d", "supervisor/SIGTERM", "supervisor/peaktrace SIGKILL", "supervisor/terminal",
          "supervisor/container group SIGKILL", "supervisor/group SIGKILL mid-invocation")
 
 
@@ -550,12 +557,14 @@ def run_section(ctx):
     if res.wanted(CASES[0]):
         group_sigkill(ctx, base)
     if res.wanted(CASES[1]):
-        duration_ends(ctx, base + 2)
+        tracing_stops(ctx, base + 2, "-d")
     if res.wanted(CASES[2]):
-        peaktrace_sigkill(ctx, base + 4)
+        tracing_stops(ctx, base + 10, "SIGTERM")
     if res.wanted(CASES[3]):
-        terminal(ctx)
-    if res.wanted(CASES[5]):
-        killed_mid_invocation(ctx, base + 8)
+        peaktrace_sigkill(ctx, base + 4)
     if res.wanted(CASES[4]):
+        terminal(ctx)
+    if res.wanted(CASES[6]):
+        killed_mid_invocation(ctx, base + 8)
+    if res.wanted(CASES[5]):
         in_container(ctx, base + 6)
