@@ -302,6 +302,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
 		if (!o->pid && !o->cmd)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->supervised != SUPERVISED_AUTO && !o->cmd)
+			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
 		if (o->ncompare && !o->cmd)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;

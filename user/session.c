@@ -1087,8 +1087,10 @@ void pt_session_poll(struct pt_session *s)
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();
-		if (s->launched && pt_child_poll(&s->child, at_child_exit, s))
+		if (s->launched && pt_child_poll(&s->child, at_child_exit, s)) {
 			s->exited = true;
+			supervised_child = 0;   /* reaped: its pid may name another process */
+		}
 		if (s->need_refresh && s->sym && !s->exited) {
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
 			 * long enough for the runtime to reach its first get_next meanwhile. */
@@ -1178,7 +1180,8 @@ void pt_session_stop(struct pt_session *s)
 	ring_buffer__poll(s->rb, 0);
 	if (s->launched) {
 		pt_child_release(&s->child);
-		pt_child_poll(&s->child, at_child_exit, s);
+		if (pt_child_poll(&s->child, at_child_exit, s))
+			supervised_child = 0;
 	}
 	arena_reading(s);
 	close_running_invocation(s);

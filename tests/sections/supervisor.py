@@ -11,6 +11,7 @@ tests/workloads/ct_handler.py, whose handler returns its own RSS (statm) while i
 Truth: the host's REPORT lines (request ids, in order), the handler's readings, /proc (process
 groups, the runtime's libc text against the file), the supervisor's log.
 
+  supervisor/usage  --supervised=maybe, and --supervised with -p: exit 2, one line;
   supervisor/group SIGKILL  invocations, then the supervisor SIGKILLs the process group it made:
                 peaktrace had left it (the runtime alone is in it), writes report.json and
                 report.txt with every invocation (the last one too) under the host's request ids,
@@ -540,7 +541,16 @@ def cmdline(pid):
         return b""
 
 
-CASES = ("supervisor/group SIGKILL", "supervisor/-d", "supervisor/SIGTERM", "supervisor/peaktrace SIGKILL", "supervisor/terminal",
+def usage(ctx):
+    res, name = ctx.res, "supervisor/usage"
+    for args, why in ((["--supervised=maybe", "--", "true"], "invalid --supervised: maybe"),
+                      (["--supervised=yes", "-p", "1"], "--supervised is about a launched command")):
+        rc, out, err = run([ctx.pt] + args)
+        res.true("%s: %s: exit 2, one line" % (name, " ".join(args)),
+                 rc == 2 and err.startswith("peaktrace: " + why) and err.count("\n") == 1, "rc %r: %r" % (rc, err))
+
+
+CASES = ("supervisor/usage", "supervisor/group SIGKILL", "supervisor/-d", "supervisor/SIGTERM", "supervisor/peaktrace SIGKILL", "supervisor/terminal",
          "supervisor/container group SIGKILL", "supervisor/group SIGKILL mid-invocation")
 
 
@@ -554,17 +564,19 @@ def run_section(ctx):
                 res.skip(n, "tools/%s not built (make lambda-host)" % p)
             return
     base = 28000 + random.randint(0, 1000) * 12
-    if res.wanted(CASES[0]):
+    if res.wanted("supervisor/usage"):
+        usage(ctx)
+    if res.wanted("supervisor/group SIGKILL"):
         group_sigkill(ctx, base)
-    if res.wanted(CASES[1]):
+    if res.wanted("supervisor/-d"):
         tracing_stops(ctx, base + 2, "-d")
-    if res.wanted(CASES[2]):
+    if res.wanted("supervisor/SIGTERM"):
         tracing_stops(ctx, base + 10, "SIGTERM")
-    if res.wanted(CASES[3]):
+    if res.wanted("supervisor/peaktrace SIGKILL"):
         peaktrace_sigkill(ctx, base + 4)
-    if res.wanted(CASES[4]):
+    if res.wanted("supervisor/terminal"):
         terminal(ctx)
-    if res.wanted(CASES[6]):
+    if res.wanted("supervisor/group SIGKILL mid-invocation"):
         killed_mid_invocation(ctx, base + 8)
-    if res.wanted(CASES[5]):
+    if res.wanted("supervisor/container group SIGKILL"):
         in_container(ctx, base + 6)
