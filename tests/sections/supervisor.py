@@ -304,6 +304,14 @@ def killed_mid_invocation(ctx, port):
             top = (last.get("top_stacks_at_peak") or [{}])[0]
             res.eq(name + ": ... its largest block at the peak is the 32 MiB", top.get("bytes"), 32 * MiB)
             res.eq(name + ": ... allocated in grab()", (top.get("frames") or [{}])[0].get("func"), "grab")
+            try:
+                with open(os.path.join(s.outdir, "report.txt")) as f:
+                    txt = f.read()
+            except OSError:
+                txt = ""
+            block = txt[txt.find("KILLED during invocation 2 (RequestId %s)" % last.get("request_id")):]
+            res.true(name + ": the text's KILLED block names it, grab() holding the memory",
+                     block.startswith("KILLED") and "grab  (oom)" in block[:3000], block[:300] or txt[:300])
             res.true(name + ": ... its peak RSS holds it (VmRSS before the kill %d)" % held,
                      held - TOLERANCE <= last.get("rss_peak_bytes", 0) <= held + TOLERANCE,
                      "peak %s" % last.get("rss_peak_bytes"))
