@@ -29,6 +29,8 @@ groups, the runtime's libc text against the file), the supervisor's log.
                 is passed to the runtime, and peaktrace ends by that signal as the runtime did;
   supervisor/SIGTERM  the same with a SIGTERM to peaktrace instead of -d (the second SIGTERM is
                 the one passed to the runtime);
+  supervisor/SIGTERM twice  two SIGTERMs 50 ms apart: no "second signal" exit; the runtime gets
+                the second and ends by it, so does peaktrace, with the report written;
   supervisor/peaktrace SIGKILL  kill -9 of peaktrace alone under the supervisor cannot be
                 survived (the supervisor sees its child killed), but the runtime is unharmed: it
                 answers the next invoke, its libc text byte-identical to the file;
@@ -319,6 +321,32 @@ def killed_mid_invocation(ctx, port):
         s.stop()
 
 
+def sigterm_twice(ctx, port):
+    """A second SIGTERM right after the first: in a terminal peaktrace would exit at once
+    without a report; under a supervisor it goes to the runtime and the report is written."""
+    res, name = ctx.res, "supervisor/SIGTERM twice"
+    s = Supervised(ctx, name, "sup-term2", port, [])
+    if not s.start():
+        return
+    try:
+        rc, rss, _ = s.invoke(24)
+        res.eq(name + ": invoke 24 MiB answered", rc, 0)
+        flushed(s.outdir, 1)
+        ids = s.ids()
+        os.kill(s.pt, signal.SIGTERM)
+        time.sleep(0.05)
+        os.kill(s.pt, signal.SIGTERM)
+        m = wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        res.eq(name + ": the runtime got the second SIGTERM; peaktrace ends as it did",
+               m.group(1) if m else None, "signal 15")
+        res.true(name + ": no 'second signal' exit", "second signal" not in s.h.err, s.h.err[-300:])
+        rep = load(res, name, s.outdir)
+        if rep:
+            check_invocations(res, name, rep, ids, [(24, rss)])
+    finally:
+        s.stop()
+
+
 def rss_of(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -558,8 +586,9 @@ def usage(ctx):
                  rc == 2 and err.startswith("peaktrace: " + why) and err.count("\n") == 1, "rc %r: %r" % (rc, err))
 
 
-CASES = ("supervisor/usage", "supervisor/group SIGKILL", "supervisor/-d", "supervisor/SIGTERM", "supervisor/peaktrace SIGKILL", "supervisor/terminal",
-         "supervisor/container group SIGKILL", "supervisor/group SIGKILL mid-invocation")
+CASES = ("supervisor/usage", "supervisor/group SIGKILL", "supervisor/-d", "supervisor/SIGTERM",
+         "supervisor/peaktrace SIGKILL", "supervisor/terminal", "supervisor/container group SIGKILL",
+         "supervisor/group SIGKILL mid-invocation", "supervisor/SIGTERM twice")
 
 
 def run_section(ctx):
@@ -571,7 +600,7 @@ def run_section(ctx):
             for n in CASES:
                 res.skip(n, "tools/%s not built (make lambda-host)" % p)
             return
-    base = 28000 + random.randint(0, 1000) * 12
+    base = 28000 + random.randint(0, 1000) * 14
     if res.wanted("supervisor/usage"):
         usage(ctx)
     if res.wanted("supervisor/group SIGKILL"):
@@ -580,6 +609,8 @@ def run_section(ctx):
         tracing_stops(ctx, base + 2, "-d")
     if res.wanted("supervisor/SIGTERM"):
         tracing_stops(ctx, base + 10, "SIGTERM")
+    if res.wanted("supervisor/SIGTERM twice"):
+        sigterm_twice(ctx, base + 12)
     if res.wanted("supervisor/peaktrace SIGKILL"):
         peaktrace_sigkill(ctx, base + 4)
     if res.wanted("supervisor/terminal"):
