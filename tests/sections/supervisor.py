@@ -44,7 +44,6 @@ groups, the runtime's libc text against the file), the supervisor's log.
                 python3.13); the report is written inside the rootfs with every invocation.
 """
 
-import fcntl
 import json
 import os
 import pty
@@ -53,7 +52,7 @@ import re
 import select
 import signal
 import subprocess
-import termios
+import sys
 import time
 
 from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, expand_report, pid_alive, run, wait_gone
@@ -438,6 +437,28 @@ def peaktrace_sigkill(ctx, port):
         s.stop()
 
 
+# A job-control shell in a terminal, reduced to what matters here: it leads a session whose
+# controlling terminal is the pty (fd argv[1]), runs the command (argv[2:]) as a job in a process
+# group of its own made the terminal's foreground group, and exits with the job's status.
+JOB_SHELL = r"""
+import fcntl, os, signal, sys, termios
+tty = int(sys.argv[1])
+fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+job = os.fork()
+if job == 0:
+    os.setpgid(0, 0)
+    os.tcsetpgrp(tty, os.getpgrp())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    for fd in (0, 1, 2):
+        os.dup2(tty, fd)
+    os.execv(sys.argv[2], sys.argv[2:])
+os.setpgid(job, job)
+_, st = os.waitpid(job, 0)
+sys.exit(os.waitstatus_to_exitcode(st) & 0xff)
+"""
+
+
 def terminal(ctx):
     """A job-control shell's way: the job's own group, made the terminal's foreground group."""
     res, name = ctx.res, "supervisor/terminal"
@@ -447,26 +468,10 @@ def terminal(ctx):
         return
     outdir = os.path.join(ctx.tmp, "sup-terminal")
     master, slave = pty.openpty()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(master)
-            os.setsid()               # this process is the interactive shell
-            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
-            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-            job = os.fork()
-            if job == 0:
-                os.setpgid(0, 0)
-                os.tcsetpgrp(slave, os.getpgrp())
-                signal.signal(signal.SIGTTOU, signal.SIG_DFL)
-                for fd in (0, 1, 2):
-                    os.dup2(slave, fd)
-                os.execv(ctx.pt, [ctx.pt, "-q", "-o", outdir, "--", wl])
-            os.setpgid(job, job)
-            _, st = os.waitpid(job, 0)
-            os._exit(os.waitstatus_to_exitcode(st) & 0xff)
-        except BaseException:
-            os._exit(120)
+    # The "shell" is a program of its own (a new session), so the test process never forks.
+    sh = subprocess.Popen([sys.executable, "-c", JOB_SHELL, str(slave), ctx.pt, "-q", "-o", outdir, "--", wl],
+                          pass_fds=(slave,), start_new_session=True, stdin=subprocess.DEVNULL)
+    pid = sh.pid
     os.close(slave)
     buf = bytearray()
 
@@ -496,21 +501,25 @@ def terminal(ctx):
         time.sleep(0.3)
         os.write(master, b"\x03")     # Ctrl-C: SIGINT to the foreground group
         read_until(r"peaktrace: reports written", TIMEOUT)
-        _, st = os.waitpid(pid, 0)
-        res.eq(name + ": Ctrl-C: peaktrace exit status", os.waitstatus_to_exitcode(st), 0)
+        try:
+            rc = sh.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            rc = None
+        res.eq(name + ": Ctrl-C: peaktrace exit status", rc, 0)
         res.true(name + ": report.json written", load(res, name, outdir) is not None, outdir)
         # wl_sleep waits for SIGINT or SIGTERM and then exits 0: gone means it got the Ctrl-C.
         res.true(name + ": the command got the Ctrl-C too (it exits on SIGINT)", wait_gone(target, 10),
                  "the command %d still runs" % target)
     finally:
         os.close(master)
+        for k in [pid] + container.descendants(pid):     # the job has a group of its own
+            try:
+                os.killpg(pgid(k) or k, signal.SIGKILL)
+            except OSError:
+                pass
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
+            sh.wait(5)
+        except subprocess.TimeoutExpired:
             pass
 
 
