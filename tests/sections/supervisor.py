@@ -110,6 +110,13 @@ def flushed(outdir, n, timeout=10):
     return False
 
 
+def wait_ids(h, n, timeout=10):
+    deadline = time.monotonic() + timeout
+    while len(container.report_ids(h.out)) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return container.report_ids(h.out)
+
+
 def pgid(pid):
     try:
         return os.getpgid(pid)
@@ -181,8 +188,10 @@ class Supervised:
         except (ValueError, KeyError, TypeError):
             return rc, None, None
 
-    def ids(self):
-        return container.report_ids(self.h.out)
+    def ids(self, n=0):
+        """The request ids of the host's REPORT lines, once there are n (it prints each just
+        after answering the invoke)."""
+        return wait_ids(self.h, n)
 
     def stop(self):
         self.h.signal(signal.SIGTERM)
@@ -235,7 +244,7 @@ def group_sigkill(ctx, port):
             res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
             readings.append((mb, rss))
         time.sleep(0.3)
-        ids = s.ids()
+        ids = s.ids(len(SIZES))
         t0 = time.monotonic()
         try:
             os.kill(s.sup, signal.SIGUSR1)
@@ -331,7 +340,7 @@ def sigterm_twice(ctx, port):
         rc, rss, _ = s.invoke(24)
         res.eq(name + ": invoke 24 MiB answered", rc, 0)
         flushed(s.outdir, 1)
-        ids = s.ids()
+        ids = s.ids(1)
         os.kill(s.pt, signal.SIGTERM)
         time.sleep(0.05)
         os.kill(s.pt, signal.SIGTERM)
@@ -375,7 +384,7 @@ def tracing_stops(ctx, port, how):
         if not s.h.wait_for("err", r"^peaktrace: reports written to"):
             res.fail(name, "no report at the end of -d: " + s.h.err[-300:])
             return
-        ids = s.ids()
+        ids = s.ids(2)
         rep = load(res, name, s.outdir)
         if rep:
             check_invocations(res, name, rep, ids, readings)
@@ -389,7 +398,7 @@ def tracing_stops(ctx, port, how):
         alltext = s.h.out + s.h.err
         res.true(name + ": no Runtime.ExitError, the host saw no runtime exit",
                  "Runtime.ExitError" not in alltext and "exited:" not in s.h.err, alltext[-400:])
-        res.eq(name + ": the host printed a REPORT per invoke", len(s.ids()), 4)
+        res.eq(name + ": the host printed a REPORT per invoke", len(s.ids(4)), 4)
         res.true(name + ": the supervisor saw no exit", "exited" not in read_log(s.log), read_log(s.log))
         res.true(name + ": peaktrace still the runtime's parent", pid_alive(s.pt) and s.rt in children_of(s.pt),
                  "peaktrace alive %s, its children %s" % (pid_alive(s.pt), children_of(s.pt)))
@@ -559,7 +568,7 @@ def in_container(ctx, port):
                 readings.append((mb, None))
             res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
         time.sleep(0.3)
-        ids = container.report_ids(h.out)
+        ids = wait_ids(h, len(container.SIZES))
         try:
             os.kill(sup, signal.SIGUSR1)
         except (OSError, TypeError):
