@@ -29,9 +29,11 @@ static const struct pt_options defaults = {
 	.arenas = true,                       /* --no-arenas */
 	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
 	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
+	.supervised = SUPERVISED_AUTO,        /* --supervised auto */
 };
 
 const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
+static const char *const supervised_names[] = { "auto", "yes", "no" };   /* SUPERVISED_* */
 
 const char *argp_program_version = "peaktrace " PT_VERSION;
 const char *argp_program_bug_address = NULL;
@@ -48,6 +50,7 @@ static const char doc[] =
 "    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
 "    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
 "    peaktrace --top 20 -- python3 app.py\n"
+"    aws-lambda-rie peaktrace -o out -- ./bootstrap  # RIE's runtime, cold start\n"
 "    peaktrace diff base/ new/      # compare two -o dirs (diff --help)\n"
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
@@ -68,11 +71,11 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C); a launched CMD still running is then sent SIGTERM, unless --supervised", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
@@ -91,6 +94,7 @@ static const struct argp_option opts[] = {
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, malloc heap and pymalloc arenas resident at each invocation's end, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, the heap files (peak/live/alloc, leaked) are not written and profile.pb.gz has rss_peak_space only", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
+	{ "supervised", OPT_SUPERVISED, "WHEN", 0, "With -- CMD: auto (default), yes or no. Supervised (auto: when peaktrace leads its own process group, not its session, and no terminal's foreground group, as AWS's Runtime Interface Emulator starts its runtime), peaktrace leaves that group, so a kill of the group kills CMD alone and the report is still written; at the end of -d, Ctrl-C or SIGTERM, CMD keeps running: the report is written, every probe detached, and peaktrace stays CMD's parent, passing signals to it, and exits as CMD does", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
@@ -148,6 +152,15 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	if (*end || x >= 18446744073709551615.0)
 		die_usage(st, "invalid size: %s", arg);
 	return (uint64_t)x;
+}
+
+static int parse_supervised(struct argp_state *st, const char *arg)
+{
+	for (int v = SUPERVISED_AUTO; v <= SUPERVISED_NO; v++)
+		if (strcmp(arg, supervised_names[v]) == 0)
+			return v;
+	die_usage(st, "invalid --supervised: %s (auto, yes or no)", arg);
+	return SUPERVISED_AUTO;
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
@@ -218,6 +231,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_LIGHT:
 		o->light = true;
 		break;
+	case OPT_SUPERVISED:
+		o->supervised = parse_supervised(st, arg);
+		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;
 		break;
@@ -286,6 +302,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
 		if (!o->pid && !o->cmd)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->supervised != SUPERVISED_AUTO && !o->cmd)
+			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
 		if (o->ncompare && !o->cmd)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;

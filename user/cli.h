@@ -28,6 +28,9 @@ enum pt_exit {
 enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE, BOUNDARY_AWS, BOUNDARY_UPROBE };
 extern const char *const pt_boundary_names[];
 
+/* --supervised: how a launched command lives under whoever started peaktrace (target/launch.h). */
+enum { SUPERVISED_AUTO = 0, SUPERVISED_YES, SUPERVISED_NO };
+
 struct pt_options {
 	pid_t pid;               /* -p: attach to this process */
 	char **cmd;              /* -- CMD ARGS: launch */
@@ -59,6 +62,7 @@ struct pt_options {
 	char *target_env[PT_MAX_COMPARE]; /* (internal) --target-env: set in the launched command */
 	int ntarget_env;
 	unsigned timeline_ms;    /* --timeline-interval: memory sampled every MS, 0 = off */
+	int supervised;          /* --supervised: SUPERVISED_* */
 };
 
 /* Fill o from the defaults and argv. Bad usage prints one "peaktrace: " line and exits

@@ -85,6 +85,5 @@ int main(int argc, char **argv)
 	code = pt_session_report(s);
 
 cleanup:
-	pt_session_free(s);
-	return code;
+	return pt_session_end(s, code);
 }

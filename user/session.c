@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,6 +56,8 @@ struct pt_session {
 	pid_t pid;
 	pid_t host_pid;         /* pid as the BPF programs see it (the host's; attach/nspid.h) */
 	bool launched;
+	bool supervised;         /* launch mode under a supervisor (--supervised, target/launch.h) */
+	bool started;            /* the command runs (launch mode: it was let go to exec) */
 	char **paths;            /* launch mode: the program and the libraries it loads */
 	char *exe;
 	int npaths;
@@ -107,6 +110,7 @@ struct pt_session {
 };
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t supervised_child;   /* under a supervisor: the command's pid */
 static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 
 /*
@@ -118,12 +122,19 @@ static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
  * process exits, detaches every probe; a ptraced launched target is detached and resumed by
  * the kernel when its tracer exits (a group-stopped one stays stopped, as without us), and
  * one still held before exec reads EOF on its go pipe and exits (target/launch.c).
+ * Under a supervisor (--supervised) signals after the first are passed to the command instead.
  */
 static void on_signal(int sig)
 {
 	static const char msg[] = "peaktrace: second signal: exiting now without a report "
 				  "(the probes are detached as peaktrace exits)\n";
 
+	if (stop_signal && supervised_child > 0) {
+		/* Under a supervisor the report is still written, and the command, which the
+		 * supervisor relies on, is the one to ask: what it does with the signal is its own. */
+		kill(supervised_child, sig);
+		return;
+	}
 	if (stop_signal) {
 		ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
 
@@ -829,6 +840,13 @@ static int launch_target(struct pt_session *s)
 	s->launched = true;
 	s->pid = s->child.pid;
 	s->child.at_exec = at_child_exec;
+	s->supervised = s->opt->supervised == SUPERVISED_YES ||
+			(s->opt->supervised == SUPERVISED_AUTO && pt_launch_supervised());
+	if (s->supervised && (err = pt_launch_leave_group()))
+		fprintf(stderr, "peaktrace: --supervised: cannot leave process group %d: %s; a kill of "
+				"that group kills peaktrace too, without a report\n", (int)getpgrp(),
+			err == -ESRCH ? "the parent's group is outside this PID namespace" :
+			err == -EPERM ? "peaktrace leads its session" : strerror(-err));
 	return EXIT_OK;
 }
 
@@ -1062,6 +1080,12 @@ int pt_session_start(struct pt_session *s)
 	fprintf(stderr, "peaktrace: tracing PID %d (%s) with %s allocator %s%s; %s\n", s->pid, s->rep.comm,
 		pt_allocator_kind_name(s->alloc.kind), path, s->opt->light ? " (--light: not probed)" : "",
 		s->opt->duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
+	if (s->supervised) {
+		supervised_child = s->child.pid;
+		fprintf(stderr, "peaktrace: under a supervisor: the command is left running when tracing "
+				"stops, and peaktrace stays its parent until it exits (--supervised)\n");
+	}
+	s->started = true;
 	return EXIT_OK;
 }
 
@@ -1084,8 +1108,10 @@ void pt_session_poll(struct pt_session *s)
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();
-		if (s->launched && pt_child_poll(&s->child, at_child_exit, s))
+		if (s->launched && pt_child_poll(&s->child, at_child_exit, s)) {
 			s->exited = true;
+			supervised_child = 0;   /* reaped: its pid may name another process */
+		}
 		if (s->need_refresh && s->sym && !s->exited) {
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
 			 * long enough for the runtime to reach its first get_next meanwhile. */
@@ -1175,7 +1201,8 @@ void pt_session_stop(struct pt_session *s)
 	ring_buffer__poll(s->rb, 0);
 	if (s->launched) {
 		pt_child_release(&s->child);
-		pt_child_poll(&s->child, at_child_exit, s);
+		if (pt_child_poll(&s->child, at_child_exit, s))
+			supervised_child = 0;
 	}
 	arena_reading(s);
 	close_running_invocation(s);
@@ -1367,11 +1394,30 @@ int pt_session_report(struct pt_session *s)
 		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
 	if (o->max_peak)
 		code = check_max_peak(s, code);
-	if (s->launched && !s->child.exited && o->duration > 0) {
-		/* -d on a launched command: it was started for tracing only. */
+	if (s->launched && !s->child.exited && o->duration > 0 && !s->supervised) {
+		/* -d on a launched command: it was started for tracing only (under a supervisor
+		 * it is the supervisor's runtime: pt_session_end). */
 		kill(s->child.pid, SIGTERM);
 	}
 	return code;
+}
+
+int pt_session_end(struct pt_session *s, int code)
+{
+	struct pt_child child;
+
+	if (!s || !s->supervised || !s->started) {
+		pt_session_free(s);
+		return code;
+	}
+	/* Everything of the trace is gone before the wait (probes, maps, the tracer's memory, in
+	 * the supervisor's memory limit too); the command's end becomes ours. */
+	child = s->child;
+	pt_session_free(s);
+	malloc_trim(0);
+	if (code != EXIT_OK)
+		fprintf(stderr, "peaktrace: exit code %d replaced by the command's (--supervised)\n", code);
+	return pt_child_stay_parent(&child);
 }
 
 void pt_session_free(struct pt_session *s)

@@ -35,5 +35,8 @@ int pt_session_collect(struct pt_session *s);
 int pt_session_report(struct pt_session *s);
 /* Detach and free everything; a launched command that still runs is left running. */
 void pt_session_free(struct pt_session *s);
+/* The end, whatever step was reached: pt_session_free, then code; under a supervisor, once the
+ * command ran, stay its parent until it exits and end as it ended (target/launch.h). */
+int pt_session_end(struct pt_session *s, int code);
 
 #endif

@@ -99,6 +99,16 @@ def attach_traced(res, name, pt, rt, pt_args, h=None):
     return p
 
 
+def stop_launched(h, ptpid, timeout):
+    """SIGINT to peaktrace, the host's runtime command, then wait for its report. The host starts
+    its runtime as RIE does (a process group of its own), so peaktrace counts itself supervised
+    (README "Under a supervisor"): the runtime it launched keeps running, peaktrace stays its
+    parent, and both go when the host stops."""
+    os.kill(ptpid, signal.SIGINT)
+    if not h.wait_for("err", r"^peaktrace: reports written", timeout):
+        h.wait_for("out", r"^peaktrace: reports written", 1)
+
+
 def load_report(res, name, outdir):
     try:
         with open(os.path.join(outdir, "report.json")) as f:
@@ -343,16 +353,7 @@ def run_lambda_launch(ctx):
         pass
     res.true(name + ": the host's runtime is peaktrace", ptpid is not None, "no pid file")
     if ptpid:
-        os.kill(ptpid, signal.SIGINT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and os.path.exists("/proc/%d" % ptpid):
-            try:
-                with open("/proc/%d/stat" % ptpid) as f:
-                    if f.read().split(")")[-1].split()[0] == "Z":
-                        break
-            except OSError:
-                break
-            time.sleep(0.1)
+        stop_launched(h, ptpid, timeout)
     ids = stop_host(h, timeout)
     rep = load_report(res, name, outdir)
     if rep is None:
@@ -505,16 +506,7 @@ def run_lambda_node_launch_uprobe(ctx):
     except (OSError, ValueError, IndexError):
         pass
     if ptpid:
-        os.kill(ptpid, signal.SIGINT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and os.path.exists("/proc/%d" % ptpid):
-            try:
-                with open("/proc/%d/stat" % ptpid) as f:
-                    if f.read().split(")")[-1].split()[0] == "Z":
-                        break
-            except OSError:
-                break
-            time.sleep(0.1)
+        stop_launched(h, ptpid, timeout)
     ids = stop_host(h, timeout)
     rep = load_report(res, name, outdir)
     if rep is None:
@@ -710,16 +702,7 @@ def run_lambda_many(ctx):
             res.eq("%s: invoke %d answered" % (name, k + 1), rc, 0)
     ptpid = wait_pidfile(h, pidfile, 5)
     if ptpid:
-        os.kill(ptpid, signal.SIGINT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and os.path.exists("/proc/%d" % ptpid):
-            try:
-                with open("/proc/%d/stat" % ptpid) as f:
-                    if f.read().split(")")[-1].split()[0] == "Z":
-                        break
-            except OSError:
-                break
-            time.sleep(0.1)
+        stop_launched(h, ptpid, timeout)
     ids = stop_host(h, timeout)
     res.eq(name + ": the host answered every invocation", len(ids), n)
     try:

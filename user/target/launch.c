@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 #include "target/launch.h"
 
@@ -320,4 +322,101 @@ void pt_child_release(struct pt_child *c)
 		}
 		c->traced = false;
 	}
+}
+
+/*
+ * Under a supervisor. AWS's Runtime Interface Emulator starts the runtime's command in a new
+ * process group and stops or resets it with kill(-pgid, SIGKILL); put into that command to
+ * trace the cold start, peaktrace leads the group and would die with the runtime, before a word
+ * of the report. A shell's job control makes the same kind of group for an interactive command,
+ * but makes it the terminal's foreground group: there Ctrl-C must keep reaching peaktrace and
+ * the command together, so peaktrace stays. A session leader (setsid) cannot leave its group.
+ */
+bool pt_launch_supervised(void)
+{
+	pid_t pg = getpgrp();
+	bool fg = false;
+	int fd;
+
+	if (pg != getpid() || getsid(0) == getpid())
+		return false;
+	fd = open("/dev/tty", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		fg = tcgetpgrp(fd) == pg;
+		close(fd);
+	}
+	return !fg;
+}
+
+int pt_launch_leave_group(void)
+{
+	pid_t to = getpgid(getppid());
+
+	/* The command, forked already, stays in the group (it keeps our pid as its id while it
+	 * has a member): the supervisor's kill reaches it and not us. The parent's group is the
+	 * one group of this session we know to exist. */
+	if (getpgrp() != getpid())
+		return 0;
+	if (to < 0)
+		return -errno;
+	/* 0: the group's leader is outside our PID namespace (a container whose first process
+	 * does not lead its own group, unlike runc's, which calls setsid): it cannot be named. */
+	if (to == 0)
+		return -ESRCH;
+	if (to != getpgrp() && setpgid(0, to))
+		return -errno;
+	return 0;
+}
+
+static volatile sig_atomic_t pass_pid;
+
+static void pass_signal(int sig)
+{
+	if (pass_pid > 0)
+		kill(pass_pid, sig);
+}
+
+int pt_child_stay_parent(struct pt_child *c)
+{
+	static const int passed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
+				      SIGWINCH };
+	struct rlimit no_core = { 0, 0 };
+	struct sigaction sa;
+	int st = c->status, sig;
+	sigset_t set;
+
+	if (!c->exited) {
+		pass_pid = c->pid;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = pass_signal;
+		sigemptyset(&sa.sa_mask);
+		for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++)
+			sigaction(passed[i], &sa, NULL);
+		for (;;) {
+			if (waitpid(c->pid, &st, __WALL) < 0) {
+				if (errno == EINTR)
+					continue;
+				return 1;
+			}
+			if (!WIFSTOPPED(st))
+				break;
+			/* Still traced (the detach failed): let go now, its signal delivered. */
+			ptrace(PTRACE_DETACH, c->pid, 0, st >> 16 ? 0 : WSTOPSIG(st));
+		}
+		pass_pid = 0;
+		c->exited = true;
+		c->status = st;
+	}
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	/* Ended by a signal: the supervisor must see the same end (RIE reports "signal: killed").
+	 * Not our core dump, though: the command's own was its to write. */
+	sig = WTERMSIG(st);
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	return 128 + sig;
 }

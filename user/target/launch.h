@@ -36,4 +36,19 @@ void pt_launch_abort(struct pt_child *c);
 int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg);
 /* Stop tracing the child (detach) if it still runs. */
 void pt_child_release(struct pt_child *c);
+
+/* Under a supervisor (AWS's Runtime Interface Emulator starts its runtime in a new process group
+ * and stops it with kill(-pgid, SIGKILL)): true when peaktrace leads its own process group, does
+ * not lead its session, and that group is not the foreground group of a controlling terminal
+ * (interactive use, where Ctrl-C must reach peaktrace and the command alike). */
+bool pt_launch_supervised(void);
+/* Leave the process group peaktrace leads for its parent's, once the child was forked into it:
+ * the supervisor's kill of the group then kills the command alone. 0 (also when there is nothing
+ * to leave), or -errno (EPERM: peaktrace leads its session and cannot leave; ESRCH: the parent's
+ * group has its leader outside peaktrace's PID namespace and cannot be named). */
+int pt_launch_leave_group(void);
+/* After tracing, under a supervisor: stay the (detached) child's parent until it exits, passing
+ * SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH to it, then end as it
+ * ended: its exit status is returned, the signal that killed it is raised on peaktrace. */
+int pt_child_stay_parent(struct pt_child *c);
 #endif
