@@ -29,6 +29,8 @@ static const struct pt_options defaults = {
 	.arenas = true,                       /* --no-arenas */
 	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
 	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
+	.sandbox_fd = -1,
+	.ready_fd = -1,
 };
 
 const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
@@ -68,10 +70,16 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_FOLLOW, OPT_SANDBOX_FD, OPT_SANDBOX_SLOT,
+       OPT_READY_FD, OPT_HELD };
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (summed RSS and its peak per invocation, Lambda extensions named; DIR/sandbox.txt, sandbox.json)", 0 },
+	{ "sandbox-fd", OPT_SANDBOX_FD, "FD", OPTION_HIDDEN, "", 0 },
+	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
+	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
+	{ "held", OPT_HELD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C)", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
@@ -158,11 +166,33 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 
 	switch (key) {
 	case 'p':
-		errno = 0;
+		for (char *p = arg;; p = end + 1) {
+			errno = 0;
+			v = strtol(p, &end, 10);
+			if (errno || end == p || (*end && *end != ',') || v <= 0 || v > INT_MAX)
+				die_usage(st, "invalid PID: %s", arg);
+			if (o->npids >= PT_MAX_PIDS)
+				die_usage(st, "too many PIDs (at most 32): %s", arg);
+			o->pids[o->npids++] = (pid_t)v;
+			if (!*end)
+				break;
+		}
+		o->pid = o->pids[0];
+		break;
+	case OPT_FOLLOW:
+		o->follow = true;
+		break;
+	case OPT_SANDBOX_FD:
+	case OPT_SANDBOX_SLOT:
+	case OPT_READY_FD:
 		v = strtol(arg, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX)
-			die_usage(st, "invalid PID: %s", arg);
-		o->pid = (pid_t)v;
+		if (*end || v < 0 || v > INT_MAX)
+			die_usage(st, "invalid number: %s", arg);
+		*(key == OPT_SANDBOX_FD ? &o->sandbox_fd : key == OPT_READY_FD ? &o->ready_fd
+									       : &o->sandbox_slot) = (int)v;
+		break;
+	case OPT_HELD:
+		o->held = true;
 		break;
 	case 'd':
 		o->duration = parse_seconds(st, arg);
@@ -286,6 +316,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
 		if (!o->pid && !o->cmd)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->follow && o->ncompare)
+			die_usage(st, "%s", "--follow and --compare-env cannot be combined");
 		if (o->ncompare && !o->cmd)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;
