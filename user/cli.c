@@ -158,9 +158,10 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	return (uint64_t)x;
 }
 
-static error_t parse_arg(int key, char *arg, struct argp_state *st)
+/* -p (PID[,PID...], repeatable), --follow, and the sandbox's internal options. Returns
+ * false for another key. */
+static bool parse_follow(int key, char *arg, struct argp_state *st, struct pt_options *o)
 {
-	struct pt_options *o = st->input;
 	char *end;
 	long v;
 
@@ -178,10 +179,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 				break;
 		}
 		o->pid = o->pids[0];
-		break;
+		return true;
 	case OPT_FOLLOW:
 		o->follow = true;
-		break;
+		return true;
+	case OPT_HELD:
+		o->held = true;
+		return true;
 	case OPT_SANDBOX_FD:
 	case OPT_SANDBOX_SLOT:
 	case OPT_READY_FD:
@@ -190,10 +194,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "invalid number: %s", arg);
 		*(key == OPT_SANDBOX_FD ? &o->sandbox_fd : key == OPT_READY_FD ? &o->ready_fd
 									       : &o->sandbox_slot) = (int)v;
-		break;
-	case OPT_HELD:
-		o->held = true;
-		break;
+		return true;
+	}
+	return false;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *st)
+{
+	struct pt_options *o = st->input;
+
+	switch (key) {
 	case 'd':
 		o->duration = parse_seconds(st, arg);
 		break;
@@ -322,7 +332,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
