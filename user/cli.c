@@ -202,6 +202,7 @@ static bool parse_follow(int key, char *arg, struct argp_state *st, struct pt_op
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
 {
 	struct pt_options *o = st->input;
+	long v;
 
 	switch (key) {
 	case 'd':
