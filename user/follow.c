@@ -318,6 +318,9 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
 	sess = fork();
 	if (sess == 0) {
+		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
+		 * reach it (a second SIGINT would drop its report); we stop it, once. */
+		setpgid(0, 0);
 		close(ready[0]);
 		exec_session(f, im, ready[1]);
 	}

@@ -5,6 +5,10 @@
  * file + anon + shmem) at each phase, while the others wait on a pipe, so the test knows the
  * summed RSS at every phase:
  *
+ * "extension" and "runtime" (wl_sandbox ROLE LOG UP_FD DOWN_FD) wait for one byte on DOWN_FD
+ * before anything (so a test can also start them itself, attach, then let them go), answer on
+ * UP_FD at each phase and wait on DOWN_FD for the next.
+ *
  *   wl_sandbox supervisor LOG
  *     A: starts (fork + exec) "extension", which touches EXT_PEAK MiB and logs "extension peak";
  *        the supervisor logs itself;
@@ -79,7 +83,10 @@ static char *touch(long bytes)
 
 static int extension(int up, int down)
 {
-	char *p = touch(EXT_PEAK);
+	char *p;
+
+	wait_byte(down);   /* go */
+	p = touch(EXT_PEAK);
 
 	log_rss("extension", "peak");
 	send_byte(up);
@@ -93,7 +100,10 @@ static int extension(int up, int down)
 
 static int runtime(int up, int down)
 {
-	char *p = touch(RT_PEAK);
+	char *p;
+
+	wait_byte(down);   /* go */
+	p = touch(RT_PEAK);
 
 	log_rss("runtime", "peak");
 	send_byte(up);
@@ -150,11 +160,13 @@ int main(int argc, char **argv)
 		return 2;
 	self[n] = 0;   /* exec'd by its path, so each is named wl_sandbox, not "exe" */
 	ext = start(self, "extension", argv[2], &eu, &ed);
+	send_byte(ed);
 	wait_byte(eu);                 /* A: the extension at its peak */
 	log_rss("supervisor", "A");
 	send_byte(ed);
 	wait_byte(eu);                 /* it gave most back */
 	rt = start(self, "runtime", argv[2], &ru, &rd);
+	send_byte(rd);
 	wait_byte(ru);                 /* B: the runtime at its peak */
 	log_rss("supervisor", "B");
 	send_byte(rd);
