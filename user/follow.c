@@ -52,6 +52,9 @@
 #define READY_TIMEOUT_MS 120000
 #define MAX_STEPS 20000
 #define SYS_MMAP_NR 9
+/* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
+#define PT_FOLLOW_MAX_STACKS "16384"
+#define PT_FOLLOW_MAX_LIVE "262144"
 
 struct tracee {
 	pid_t tid;
@@ -91,6 +94,7 @@ struct follow {
 	bool root_exited;
 	bool stopping;
 	uint64_t start_ns;
+	char self[4096];   /* our executable's path */
 };
 
 static volatile sig_atomic_t stop_sig, tick;
@@ -187,7 +191,7 @@ static int build_base(struct follow *f, int argc, char **argv)
 	f->base = calloc((size_t)argc + 24, sizeof(char *));
 	if (!f->base)
 		return -ENOMEM;
-	f->base[f->nbase++] = (char *)"/proc/self/exe";
+	f->base[f->nbase++] = (char *)"peaktrace";
 	for (int i = 1; i < cmd_at; i++) {
 		const char *a = argv[i];
 
@@ -208,6 +212,17 @@ static int build_base(struct follow *f, int argc, char **argv)
 	f->base[f->nbase++] = (char *)"-q";
 	f->base[f->nbase++] = (char *)"-i";
 	f->base[f->nbase++] = (char *)"0";
+	/* Every session's tables are kernel memory charged to our memory cgroup, which under a
+	 * supervisor is the function's own (~100 MiB each at the defaults): smaller ones unless
+	 * asked for (full tables are counted in each report as usual). */
+	if (f->opt->max_stacks == PT_DEF_MAX_STACKS) {
+		f->base[f->nbase++] = (char *)"--max-stacks";
+		f->base[f->nbase++] = (char *)PT_FOLLOW_MAX_STACKS;
+	}
+	if (f->opt->live_slots == PT_DEF_LIVE_SLOTS) {
+		f->base[f->nbase++] = (char *)"--max-live";
+		f->base[f->nbase++] = (char *)PT_FOLLOW_MAX_LIVE;
+	}
 	return 0;
 }
 
@@ -256,6 +271,8 @@ static void exec_session(struct follow *f, const struct pt_sbx_image *im, int re
 	/* The map and the ready pipe are the two fds the session inherits. */
 	fcntl(f->map_fd, F_SETFD, 0);
 	fcntl(ready_w, F_SETFD, 0);
+	/* By our own path, so the session is named "peaktrace" in ps, not "exe". */
+	execv(f->self[0] ? f->self : "/proc/self/exe", argv);
 	execv("/proc/self/exe", argv);
 	_exit(127);
 }
@@ -734,6 +751,11 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	int err, code;
 
 	f.start_ns = now_ns();
+	{
+		ssize_t n = readlink("/proc/self/exe", f.self, sizeof(f.self) - 1);
+
+		f.self[n > 0 ? n : 0] = 0;
+	}
 	f.map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sandbox", sizeof(__u32), sizeof(struct pt_sandbox),
 				  1, NULL);
 	if (f.map_fd < 0) {
