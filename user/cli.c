@@ -41,8 +41,9 @@ static const char doc[] =
 "Trace a process's memory: every allocation counted exactly, the live-heap\n"
 "and RSS peaks, and who held the memory at the peak.\n"
 "\n"
-"USAGE: peaktrace -p PID [-d SECONDS] [-o DIR]\n"
+"USAGE: peaktrace -p PID[,PID...] [-d SECONDS] [-o DIR]\n"
 "       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]\n"
+"       peaktrace --follow [-o DIR] {-p PID | -- CMD [ARGS...]}\n"
 "       peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
 "\v"
 "EXAMPLES:\n"
@@ -50,6 +51,8 @@ static const char doc[] =
 "    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
 "    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
 "    peaktrace --top 20 -- python3 app.py\n"
+"    peaktrace --follow -o out -- aws-lambda-rie ./bootstrap # the runtime RIE\n"
+"                                   # starts, its extensions, the sandbox\n"
 "    peaktrace diff base/ new/      # compare two -o dirs (diff --help)\n"
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
@@ -60,7 +63,9 @@ static const char doc[] =
 "with --emf emf.jsonl; with --per-invocation invocation-N.peak.folded,\n"
 "invocation-N.peak.svg, invocation-N.rss.folded and invocation-N.rss.svg for\n"
 "each invocation N. With --light the heap files (the peak, live, alloc and\n"
-"leaked views and the pprof profile) are not written.\n"
+"leaked views and the pprof profile) are not written. With --follow or several\n"
+"-p: sandbox.txt, sandbox.json and one proc-PID-COMM/ directory of the above\n"
+"per traced process image (default DIR: peaktrace-sandbox).\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
@@ -75,7 +80,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
-	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (summed RSS and its peak per invocation, Lambda extensions named; DIR/sandbox.txt, sandbox.json)", 0 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~33 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
 	{ "sandbox-fd", OPT_SANDBOX_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
 	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
