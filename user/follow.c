@@ -44,6 +44,7 @@
 #include "util/fmt.h"
 #include "target/proc.h"
 #include "target/procmaps.h"
+#include "target/launch.h"
 #include "report/sandbox.h"
 #include "follow.h"
 
@@ -398,6 +399,18 @@ static bool has_interp(pid_t pid)
 	return interp;
 }
 
+static bool allocator_mapped(pid_t pid)
+{
+	struct pt_allocator a;
+	bool found;
+
+	memset(&a, 0, sizeof(a));
+	a.open_fd = -1;
+	found = pt_find_allocator(pid, &a) == 0;
+	pt_allocator_free(&a);
+	return found;
+}
+
 static void on_exec(struct follow *f, pid_t pid)
 {
 	unsigned long former = 0;
@@ -417,7 +430,8 @@ static void on_exec(struct follow *f, pid_t pid)
 	p->exec_ns = now_ns();
 	p->steps = 0;
 	p->mmap_exec = false;
-	if (!has_interp(pid)) {
+	/* Static, or a loader that is the libc too (musl): its malloc is mapped already. */
+	if (!has_interp(pid) || allocator_mapped(pid)) {
 		start_session(f, p, true);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
@@ -431,7 +445,6 @@ static void on_syscall(struct follow *f, pid_t tid)
 {
 	struct proc *p = proc_get(f, tid, false);
 	struct ptrace_syscall_info si;
-	struct pt_allocator a;
 
 	if (!p || !p->stepping) {
 		ptrace(PTRACE_CONT, tid, 0, 0);
@@ -443,17 +456,12 @@ static void on_syscall(struct follow *f, pid_t tid)
 	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
 		p->mmap_exec = si.entry.nr == SYS_MMAP_NR && (si.entry.args[2] & PROT_EXEC) &&
 			       (int)si.entry.args[4] >= 0;
-	if (si.op == PTRACE_SYSCALL_INFO_EXIT && p->mmap_exec && !si.exit.is_error) {
-		memset(&a, 0, sizeof(a));
-		a.open_fd = -1;
-		if (pt_find_allocator(p->pid, &a) == 0) {
-			pt_allocator_free(&a);
-			p->stepping = false;
-			start_session(f, p, true);
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			return;
-		}
-		pt_allocator_free(&a);
+	if (si.op == PTRACE_SYSCALL_INFO_EXIT && p->mmap_exec && !si.exit.is_error &&
+	    allocator_mapped(p->pid)) {
+		p->stepping = false;
+		start_session(f, p, true);
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return;
 	}
 	if (++p->steps > MAX_STEPS) {
 		/* Its loader never mapped a malloc we know: its session says what it finds. */
@@ -541,6 +549,15 @@ static void on_exit_status(struct follow *f, pid_t pid, int st)
 		f->c.exited_without_exec++;
 	if (pid == f->root)
 		f->root_exited = true;
+}
+
+/* The command resolves through PATH to an executable (errno set when not). */
+static bool cmd_exists(const char *cmd)
+{
+	char *path = pt_resolve_cmd(cmd);
+
+	free(path);
+	return path != NULL;
 }
 
 /* ---- start and stop ---------------------------------------------------------------------- */
@@ -750,6 +767,15 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	struct follow f = { .opt = opt, .outdir = opt->outdir, .map_fd = -1 };
 	int err, code;
 
+	if (opt->cmd && !cmd_exists(opt->cmd[0])) {
+		fprintf(stderr, "peaktrace: cannot execute %s: %s\n", opt->cmd[0], strerror(errno));
+		return errno == ENOENT ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
+	}
+	for (int i = 0; i < opt->npids; i++)
+		if (kill(opt->pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "peaktrace: no such process: %d\n", opt->pids[i]);
+			return EXIT_NO_PROCESS;
+		}
 	f.start_ns = now_ns();
 	{
 		ssize_t n = readlink("/proc/self/exe", f.self, sizeof(f.self) - 1);
