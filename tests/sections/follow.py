@@ -13,6 +13,8 @@ handler's own statm reading (container).
                       peaks would wrongly say); every process's report directory has report.json.
   follow/pids         -p A,B on wl_sandbox's extension and runtime, started by the test and let
                       go after peaktrace traces them: the same checks without the supervisor.
+  follow/pid --follow --follow -p on a shell that execs the supervisor once traced: its new image
+                      held, then the two processes it starts: the same checks.
   follow/container    peaktrace --follow in the bundled host's command, launching the whole trixie
                       container (unshare + chroot, as the container section): its supervisor (sh)
                       starts an extension (python3 that registers with the Extensions API and holds
@@ -171,6 +173,32 @@ def follow_pids(res, ctx, wl, tmp):
         res.true(name + ": attached, not held", not any(i["held"] for i in sb["images"]), sb["images"])
 
 
+def follow_pid(res, ctx, wl, tmp):
+    """--follow -p on a shell that, once traced, execs the supervisor: the exec of a process
+    given, then the processes it starts."""
+    name = "follow/pid --follow"
+    outdir, log = os.path.join(tmp, "follow-pid"), os.path.join(tmp, "follow-pid.log")
+    fifo = os.path.join(tmp, "follow-pid.fifo")
+    os.mkfifo(fifo)
+    sh = subprocess.Popen(["/bin/sh", "-c", 'read x < "$0"; exec "$1" supervisor "$2"', fifo, wl, log])
+    p = Proc([ctx.pt, "--follow", "-q", "-p", str(sh.pid), "-o", outdir])
+    if not res.true(name + ": traced", p.wait_for("err", r"tracing PID %d " % sh.pid, 3 * TIMEOUT), p.err[-600:]):
+        sh.kill()
+        p.kill()
+        return
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    sh.wait(5 * TIMEOUT)
+    res.eq(name + ": exit status", p.wait(3 * TIMEOUT), 0)
+    lg = read_log(log)
+    truth = sum(lg.get(k, (0, 0))[1] for k in [("runtime", "peak"), ("extension", "after"), ("supervisor", "B")])
+    sb = check_sandbox(res, name, outdir, lg, {"extension": "peak", "runtime": "peak"}, truth)
+    if sb:
+        imgs = [(i["pid"], i["image"], i["held"]) for i in sb["images"]]
+        res.true(name + ": the shell attached, its exec into the supervisor and the two it started held",
+                 (sh.pid, 1, False) in imgs and (sh.pid, 2, True) in imgs and len(imgs) == 4, imgs)
+
+
 def statm_rss(pid):
     try:
         with open("/proc/%d/statm" % pid) as f:
@@ -271,7 +299,8 @@ def container_run(res, ctx, rootfs, tmp):
 
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
-    wanted = [n for n in ("follow/launch", "follow/pids", "follow/container") if res.wanted(n)]
+    wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/container")
+              if res.wanted(n)]
     if not wanted:
         return
     wl = ctx.built.get("wl_sandbox", {}).get("fp")
@@ -282,6 +311,8 @@ def run_section(ctx):
         follow_launch(res, ctx, wl, tmp)
     if res.wanted("follow/pids"):
         follow_pids(res, ctx, wl, tmp)
+    if res.wanted("follow/pid --follow"):
+        follow_pid(res, ctx, wl, tmp)
     if res.wanted("follow/container"):
         host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")

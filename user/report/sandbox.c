@@ -201,6 +201,9 @@ static void text_follow(FILE *f, const struct pt_sbx_report *r)
 		   "allocator was mapped; %" PRIu64 " invocations overlapping another process's (not "
 		   "in the sandbox figures)\n", c->exited_without_exec, c->slots_full, PT_SBX_SLOTS,
 		c->session_failed, c->alloc_not_found, (uint64_t)r->sb->inv_overlap);
+	if (r->sb->inv_owner)
+		fprintf(f, "  an invocation was still running when tracing stopped: it is in its process's "
+			   "own report, not in the sandbox's lines\n");
 }
 
 static void write_text(FILE *f, const struct pt_sbx_report *r)
@@ -302,9 +305,9 @@ static void write_json(FILE *f, const struct pt_sbx_report *r)
 	fprintf(f, "  \"not_traced\": {\"exited_without_exec\": %" PRIu64 ", \"slots_full\": %" PRIu64
 		   ", \"session_failed\": %" PRIu64 ", \"allocator_not_found\": %" PRIu64 "},\n"
 		   "  \"processes_started\": %" PRIu64 ",\n  \"execs\": %" PRIu64 ",\n"
-		   "  \"invocations_overlapping\": %" PRIu64 "\n}\n",
+		   "  \"invocations_overlapping\": %" PRIu64 ",\n  \"invocation_running_at_end\": %s\n}\n",
 		c->exited_without_exec, c->slots_full, c->session_failed, c->alloc_not_found, c->processes,
-		c->execs, (uint64_t)sb->inv_overlap);
+		c->execs, (uint64_t)sb->inv_overlap, sb->inv_owner ? "true" : "false");
 }
 
 int pt_sbx_report_write(const struct pt_sbx_report *r, bool quiet)
