@@ -23,6 +23,8 @@ handler's own statm reading (container).
                       each sandbox invocation peak = the handler's reading + the extension's and
                       the other container processes' statm (within TOLERANCE), so the sandbox peak
                       covers both.
+  follow/container static  the same with peaktrace-static --follow inside the container, as its
+                      command (in front of the supervisor; report inside the rootfs).
 """
 
 import json
@@ -207,23 +209,47 @@ def statm_rss(pid):
         return None
 
 
-def container_run(res, ctx, rootfs, tmp):
-    name = "follow/container"
-    outdir = os.path.join(tmp, "follow-container")
+TRACED_FOLLOW = """#!/bin/sh
+mountpoint -q /sys || mount -t sysfs sysfs /sys
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+exec /usr/local/bin/peaktrace --follow -q -o /tmp/pt-follow -- /var/task/supervisor
+"""
+
+
+def ns_pid(pid):
+    """The pid as the container's own PID namespace names it (NSpid's last field)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return pid
+
+
+def container_run(res, ctx, rootfs, tmp, static):
+    """static: peaktrace-static --follow inside the container, as its command (its PIDs are the
+    container's); else the host's peaktrace --follow in the host's command, around unshare."""
+    name = "follow/container static" if static else "follow/container"
+    outdir = os.path.join(rootfs, "tmp/pt-follow") if static else os.path.join(tmp, "follow-container")
     task = rootfs + container.TASK
     container.write(os.path.join(task, "supervisor"), SUPERVISOR, 0o755)
     container.write(os.path.join(task, "extension.py"), EXTENSION)
+    container.write(os.path.join(task, "traced-follow"), TRACED_FOLLOW, 0o755)
+    shutil.rmtree(os.path.join(rootfs, "tmp/pt-follow"), ignore_errors=True)
     fifo = os.path.join(rootfs, "tmp/ext-ready")
     if os.path.lexists(fifo):
         os.unlink(fifo)
     os.mkfifo(fifo)
-    port = 28000 + (os.getpid() % 500) * 4
-    argv = container.host_argv(ctx, rootfs, port, container.TASK + "/supervisor")
+    port = 28000 + (os.getpid() % 500) * 4 + (2 if static else 0)
+    argv = container.host_argv(ctx, rootfs, port, container.TASK + ("/traced-follow" if static else "/supervisor"))
     # peaktrace runs in the function's memory cgroup here (the host's runtime command), and so
     # do its sessions' BPF tables (about 33 MiB each with --follow's defaults).
     argv[argv.index("-m") + 1] = "1024"
-    at = argv.index("--")
-    argv = argv[:at + 1] + [os.path.abspath(ctx.pt), "--follow", "-q", "-o", outdir, "--"] + argv[at + 1:]
+    if not static:
+        at = argv.index("--")
+        argv = argv[:at + 1] + [os.path.abspath(ctx.pt), "--follow", "-q", "-o", outdir, "--"] + argv[at + 1:]
     state = {}
 
     def after_start(h):
@@ -237,17 +263,16 @@ def container_run(res, ctx, rootfs, tmp):
             res.fail(name, "the runtime and the extension were not both traced: " + h.err[-800:])
             return None
         pt = container.find_desc(h.pid, "peaktrace", TIMEOUT)
-        state["pt"] = pt
         time.sleep(1.0)   # the runtime's imports, up to its first GET .../next
 
         def stop():
             # The container's processes but the runtime hold still: their RSS now is what they
-            # held during the invocations.
-            state["others"] = {}
+            # held during the invocations. By the PID the report uses (the container's, inside).
+            state["rss"] = {}
             for k in container.descendants(h.pid):
                 c = container.comm(k)
                 if k != pt and not c.startswith("peaktrace"):
-                    state["others"][k] = (c, statm_rss(k))
+                    state["rss"][ns_pid(k) if static else k] = (c, statm_rss(k))
             os.kill(pt, signal.SIGINT)
             return wait_gone(pt, 3 * TIMEOUT)
         return stop
@@ -257,6 +282,10 @@ def container_run(res, ctx, rootfs, tmp):
         return
     ids, readings, gone = got
     res.true(name + ": peaktrace exited on SIGINT", gone, "still running")
+    check_container(res, name, outdir, ids, readings, state.get("rss", {}))
+
+
+def check_container(res, name, outdir, ids, readings, rss):
     sb = load(os.path.join(outdir, "sandbox.json"))
     if not res.true(name + ": sandbox.json written", sb is not None, outdir):
         return
@@ -265,8 +294,8 @@ def container_run(res, ctx, rootfs, tmp):
     rt = [i for i in imgs if i["role"] == "runtime" and i["comm"].startswith("python3")]
     res.true(name + ": the extension named as one (python3)", len(ext) == 1 and ext[0]["comm"].startswith("python3"),
              [(i["pid"], i["comm"], i["role"]) for i in imgs])
-    res.true(name + ": the runtime traced (python3, from its exec)", len(rt) == 1 and rt[0]["comm"].startswith("python3")
-             and rt[0]["held"], [(i["pid"], i["comm"], i["role"], i["held"]) for i in imgs])
+    res.true(name + ": the runtime traced (python3, from its exec)", len(rt) == 1 and rt[0]["held"],
+             [(i["pid"], i["comm"], i["role"], i["held"]) for i in imgs])
     for i in imgs:
         print("INFO %s: %s[%d] image %d %s: held %.0f ms, own peak %d" % (
             name, i["comm"], i["pid"], i["image"], i["role"], i["held_ms"], i["own_peak"]), flush=True)
@@ -278,15 +307,19 @@ def container_run(res, ctx, rootfs, tmp):
         res.eq(name + ": the runtime's request ids = the host's REPORT lines", [i.get("request_id") for i in invs], ids)
     sinv = sb.get("invocations", [])
     res.eq(name + ": sandbox invocations' request ids = the host's REPORT lines", [i["request_id"] for i in sinv], ids)
-    others = sum(r for k, (c, r) in state.get("others", {}).items() if r and k != rt[0]["pid"])
-    print("INFO %s: the other processes at the end: %s" % (name, state.get("others")), flush=True)
-    for k, (mb, rss) in enumerate(readings):
-        if k >= len(sinv) or rss is None:
+    # Truth: the handler's own reading, plus every other traced process's statm.
+    traced = {i["pid"] for i in imgs} - {rt[0]["pid"]}
+    others = sum(r for k, (c, r) in rss.items() if r and k in traced)
+    print("INFO %s: the traced processes' statm at the end: %s" % (
+        name, {k: v for k, v in rss.items() if k in traced}), flush=True)
+    res.true(name + ": every traced process but the runtime read at the end", traced <= set(rss), (traced, rss))
+    for k, (mb, r) in enumerate(readings):
+        if k >= len(sinv) or r is None:
             res.fail("%s: invocation %d sandbox peak" % (name, k + 1), "no figure")
             continue
-        want = rss + others
+        want = r + others
         print("INFO %s: invocation %d (%d MiB): sandbox peak %d, handler %d + the other processes %d = %d (%+d B)"
-              % (name, k + 1, mb, sinv[k]["rss_peak"], rss, others, want, sinv[k]["rss_peak"] - want), flush=True)
+              % (name, k + 1, mb, sinv[k]["rss_peak"], r, others, want, sinv[k]["rss_peak"] - want), flush=True)
         res.true("%s: invocation %d sandbox peak = the handler's statm + the others' (extension included)"
                  % (name, k + 1), abs(sinv[k]["rss_peak"] - want) <= TOLERANCE, "peaktrace %d, truth %d" % (
                      sinv[k]["rss_peak"], want))
@@ -299,8 +332,8 @@ def container_run(res, ctx, rootfs, tmp):
 
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
-    wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/container")
-              if res.wanted(n)]
+    wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/container",
+                          "follow/container static") if res.wanted(n)]
     if not wanted:
         return
     wl = ctx.built.get("wl_sandbox", {}).get("fp")
@@ -313,15 +346,18 @@ def run_section(ctx):
         follow_pids(res, ctx, wl, tmp)
     if res.wanted("follow/pid --follow"):
         follow_pid(res, ctx, wl, tmp)
-    if res.wanted("follow/container"):
+    if res.wanted("follow/container") or res.wanted("follow/container static"):
         host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")
         if not os.access(host, os.X_OK):
-            res.skip("follow/container", "lambda-host not built (make lambda-host)")
+            res.skip("follow/container*", "lambda-host not built (make lambda-host)")
             return
         rc, out, err = run([os.path.join(ROOT, "tools", "rootfs.sh"), rootfs], timeout=900)
         if rc != 0:
-            res.skip("follow/container", (err.strip().splitlines() or ["rc %r" % rc])[-1])
+            res.skip("follow/container*", (err.strip().splitlines() or ["rc %r" % rc])[-1])
             return
         container.prepare(ctx, rootfs)
-        container_run(res, ctx, rootfs, tmp)
+        if res.wanted("follow/container"):
+            container_run(res, ctx, rootfs, tmp, False)
+        if res.wanted("follow/container static"):
+            container_run(res, ctx, rootfs, tmp, True)
