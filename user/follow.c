@@ -332,7 +332,13 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 	im->image = image;
 	im->held = held;
 	im->session_rc = -1;
-	pt_proc_comm(p->pid, im->comm, sizeof(im->comm));
+	{
+		char raw[32];
+
+		/* The process names itself: escaped once here, as every name it controls. */
+		pt_proc_comm(p->pid, raw, sizeof(raw));
+		pt_sanitize(im->comm, sizeof(im->comm), raw);
+	}
 	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
 	sess = fork();
 	if (sess == 0) {
