@@ -349,7 +349,8 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 		exec_session(f, im, ready[1]);
 	}
 	close(ready[1]);
-	if (sess < 0 || !wait_ready(ready[0])) {
+	im->traced = sess > 0 && wait_ready(ready[0]);
+	if (!im->traced) {
 		f->c.session_failed++;
 		if (sess > 0)
 			kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */

@@ -15,6 +15,8 @@ handler's own statm reading (container).
                       go after peaktrace traces them: the same checks without the supervisor.
   follow/pid --follow --follow -p on a shell that execs the supervisor once traced: its new image
                       held, then the two processes it starts: the same checks.
+  follow/untraced child  a child peaktrace cannot trace (stripped static wl_static): followed, let
+                      go untraced, counted in session_failed, "traced": false; the command runs on.
   follow/container    peaktrace --follow in the bundled host's command, launching the whole trixie
                       container (unshare + chroot, as the container section): its supervisor (sh)
                       starts an extension (python3 that registers with the Extensions API and holds
@@ -201,6 +203,27 @@ def follow_pid(res, ctx, wl, tmp):
                  (sh.pid, 1, False) in imgs and (sh.pid, 2, True) in imgs and len(imgs) == 4, imgs)
 
 
+def follow_untraced(res, ctx, tmp):
+    """A child peaktrace cannot trace (a stripped static binary: no malloc to probe) is followed,
+    let go untraced, and counted."""
+    name = "follow/untraced child"
+    st = ctx.built.get("wl_static", {}).get("fp")
+    if not st:
+        res.fail(name, "wl_static not built")
+        return
+    outdir = os.path.join(tmp, "follow-untraced")
+    rc, out, err = run([ctx.pt, "--follow", "-q", "-o", outdir, "--", "/bin/sh", "-c", st + "; echo sh-after"],
+                       timeout=3 * TIMEOUT)
+    res.eq(name + ": exit status", rc, 0)
+    res.true(name + ": the command ran on", "sh-after" in out, short(out))
+    sb = load(os.path.join(outdir, "sandbox.json"))
+    if not res.true(name + ": sandbox.json written", sb is not None, err[-500:]):
+        return
+    res.eq(name + ": counted (session_failed)", sb["not_traced"]["session_failed"], 1)
+    res.eq(name + ": the images, traced or not", sorted((i["comm"], i["traced"]) for i in sb["images"]),
+           [("sh", True), ("wl_static", False)])
+
+
 def statm_rss(pid):
     try:
         with open("/proc/%d/statm" % pid) as f:
@@ -332,7 +355,8 @@ def check_container(res, name, outdir, ids, readings, rss):
 
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
-    wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/container",
+    wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/untraced child",
+                          "follow/container",
                           "follow/container static") if res.wanted(n)]
     if not wanted:
         return
@@ -346,6 +370,8 @@ def run_section(ctx):
         follow_pids(res, ctx, wl, tmp)
     if res.wanted("follow/pid --follow"):
         follow_pid(res, ctx, wl, tmp)
+    if res.wanted("follow/untraced child"):
+        follow_untraced(res, ctx, tmp)
     if res.wanted("follow/container") or res.wanted("follow/container static"):
         host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")

@@ -26,11 +26,11 @@ int main(void)
 {
 	static struct pt_sandbox sb;
 	struct pt_sbx_image img[3] = {
-		{ .pid = 100, .slot = 0, .image = 1, .comm = "sh", .dir = "proc-100-sh", .held = true,
+		{ .pid = 100, .slot = 0, .image = 1, .comm = "sh", .dir = "proc-100-sh", .traced = true, .held = true,
 		  .held_ns = 2000000, .session_rc = 0 },
-		{ .pid = 101, .slot = 1, .image = 1, .comm = "ext", .dir = "proc-101-ext", .held = true,
+		{ .pid = 101, .slot = 1, .image = 1, .comm = "ext", .dir = "proc-101-ext", .traced = true, .held = true,
 		  .held_ns = 4000000, .session_rc = 0 },
-		{ .pid = 102, .slot = 2, .image = 1, .comm = "python3", .dir = "proc-102-python3", .held = true,
+		{ .pid = 102, .slot = 2, .image = 1, .comm = "python3", .dir = "proc-102-python3", .traced = true, .held = true,
 		  .held_ns = 6000000, .session_rc = 0 },
 	};
 	struct pt_sbx_report r = { .sb = &sb, .img = img, .nimg = 3, .top = 3 };
@@ -82,7 +82,7 @@ int main(void)
 	      "an escaped id is cut at its escape, never printed raw");
 	CHECK(strstr(txt, "peak of the summed RSS: 65.00 MiB (the sum of each process's own peak would say 97.00 MiB)")
 	      != NULL, "the peak of the sum beside the sum of own peaks");
-	CHECK(strstr(txt, "3 held at their exec until traced: 4 ms each on average, at most 6 ms") != NULL,
+	CHECK(strstr(txt, "3 process images traced (3 held at their exec until traced: 4 ms each on average, at most 6 ms)") != NULL,
 	      "what holding cost");
 	snprintf(path, sizeof(path), "%s/sandbox.json", dir);
 	js = slurp(path);

@@ -143,9 +143,10 @@ static void text_members(FILE *f, const struct pt_sbx_report *r)
 
 		if (!im)
 			continue;
-		fprintf(f, "    PID %-7d %-16s %-9s %10s   own peak %10s   %s/\n", im->pid, im->comm,
+		fprintf(f, "    PID %-7d %-16s %-9s %10s   own peak %10s   %s/%s\n", im->pid, im->comm,
 			pt_sbx_role(sb, slot), pt_fmt_bytes(b1, sizeof(b1), (double)sb->at_peak[slot]),
-			pt_fmt_bytes(b2, sizeof(b2), (double)sb->own_peak[slot]), im->dir);
+			pt_fmt_bytes(b2, sizeof(b2), (double)sb->own_peak[slot]), im->dir,
+			im->traced ? "" : "  (not traced: its session did not start)");
 		top_stacks(f, r, im);
 	}
 }
@@ -183,19 +184,20 @@ static void text_invocations(FILE *f, const struct pt_sbx_report *r)
 static void text_follow(FILE *f, const struct pt_sbx_report *r)
 {
 	const struct pt_sbx_counters *c = &r->c;
-	uint64_t held = 0, sum = 0, max = 0;
+	uint64_t held = 0, sum = 0, max = 0, traced = 0;
 
 	for (int i = 0; i < r->nimg; i++) {
-		if (!r->img[i].held)
+		traced += r->img[i].traced;
+		if (!r->img[i].held || !r->img[i].traced)
 			continue;
 		held++;
 		sum += r->img[i].held_ns;
 		if (r->img[i].held_ns > max)
 			max = r->img[i].held_ns;
 	}
-	fprintf(f, "  following: %d images traced (%" PRIu64 " held at their exec until traced: %.0f ms "
-		   "each on average, at most %.0f ms)\n", r->nimg, held, held ? sum / 1e6 / held : 0.0,
-		max / 1e6);
+	fprintf(f, "  following: %" PRIu64 " process images traced (%" PRIu64 " held at their exec until "
+		   "traced: %.0f ms each on average, at most %.0f ms)\n", traced, held,
+		held ? sum / 1e6 / held : 0.0, max / 1e6);
 	fprintf(f, "  not traced: %" PRIu64 " processes ended before an exec, %" PRIu64 " past %d "
 		   "processes, %" PRIu64 " whose session failed, %" PRIu64 " let go before their "
 		   "allocator was mapped; %" PRIu64 " invocations overlapping another process's (not "
@@ -252,10 +254,11 @@ static void json_images(FILE *f, const struct pt_sbx_report *r)
 		pt_json_str(f, im->comm);
 		fprintf(f, ", \"dir\": ");
 		pt_json_str(f, im->dir);
-		fprintf(f, ", \"role\": \"%s\", \"held\": %s, \"held_ms\": %.3f, \"session_exit\": %d, "
+		fprintf(f, ", \"role\": \"%s\", \"traced\": %s, \"held\": %s, \"held_ms\": %.3f, \"session_exit\": %d, "
 			   "\"share_at_peak\": %" PRId64 ", \"own_peak\": %" PRId64 ", "
 			   "\"extension_requests\": %u, \"invocations\": %u}",
-			pt_sbx_role(sb, im->slot), im->held ? "true" : "false", im->held_ns / 1e6,
+			pt_sbx_role(sb, im->slot), im->traced ? "true" : "false", im->held ? "true" : "false",
+			im->held_ns / 1e6,
 			im->session_rc, (int64_t)sb->at_peak[im->slot], (int64_t)sb->own_peak[im->slot],
 			sb->extension[im->slot], sb->runtime[im->slot]);
 	}

@@ -19,6 +19,7 @@ struct pt_sbx_image {
 	int image;               /* 1, then one more per exec */
 	char comm[32];           /* sanitized */
 	char dir[64];            /* proc-PID-COMM[-N], inside the output directory */
+	bool traced;             /* its session started (else the process ran untraced) */
 	bool held;               /* held at its exec until traced: from its first instruction */
 	uint64_t held_ns;        /* how long it was held (what following cost it at start) */
 	int session_rc;          /* its session's exit code; -1: killed or not known */
