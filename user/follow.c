@@ -504,7 +504,7 @@ static void on_tracee_stop(struct follow *f, pid_t tid, int st)
 	struct tracee *t = tracee_get(f, tid, true);
 	int ev = (unsigned)st >> 16, sig = WSTOPSIG(st);
 
-	if (t && t->detaching) {
+	if (f->stopping || (t && t->detaching)) {   /* stopping: every stop is let go */
 		ptrace(PTRACE_DETACH, tid, 0, ev == 0 && sig != (SIGTRAP | 0x80) ? sig : 0);
 		tracee_drop(f, tid);
 		return;
@@ -665,13 +665,14 @@ static void attach_given(struct follow *f)
 		bpf_map_update_elem(f->map_fd, &zero, sb, BPF_ANY);
 		free(sb);
 	}
+	/* Seized first: what they start while their sessions load is followed too (held). */
+	for (int i = 0; i < f->np && f->opt->follow; i++)
+		seize_threads(f, f->p[i].pid);
 	for (int i = 0; i < f->np; i++) {
 		struct proc *p = &f->p[i];
 
 		p->exec_ns = now_ns();
 		start_session(f, p, false);
-		if (f->opt->follow)
-			seize_threads(f, p->pid);
 	}
 }
 
