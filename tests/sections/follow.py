@@ -37,7 +37,7 @@ import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, pid_alive, run, short, wait_gone
+from harness import ROOT, TIMEOUT, Proc, run, short, wait_gone
 from sections import container
 
 MiB = 1 << 20
