@@ -140,6 +140,10 @@ def follow_launch(res, ctx, wl, tmp):
 def follow_pids(res, ctx, wl, tmp):
     name = "follow/pids"
     outdir, log = os.path.join(tmp, "follow-pids"), os.path.join(tmp, "follow-pids.log")
+    # Repeated -p is the same list; a PID that does not exist is exit 3, as with one.
+    rc, _, err = run([ctx.pt, "-p", "1", "-p", "4194303", "-o", outdir + "-none"])
+    res.true(name + ": -p 1 -p 4194303: exit 3, the missing one named",
+             rc == 3 and "no such process: 4194303" in err, (rc, short(err)))
     procs, pipes = {}, {}
     for role in ("extension", "runtime"):
         up_r, up_w = os.pipe()
