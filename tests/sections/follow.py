@@ -17,6 +17,8 @@ handler's own statm reading (container).
                       held, then the two processes it starts: the same checks.
   follow/untraced child  a child peaktrace cannot trace (stripped static wl_static): followed, let
                       go untraced, counted in session_failed, "traced": false; the command runs on.
+  follow/hostile name a followed program named with ESC and BEL: escaped in sandbox.txt, .json and
+                      on stdout, its directory name reduced to [A-Za-z0-9._-].
   follow/container    peaktrace --follow in the bundled host's command, launching the whole trixie
                       container (unshare + chroot, as the container section): its supervisor (sh)
                       starts an extension (python3 that registers with the Extensions API and holds
@@ -228,6 +230,32 @@ def follow_untraced(res, ctx, tmp):
            [("sh", True), ("wl_static", False)])
 
 
+def follow_hostile(res, ctx, tmp):
+    """A followed program named with terminal escapes: never raw in the sandbox's outputs or its
+    directory names."""
+    name = "follow/hostile name"
+    evil = os.path.join(tmp, "ev\x1b[31mil\x07")
+    shutil.copy2("/bin/sleep", evil)
+    outdir = os.path.join(tmp, "follow-hostile")
+    rc, out, err = run([ctx.pt, "--follow", "-o", outdir, "--", "/bin/sh", "-c", '"$0" 0.2', evil],
+                       timeout=3 * TIMEOUT)
+    res.eq(name + ": exit status", rc, 0)
+    raw = ""
+    for f in ("sandbox.txt", "sandbox.json"):
+        try:
+            with open(os.path.join(outdir, f), encoding="utf-8", errors="replace") as fh:
+                raw += fh.read()
+        except OSError as e:
+            res.fail(name + ": " + f, str(e))
+    res.true(name + ": the traced program is in the sandbox", "ev\\x1b[31mil\\x07" in raw or
+             "ev\\u001b[31mil\\u0007" in raw, short(raw, 800))
+    res.true(name + ": no raw ESC or BEL in sandbox.txt/json or on stdout", "\x1b" not in raw + out and
+             "\x07" not in raw + out, short(raw, 300))
+    dirs = os.listdir(outdir) if os.path.isdir(outdir) else []
+    res.true(name + ": directory names only [A-Za-z0-9._-]", dirs and all(re.fullmatch(r"[A-Za-z0-9._-]+", d)
+                                                                       for d in dirs), dirs)
+
+
 def statm_rss(pid):
     try:
         with open("/proc/%d/statm" % pid) as f:
@@ -360,6 +388,7 @@ def check_container(res, name, outdir, ids, readings, rss):
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
     wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/untraced child",
+                          "follow/hostile name",
                           "follow/container",
                           "follow/container static") if res.wanted(n)]
     if not wanted:
@@ -376,6 +405,8 @@ def run_section(ctx):
         follow_pid(res, ctx, wl, tmp)
     if res.wanted("follow/untraced child"):
         follow_untraced(res, ctx, tmp)
+    if res.wanted("follow/hostile name"):
+        follow_hostile(res, ctx, tmp)
     if res.wanted("follow/container") or res.wanted("follow/container static"):
         host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")
