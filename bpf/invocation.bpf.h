@@ -11,6 +11,7 @@
 #include "rapi.h"
 #include "inv.h"
 #include "rss.bpf.h"
+#include "sandbox.bpf.h"
 
 /* key: tgid << 32 | fd; value: enum pt_rapi_fd_state (peaktrace.h): PT_RAPI_FD_AWAITING once
  * the socket sent "GET .../next" and awaits its answer; PT_RAPI_FD_CONNECTED for a Runtime API
@@ -105,6 +106,7 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 	}
 	inv->boundary_fd = fd;
 	inv->state = PT_INV_ENDED;
+	sbx_inv_end(seq);
 	inv_emit(PT_EV_INV_END, seq, fd, NULL, 0);
 }
 
@@ -141,6 +143,7 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	inv->state = PT_INV_RUNNING;
 	/* Publish last: the hot path reads g.inv_seq to pick the half it updates. */
 	g.inv_seq = seq;
+	sbx_inv_start(seq);
 	inv_emit(PT_EV_INV_START, seq, fd, data, len);
 }
 
@@ -212,6 +215,10 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
 	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
 		return;
+	if (sbx_slot >= 0 && pt_rapi_is_extension(sc->buf, len)) {
+		sbx_extension();
+		return;
+	}
 	kind = pt_rapi_classify(sc->buf, len, &id_off, &id_len);
 	if (kind == PT_RAPI_RESPONSE) {
 		/* The headers may say the body will be streamed. Read exactly what was written

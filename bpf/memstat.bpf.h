@@ -11,6 +11,7 @@
 #include "invocation.bpf.h"
 #include "inv.h"
 #include "rss.bpf.h"
+#include "sandbox.bpf.h"
 
 #define PROT_EXEC 0x4
 #ifndef MADV_DONTNEED
@@ -223,6 +224,7 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 	if (!rss_change(ctx->curr, m, ctx->size))
 		g.rss[m & 3] = ctx->size;
 	rss = pt_rss_total(&g);
+	sbx_rss(rss);
 	if (rss > g.rss_peak) {
 		g.rss_peak = rss;
 		rss_new_peak();

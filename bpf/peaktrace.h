@@ -471,4 +471,49 @@ struct pt_inv_event {
 };
 _Static_assert(sizeof(struct pt_inv_event) == 40 + PT_RAPI_COPY, "pt_inv_event layout");
 
+/*
+ * The sandbox (--follow, several -p): every traced process together. The coordinating
+ * peaktrace creates this one-entry array map; each process's own session reuses it in its BPF
+ * object (sandbox.bpf.h) with its slot in sbx_slot. Each process's kmem:rss_stat handler
+ * exchanges its RSS total into cur[slot] and adds the difference to sum, so the sum is kept in
+ * the kernel and its peak is the peak of the sum, not a sum of peaks. Two sessions of one
+ * process (the old image's, stopping, and the new one's, at an exec) write the same absolute
+ * value into the same slot: no double count.
+ */
+#define PT_SBX_SLOTS 32
+#define PT_SBX_INVS 64
+
+/* One finished invocation of a process in the sandbox (its runtime): the peak of the sum while
+ * it ran and each process's RSS at that moment. */
+struct pt_sbx_inv {
+	__u64 owner;          /* slot + 1 of the process whose invocation it was; 0: empty */
+	__u64 seq;            /* that process's invocation number */
+	__s64 start;          /* the sum when it started */
+	__s64 peak;
+	__u64 peak_ns;
+	__s64 at_peak[PT_SBX_SLOTS];
+};
+
+struct pt_sandbox {
+	__s64 sum;            /* RSS of every traced process now */
+	__s64 peak;           /* the highest sum */
+	__u64 peak_ns;
+	__u64 updates;        /* rss_stat changes folded into the sum */
+	__s64 cur[PT_SBX_SLOTS];       /* each process's RSS now */
+	__s64 at_peak[PT_SBX_SLOTS];   /* each process's RSS when the sum peaked */
+	__s64 own_peak[PT_SBX_SLOTS];  /* each process's own highest RSS */
+	__u32 extension[PT_SBX_SLOTS]; /* requests to the Extensions API (/2020-01-01/extension/) */
+	__u32 runtime[PT_SBX_SLOTS];   /* invocations started (Runtime API boundaries) */
+	/* The invocation running now: inv_owner (slot + 1, 0: none) and its figures so far. */
+	__u64 inv_owner;
+	__u64 inv_seq;
+	__s64 inv_start;
+	__s64 inv_peak;
+	__u64 inv_peak_ns;
+	__s64 inv_at_peak[PT_SBX_SLOTS];
+	__u64 inv_n;          /* invocations recorded in invs[], by inv_n % PT_SBX_INVS */
+	__u64 inv_overlap;    /* an invocation started while another process's ran: not tracked */
+	struct pt_sbx_inv invs[PT_SBX_INVS];
+};
+
 #endif /* PEAKTRACE_H */

@@ -9,6 +9,7 @@
 #include "state.bpf.h"
 #include "invocation.bpf.h"
 #include "rss.bpf.h"
+#include "sandbox.bpf.h"
 
 static __always_inline int process_exec(void)
 {
@@ -46,6 +47,7 @@ static __always_inline int process_exit(struct trace_event_raw_sched_process_exi
 	}
 	/* The mm is torn down next: RSS falls to zero, which is no figure of the program's. */
 	g.exited = 1;
+	sbx_exit();
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_err(PT_ERR_RINGBUF_LOST);

@@ -90,6 +90,19 @@ static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u3
 	return PT_RAPI_OTHER;
 }
 
+/* A request to the Lambda Extensions API ("GET /2020-01-01/extension/event/next", "POST
+ * /2020-01-01/extension/register"): the process writing it is an extension. */
+#define PT_RAPI_EXT_PATH "/2020-01-01/extension/"
+#define PT_RAPI_EXT_LEN 22
+static inline int pt_rapi_is_extension(const char *b, __u32 len)
+{
+	if (len >= 4 + PT_RAPI_EXT_LEN && pt_rapi_prefix(b, "GET ", 4))
+		return pt_rapi_prefix(b + 4, PT_RAPI_EXT_PATH, PT_RAPI_EXT_LEN);
+	if (len >= 5 + PT_RAPI_EXT_LEN && pt_rapi_prefix(b, "POST ", 5))
+		return pt_rapi_prefix(b + 5, PT_RAPI_EXT_PATH, PT_RAPI_EXT_LEN);
+	return 0;
+}
+
 /* Bytes of a "POST .../response" write searched for the streaming response-mode header. */
 #define PT_RAPI_HDR_SCAN 512
 

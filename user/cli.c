@@ -30,6 +30,8 @@ static const struct pt_options defaults = {
 	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
 	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
 	.supervised = SUPERVISED_AUTO,        /* --supervised auto */
+	.sandbox_fd = -1,
+	.ready_fd = -1,
 };
 
 const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
@@ -41,8 +43,9 @@ static const char doc[] =
 "Trace a process's memory: every allocation counted exactly, the live-heap\n"
 "and RSS peaks, and who held the memory at the peak.\n"
 "\n"
-"USAGE: peaktrace -p PID [-d SECONDS] [-o DIR]\n"
+"USAGE: peaktrace -p PID[,PID...] [-d SECONDS] [-o DIR]\n"
 "       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]\n"
+"       peaktrace --follow [-o DIR] {-p PID | -- CMD [ARGS...]}\n"
 "       peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
 "\v"
 "EXAMPLES:\n"
@@ -50,7 +53,9 @@ static const char doc[] =
 "    peaktrace -p 1234 -d 30 -o out # trace 30 s, write reports to out/\n"
 "    peaktrace -o out -- ./server   # launch ./server, traced from 1st malloc\n"
 "    peaktrace --top 20 -- python3 app.py\n"
-"    aws-lambda-rie peaktrace -o out -- ./bootstrap  # RIE's runtime, cold start\n"
+"    aws-lambda-rie peaktrace -o out -- ./bootstrap # RIE starts it: cold start\n"
+"    peaktrace --follow -o out -- aws-lambda-rie ./bootstrap # the runtime RIE\n"
+"                                   # starts, its extensions, the sandbox\n"
 "    peaktrace diff base/ new/      # compare two -o dirs (diff --help)\n"
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
@@ -62,6 +67,9 @@ static const char doc[] =
 "invocation-N.peak.svg, invocation-N.rss.folded and invocation-N.rss.svg for\n"
 "each invocation N. With --light the heap files (the peak, live, alloc and\n"
 "leaked views) are not written and the pprof profile has rss_peak_space only.\n"
+"With --follow or several -p: sandbox.txt, sandbox.json and one proc-PID-COMM/\n"
+"directory of the above per traced process image (default DIR:\n"
+"peaktrace-sandbox).\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
 "5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
@@ -71,10 +79,16 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
+       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD };
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~33 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
+	{ "sandbox-fd", OPT_SANDBOX_FD, "FD", OPTION_HIDDEN, "", 0 },
+	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
+	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
+	{ "held", OPT_HELD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C); a launched CMD still running is then sent SIGTERM, unless --supervised", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
@@ -163,20 +177,53 @@ static int parse_supervised(struct argp_state *st, const char *arg)
 	return SUPERVISED_AUTO;
 }
 
-static error_t parse_arg(int key, char *arg, struct argp_state *st)
+/* -p (PID[,PID...], repeatable), --follow, and the sandbox's internal options. Returns
+ * false for another key. */
+static bool parse_follow(int key, char *arg, struct argp_state *st, struct pt_options *o)
 {
-	struct pt_options *o = st->input;
 	char *end;
 	long v;
 
 	switch (key) {
 	case 'p':
-		errno = 0;
+		for (char *p = arg;; p = end + 1) {
+			errno = 0;
+			v = strtol(p, &end, 10);
+			if (errno || end == p || (*end && *end != ',') || v <= 0 || v > INT_MAX)
+				die_usage(st, "invalid PID: %s", arg);
+			if (o->npids >= PT_MAX_PIDS)
+				die_usage(st, "too many PIDs (at most 32): %s", arg);
+			o->pids[o->npids++] = (pid_t)v;
+			if (!*end)
+				break;
+		}
+		o->pid = o->pids[0];
+		return true;
+	case OPT_FOLLOW:
+		o->follow = true;
+		return true;
+	case OPT_HELD:
+		o->held = true;
+		return true;
+	case OPT_SANDBOX_FD:
+	case OPT_SANDBOX_SLOT:
+	case OPT_READY_FD:
 		v = strtol(arg, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX)
-			die_usage(st, "invalid PID: %s", arg);
-		o->pid = (pid_t)v;
-		break;
+		if (*end || v < 0 || v > INT_MAX)
+			die_usage(st, "invalid number: %s", arg);
+		*(key == OPT_SANDBOX_FD ? &o->sandbox_fd : key == OPT_READY_FD ? &o->ready_fd
+									       : &o->sandbox_slot) = (int)v;
+		return true;
+	}
+	return false;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *st)
+{
+	struct pt_options *o = st->input;
+	long v;
+
+	switch (key) {
 	case 'd':
 		o->duration = parse_seconds(st, arg);
 		break;
@@ -304,11 +351,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
 		if (o->supervised != SUPERVISED_AUTO && !o->cmd)
 			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
+		if (o->follow && o->ncompare)
+			die_usage(st, "%s", "--follow and --compare-env cannot be combined");
 		if (o->ncompare && !o->cmd)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }

@@ -30,9 +30,19 @@ extern const char *const pt_boundary_names[];
 
 /* --supervised: how a launched command lives under whoever started peaktrace (target/launch.h). */
 enum { SUPERVISED_AUTO = 0, SUPERVISED_YES, SUPERVISED_NO };
+/* -p: processes given at once (comma-separated and/or repeated). */
+#define PT_MAX_PIDS 32
 
 struct pt_options {
-	pid_t pid;               /* -p: attach to this process */
+	pid_t pid;               /* -p: attach to this process (the first one given) */
+	pid_t pids[PT_MAX_PIDS]; /* -p A,B / -p A -p B: every one (a sandbox when more than one) */
+	int npids;
+	bool follow;             /* --follow: also every process the target(s) start */
+	int sandbox_fd;          /* (internal) the coordinator's sandbox map, -1: none */
+	int sandbox_slot;        /* (internal) this process's slot in it */
+	int ready_fd;            /* (internal) written once tracing, -1: none */
+	bool held;               /* (internal) -p of a process held by the coordinator before its
+				  * new image ran: traced from its first instruction */
 	char **cmd;              /* -- CMD ARGS: launch */
 	double duration;         /* -d: seconds, 0 = until exit or Ctrl-C */
 	double interval;         /* -i: status line period, seconds */

@@ -11,6 +11,7 @@
 #include "report/diff.h"
 #include "cli.h"
 #include "session.h"
+#include "follow.h"
 
 /* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (report/diff.h). */
 static int run_diff(int argc, char **argv)
@@ -65,8 +66,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
 		return run_diff(argc, argv);
 	pt_cli_parse(argc, argv, &opt);
+	if ((opt.follow || opt.npids > 1) && !opt.outdir)
+		opt.outdir = "peaktrace-sandbox";   /* a report directory per process */
 	if ((code = pt_preflight(&opt)) != EXIT_OK)
 		return code;
+	if (opt.follow || opt.npids > 1)
+		return pt_follow_run(&opt, argc, argv);
 	if (opt.ncompare && !opt.compare_child)
 		return run_compare(&opt, argc, argv);
 

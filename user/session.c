@@ -343,7 +343,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 	}
 	if (!rec.id[0] && seq)
 		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
-	rec.attached = !s->launched;
+	rec.attached = !s->launched && !s->opt->held;
 	rec.light = s->opt->light;
 	/* The kernel closes the invocation the process ended in after the exit event (bpf/
 	 * process.bpf.h), so the exit code is known here: a signal killed it, or it exited. */
@@ -938,6 +938,14 @@ int pt_session_load(struct pt_session *s)
 	}
 	if ((code = configure(s)) != EXIT_OK)
 		return code;
+	/* One process of a sandbox (--follow, several -p): the coordinator's map and our slot. */
+	if (s->opt->sandbox_fd >= 0) {
+		s->skel->rodata->sbx_slot = s->opt->sandbox_slot;
+		if ((err = bpf_map__reuse_fd(s->skel->maps.sandbox, s->opt->sandbox_fd))) {
+			fprintf(stderr, "peaktrace: cannot share the sandbox map: %s\n", strerror(-err));
+			return EXIT_BPF;
+		}
+	}
 	err = peaktrace_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
@@ -1086,6 +1094,12 @@ int pt_session_start(struct pt_session *s)
 				"stops, and peaktrace stays its parent until it exits (--supervised)\n");
 	}
 	s->started = true;
+	if (s->opt->ready_fd >= 0) {
+		/* A coordinator holds the process until now (--follow). */
+		if (write(s->opt->ready_fd, "1", 1) < 0)
+			fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
+		close(s->opt->ready_fd);
+	}
 	return EXIT_OK;
 }
 
@@ -1167,7 +1181,7 @@ static void close_running_invocation(struct pt_session *s)
 			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 		if (!rec.id[0] && rec.seq)
 			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
-		rec.attached = !s->launched;
+		rec.attached = !s->launched && !s->opt->held;
 		rec.light = s->opt->light;
 		rec.vmhwm = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 		pt_inv_append(&s->invs, &rec);

@@ -75,6 +75,10 @@ def run_section(ctx):
     # ---- usage errors (exit 2)
     for name, argv in [("cli/usage: no arguments", []),
                        ("cli/usage: -p not a number", ["-p", "notapid"]),
+                       ("cli/usage: -p list with a bad PID", ["-p", "1,x"]),
+                       ("cli/usage: -p list with an empty PID", ["-p", "1,"]),
+                       ("cli/usage: more than 32 PIDs", ["-p", ",".join(str(i) for i in range(1, 34))]),
+                       ("cli/usage: --follow with --compare-env", ["--follow", "--compare-env", "A=1", "--", "true"]),
                        ("cli/usage: an unknown option", ["--no-such-option", "-p", "1"]),
                        ("cli/usage: diff with an unknown option", ["diff", "--no-such-option", "a", "b"])]:
         if res.wanted(name):

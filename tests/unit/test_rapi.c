@@ -101,5 +101,25 @@ int main(void)
 		CHECK(!pt_rapi_chunked_end("4\r\nabcd\r\n", 11, "cd\r\nabc"), "a data chunk does not");
 		CHECK(!pt_rapi_chunked_end("10\r\n", 4, NULL), "a chunk size starting with 1 does not");
 	}
+	/* The Extensions API: the process writing it is an extension (sandbox.bpf.h). */
+	{
+		static const char *const ext[] = {
+			"POST /2020-01-01/extension/register HTTP/1.1\r\nLambda-Extension-Name: x\r\n",
+			"GET /2020-01-01/extension/event/next HTTP/1.1\r\n",
+		};
+		static const char *const not_ext[] = {
+			"GET /2018-06-01/runtime/invocation/next HTTP/1.1\r\n",
+			"POST /2020-01-01/extensionX HTTP/1.1\r\n",
+			"PUT /2020-01-01/extension/register HTTP/1.1\r\n",
+			"POST /2020-01-01/extension",
+			"GET /2020-08-15/logs HTTP/1.1\r\n",
+		};
+
+		for (size_t k = 0; k < sizeof(ext) / sizeof(ext[0]); k++)
+			CHECK(pt_rapi_is_extension(ext[k], strlen(ext[k])), "an extension request (#%zu)", k);
+		for (size_t k = 0; k < sizeof(not_ext) / sizeof(not_ext[0]); k++)
+			CHECK(!pt_rapi_is_extension(not_ext[k], strlen(not_ext[k])), "not an extension request (#%zu)",
+			      k);
+	}
 	return CHECK_DONE();
 }

@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""follow: --follow and several -p, the sandbox view (a section of tests/run.py).
+
+Truth: each process's own /proc/self/statm readings (wl_sandbox logs them at each phase while
+the others wait on a pipe, so the sum at every phase is known), the host's REPORT lines and the
+handler's own statm reading (container).
+
+  follow/launch       peaktrace --follow -- wl_sandbox supervisor: the supervisor, the extension
+                      and the runtime it starts (fork + exec) are each traced from their exec
+                      (held); each own peak = its statm at its peak; the sandbox peak = the sum of
+                      the three readings at phase B (the runtime's peak, the extension after
+                      giving most back), and the sum of own peaks is >= 24 MiB more (what adding
+                      peaks would wrongly say); every process's report directory has report.json.
+  follow/pids         -p A,B on wl_sandbox's extension and runtime, started by the test and let
+                      go after peaktrace traces them: the same checks without the supervisor.
+  follow/pid --follow --follow -p on a shell that execs the supervisor once traced: its new image
+                      held, then the two processes it starts: the same checks.
+  follow/untraced child  a child peaktrace cannot trace (stripped static wl_static): followed, let
+                      go untraced, counted in session_failed, "traced": false; the command runs on.
+  follow/hostile name a followed program named with ESC and BEL: escaped in sandbox.txt, .json and
+                      on stdout, its directory name reduced to [A-Za-z0-9._-].
+  follow/container    peaktrace --follow in the bundled host's command, launching the whole trixie
+                      container (unshare + chroot, as the container section): its supervisor (sh)
+                      starts an extension (python3 that registers with the Extensions API and holds
+                      EXT_MB) and later the runtime (bootstrap: sh execs python3). Both traced, the
+                      extension named as one, the runtime's invocations = the host's REPORT lines,
+                      each sandbox invocation peak = the handler's reading + the extension's and
+                      the other container processes' statm (within TOLERANCE), so the sandbox peak
+                      covers both.
+  follow/container static  the same with peaktrace-static --follow inside the container, as its
+                      command (in front of the supervisor; report inside the rootfs).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+from harness import ROOT, TIMEOUT, Proc, run, short, wait_gone
+from sections import container
+
+MiB = 1 << 20
+PAGE = 4096
+TOL = 16 * PAGE          # as the timeline section: kmem:rss_stat and statm may differ by a few pages
+TOLERANCE = container.TOLERANCE
+EXT_MB = 24
+SUPERVISOR = """#!/bin/sh
+# A function sandbox's supervisor: an extension first, the runtime later, as Lambda starts them.
+python3 /var/task/extension.py &
+read ready < /tmp/ext-ready
+/var/task/bootstrap &
+wait
+"""
+EXTENSION = """import http.client, os, time
+host, port = os.environ["AWS_LAMBDA_RUNTIME_API"].split(":")
+c = http.client.HTTPConnection(host, int(port), timeout=5)
+try:
+    c.request("POST", "/2020-01-01/extension/register", body=b'{"events": ["SHUTDOWN"]}',
+              headers={"Lambda-Extension-Name": "extension.py"})
+    c.getresponse().read()
+except Exception:
+    pass
+held = bytearray(%d << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+with open("/tmp/ext-ready", "w") as f:
+    f.write("ready\\n")
+while True:
+    time.sleep(3600)
+""" % EXT_MB
+
+
+def read_log(path):
+    """{(role, phase): (pid, bytes)} from wl_sandbox's log."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                role, phase, pid, b = line.split()
+                out[(role, phase)] = (int(pid), int(b))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def check_sandbox(res, name, outdir, log, roles, truth_peak):
+    """The sandbox's figures against the workload's readings; roles: {role: log phase at its peak}."""
+    sb = load(os.path.join(outdir, "sandbox.json"))
+    if not res.true(name + ": sandbox.json written", sb is not None, outdir):
+        return None
+    res.true(name + ": sandbox.txt written", os.path.exists(os.path.join(outdir, "sandbox.txt")), outdir)
+    imgs = {i["pid"]: i for i in sb.get("images", [])}
+    for role, phase in roles.items():
+        pid, want = log.get((role, phase), (None, None))
+        im = imgs.get(pid)
+        if not res.true("%s: %s traced" % (name, role), im is not None, "pid %s not in %s" % (pid, sorted(imgs))):
+            continue
+        print("INFO %s: %s own peak %d, its statm %d (%+d B); held %.0f ms" % (
+            name, role, im["own_peak"], want, im["own_peak"] - want, im.get("held_ms", 0)), flush=True)
+        res.true("%s: %s's own peak = its statm at its peak" % (name, role), abs(im["own_peak"] - want) <= TOL,
+                 "peaktrace %d, statm %d" % (im["own_peak"], want))
+        res.true("%s: %s's report.json" % (name, role),
+                 load(os.path.join(outdir, im["dir"], "report.json")) is not None, im["dir"])
+    print("INFO %s: sandbox peak %d, the readings' sum %d (%+d B); sum of own peaks %d" % (
+        name, sb["rss_peak"], truth_peak, sb["rss_peak"] - truth_peak, sb["sum_of_own_peaks"]), flush=True)
+    res.true(name + ": sandbox peak = the sum of the readings at the runtime's peak",
+             abs(sb["rss_peak"] - truth_peak) <= TOL * len(roles), "peaktrace %d, readings %d" % (sb["rss_peak"], truth_peak))
+    res.true(name + ": the sum of own peaks is measurably more (the peaks were at different times)",
+             sb["sum_of_own_peaks"] - sb["rss_peak"] >= 24 * MiB, "own %d, sum %d" % (sb["sum_of_own_peaks"], sb["rss_peak"]))
+    res.true(name + ": shares at the peak add up to it", abs(sb["shares_unexplained"]) <= TOL, sb["shares_unexplained"])
+    res.eq(name + ": nothing left untraced", sb.get("not_traced"),
+           {"exited_without_exec": 0, "slots_full": 0, "session_failed": 0, "allocator_not_found": 0})
+    return sb
+
+
+def follow_launch(res, ctx, wl, tmp):
+    name = "follow/launch"
+    outdir, log = os.path.join(tmp, "follow-launch"), os.path.join(tmp, "follow-launch.log")
+    rc, out, err = run([ctx.pt, "--follow", "-o", outdir, "--", wl, "supervisor", log], timeout=5 * TIMEOUT)
+    if not res.eq(name + ": exit status", rc, 0):
+        print(short(err, 2000))
+        return
+    lg = read_log(log)
+    truth = sum(lg.get(k, (0, 0))[1] for k in [("runtime", "peak"), ("extension", "after"), ("supervisor", "B")])
+    sb = check_sandbox(res, name, outdir, lg, {"extension": "peak", "runtime": "peak", "supervisor": "B"}, truth)
+    if sb:
+        res.true(name + ": every image held at its exec", all(i["held"] for i in sb["images"]), sb["images"])
+        res.true(name + ": the text report on stdout", "SANDBOX (every traced process together)" in out, short(out))
+
+
+def follow_pids(res, ctx, wl, tmp):
+    name = "follow/pids"
+    outdir, log = os.path.join(tmp, "follow-pids"), os.path.join(tmp, "follow-pids.log")
+    # Repeated -p is the same list; a PID that does not exist is exit 3, as with one.
+    rc, _, err = run([ctx.pt, "-p", "1", "-p", "4194303", "-o", outdir + "-none"])
+    res.true(name + ": -p 1 -p 4194303: exit 3, the missing one named",
+             rc == 3 and "no such process: 4194303" in err, (rc, short(err)))
+    procs, pipes = {}, {}
+    for role in ("extension", "runtime"):
+        up_r, up_w = os.pipe()
+        dn_r, dn_w = os.pipe()
+        procs[role] = subprocess.Popen([wl, role, log, str(up_w), str(dn_r)], pass_fds=(up_w, dn_r))
+        os.close(up_w)
+        os.close(dn_r)
+        pipes[role] = (up_r, dn_w)
+
+    def step(role):
+        os.write(pipes[role][1], b"x")
+        return os.read(pipes[role][0], 1) == b"x"
+
+    deadline = time.monotonic() + TIMEOUT
+    while len(read_log(log)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pids = "%d,%d" % (procs["extension"].pid, procs["runtime"].pid)
+    p = Proc([ctx.pt, "-q", "-p", pids, "-o", outdir])
+    ok = all(p.wait_for("err", r"tracing PID %d " % procs[r].pid, 3 * TIMEOUT) for r in procs)
+    if not res.true(name + ": both traced", ok, p.err[-600:]):
+        for pr in procs.values():
+            pr.kill()
+        p.kill()
+        return
+    ok = step("extension") and step("extension") and step("runtime")   # peak, after; its peak
+    os.write(pipes["runtime"][1], b"x")
+    os.write(pipes["extension"][1], b"x")
+    for pr in procs.values():
+        pr.wait(TIMEOUT)
+    res.eq(name + ": exit status", p.wait(3 * TIMEOUT), 0)
+    lg = read_log(log)
+    truth = lg.get(("runtime", "peak"), (0, 0))[1] + lg.get(("extension", "after"), (0, 0))[1]
+    sb = check_sandbox(res, name, outdir, lg, {"extension": "peak", "runtime": "peak"}, truth)
+    if sb:
+        res.true(name + ": attached, not held", not any(i["held"] for i in sb["images"]), sb["images"])
+
+
+def follow_pid(res, ctx, wl, tmp):
+    """--follow -p on a shell that, once traced, execs the supervisor: the exec of a process
+    given, then the processes it starts."""
+    name = "follow/pid --follow"
+    outdir, log = os.path.join(tmp, "follow-pid"), os.path.join(tmp, "follow-pid.log")
+    fifo = os.path.join(tmp, "follow-pid.fifo")
+    os.mkfifo(fifo)
+    sh = subprocess.Popen(["/bin/sh", "-c", 'read x < "$0"; exec "$1" supervisor "$2"', fifo, wl, log])
+    p = Proc([ctx.pt, "--follow", "-q", "-p", str(sh.pid), "-o", outdir])
+    if not res.true(name + ": traced", p.wait_for("err", r"tracing PID %d " % sh.pid, 3 * TIMEOUT), p.err[-600:]):
+        sh.kill()
+        p.kill()
+        return
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    sh.wait(5 * TIMEOUT)
+    res.eq(name + ": exit status", p.wait(3 * TIMEOUT), 0)
+    lg = read_log(log)
+    truth = sum(lg.get(k, (0, 0))[1] for k in [("runtime", "peak"), ("extension", "after"), ("supervisor", "B")])
+    sb = check_sandbox(res, name, outdir, lg, {"extension": "peak", "runtime": "peak"}, truth)
+    if sb:
+        imgs = [(i["pid"], i["image"], i["held"]) for i in sb["images"]]
+        res.true(name + ": the shell attached, its exec into the supervisor and the two it started held",
+                 (sh.pid, 1, False) in imgs and (sh.pid, 2, True) in imgs and len(imgs) == 4, imgs)
+
+
+def follow_untraced(res, ctx, tmp):
+    """A child peaktrace cannot trace (a stripped static binary: no malloc to probe) is followed,
+    let go untraced, and counted."""
+    name = "follow/untraced child"
+    st = ctx.built.get("wl_static", {}).get("fp")
+    if not st:
+        res.fail(name, "wl_static not built")
+        return
+    outdir = os.path.join(tmp, "follow-untraced")
+    rc, out, err = run([ctx.pt, "--follow", "-q", "-o", outdir, "--", "/bin/sh", "-c", st + "; echo sh-after"],
+                       timeout=3 * TIMEOUT)
+    res.eq(name + ": exit status", rc, 0)
+    res.true(name + ": the command ran on", "sh-after" in out, short(out))
+    sb = load(os.path.join(outdir, "sandbox.json"))
+    if not res.true(name + ": sandbox.json written", sb is not None, err[-500:]):
+        return
+    res.eq(name + ": counted (session_failed)", sb["not_traced"]["session_failed"], 1)
+    res.eq(name + ": the images, traced or not", sorted((i["comm"], i["traced"]) for i in sb["images"]),
+           [("sh", True), ("wl_static", False)])
+
+
+def follow_hostile(res, ctx, tmp):
+    """A followed program named with terminal escapes: never raw in the sandbox's outputs or its
+    directory names."""
+    name = "follow/hostile name"
+    evil = os.path.join(tmp, "ev\x1b[31mil\x07")
+    shutil.copy2("/bin/sleep", evil)
+    outdir = os.path.join(tmp, "follow-hostile")
+    rc, out, err = run([ctx.pt, "--follow", "-o", outdir, "--", "/bin/sh", "-c", '"$0" 0.2', evil],
+                       timeout=3 * TIMEOUT)
+    res.eq(name + ": exit status", rc, 0)
+    raw = ""
+    for f in ("sandbox.txt", "sandbox.json"):
+        try:
+            with open(os.path.join(outdir, f), encoding="utf-8", errors="replace") as fh:
+                raw += fh.read()
+        except OSError as e:
+            res.fail(name + ": " + f, str(e))
+    res.true(name + ": the traced program is in the sandbox", "ev\\x1b[31mil\\x07" in raw or
+             "ev\\u001b[31mil\\u0007" in raw, short(raw, 800))
+    res.true(name + ": no raw ESC or BEL in sandbox.txt/json or on stdout", "\x1b" not in raw + out and
+             "\x07" not in raw + out, short(raw, 300))
+    dirs = os.listdir(outdir) if os.path.isdir(outdir) else []
+    res.true(name + ": directory names only [A-Za-z0-9._-]", dirs and all(re.fullmatch(r"[A-Za-z0-9._-]+", d)
+                                                                       for d in dirs), dirs)
+
+
+def statm_rss(pid):
+    try:
+        with open("/proc/%d/statm" % pid) as f:
+            return int(f.read().split()[1]) * PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+TRACED_FOLLOW = """#!/bin/sh
+mountpoint -q /sys || mount -t sysfs sysfs /sys
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+exec /usr/local/bin/peaktrace --follow -q -o /tmp/pt-follow -- /var/task/supervisor
+"""
+
+
+def ns_pid(pid):
+    """The pid as the container's own PID namespace names it (NSpid's last field)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return pid
+
+
+def container_run(res, ctx, rootfs, tmp, static):
+    """static: peaktrace-static --follow inside the container, as its command (its PIDs are the
+    container's); else the host's peaktrace --follow in the host's command, around unshare."""
+    name = "follow/container static" if static else "follow/container"
+    outdir = os.path.join(rootfs, "tmp/pt-follow") if static else os.path.join(tmp, "follow-container")
+    task = rootfs + container.TASK
+    container.write(os.path.join(task, "supervisor"), SUPERVISOR, 0o755)
+    container.write(os.path.join(task, "extension.py"), EXTENSION)
+    container.write(os.path.join(task, "traced-follow"), TRACED_FOLLOW, 0o755)
+    shutil.rmtree(os.path.join(rootfs, "tmp/pt-follow"), ignore_errors=True)
+    fifo = os.path.join(rootfs, "tmp/ext-ready")
+    if os.path.lexists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    port = 28000 + (os.getpid() % 500) * 4 + (2 if static else 0)
+    argv = container.host_argv(ctx, rootfs, port, container.TASK + ("/traced-follow" if static else "/supervisor"))
+    # peaktrace runs in the function's memory cgroup here (the host's runtime command), and so
+    # do its sessions' BPF tables (about 33 MiB each with --follow's defaults).
+    argv[argv.index("-m") + 1] = "1024"
+    if not static:
+        at = argv.index("--")
+        argv = argv[:at + 1] + [os.path.abspath(ctx.pt), "--follow", "-q", "-o", outdir, "--"] + argv[at + 1:]
+    state = {}
+
+    def after_start(h):
+        # Two python3 sessions (the extension's and the runtime's) tracing: the runtime is ready.
+        deadline = time.monotonic() + 6 * TIMEOUT
+        while time.monotonic() < deadline and h.running():
+            if len(re.findall(r"^peaktrace: tracing PID \d+ \(python3", h.err, re.M)) >= 2:
+                break
+            time.sleep(0.2)
+        else:
+            res.fail(name, "the runtime and the extension were not both traced: " + h.err[-800:])
+            return None
+        pt = container.find_desc(h.pid, "peaktrace", TIMEOUT)
+        time.sleep(1.0)   # the runtime's imports, up to its first GET .../next
+
+        def stop():
+            # The container's processes but the runtime hold still: their RSS now is what they
+            # held during the invocations. By the PID the report uses (the container's, inside).
+            state["rss"] = {}
+            for k in container.descendants(h.pid):
+                c = container.comm(k)
+                if k != pt and not c.startswith("peaktrace"):
+                    state["rss"][ns_pid(k) if static else k] = (c, statm_rss(k))
+            os.kill(pt, signal.SIGINT)
+            return wait_gone(pt, 3 * TIMEOUT)
+        return stop
+
+    got = container.drive(res, name, ctx, argv, port, after_start)
+    if got is None:
+        return
+    ids, readings, gone = got
+    res.true(name + ": peaktrace exited on SIGINT", gone, "still running")
+    check_container(res, name, outdir, ids, readings, state.get("rss", {}))
+
+
+def check_container(res, name, outdir, ids, readings, rss):
+    sb = load(os.path.join(outdir, "sandbox.json"))
+    if not res.true(name + ": sandbox.json written", sb is not None, outdir):
+        return
+    imgs = sb.get("images", [])
+    ext = [i for i in imgs if i["role"] == "extension"]
+    rt = [i for i in imgs if i["role"] == "runtime" and i["comm"].startswith("python3")]
+    res.true(name + ": the extension named as one (python3)", len(ext) == 1 and ext[0]["comm"].startswith("python3"),
+             [(i["pid"], i["comm"], i["role"]) for i in imgs])
+    res.true(name + ": the runtime traced (python3, from its exec)", len(rt) == 1 and rt[0]["held"],
+             [(i["pid"], i["comm"], i["role"], i["held"]) for i in imgs])
+    for i in imgs:
+        print("INFO %s: %s[%d] image %d %s: held %.0f ms, own peak %d" % (
+            name, i["comm"], i["pid"], i["image"], i["role"], i["held_ms"], i["own_peak"]), flush=True)
+    if not ext or not rt:
+        return
+    rep = load(os.path.join(outdir, rt[0]["dir"], "report.json"))
+    if res.true(name + ": the runtime's report.json", rep is not None, rt[0]["dir"]):
+        invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
+        res.eq(name + ": the runtime's request ids = the host's REPORT lines", [i.get("request_id") for i in invs], ids)
+    sinv = sb.get("invocations", [])
+    res.eq(name + ": sandbox invocations' request ids = the host's REPORT lines", [i["request_id"] for i in sinv], ids)
+    # Truth: the handler's own reading, plus every other traced process's statm.
+    traced = {i["pid"] for i in imgs} - {rt[0]["pid"]}
+    others = sum(r for k, (c, r) in rss.items() if r and k in traced)
+    print("INFO %s: the traced processes' statm at the end: %s" % (
+        name, {k: v for k, v in rss.items() if k in traced}), flush=True)
+    res.true(name + ": every traced process but the runtime read at the end", traced <= set(rss), (traced, rss))
+    for k, (mb, r) in enumerate(readings):
+        if k >= len(sinv) or r is None:
+            res.fail("%s: invocation %d sandbox peak" % (name, k + 1), "no figure")
+            continue
+        want = r + others
+        print("INFO %s: invocation %d (%d MiB): sandbox peak %d, handler %d + the other processes %d = %d (%+d B)"
+              % (name, k + 1, mb, sinv[k]["rss_peak"], r, others, want, sinv[k]["rss_peak"] - want), flush=True)
+        res.true("%s: invocation %d sandbox peak = the handler's statm + the others' (extension included)"
+                 % (name, k + 1), abs(sinv[k]["rss_peak"] - want) <= TOLERANCE, "peaktrace %d, truth %d" % (
+                     sinv[k]["rss_peak"], want))
+    res.true(name + ": the sandbox peak covers both", sb["rss_peak"] >= max(r for _, r in readings if r) +
+             EXT_MB * MiB - TOLERANCE, sb["rss_peak"])
+    txt = open(os.path.join(outdir, "sandbox.txt")).read()
+    res.true(name + ": a SANDBOX REPORT-style line per invocation",
+             len(re.findall(r"^SANDBOX RequestId: \S+\t", txt, re.M)) == len(ids), short(txt, 1500))
+
+
+def run_section(ctx):
+    res, tmp = ctx.res, ctx.tmp
+    wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/untraced child",
+                          "follow/hostile name",
+                          "follow/container",
+                          "follow/container static") if res.wanted(n)]
+    if not wanted:
+        return
+    wl = ctx.built.get("wl_sandbox", {}).get("fp")
+    if not wl:
+        res.fail("follow", "wl_sandbox not built")
+        return
+    if res.wanted("follow/launch"):
+        follow_launch(res, ctx, wl, tmp)
+    if res.wanted("follow/pids"):
+        follow_pids(res, ctx, wl, tmp)
+    if res.wanted("follow/pid --follow"):
+        follow_pid(res, ctx, wl, tmp)
+    if res.wanted("follow/untraced child"):
+        follow_untraced(res, ctx, tmp)
+    if res.wanted("follow/hostile name"):
+        follow_hostile(res, ctx, tmp)
+    if res.wanted("follow/container") or res.wanted("follow/container static"):
+        host = os.path.join(ctx.build_arg, "tools", "lambda-host")
+        rootfs = os.path.join(ctx.build, "rootfs", "trixie")
+        if not os.access(host, os.X_OK):
+            res.skip("follow/container*", "lambda-host not built (make lambda-host)")
+            return
+        rc, out, err = run([os.path.join(ROOT, "tools", "rootfs.sh"), rootfs], timeout=900)
+        if rc != 0:
+            res.skip("follow/container*", (err.strip().splitlines() or ["rc %r" % rc])[-1])
+            return
+        container.prepare(ctx, rootfs)
+        if res.wanted("follow/container"):
+            container_run(res, ctx, rootfs, tmp, False)
+        if res.wanted("follow/container static"):
+            container_run(res, ctx, rootfs, tmp, True)

@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * follow.c — the sandbox coordinator (--follow, several -p).
+ *
+ * Every traced process image gets one full session: a child peaktrace in attach mode
+ * (-p PID --held), writing DIR/proc-PID-COMM/, so everything a session does (allocator probes,
+ * unwind tables, CPython, invocations, RSS attribution) works per process unchanged. What they
+ * share is one BPF map, created here (struct pt_sandbox, bpf/sandbox.bpf.h): each session's
+ * rss_stat handler folds its process's RSS into the sum there, so the sandbox's peak is the
+ * kernel's peak of the sum.
+ *
+ * Following: the coordinator is the ptrace tracer of the launched command (or, with -p, of the
+ * processes given) with PTRACE_O_TRACEFORK/VFORK/CLONE/EXEC, so descendants are traced too. A
+ * new process is traced from its exec: at the exec stop its new image has not run one
+ * instruction. Its allocator is not mapped yet (ld.so maps it), and attach mode finds it in
+ * the maps, so the process is stepped syscall by syscall (PTRACE_SYSCALL: the loader's few
+ * dozen) until a new executable mapping holds a malloc; there, before any code of that library
+ * has run, its session is started and the process is held until the session says it traces
+ * (--ready-fd). A second exec of a process ends its session (SIGINT: the report is written)
+ * and starts another for the new image in the same sandbox slot.
+ *
+ * Not followed, and counted in the sandbox report: processes that end before any exec (a fork
+ * that only runs the parent's code), processes past PT_SBX_SLOTS, sessions that fail to start.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/ptrace.h>
+#include <elf.h>
+#include <bpf/bpf.h>
+#include "util/fmt.h"
+#include "target/proc.h"
+#include "target/procmaps.h"
+#include "target/launch.h"
+#include "report/sandbox.h"
+#include "follow.h"
+
+/* How long a held process waits for its session to trace it, and how many syscalls its loader
+ * may make before it is let go without its allocator found. */
+#define READY_TIMEOUT_MS 120000
+#define MAX_STEPS 20000
+#define SYS_MMAP_NR 9
+/* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
+#define PT_FOLLOW_MAX_STACKS "16384"
+#define PT_FOLLOW_MAX_LIVE "262144"
+
+struct tracee {
+	pid_t tid;
+	bool fresh;        /* its first stop (auto-attached at fork/clone) is not a group stop */
+	bool detaching;
+};
+
+struct proc {
+	pid_t pid;         /* tgid */
+	int slot;          /* in the sandbox map; -1: none yet */
+	int img;           /* its current session's image index; -1: none */
+	bool root;         /* launched, or given with -p */
+	bool execd;
+	bool stepping;     /* after an exec: syscall by syscall until its allocator is mapped */
+	bool mmap_exec;    /* the syscall being stepped maps code */
+	int steps;
+	uint64_t exec_ns;
+};
+
+struct follow {
+	const struct pt_options *opt;
+	const char *outdir;
+	char **base;       /* the sessions' options (ours but the coordinator's own) */
+	int nbase;
+	int map_fd;
+	struct tracee *t;
+	int nt;
+	struct proc *p;
+	int np;
+	struct pt_sbx_image *img;
+	pid_t *img_sess;   /* each image's session (child peaktrace) pid, 0 once it ended */
+	bool *img_sigint;
+	int nimg;
+	struct pt_sbx_counters c;
+	int nslots;
+	pid_t root;        /* the launched command (launch mode) */
+	bool root_exited;
+	bool stopping;
+	uint64_t start_ns;
+	char self[4096];   /* our executable's path */
+};
+
+static volatile sig_atomic_t stop_sig, tick;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_sig)
+		_exit(128 + sig);   /* the second one: at once (the kernel detaches every tracee) */
+	stop_sig = sig;
+}
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	tick = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* No SA_RESTART: a signal interrupts waitpid. A periodic tick bounds every wait. */
+static void signals(void)
+{
+	struct sigaction sa = { 0 };
+	struct itimerval it = { { 0, 100000 }, { 0, 100000 } };
+
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_tick;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void *grow(void *v, int n, size_t size)
+{
+	/* Doubling at powers of two: n is the count before the new element. */
+	if (n && (n & (n - 1)))
+		return v;
+	return realloc(v, (n ? 2 * (size_t)n : 8) * size);
+}
+
+static struct tracee *tracee_get(struct follow *f, pid_t tid, bool create)
+{
+	void *v;
+
+	for (int i = 0; i < f->nt; i++)
+		if (f->t[i].tid == tid)
+			return &f->t[i];
+	if (!create || !(v = grow(f->t, f->nt, sizeof(*f->t))))
+		return NULL;
+	f->t = v;
+	f->t[f->nt] = (struct tracee){ .tid = tid, .fresh = true };
+	return &f->t[f->nt++];
+}
+
+static void tracee_drop(struct follow *f, pid_t tid)
+{
+	for (int i = 0; i < f->nt; i++)
+		if (f->t[i].tid == tid) {
+			f->t[i] = f->t[--f->nt];
+			return;
+		}
+}
+
+static struct proc *proc_get(struct follow *f, pid_t pid, bool create)
+{
+	void *v;
+
+	for (int i = 0; i < f->np; i++)
+		if (f->p[i].pid == pid)
+			return &f->p[i];
+	if (!create || !(v = grow(f->p, f->np, sizeof(*f->p))))
+		return NULL;
+	f->p = v;
+	f->p[f->np] = (struct proc){ .pid = pid, .slot = -1, .img = -1 };
+	return &f->p[f->np++];
+}
+
+/* ---- sessions ---------------------------------------------------------------------------- */
+
+/* The sessions' options: ours without what only the coordinator does (-p, --follow, -o, -d,
+ * the command) and with no status line; each session adds its own. */
+static int build_base(struct follow *f, int argc, char **argv)
+{
+	int cmd_at = f->opt->cmd ? (int)(f->opt->cmd - argv) : argc;
+
+	f->base = calloc((size_t)argc + 24, sizeof(char *));
+	if (!f->base)
+		return -ENOMEM;
+	f->base[f->nbase++] = (char *)"peaktrace";
+	for (int i = 1; i < cmd_at; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--") || !strcmp(a, "--follow"))
+			continue;
+		if (!strcmp(a, "-p") || !strcmp(a, "--pid") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
+		    !strcmp(a, "-d") || !strcmp(a, "--duration") || !strcmp(a, "-i") ||
+		    !strcmp(a, "--interval")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(a, "-p", 2) || !strncmp(a, "--pid=", 6) || !strncmp(a, "-o", 2) ||
+		    !strncmp(a, "--output=", 9) || !strncmp(a, "-d", 2) || !strncmp(a, "--duration=", 11) ||
+		    !strncmp(a, "-i", 2) || !strncmp(a, "--interval=", 11))
+			continue;
+		f->base[f->nbase++] = argv[i];
+	}
+	f->base[f->nbase++] = (char *)"-q";
+	f->base[f->nbase++] = (char *)"-i";
+	f->base[f->nbase++] = (char *)"0";
+	/* Every session's tables are kernel memory charged to our memory cgroup, which under a
+	 * supervisor is the function's own (~100 MiB each at the defaults): smaller ones unless
+	 * asked for (full tables are counted in each report as usual). */
+	if (f->opt->max_stacks == PT_DEF_MAX_STACKS) {
+		f->base[f->nbase++] = (char *)"--max-stacks";
+		f->base[f->nbase++] = (char *)PT_FOLLOW_MAX_STACKS;
+	}
+	if (f->opt->live_slots == PT_DEF_LIVE_SLOTS) {
+		f->base[f->nbase++] = (char *)"--max-live";
+		f->base[f->nbase++] = (char *)PT_FOLLOW_MAX_LIVE;
+	}
+	return 0;
+}
+
+/* A directory name from a comm: only [A-Za-z0-9._-]. */
+static void dir_name(char *out, size_t cap, pid_t pid, const char *comm, int image)
+{
+	char c[32];
+	size_t i;
+
+	snprintf(c, sizeof(c), "%s", comm[0] ? comm : "process");
+	for (i = 0; c[i]; i++)
+		if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= 'A' && c[i] <= 'Z') ||
+		      (c[i] >= '0' && c[i] <= '9') || c[i] == '.' || c[i] == '-' || c[i] == '_'))
+			c[i] = '_';
+	if (image > 1)
+		snprintf(out, cap, "proc-%d-%s-%d", pid, c, image);
+	else
+		snprintf(out, cap, "proc-%d-%s", pid, c);
+}
+
+static void exec_session(struct follow *f, const struct pt_sbx_image *im, int ready_w)
+{
+	char *argv[64 + 32], pid[16], fd[16], slot[16], rfd[16], dir[4200];
+	int n = 0;
+
+	for (int i = 0; i < f->nbase && n < 64; i++)
+		argv[n++] = f->base[i];
+	snprintf(pid, sizeof(pid), "%d", im->pid);
+	snprintf(fd, sizeof(fd), "%d", f->map_fd);
+	snprintf(slot, sizeof(slot), "%d", im->slot);
+	snprintf(rfd, sizeof(rfd), "%d", ready_w);
+	snprintf(dir, sizeof(dir), "%s/%s", f->outdir, im->dir);
+	argv[n++] = (char *)"--sandbox-fd";
+	argv[n++] = fd;
+	argv[n++] = (char *)"--sandbox-slot";
+	argv[n++] = slot;
+	argv[n++] = (char *)"--ready-fd";
+	argv[n++] = rfd;
+	if (im->held)
+		argv[n++] = (char *)"--held";
+	argv[n++] = (char *)"-o";
+	argv[n++] = dir;
+	argv[n++] = (char *)"-p";
+	argv[n++] = pid;
+	argv[n] = NULL;
+	/* The map and the ready pipe are the two fds the session inherits. */
+	fcntl(f->map_fd, F_SETFD, 0);
+	fcntl(ready_w, F_SETFD, 0);
+	/* By our own path, so the session is named "peaktrace" in ps, not "exe". */
+	execv(f->self[0] ? f->self : "/proc/self/exe", argv);
+	execv("/proc/self/exe", argv);
+	_exit(127);
+}
+
+/* Wait until the session traces (it writes one byte) or gives up (EOF). */
+static bool wait_ready(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t until = now_ns() + READY_TIMEOUT_MS * 1000000ull;
+	char b;
+
+	for (;;) {
+		int left = (int)((until - now_ns()) / 1000000);
+		int r = poll(&pfd, 1, left > 0 ? left : 0);
+
+		if (r < 0 && errno == EINTR) {
+			if (now_ns() < until)
+				continue;
+			return false;
+		}
+		if (r <= 0)
+			return false;
+		return read(fd, &b, 1) == 1;
+	}
+}
+
+/* Start a session for the process's image now (held: it is stopped where no code of the new
+ * image has run, and stays so until the session traces it). */
+static void start_session(struct follow *f, struct proc *p, bool held)
+{
+	struct pt_sbx_image *im;
+	int ready[2], image = 1;
+	pid_t sess;
+	void *v;
+
+	if (p->slot < 0) {
+		if (f->nslots >= PT_SBX_SLOTS) {
+			f->c.slots_full++;
+			return;
+		}
+		p->slot = f->nslots++;
+	}
+	for (int i = 0; i < f->nimg; i++)
+		image += f->img[i].pid == p->pid;
+	if (!(v = grow(f->img, f->nimg, sizeof(*f->img))) || !((f->img = v)) ||
+	    !(v = grow(f->img_sess, f->nimg, sizeof(*f->img_sess))) || !((f->img_sess = v)) ||
+	    !(v = grow(f->img_sigint, f->nimg, sizeof(*f->img_sigint))) || !((f->img_sigint = v)) ||
+	    pipe2(ready, O_CLOEXEC)) {
+		f->c.session_failed++;
+		return;
+	}
+	im = &f->img[f->nimg];
+	memset(im, 0, sizeof(*im));
+	im->pid = p->pid;
+	im->slot = p->slot;
+	im->image = image;
+	im->held = held;
+	im->session_rc = -1;
+	{
+		char raw[32];
+
+		/* The process names itself: escaped once here, as every name it controls. */
+		pt_proc_comm(p->pid, raw, sizeof(raw));
+		pt_sanitize(im->comm, sizeof(im->comm), raw);
+	}
+	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
+	sess = fork();
+	if (sess == 0) {
+		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
+		 * reach it (a second SIGINT would drop its report); we stop it, once. */
+		setpgid(0, 0);
+		close(ready[0]);
+		exec_session(f, im, ready[1]);
+	}
+	close(ready[1]);
+	im->traced = sess > 0 && wait_ready(ready[0]);
+	if (!im->traced) {
+		f->c.session_failed++;
+		if (sess > 0)
+			kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
+	}
+	close(ready[0]);
+	if (held)
+		im->held_ns = now_ns() - p->exec_ns;
+	f->img_sess[f->nimg] = sess > 0 ? sess : 0;
+	f->img_sigint[f->nimg] = false;
+	p->img = f->nimg++;
+}
+
+/* Stop a session: one SIGINT (a second would drop its report). */
+static void stop_session(struct follow *f, int i)
+{
+	if (i < 0 || i >= f->nimg || !f->img_sess[i] || f->img_sigint[i])
+		return;
+	kill(f->img_sess[i], SIGINT);
+	f->img_sigint[i] = true;
+}
+
+/* ---- following ------------------------------------------------------------------------- */
+
+static void resume(struct follow *f, pid_t tid, int sig)
+{
+	struct proc *p = proc_get(f, tid, false);
+
+	ptrace(p && p->stepping ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+}
+
+/* A static executable has no loader: its malloc is in the image already mapped. */
+static bool has_interp(pid_t pid)
+{
+	char path[64];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool interp = true;   /* not readable: step as for a dynamic one */
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(ph) && eh.e_phnum < 256) {
+		interp = false;
+		for (int i = 0; i < eh.e_phnum; i++)
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
+			    (ssize_t)sizeof(ph) && ph.p_type == PT_INTERP)
+				interp = true;
+	}
+	close(fd);
+	return interp;
+}
+
+static bool allocator_mapped(pid_t pid)
+{
+	struct pt_allocator a;
+	bool found;
+
+	memset(&a, 0, sizeof(a));
+	a.open_fd = -1;
+	found = pt_find_allocator(pid, &a) == 0;
+	pt_allocator_free(&a);
+	return found;
+}
+
+static void on_exec(struct follow *f, pid_t pid)
+{
+	unsigned long former = 0;
+	struct proc *p = proc_get(f, pid, true);
+
+	if (!ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) && (pid_t)former != pid)
+		tracee_drop(f, (pid_t)former);   /* a thread exec'd: it has the leader's id now */
+	f->c.execs++;
+	if (!p || f->stopping) {
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+	p->execd = true;
+	if (p->img >= 0)
+		stop_session(f, p->img);   /* the old image's report is written; same slot after */
+	p->img = -1;
+	p->exec_ns = now_ns();
+	p->steps = 0;
+	p->mmap_exec = false;
+	/* Static, or a loader that is the libc too (musl): its malloc is mapped already. */
+	if (!has_interp(pid) || allocator_mapped(pid)) {
+		start_session(f, p, true);
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		return;
+	}
+	p->stepping = true;
+	ptrace(PTRACE_SYSCALL, pid, 0, 0);
+}
+
+/* A syscall stop of a process being stepped after its exec. */
+static void on_syscall(struct follow *f, pid_t tid)
+{
+	struct proc *p = proc_get(f, tid, false);
+	struct ptrace_syscall_info si;
+
+	if (!p || !p->stepping) {
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return;
+	}
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) <= 0)
+		si.op = PTRACE_SYSCALL_INFO_NONE;
+	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
+		p->mmap_exec = si.entry.nr == SYS_MMAP_NR && (si.entry.args[2] & PROT_EXEC) &&
+			       (int)si.entry.args[4] >= 0;
+	if (si.op == PTRACE_SYSCALL_INFO_EXIT && p->mmap_exec && !si.exit.is_error &&
+	    allocator_mapped(p->pid)) {
+		p->stepping = false;
+		start_session(f, p, true);
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return;
+	}
+	if (++p->steps > MAX_STEPS) {
+		/* Its loader never mapped a malloc we know: its session says what it finds. */
+		f->c.alloc_not_found++;
+		p->stepping = false;
+		start_session(f, p, true);
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return;
+	}
+	ptrace(PTRACE_SYSCALL, tid, 0, 0);
+}
+
+/* fork, vfork, clone: a new tracee, auto-attached; a new process unless it shares the tgid. */
+static void on_new_child(struct follow *f, pid_t parent, int ev)
+{
+	unsigned long msg = 0;
+	char tgid[32];
+	pid_t child;
+
+	if (ptrace(PTRACE_GETEVENTMSG, parent, 0, &msg))
+		return;
+	child = (pid_t)msg;
+	tracee_get(f, child, true);
+	if (ev == PTRACE_EVENT_CLONE && pt_proc_status_field(child, "Tgid", tgid, sizeof(tgid)) == 0 &&
+	    atoi(tgid) != child)
+		return;   /* a thread */
+	f->c.processes++;
+	proc_get(f, child, true);
+}
+
+static void on_tracee_stop(struct follow *f, pid_t tid, int st)
+{
+	struct tracee *t = tracee_get(f, tid, true);
+	int ev = (unsigned)st >> 16, sig = WSTOPSIG(st);
+
+	if (f->stopping || (t && t->detaching)) {   /* stopping: every stop is let go */
+		ptrace(PTRACE_DETACH, tid, 0, ev == 0 && sig != (SIGTRAP | 0x80) ? sig : 0);
+		tracee_drop(f, tid);
+		return;
+	}
+	if (sig == (SIGTRAP | 0x80)) {
+		on_syscall(f, tid);
+		return;
+	}
+	switch (ev) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		on_new_child(f, tid, ev);
+		resume(f, tid, 0);
+		return;
+	case PTRACE_EVENT_EXEC:
+		on_exec(f, tid);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (t && t->fresh) {
+			t->fresh = false;
+			resume(f, tid, 0);
+		} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			ptrace(PTRACE_LISTEN, tid, 0, 0);   /* a group stop stays, as without us */
+		} else {
+			resume(f, tid, 0);
+		}
+		return;
+	case 0:
+		resume(f, tid, sig);   /* a signal, delivered unchanged */
+		return;
+	default:
+		resume(f, tid, 0);
+	}
+}
+
+static void on_exit_status(struct follow *f, pid_t pid, int st)
+{
+	struct proc *p;
+
+	for (int i = 0; i < f->nimg; i++)
+		if (f->img_sess[i] == pid) {
+			f->img_sess[i] = 0;
+			f->img[i].session_rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+			return;
+		}
+	tracee_drop(f, pid);
+	if ((p = proc_get(f, pid, false)) && !p->execd && !p->root)
+		f->c.exited_without_exec++;
+	if (pid == f->root)
+		f->root_exited = true;
+}
+
+/* The command resolves through PATH to an executable (errno set when not). */
+static bool cmd_exists(const char *cmd)
+{
+	char *path = pt_resolve_cmd(cmd);
+
+	free(path);
+	return path != NULL;
+}
+
+/* ---- start and stop ---------------------------------------------------------------------- */
+
+/* Launch mode: the command, seized before its exec with every follow option. */
+static int launch(struct follow *f)
+{
+	const long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+			  PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD;
+	int go[2];
+	char b = 1;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		execvp(f->opt->cmd[0], f->opt->cmd);
+		fprintf(stderr, "peaktrace: cannot execute %s: %s\n", f->opt->cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(go[0]);
+	if (ptrace(PTRACE_SEIZE, pid, 0, opts)) {
+		int err = -errno;
+
+		close(go[1]);
+		waitpid(pid, NULL, 0);
+		return err;
+	}
+	f->root = pid;
+	tracee_get(f, pid, true)->fresh = false;
+	proc_get(f, pid, true)->root = true;
+	if (write(go[1], &b, 1) != 1)
+		return -errno;
+	close(go[1]);
+	return 0;
+}
+
+/* -p --follow: every thread of the process, seized (a fork from any of them is followed). */
+static void seize_threads(struct follow *f, pid_t pid)
+{
+	const long opts = PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE |
+			  PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD;
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path))) {
+		fprintf(stderr, "peaktrace: cannot follow PID %d's children: %s\n", pid, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, 0, opts) == 0)
+			tracee_get(f, tid, true)->fresh = false;
+		else
+			fprintf(stderr, "peaktrace: cannot follow what thread %d of PID %d starts: %s\n",
+				tid, pid, strerror(errno));
+	}
+	closedir(d);
+}
+
+/* -p: each process's RSS in the sum before any session runs (rss_stat only says what
+ * changes); then their sessions. */
+static void attach_given(struct follow *f)
+{
+	struct pt_sandbox *sb = calloc(1, sizeof(*sb));
+	__u32 zero = 0;
+
+	for (int i = 0; i < f->opt->npids; i++) {
+		struct proc *p = proc_get(f, f->opt->pids[i], true);
+
+		if (!p || p->slot >= 0 || f->nslots >= PT_SBX_SLOTS)
+			continue;
+		p->root = true;
+		p->slot = f->nslots++;
+		if (sb) {
+			int64_t rss = (int64_t)(pt_proc_status_bytes(p->pid, "RssAnon") +
+						pt_proc_status_bytes(p->pid, "RssFile") +
+						pt_proc_status_bytes(p->pid, "RssShmem"));
+
+			sb->cur[p->slot] = sb->own_peak[p->slot] = sb->at_peak[p->slot] = rss;
+			sb->sum += rss;
+		}
+	}
+	if (sb) {
+		sb->peak = sb->sum;
+		sb->peak_ns = now_ns();
+		bpf_map_update_elem(f->map_fd, &zero, sb, BPF_ANY);
+		free(sb);
+	}
+	/* Seized first: what they start while their sessions load is followed too (held). */
+	for (int i = 0; i < f->np && f->opt->follow; i++)
+		seize_threads(f, f->p[i].pid);
+	for (int i = 0; i < f->np; i++) {
+		struct proc *p = &f->p[i];
+
+		p->exec_ns = now_ns();
+		start_session(f, p, false);
+	}
+}
+
+static int live_sessions(const struct follow *f)
+{
+	int n = 0;
+
+	for (int i = 0; i < f->nimg; i++)
+		n += f->img_sess[i] != 0;
+	return n;
+}
+
+/* Stop: every session once, every tracee detached (interrupted, then let go at its stop). */
+static void begin_stop(struct follow *f)
+{
+	if (f->stopping)
+		return;
+	f->stopping = true;
+	for (int i = 0; i < f->nimg; i++)
+		stop_session(f, i);
+	for (int i = 0; i < f->nt; i++) {
+		if (ptrace(PTRACE_INTERRUPT, f->t[i].tid, 0, 0) && errno == ESRCH) {
+			f->t[i--] = f->t[--f->nt];
+			continue;
+		}
+		f->t[i].detaching = true;
+	}
+}
+
+static bool finished(struct follow *f, uint64_t stop_at)
+{
+	if (stop_sig || (stop_at && now_ns() >= stop_at) || (f->root && f->root_exited))
+		begin_stop(f);
+	if (!f->root && !live_sessions(f))
+		begin_stop(f);   /* -p: every process given has ended (its session with it) */
+	return f->stopping && !live_sessions(f) && !f->nt;
+}
+
+static void loop(struct follow *f)
+{
+	uint64_t stop_at = f->opt->duration > 0 ? now_ns() + (uint64_t)(f->opt->duration * 1e9) : 0;
+	uint64_t stop_began = 0;
+
+	while (!finished(f, stop_at)) {
+		int st;
+		pid_t r;
+
+		if (f->stopping && !stop_began)
+			stop_began = now_ns();
+		/* A tracee that never stops again (gone unseen): not waited for past 5 s. */
+		if (stop_began && !live_sessions(f) && now_ns() - stop_began > 5000000000ull)
+			break;
+		r = waitpid(-1, &st, __WALL);
+		if (r < 0) {
+			if (errno == ECHILD)
+				break;
+			continue;   /* EINTR: a signal or the tick */
+		}
+		if (WIFSTOPPED(st))
+			on_tracee_stop(f, r, st);
+		else if (WIFEXITED(st) || WIFSIGNALED(st))
+			on_exit_status(f, r, st);
+	}
+}
+
+static int report(struct follow *f)
+{
+	struct pt_sandbox *sb = calloc(1, sizeof(*sb));
+	struct pt_sbx_report r;
+	__u32 zero = 0;
+	int err, code = EXIT_OK;
+
+	if (!sb || bpf_map_lookup_elem(f->map_fd, &zero, sb)) {
+		fprintf(stderr, "peaktrace: cannot read the sandbox map: %s\n", strerror(errno));
+		free(sb);
+		return EXIT_BPF;
+	}
+	memset(&r, 0, sizeof(r));
+	r.outdir = f->outdir;
+	r.sb = sb;
+	r.img = f->img;
+	r.nimg = f->nimg;
+	r.c = f->c;
+	r.top = f->opt->top < 3 ? f->opt->top : 3;
+	r.start_ns = f->start_ns;
+	if ((err = pt_sbx_report_write(&r, f->opt->quiet))) {
+		fprintf(stderr, "peaktrace: cannot write %s/sandbox.txt or .json: %s\n", f->outdir,
+			strerror(-err));
+		code = EXIT_OUTPUT;
+	}
+	for (int i = 0; i < f->nimg && code == EXIT_OK; i++)
+		if (f->img[i].session_rc == EXIT_MAX_PEAK)
+			code = EXIT_MAX_PEAK;
+	free(sb);
+	return code;
+}
+
+int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
+{
+	struct follow f = { .opt = opt, .outdir = opt->outdir, .map_fd = -1 };
+	int err, code;
+
+	if (opt->cmd && !cmd_exists(opt->cmd[0])) {
+		fprintf(stderr, "peaktrace: cannot execute %s: %s\n", opt->cmd[0], strerror(errno));
+		return errno == ENOENT ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
+	}
+	for (int i = 0; i < opt->npids; i++)
+		if (kill(opt->pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "peaktrace: no such process: %d\n", opt->pids[i]);
+			return EXIT_NO_PROCESS;
+		}
+	f.start_ns = now_ns();
+	{
+		ssize_t n = readlink("/proc/self/exe", f.self, sizeof(f.self) - 1);
+
+		f.self[n > 0 ? n : 0] = 0;
+	}
+	f.map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sandbox", sizeof(__u32), sizeof(struct pt_sandbox),
+				  1, NULL);
+	if (f.map_fd < 0) {
+		fprintf(stderr, "peaktrace: cannot create the sandbox map: %s\n", strerror(errno));
+		return EXIT_BPF;
+	}
+	if (build_base(&f, argc, argv))
+		return EXIT_FAIL;
+	signals();
+	if (opt->cmd) {
+		if ((err = launch(&f))) {
+			fprintf(stderr, "peaktrace: cannot start %s: %s\n", opt->cmd[0], strerror(-err));
+			return EXIT_FAIL;
+		}
+	} else {
+		attach_given(&f);
+	}
+	fprintf(stderr, "peaktrace: following %s%s into %s/\n", opt->cmd ? opt->cmd[0] : "the processes given",
+		opt->follow ? " and every process it starts" : "", f.outdir);
+	loop(&f);
+	code = report(&f);
+	close(f.map_fd);
+	free(f.t);
+	free(f.p);
+	free(f.img);
+	free(f.img_sess);
+	free(f.img_sigint);
+	free(f.base);
+	return code;
+}
