@@ -68,7 +68,7 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_PY_OBJECTS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -90,6 +90,7 @@ static const struct argp_option opts[] = {
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, and the heap files (peak/live/alloc, leaked, profile.pb.gz) are not written", 0 },
+	{ "python-objects", OPT_PY_OBJECTS, NULL, 0, "Trace CPython's object allocator too (PyObject_Malloc/Calloc/Realloc/Free and PyMem_*), so Python objects are in the heap views with their Python stacks; the expensive mode (one probe per object). A CPython that inlines pymalloc into its callers (Debian's and most distributions' builds) cannot be probed whole: a launched command then runs with PYTHONMALLOC=malloc, unless PYTHONMALLOC is set", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
@@ -218,6 +219,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_LIGHT:
 		o->light = true;
 		break;
+	case OPT_PY_OBJECTS:
+		o->python_objects = true;
+		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;
 		break;
@@ -286,6 +290,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
 		if (!o->pid && !o->cmd)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->light && o->python_objects)
+			die_usage(st, "%s", "--python-objects probes the object allocator, --light no allocator at all: give one");
 		if (o->ncompare && !o->cmd)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;

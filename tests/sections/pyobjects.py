@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""pyobjects: --python-objects against CPython's own accounting, a section of tests/run.py.
+
+tests/workloads/wl_pyobjects.py builds pure-Python objects in named functions (a dict of strings,
+a list of tuples, class instances, a grow-then-free phase). Truth: the same script run separately,
+without peaktrace, under `-X tracemalloc` (tracing from the interpreter's start): its
+tracemalloc.get_traced_memory() peak, and the bytes build_dict's dict holds. For each interpreter
+(a missing one is a counted skip):
+  debian-3.11   /usr/bin/python3.11: inlines pymalloc into its callers, so the launched command
+                runs with PYTHONMALLOC=malloc (report.json python_objects.traced "malloc",
+                pythonmalloc_set_by_peaktrace true);
+  pyenv-3.11    pyenv's libpython3.11 (no LTO): PyObject_* / PyMem_* probed, traced "probes";
+  trixie-3.13   Debian trixie's python3.13 under chroot (build/rootfs/trixie): as debian-3.11.
+Checks: peak live heap (report.json totals) within 10% of tracemalloc's peak; allocator_families
+lists python_objects; in peak.folded the stacks through build_dict hold its dict within 10%.
+debian-3.11/attach: peaktrace attached to a python3.11 running without PYTHONMALLOC says the
+tracing is partial: python_objects.traced "partial", inlined_sites equal to the guard compares
+objdump finds outside PyObject_Malloc, and the caveat line in report.txt.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+from harness import ROOT, WORKLOAD_SRC, Proc, run
+
+WL = os.path.join(WORKLOAD_SRC, "wl_pyobjects.py")
+ROOTFS = os.path.join(ROOT, "build", "rootfs", "trixie")
+TOLERANCE = 0.10
+SLOW = 600     # seconds: one probe hit per object is the expensive mode, on a loaded machine
+
+
+def interpreters():
+    """(label, argv prefix to run python, script path as that python sees it, expected mode)."""
+    out = [("debian-3.11", ["/usr/bin/python3.11"] if os.access("/usr/bin/python3.11", os.X_OK) else None,
+            WL, "malloc")]
+    found = sorted(glob.glob("/root/.pyenv/versions/3.11.*/bin/python3.11"))
+    out.append(("pyenv-3.11", found[-1:] or None, WL, "probes"))
+    py = os.path.join(ROOTFS, "usr", "bin", "python3.13")
+    out.append(("trixie-3.13", ["chroot", ROOTFS, "/usr/bin/python3.13"] if os.access(py, os.X_OK) else None,
+                "/tmp/wl_pyobjects.py", "malloc"))
+    return out
+
+
+def truth(argv, script, n):
+    rc, out, err = run(argv[:1] + argv[1:] + ["-X", "tracemalloc", script, str(n)], timeout=SLOW)
+    peak = re.search(r"^wl: tracemalloc peak (\d+)", out, re.M)
+    held = re.search(r"^wl: build_dict holds (\d+)", out, re.M)
+    if rc != 0 or not peak or not held:
+        return None, "exit %s: %s %s" % (rc, out[-200:], err[-200:])
+    return (int(peak.group(1)), int(held.group(1))), None
+
+
+def folded_through(path, func):
+    total = 0
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if any(fr.split(":")[1:2] == [func] for fr in stack.split(";")):
+                total += int(n)
+    return total
+
+
+def within(got, want):
+    return want > 0 and abs(got - want) <= TOLERANCE * want
+
+
+def run_one(ctx, label, argv, script, mode, n):
+    res, pt = ctx.res, ctx.pt
+    name = "pyobjects/%s" % label
+    t, why = truth(argv, script, n)
+    if not t:
+        res.fail(name + ": tracemalloc truth", why)
+        return
+    peak_t, held_t = t
+    out = os.path.join(ctx.tmp, "pyobjects-" + label)
+    pr = Proc([pt, "-q", "-o", out, "--max-live", "4194304", "--python-objects", "--"] + argv +
+              [script, str(n)])
+    rc = pr.wait(SLOW)
+    pr.kill()
+    if rc != 0:
+        res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+        return
+    with open(os.path.join(out, "report.json")) as f:
+        rep = json.load(f)
+    po = rep.get("python_objects") or {}
+    res.true(name + ": python_objects.traced", po.get("traced") == mode,
+             "want %s, got %s" % (mode, po))
+    if mode == "malloc":
+        res.true(name + ": PYTHONMALLOC set by peaktrace", po.get("pythonmalloc_set_by_peaktrace") is True
+                 and po.get("pythonmalloc") == "malloc", str(po))
+    res.true(name + ": allocator_families", rep.get("allocator_families") == ["malloc", "python_objects"],
+             str(rep.get("allocator_families")))
+    peak = rep["totals"]["peak_live_bytes"]
+    res.true(name + ": peak live heap vs tracemalloc", within(peak, peak_t),
+             "peaktrace %d B, tracemalloc %d B (%+.1f%%)" % (peak, peak_t, 100.0 * (peak - peak_t) / peak_t))
+    held = folded_through(os.path.join(out, "peak.folded"), "build_dict")
+    res.true(name + ": build_dict in peak.folded", within(held, held_t),
+             "peak.folded %d B through build_dict, tracemalloc %d B" % (held, held_t))
+    if ctx.res.verbose:
+        print("  %s: peak %d vs tracemalloc %d (%+.2f%%); build_dict %d vs %d (%+.2f%%)" % (
+            name, peak, peak_t, 100.0 * (peak - peak_t) / peak_t, held, held_t,
+            100.0 * (held - held_t) / held_t))
+
+
+def guard_sites(exe):
+    """Compares against the address PyObject_Malloc compares the allocator pointer with,
+    outside PyObject_Malloc, as objdump disassembles them; None without objdump."""
+    if not shutil.which("objdump"):
+        return None
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", exe], capture_output=True,
+                         text=True).stdout
+    m = re.search(r"^[0-9a-f]+ <PyObject_Malloc@@Base>:\n((?:.+\n)+)", dis, re.M)
+    if not m:
+        return None
+    body = m.group(1)
+    g = re.search(r"\scmp\s+\$0x([0-9a-f]+),%r", body)
+    if not g:
+        return None
+    pat = re.compile(r"\scmpq?\s+\$0x%s,(?:%%r|0x[0-9a-f]+\(%%rip\))" % g.group(1))
+    return len(pat.findall(dis)) - len(pat.findall(body))
+
+
+def run_attach_partial(ctx):
+    res, pt = ctx.res, ctx.pt
+    name = "pyobjects/debian-3.11/attach"
+    if not res.wanted(name):
+        return
+    exe = "/usr/bin/python3.11"
+    if not os.access(exe, os.X_OK):
+        res.skip(name, "no %s" % exe)
+        return
+    env = dict(os.environ)
+    env.pop("PYTHONMALLOC", None)
+    wl = Proc([exe, "-c", "import sys, time; print('ready', flush=True); sys.stdin.read() if False "
+               "else time.sleep(600)"], env=env)
+    if not wl.wait_for("out", "ready"):
+        wl.kill()
+        res.fail(name, "python did not start")
+        return
+    out = os.path.join(ctx.tmp, "pyobjects-attach")
+    pr = Proc([pt, "-q", "-p", wl.pid, "-o", out, "--python-objects"])
+    started = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?%d\b" % wl.pid)
+    pr.signal(signal.SIGINT)
+    rc = pr.wait(SLOW)
+    wl.kill()
+    if not started or rc != 0:
+        res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+        return
+    with open(os.path.join(out, "report.json")) as f:
+        po = json.load(f).get("python_objects") or {}
+    res.true(name + ": python_objects.traced", po.get("traced") == "partial", str(po))
+    want = guard_sites(exe)
+    if want is None:
+        res.skip(name + ": inlined_sites vs objdump", "objdump not available or no guard found")
+    else:
+        res.true(name + ": inlined_sites vs objdump", po.get("inlined_sites") == want and want > 0,
+                 "peaktrace %s, objdump %s" % (po.get("inlined_sites"), want))
+    with open(os.path.join(out, "report.txt")) as f:
+        text = f.read()
+    res.true(name + ": caveat in report.txt", "Python objects PARTLY traced" in text, text[:400])
+
+
+def run_section(ctx):
+    res = ctx.res
+    for label, argv, script, mode in interpreters():
+        name = "pyobjects/%s" % label
+        if not res.wanted(name):
+            continue
+        if not argv:
+            res.skip(name, "interpreter not installed")
+            continue
+        if label.startswith("trixie"):
+            shutil.copy(WL, os.path.join(ROOTFS, "tmp", "wl_pyobjects.py"))
+        # The probes mode costs one single-stepped trap per object: a smaller workload.
+        run_one(ctx, label, argv, script, mode, 20000 if mode == "probes" else 40000)
+    run_attach_partial(ctx)

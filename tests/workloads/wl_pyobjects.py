@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Pure-Python objects for --python-objects (tests/sections/pyobjects.py): a dict of strings, a
+list of tuples, class instances, then a phase that grows and frees, each in a named function.
+Nothing here calls malloc for itself; every byte is a Python object (pymalloc, or malloc above
+512 bytes). Run with -X tracemalloc it prints CPython's own accounting:
+  wl: tracemalloc peak N     tracemalloc.get_traced_memory()[1] at the end
+  wl: build_dict holds N     traced bytes build_dict's result holds (growth across the call)
+usage: wl_pyobjects.py [N]"""
+import sys
+import tracemalloc
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+
+def build_dict(n):
+    return {("key-%d" % i): ("value-%d" % (i * 7)) for i in range(n)}
+
+
+def build_tuples(n):
+    return [(i, i * 2.5, str(i)) for i in range(n)]
+
+
+def build_points(n):
+    return [Point(i, -i) for i in range(n)]
+
+
+def grow_and_free(n):
+    tmp = [[j * 1000 for j in range(20)] for i in range(n)]
+    del tmp
+
+
+def traced():
+    return tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 40000
+    before = traced()
+    d = build_dict(n)
+    held = traced() - before
+    t = build_tuples(n)
+    p = build_points(n // 2)
+    grow_and_free(n // 2)
+    del d, t, p
+    if tracemalloc.is_tracing():
+        print("wl: tracemalloc peak %d" % tracemalloc.get_traced_memory()[1])
+        print("wl: build_dict holds %d" % held)
+    print("wl: done", flush=True)
+
+
+main()
