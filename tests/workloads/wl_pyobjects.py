@@ -5,7 +5,10 @@ Nothing here calls malloc for itself; every byte is a Python object (pymalloc, o
 512 bytes). Run with -X tracemalloc it prints CPython's own accounting:
   wl: tracemalloc peak N     tracemalloc.get_traced_memory()[1] at the end
   wl: build_dict holds N     traced bytes build_dict's result holds (growth across the call)
-usage: wl_pyobjects.py [N]"""
+  wl: traced before N        traced bytes live when main's work starts (what an attach misses)
+With --wait it prints "wl: waiting for SIGUSR1" and starts on that signal (for an attach).
+usage: wl_pyobjects.py [--wait] [N]"""
+import signal
 import sys
 import tracemalloc
 
@@ -38,8 +41,13 @@ def traced():
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 40000
-    before = traced()
+    args = [a for a in sys.argv[1:] if a != "--wait"]
+    n = int(args[0]) if args else 40000
+    if "--wait" in sys.argv:
+        signal.signal(signal.SIGUSR1, lambda *_: None)
+        print("wl: waiting for SIGUSR1", flush=True)
+        signal.pause()
+    start = before = traced()
     d = build_dict(n)
     held = traced() - before
     t = build_tuples(n)
@@ -49,6 +57,7 @@ def main():
     if tracemalloc.is_tracing():
         print("wl: tracemalloc peak %d" % tracemalloc.get_traced_memory()[1])
         print("wl: build_dict holds %d" % held)
+        print("wl: traced before %d" % start)
     print("wl: done", flush=True)
 
 
