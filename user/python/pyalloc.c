@@ -96,27 +96,27 @@ uint32_t pt_pyalloc_count_guards(const uint8_t *c, size_t n, uint64_t vaddr, uin
 	for (i = 0; i + 7 <= n; i++) {
 		uint64_t at = vaddr + i;
 		int32_t imm;
-		bool hit = false;
+		size_t len = 0;     /* the compare's length when it names target */
 
 		if (!rex_w(c[i]) || (at >= skip_lo && at < skip_hi))
 			continue;
 		if (c[i + 1] == 0x3d) {
 			memcpy(&imm, c + i + 2, 4);
-			hit = imm > 0 && (uint64_t)imm == target;
+			len = imm > 0 && (uint64_t)imm == target ? 6 : 0;
 		} else if (c[i + 1] == 0x81 && (c[i + 2] & 0xf8) == 0xf8) {
 			memcpy(&imm, c + i + 3, 4);
-			hit = imm > 0 && (uint64_t)imm == target;
+			len = imm > 0 && (uint64_t)imm == target ? 7 : 0;
 		} else if (c[i + 1] == 0x81 && c[i + 2] == 0x3d && i + 11 <= n) {
 			/* cmpq $imm32, disp32(%rip): the allocator pointer compared in memory */
 			memcpy(&imm, c + i + 7, 4);
-			hit = imm > 0 && (uint64_t)imm == target;
+			len = imm > 0 && (uint64_t)imm == target ? 11 : 0;
 		} else if (c[i + 1] == 0x8d && (c[i + 2] & 0xc7) == 0x05) {
 			memcpy(&imm, c + i + 3, 4);
-			hit = at + 7 + (int64_t)imm == target;
+			len = at + 7 + (int64_t)imm == target ? 7 : 0;
 		}
-		if (hit) {
+		if (len) {
 			count++;
-			i += 6;
+			i += len - 1;
 		}
 	}
 	return count;
