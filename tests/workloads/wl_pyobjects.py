@@ -6,10 +6,12 @@ Nothing here calls malloc for itself; every byte is a Python object (pymalloc, o
   wl: tracemalloc peak N     tracemalloc.get_traced_memory()[1] at the end
   wl: build_dict holds N     traced bytes build_dict's result holds (growth across the call)
   wl: traced before N        traced bytes live when main's work starts (what an attach misses)
+and always "wl: work seconds S", the work's own duration (tools/bench: traced against untraced).
 With --wait it prints "wl: waiting for SIGUSR1" and starts on that signal (for an attach).
 usage: wl_pyobjects.py [--wait] [N]"""
 import signal
 import sys
+import time
 import tracemalloc
 
 
@@ -47,6 +49,7 @@ def main():
         signal.signal(signal.SIGUSR1, lambda *_: None)
         print("wl: waiting for SIGUSR1", flush=True)
         signal.pause()
+    t0 = time.perf_counter()
     start = before = traced()
     d = build_dict(n)
     held = traced() - before
@@ -54,6 +57,7 @@ def main():
     p = build_points(n // 2)
     grow_and_free(n // 2)
     del d, t, p
+    print("wl: work seconds %.4f" % (time.perf_counter() - t0))
     if tracemalloc.is_tracing():
         print("wl: tracemalloc peak %d" % tracemalloc.get_traced_memory()[1])
         print("wl: build_dict holds %d" % held)
