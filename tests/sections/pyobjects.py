@@ -2,7 +2,7 @@
 """pyobjects: --python-objects against CPython's own accounting, a section of tests/run.py.
 
 tests/workloads/wl_pyobjects.py builds pure-Python objects in named functions (a dict of strings,
-a list of tuples, class instances, a grow-then-free phase). Truth: the same script run separately,
+a list of tuples, class instances, lists built by two threads at once, a grow-then-free phase). Truth: the same script run separately,
 without peaktrace, under `-X tracemalloc` (tracing from the interpreter's start): its
 tracemalloc.get_traced_memory() peak, and the bytes build_dict's dict holds. For each interpreter
 (a missing one is a counted skip):
@@ -16,7 +16,9 @@ tracemalloc.get_traced_memory() peak, and the bytes build_dict's dict holds. For
                 launch-mode limit of its own), traced "malloc"; the truth there is tracemalloc's
                 peak minus what was live when the work started (before the attach).
 Checks: peak live heap (report.json totals) within 10% of tracemalloc's peak; allocator_families
-lists python_objects; in peak.folded the stacks through build_dict hold its dict within 10%.
+lists python_objects; in peak.folded the stacks through build_dict hold its dict within 10%;
+errors missed_return, stale_live, live_table_full, thread_state_failed 0, and launched, unknown_free
+no more than two threads' tcache teardowns free (glibc's own frees of chunks it cached).
 debian-3.11/attach: peaktrace attached to a python3.11 running without PYTHONMALLOC says the
 tracing is partial: python_objects.traced "partial", inlined_sites equal to the guard compares
 objdump finds outside PyObject_Malloc, and the caveat line in report.txt.
@@ -113,6 +115,17 @@ def run_one(ctx, label, argv, script, mode, n):
     peak = rep["totals"]["peak_live_bytes"]
     res.true(name + ": peak live heap vs tracemalloc", within(peak, peak_t),
              "peaktrace %d B, tracemalloc %d B (%+.1f%%)" % (peak, peak_t, 100.0 * (peak - peak_t) / peak_t))
+    # Nothing lost on the way: every free found its block, every entry its return, no block
+    # retired as stale, none left out of the live table (attached: blocks from before the attach
+    # are freed unknown, and that is all).
+    errs = rep.get("errors", {})
+    lost = {k: errs.get(k, 0) for k in ("missed_return", "stale_live", "live_table_full", "thread_state_failed")}
+    res.true(name + ": no lost or unmatched calls", not any(lost.values()), str(lost))
+    # Launched, the only unknown frees are glibc's own: each exiting thread's tcache teardown
+    # frees the chunks cached in it (at most 7 in each of 64 bins; two threads).
+    if not label.startswith("trixie"):
+        res.true(name + ": unknown_free within two tcache teardowns", errs.get("unknown_free", 0) <= 2 * 7 * 64,
+                 "unknown_free %d" % errs.get("unknown_free", 0))
     held = folded_through(os.path.join(out, "peak.folded"), "build_dict")
     res.true(name + ": build_dict in peak.folded", within(held, held_t),
              "peak.folded %d B through build_dict, tracemalloc %d B" % (held, held_t))

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Pure-Python objects for --python-objects (tests/sections/pyobjects.py): a dict of strings, a
-list of tuples, class instances, then a phase that grows and frees, each in a named function.
+list of tuples, class instances, lists built by two threads at once, then a phase that grows and
+frees, each in a named function.
 Nothing here calls malloc for itself; every byte is a Python object (pymalloc, or malloc above
 512 bytes). Run with -X tracemalloc it prints CPython's own accounting:
   wl: tracemalloc peak N     tracemalloc.get_traced_memory()[1] at the end
@@ -11,6 +12,7 @@ With --wait it prints "wl: waiting for SIGUSR1" and starts on that signal (for a
 usage: wl_pyobjects.py [--wait] [N]"""
 import signal
 import sys
+import threading
 import time
 import tracemalloc
 
@@ -38,6 +40,21 @@ def grow_and_free(n):
     del tmp
 
 
+def build_in_threads(n):
+    """Two threads building at once: the interpreter switches between them mid-build, so their
+    allocator calls interleave (each thread's nesting state is its own)."""
+    out = [None, None]
+
+    def worker(k):
+        out[k] = [("t%d-%d" % (k, i), [i]) for i in range(n)]
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
 def traced():
     return tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
 
@@ -55,8 +72,9 @@ def main():
     held = traced() - before
     t = build_tuples(n)
     p = build_points(n // 2)
+    th = build_in_threads(n // 4)
     grow_and_free(n // 2)
-    del d, t, p
+    del d, t, p, th
     print("wl: work seconds %.4f" % (time.perf_counter() - t0))
     if tracemalloc.is_tracing():
         print("wl: tracemalloc peak %d" % tracemalloc.get_traced_memory()[1])
