@@ -19,6 +19,10 @@ Checks: peak live heap (report.json totals) within 10% of tracemalloc's peak; al
 lists python_objects; in peak.folded the stacks through build_dict hold its dict within 10%;
 errors missed_return, stale_live, live_table_full, thread_state_failed 0, and launched, unknown_free
 no more than two threads' tcache teardowns free (glibc's own frees of chunks it cached).
+lambda: per invocation, tests/workloads/pyobj_handler.py (a dict of n strings in build_dict)
+under the bundled runtime and host with Debian's python3.11 and PYTHONMALLOC=malloc, attached
+with --python-objects: each invocation's heap rise (heap_peak_bytes - heap_start_bytes) within
+10% of what tracemalloc saw the same handler call add at its peak, run separately.
 debian-3.11/attach: peaktrace attached to a python3.11 running without PYTHONMALLOC says the
 tracing is partial: python_objects.traced "partial", inlined_sites equal to the guard compares
 objdump finds outside PyObject_Malloc, and the caveat line in report.txt.
@@ -32,6 +36,8 @@ import signal
 import subprocess
 
 from harness import ROOT, WORKLOAD_SRC, Proc, children_of, run
+from sections.aws_lambda import invocations
+from sections.leaks import traced_run
 
 WL = os.path.join(WORKLOAD_SRC, "wl_pyobjects.py")
 ROOTFS = os.path.join(ROOT, "build", "rootfs", "trixie")
@@ -219,6 +225,46 @@ def run_attach_partial(ctx):
     res.true(name + ": caveat in report.txt", "Python objects PARTLY traced" in text, text[:400])
 
 
+def run_lambda(ctx):
+    """Per invocation: tests/workloads/pyobj_handler.py under the bundled runtime and host,
+    Debian's python3.11 started with PYTHONMALLOC=malloc, peaktrace attached with
+    --python-objects. Each invocation's heap rise (heap_peak_bytes - heap_start_bytes) against
+    what tracemalloc saw the same handler call add at its peak, run separately."""
+    res = ctx.res
+    name = "pyobjects/lambda"
+    if not res.wanted(name):
+        return
+    exe = "/usr/bin/python3.11"
+    host = os.path.join(ctx.build_arg, "tools", "lambda-host")
+    if not os.access(exe, os.X_OK) or not os.access(host, os.X_OK):
+        res.skip(name, "no %s or lambda-host not built (make lambda-host)" % exe)
+        return
+    ns = [20000, 60000, 10000]
+    handler = os.path.join(WORKLOAD_SRC, "pyobj_handler.py")
+    rc, out, err = run([exe, "-X", "tracemalloc", handler] + [str(n) for n in ns], timeout=SLOW)
+    want = {int(a): int(b) for a, b in re.findall(r"^handler (\d+) peak_rise (\d+)", out, re.M)}
+    if rc != 0 or len(want) != len(ns):
+        res.fail(name + ": tracemalloc truth", "exit %s: %s" % (rc, err[-300:]))
+        return
+    got = traced_run(ctx, name, "pyobj-lambda",
+                     [exe, os.path.join(ROOT, "tools", "functions", "python", "bootstrap.py")],
+                     ["--handler", "pyobj_handler.handler", "--task-root", WORKLOAD_SRC],
+                     [{"n": n} for n in ns], pt_args=["--python-objects", "--max-live", "4194304"],
+                     env=dict(os.environ, PYTHONMALLOC="malloc"))
+    if not got:
+        return
+    rep, _, _ = got
+    invs = invocations(rep)
+    res.true(name + ": invocations", len(invs) == len(ns), "%d invocations" % len(invs))
+    for inv, n in zip(invs, ns):
+        rise = inv["heap_peak_bytes"] - inv["heap_start_bytes"]
+        res.true(name + ": invocation %d (n=%d) heap rise vs tracemalloc" % (inv.get("seq", 0), n),
+                 within(rise, want[n]), "peaktrace %d B, tracemalloc %d B" % (rise, want[n]))
+        if res.verbose:
+            print("  %s: invocation n=%d: heap rise %d vs tracemalloc %d (%+.2f%%)" % (
+                name, n, rise, want[n], 100.0 * (rise - want[n]) / want[n]))
+
+
 def run_section(ctx):
     res = ctx.res
     for label, argv, script, mode in interpreters():
@@ -233,3 +279,4 @@ def run_section(ctx):
         # The probes mode costs one single-stepped trap per object: a smaller workload.
         run_one(ctx, label, argv, script, mode, 20000 if mode == "probes" else 40000)
     run_attach_partial(ctx)
+    run_lambda(ctx)
