@@ -632,8 +632,8 @@ static void pyobj_setup(struct pt_session *s, bool attach, bool start)
 	if (n->inlined_sites)
 		fprintf(stderr, "peaktrace: warning: --python-objects: %s inlines pymalloc into %u call "
 				"sites no probe can see: objects allocated there are missing from the heap "
-				"views (run it with PYTHONMALLOC=malloc, as peaktrace does for a command it "
-				"launches)\n", n->path, n->inlined_sites);
+				"views (run it with PYTHONMALLOC=malloc: peaktrace sets it for a command it "
+				"launches, unless PYTHONMALLOC is set)\n", n->path, n->inlined_sites);
 	if (attach)
 		pyobj_attach(s);
 }

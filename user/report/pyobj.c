@@ -40,8 +40,12 @@ void pt_pyobj_text(FILE *f, const struct pt_report *r)
 	else if (t[0] == 'p')
 		fprintf(f, "  caveat: Python objects PARTLY traced (--python-objects): %s inlines pymalloc "
 			   "into %" PRIu32 " call sites no probe sees; the objects allocated there are "
-			   "missing from the heap figures (launch the command under peaktrace, which sets "
-			   "PYTHONMALLOC=malloc, or set it yourself)\n", n->path, n->inlined_sites);
+			   "missing from the heap figures (run it with PYTHONMALLOC=malloc: peaktrace sets "
+			   "it for a command it launches, unless PYTHONMALLOC is set)\n", n->path, n->inlined_sites);
+	else if (n->set_pythonmalloc)
+		fprintf(f, "  caveat: Python objects not seen (--python-objects): the command ran with "
+			   "PYTHONMALLOC=malloc (set by peaktrace), but no CPython 3.11-3.13 was found in "
+			   "it; objects of another Python it ran are malloc blocks, without Python frames\n");
 	else
 		fprintf(f, "  caveat: Python objects NOT traced (--python-objects): %s\n",
 			n->found ? "their probes could not be attached" :
