@@ -23,6 +23,7 @@ lambda: per invocation, tests/workloads/pyobj_handler.py (a dict of n strings in
 under the bundled runtime and host with Debian's python3.11 and PYTHONMALLOC=malloc, attached
 with --python-objects: each invocation's heap rise (heap_peak_bytes - heap_start_bytes) within
 10% of what tracemalloc saw the same handler call add at its peak, run separately.
+with --light: both options together are one "peaktrace: " line and exit 2 (usage).
 debian-3.11/attach: peaktrace attached to a python3.11 running without PYTHONMALLOC says the
 tracing is partial: python_objects.traced "partial", inlined_sites equal to the guard compares
 objdump finds outside PyObject_Malloc, and the caveat line in report.txt.
@@ -267,6 +268,11 @@ def run_lambda(ctx):
 
 def run_section(ctx):
     res = ctx.res
+    name = "pyobjects/with --light"
+    if res.wanted(name):
+        rc, out, err = run([ctx.pt, "--light", "--python-objects", "--", "/bin/true"])
+        res.true(name + ": usage error", rc == 2 and err.startswith("peaktrace: ") and
+                 len(err.strip().splitlines()) == 1, "exit %s: %s" % (rc, err[-200:]))
     for label, argv, script, mode in interpreters():
         name = "pyobjects/%s" % label
         if not res.wanted(name):
