@@ -125,6 +125,7 @@ demo: deps all lambda-host
 bench: deps all
 	$(Q)tools/bench/bench.sh $(OUT)
 	$(Q)python3 tools/bench/scale.py $(OUT)
+	$(Q)python3 tools/bench/pyobjects.py $(OUT)
 
 # The cost of RSS attribution per anonymous page fault (tools/bench/faults.sh).
 .PHONY: bench-faults

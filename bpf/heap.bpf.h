@@ -203,7 +203,8 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 	__u64 now = bpf_ktime_get_ns(), chunk = size;
 	bool stored = false;
 
-	if (glibc_arenas)
+	/* A pymalloc block has no chunk header to read (its size says whether it is one). */
+	if (glibc_arenas && !((ts->fn & PT_FN_PYOBJ) && size - 1 < PT_PYMALLOC_MAX))
 		tid = arena_of(ts, ptr, size, tid, &chunk);
 	else
 		tid = pt_tid_pack(tid, PT_CHUNK_UNKNOWN, 0);
@@ -352,7 +353,7 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 	ret = PT_REGS_RC(ctx);
 	tid = (__u32)bpf_get_current_pid_tgid();
 
-	switch (ts->fn) {
+	switch (ts->fn & ~PT_FN_PYOBJ) {
 	case PT_FN_REALLOC:
 	case PT_FN_REALLOCARRAY:
 		old = ts->arg;
@@ -390,19 +391,20 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 static __always_inline int alloc_enter_by_cookie(struct pt_regs *ctx)
 {
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
-	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 cookie = (__u32)bpf_get_attach_cookie(ctx), fn = cookie & ~PT_FN_PYOBJ;
 
+	/* The flag rides along in fn for the return (do_alloc, the switch in alloc_exit). */
 	switch (fn) {
 	case PT_FN_MALLOC:
 	case PT_FN_VALLOC:
 	case PT_FN_PVALLOC:
 		/* valloc/pvalloc: the requested size is counted, not the page rounding. */
-		return alloc_enter(ctx, fn, a0, 0);
+		return alloc_enter(ctx, cookie, a0, 0);
 	case PT_FN_CALLOC:
 		/* An overflowing product fails in calloc and is never counted. */
-		return alloc_enter(ctx, fn, a0 * a1, 0);
+		return alloc_enter(ctx, cookie, a0 * a1, 0);
 	case PT_FN_REALLOC:
-		return alloc_enter(ctx, fn, a1, a0);
+		return alloc_enter(ctx, cookie, a1, a0);
 	case PT_FN_REALLOCARRAY:
 		return alloc_enter(ctx, fn, a1 * a2, a0);
 	case PT_FN_POSIX_MEMALIGN:
@@ -435,7 +437,9 @@ static __always_inline int free_probe(struct pt_regs *ctx)
 			do_free(ptr, false);
 			return 0;
 		}
-		if (ts->depth && (ts->fn == PT_FN_REALLOC || ts->fn == PT_FN_REALLOCARRAY) && ts->arg == ptr)
+		__u32 fn = ts->fn & ~PT_FN_PYOBJ;
+
+		if (ts->depth && (fn == PT_FN_REALLOC || fn == PT_FN_REALLOCARRAY) && ts->arg == ptr)
 			return 0;
 		/* Quiet when this thread's previous free probe took the same pointer. */
 		if (do_free(ptr, ts->last_free == ptr))

@@ -60,6 +60,11 @@ enum pt_alloc_fn {
 	PT_FN_POSIX_MEMALIGN, PT_FN_ALIGNED_ALLOC, PT_FN_MEMALIGN, PT_FN_VALLOC, PT_FN_PVALLOC,
 	PT_FN_MAX,
 };
+/* Attach-cookie flag on an enum pt_alloc_fn: a CPython object-allocator entry point
+ * (--python-objects). Its blocks of 1..PT_PYMALLOC_MAX bytes are pymalloc's, not glibc chunks:
+ * no arena accounting for them. Larger ones pymalloc takes from malloc. */
+#define PT_FN_PYOBJ 0x100u
+#define PT_PYMALLOC_MAX 512
 
 /* Attach cookie of boundary_hit: which edge of an invocation this uprobe is. A user-named pair
  * (--boundary start=LIB:SYM,end=LIB:SYM), or aws-lambda-cpp's own functions (--boundary uprobe),

@@ -80,7 +80,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
-       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD };
+       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_PY_OBJECTS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -107,6 +107,7 @@ static const struct argp_option opts[] = {
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, malloc heap and pymalloc arenas resident at each invocation's end, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, the heap files (peak/live/alloc, leaked) are not written and profile.pb.gz has rss_peak_space only", 0 },
+	{ "python-objects", OPT_PY_OBJECTS, NULL, 0, "Trace CPython's object allocator too (PyObject_Malloc/Calloc/Realloc/Free and PyMem_*), so Python objects are in the heap views with their Python stacks; the expensive mode (one probe per object). A CPython that inlines pymalloc into its callers (Debian's and most distributions' builds) cannot be probed whole: a launched command then runs with PYTHONMALLOC=malloc, unless PYTHONMALLOC is set", 0 },
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
 	{ "supervised", OPT_SUPERVISED, "WHEN", 0, "With -- CMD: auto (default), yes or no. Supervised (auto: when peaktrace leads its own process group, not its session, and no terminal's foreground group, as AWS's Runtime Interface Emulator starts its runtime), peaktrace leaves that group, so a kill of the group kills CMD alone and the report is still written; at the end of -d, Ctrl-C or SIGTERM, CMD keeps running: the report is written, every probe detached, and peaktrace stays CMD's parent, passing signals to it, and exits as CMD does", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
@@ -281,6 +282,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_SUPERVISED:
 		o->supervised = parse_supervised(st, arg);
 		break;
+	case OPT_PY_OBJECTS:
+		o->python_objects = true;
+		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;
 		break;
@@ -353,6 +357,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
 		if (o->follow && o->ncompare)
 			die_usage(st, "%s", "--follow and --compare-env cannot be combined");
+		if (o->light && o->python_objects)
+			die_usage(st, "%s", "--python-objects probes the object allocator, --light no allocator at all: give one");
 		if (o->ncompare && !o->cmd)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;

@@ -56,6 +56,7 @@ struct pt_options {
 	bool arenas;             /* glibc arena accounting (off with --no-arenas) */
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
 	bool light;              /* --light: no allocator probes (RSS, syscalls, invocations) */
+	bool python_objects;     /* --python-objects: CPython's object allocator probed too */
 	int boundary;            /* --boundary: BOUNDARY_* */
 	struct pt_boundary_spec boundary_spec;   /* --boundary start=..,end=.. */
 	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */

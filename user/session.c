@@ -36,6 +36,7 @@
 #include "symbolize/symbolize.h"
 #include "profile/collect.h"
 #include "python/python.h"
+#include "python/pyalloc.h"
 #include "target/nodeflags.h"
 #include "arenas/arenas.h"
 #include "arenas/resident.h"
@@ -91,6 +92,10 @@ struct pt_session {
 	struct pt_py_info py;
 	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
 	struct pt_py_resolver *py_res;
+	/* --python-objects: the probed CPython's entry points; the PYTHONMALLOC a launched
+	 * command starts with (decided before it runs) */
+	struct pt_pyalloc pyalloc;
+	char launch_pymalloc[32];
 	/* glibc arenas */
 	bool arenas;             /* accounting on */
 	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
@@ -590,6 +595,81 @@ static void exec_allocator(struct pt_session *s, char **paths, int npaths, struc
 	pt_collect_set_allocator(s->alloc.path);
 }
 
+
+/* The planned PyObject_* / PyMem_* probes attached (both families are in one file). */
+static void pyobj_attach(struct pt_session *s)
+{
+	struct pt_pyobj_note *n = &s->rep.pyobj;
+
+	if (!n->nprobes || n->probed)
+		return;
+	if (pt_attach_allocator(s->skel, &s->links, &s->pyalloc.fam[PT_PYALLOC_OBJ], s->pid, n->probes,
+				n->nprobes, s->multi)) {
+		fprintf(stderr, "peaktrace: --python-objects: Python objects are not traced\n");
+		return;
+	}
+	n->probed = true;
+}
+
+/*
+ * --python-objects: CPython's object allocator probed like malloc (python/pyalloc.h), unless the
+ * interpreter runs with PYTHONMALLOC=malloc, where every object already is a malloc block and
+ * the malloc probes see it. attach: the programs are loaded (an exec); else planned only.
+ * start: the command's first image in launch mode, whose environment peaktrace chose.
+ */
+static void pyobj_setup(struct pt_session *s, bool attach, bool start)
+{
+	struct pt_pyobj_note *n = &s->rep.pyobj;
+	char env[32] = "";
+	int err;
+
+	if (!s->opt->python_objects || s->opt->light)
+		return;
+	pt_pyalloc_free(&s->pyalloc);
+	n->found = n->via_malloc = n->probed = false;
+	n->nprobes = 0;
+	n->inlined_sites = 0;
+	err = s->launched ? pt_pyalloc_find(s->py.path, s->py.path, &s->pyalloc)
+			  : pt_pyalloc_find_pid(s->pid, s->py.path, s->py.inode, &s->pyalloc);
+	pt_sanitize(n->path, sizeof(n->path), s->py.path);
+	if (err) {
+		fprintf(stderr, "peaktrace: --python-objects: %s exports no PyObject_Malloc (%s): Python "
+				"objects are not traced\n", n->path, strerror(-err));
+		return;
+	}
+	n->found = true;
+	if (start) {
+		snprintf(env, sizeof(env), "%s", s->launch_pymalloc);
+	} else {
+		struct pt_environ e;
+
+		if (pt_environ_read(s->pid, &e) == 0) {
+			const char *v = pt_environ_get(&e, "PYTHONMALLOC");
+
+			pt_sanitize(env, sizeof(env), v ? v : "");
+			pt_environ_free(&e);
+		}
+	}
+	snprintf(n->pythonmalloc, sizeof(n->pythonmalloc), "%s", env);
+	n->inlined_sites = s->pyalloc.inlined_sites;
+	if (strncmp(env, "malloc", 6) == 0) {
+		n->via_malloc = true;
+		return;
+	}
+	if (pt_plan_probes(&s->pyalloc.fam[PT_PYALLOC_OBJ], n->probes, &n->nprobes) ||
+	    pt_plan_probes(&s->pyalloc.fam[PT_PYALLOC_MEM], n->probes, &n->nprobes)) {
+		n->nprobes = 0;
+		return;
+	}
+	if (n->inlined_sites)
+		fprintf(stderr, "peaktrace: warning: --python-objects: %s inlines pymalloc into %u call "
+				"sites no probe can see: objects allocated there are missing from the heap "
+				"views (run it with PYTHONMALLOC=malloc: peaktrace sets it for a command it "
+				"launches, unless PYTHONMALLOC is set)\n", n->path, n->inlined_sites);
+	if (attach)
+		pyobj_attach(s);
+}
+
 /* CPython in the new image: its offsets for the walk (which stops until it is located). */
 static void exec_python(struct pt_session *s, char **paths, int npaths, struct pt_exec_note *x)
 {
@@ -608,6 +688,7 @@ static void exec_python(struct pt_session *s, char **paths, int npaths, struct p
 	s->py_found = true;
 	x->python = true;
 	python_locate(s);
+	pyobj_setup(s, true, false);
 }
 
 /*
@@ -809,10 +890,62 @@ static int attach_target(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/*
+ * The launched command's extra environment (--target-env), and for --python-objects
+ * PYTHONMALLOC=malloc unless the user set PYTHONMALLOC or the command is a CPython whose
+ * allocator the probes see whole. A build that inlines pymalloc into its callers (Debian's)
+ * cannot be probed whole; a script or shim that execs Python later cannot be looked at yet, so it
+ * gets the setting too. With it every object is a malloc block: the heap views hold each at its
+ * requested size, as tracemalloc counts them; the RSS is then glibc's, not pymalloc's arenas.
+ */
+static int launch_env(struct pt_session *s, char **env)
+{
+	static char setting[] = "PYTHONMALLOC=malloc";
+	const char *user = getenv("PYTHONMALLOC");
+	char exe[512];
+	uint32_t inlined = 0;
+	int n, k;
+	bool found = false;
+
+	for (n = 0; n < s->opt->ntarget_env; n++) {
+		env[n] = s->opt->target_env[n];
+		if (strncmp(env[n], "PYTHONMALLOC=", 13) == 0)
+			user = env[n] + 13;
+	}
+	if (!s->opt->python_objects || s->opt->light)
+		return n;
+	if (user) {
+		pt_sanitize(s->launch_pymalloc, sizeof(s->launch_pymalloc), user);
+		return n;
+	}
+	for (k = 0; k < s->npaths && !found; k++) {
+		struct pt_pyalloc pa;
+
+		if (s->paths[k] && pt_pyalloc_find(s->paths[k], s->paths[k], &pa) == 0) {
+			found = true;
+			inlined = pa.inlined_sites;
+			pt_pyalloc_free(&pa);
+		}
+	}
+	if (found && !inlined)
+		return n;
+	env[n++] = setting;
+	snprintf(s->launch_pymalloc, sizeof(s->launch_pymalloc), "malloc");
+	s->rep.pyobj.set_pythonmalloc = true;
+	pt_sanitize(exe, sizeof(exe), s->exe);
+	if (found)
+		fprintf(stderr, "peaktrace: --python-objects: %s inlines pymalloc into %u call sites no "
+				"probe sees: running it with PYTHONMALLOC=malloc\n", exe, inlined);
+	else
+		fprintf(stderr, "peaktrace: --python-objects: %s is no CPython itself (a script or shim "
+				"may exec one): running it with PYTHONMALLOC=malloc\n", exe);
+	return n;
+}
+
 /* -- CMD: which allocator the command will load, then start it, held before exec. */
 static int launch_target(struct pt_session *s)
 {
-	char **cmd = s->opt->cmd;
+	char **cmd = s->opt->cmd, *env[PT_MAX_COMPARE + 1];
 	const char *b;
 	int err;
 
@@ -832,7 +965,7 @@ static int launch_target(struct pt_session *s)
 	b = strrchr(s->exe, '/');
 	snprintf(s->rep.comm, sizeof(s->rep.comm), "%.15s", b ? b + 1 : s->exe);
 	sanitize_names(&s->rep);
-	err = pt_launch(cmd, s->opt->target_env, s->opt->ntarget_env, &s->child);
+	err = pt_launch(cmd, env, launch_env(s, env), &s->child);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot start %s: %s\n", cmd[0], strerror(-err));
 		return EXIT_FAIL;
@@ -864,6 +997,9 @@ int pt_session_find_target(struct pt_session *s)
 		s->py_found = s->opt->fp_stacks;
 	else if (err == -ENOTSUP)
 		pt_py_warn(&s->py);   /* counted: python_layout_failed */
+	s->rep.pyobj.requested = s->opt->python_objects && !s->opt->light;
+	if (err == 0)
+		pyobj_setup(s, false, s->launched);
 
 	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
 	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
@@ -897,7 +1033,8 @@ static int configure(struct pt_session *s)
 	skel->rodata->sample_bytes = o->sample_bytes;
 	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
 	skel->rodata->glibc_arenas = o->arenas && !o->light && s->alloc.kind == PT_ALLOC_GLIBC;
-	skel->rodata->free_checks_thread = s->alloc.kind == PT_ALLOC_JEMALLOC ||
+	/* --python-objects: PyObject_Free of a block over 512 bytes reaches free() too. */
+	skel->rodata->free_checks_thread = o->python_objects || s->alloc.kind == PT_ALLOC_JEMALLOC ||
 					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
 	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
 	skel->rodata->rapi_first_start = o->boundary == BOUNDARY_AWS;
@@ -1043,6 +1180,7 @@ int pt_session_attach(struct pt_session *s)
 				  s->launched, o->verbose)) ||
 	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
 		return EXIT_BPF;
+	pyobj_attach(s);
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
 		fprintf(stderr, "peaktrace: failed to create ring buffer: %s\n", strerror(errno));
@@ -1449,6 +1587,7 @@ void pt_session_free(struct pt_session *s)
 		free(s->py_words);
 	}
 	pt_py_resolver_free(s->py_res);
+	pt_pyalloc_free(&s->pyalloc);
 	pt_py_info_free(&s->py);
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);

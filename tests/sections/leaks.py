@@ -46,16 +46,17 @@ def wait_pidfile(h, pidfile, timeout):
     return None
 
 
-def traced_run(ctx, name, tag, runtime_argv, host_args, events):
-    """Host + runtime, peaktrace attached with -o; events invoked in order. Returns
-    (report.json, the responses, outdir) or None after a failed check."""
+def traced_run(ctx, name, tag, runtime_argv, host_args, events, pt_args=(), env=None):
+    """Host + runtime (environment env, default ours), peaktrace attached with -o and pt_args;
+    events invoked in order. Returns (report.json, the responses, outdir) or None after a
+    failed check."""
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
     host = os.path.join(build, "tools", "lambda-host")
     invoke = os.path.join(build, "tools", "invoke")
     port = 33000 + random.randint(0, 2000) * 2
     pidfile = os.path.join(tmp, tag + ".pid")
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile] + host_args + ["--"] + runtime_argv)
+              "--pid-file", pidfile] + host_args + ["--"] + runtime_argv, env=env)
     rt = wait_pidfile(h, pidfile, timeout)
     if rt is None:
         res.fail(name, "host did not start the runtime: " + h.err[-300:])
@@ -63,7 +64,7 @@ def traced_run(ctx, name, tag, runtime_argv, host_args, events):
         return None
     time.sleep(1.0)   # the runtime is waiting in its first GET .../next
     outdir = os.path.join(tmp, "leaks-" + tag)
-    p = Proc([pt, "-q", "-p", str(rt), "-o", outdir])
+    p = Proc([pt, "-q", "-p", str(rt), "-o", outdir] + list(pt_args))
     if not p.wait_for("err", r"^peaktrace: tracing PID"):
         res.fail(name, "peaktrace did not start: " + p.err[-300:])
         p.kill()

@@ -116,7 +116,7 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 			continue;
 		ent_off[n] = pi->offset;
 		ret_off[n] = pi->entry;
-		cookie[n++] = (uint64_t)pi->fn;
+		cookie[n++] = (uint64_t)pi->fn | a->cookie_flags;
 	}
 	for (pass = 0; pass < 3 && !err; pass++) {
 		if (multi) {
@@ -146,7 +146,7 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 			if (pi->shared_with >= 0 || pi->forwards)
 				continue;
 			uo.retprobe = pass == 1;
-			uo.bpf_cookie = (uint64_t)pi->fn;
+			uo.bpf_cookie = (uint64_t)pi->fn | a->cookie_flags;
 			if (pass == 0 && is_free)
 				err = pt_links_add(links, bpf_program__attach_uprobe_opts(skel->progs.free_enter, pid,
 											   a->open_path, pi->offset, &uo), pass);

@@ -391,6 +391,7 @@ static void text_tracer(FILE *f, const struct pt_report *r)
 			fprintf(f, " (skipped %s)", pi->place.skipped);
 		fputc('\n', f);
 	}
+	pt_pyobj_text_tracer(f, r);
 }
 
 /* HEAP, RSS and MEMORY SYSCALLS: the kernel's totals. */
@@ -627,6 +628,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 		(int64_t)g->peak_count, pt_fmt_bytes(b2, sizeof(b2), (double)g->rss_peak),
 		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
 	text_caveats(f, r, AFF_ALL, false);
+	pt_pyobj_text(f, r);
 	if (r->sample_bytes)
 		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
@@ -854,6 +856,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, ", \"forwards\": %s}", pi->forwards ? "true" : "false");
 	}
 	fprintf(f, "\n  ],\n");
+	pt_pyobj_json(f, r);
 	if (r->light)
 		fprintf(f, "  \"totals\": null,\n");
 	else

@@ -20,6 +20,20 @@
 
 #define PT_VERSION "0.1.0"
 
+/* --python-objects: what was done about CPython's object allocator (session.c, python/pyalloc.h). */
+struct pt_pyobj_note {
+	bool requested;          /* --python-objects given */
+	bool found;              /* a CPython exporting PyObject_Malloc was found */
+	char path[512];          /* that object (sanitized) */
+	char pythonmalloc[32];   /* the interpreter's PYTHONMALLOC ("" unset; sanitized) */
+	bool set_pythonmalloc;   /* peaktrace set PYTHONMALLOC=malloc in the launched command */
+	bool via_malloc;         /* PYTHONMALLOC=malloc*: every object is a malloc block, probed there */
+	bool probed;             /* the PyObject_* / PyMem_* probes are attached */
+	uint32_t inlined_sites;  /* pymalloc copies inlined into callers, unseen by the probes */
+	struct pt_probe_info probes[2 * 4];
+	int nprobes;
+};
+
 struct pt_report {
 	/* target */
 	pid_t pid;
@@ -68,6 +82,7 @@ struct pt_report {
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
+	struct pt_pyobj_note pyobj;   /* --python-objects */
 };
 
 const char *pt_err_name(int e);
@@ -84,6 +99,12 @@ void pt_report_free(struct pt_report *r);
 
 /* report/light.c: what --light leaves out, said where the heap figures would be. */
 void pt_light_text(FILE *f, const struct pt_report *r);
+/* --python-objects (report/pyobj.c): "off", "probes", "partial", "malloc" or "none"; the first
+ * screen's line, the TRACER lines, and report.json's allocator_families and python_objects. */
+const char *pt_pyobj_traced(const struct pt_pyobj_note *n);
+void pt_pyobj_text(FILE *f, const struct pt_report *r);
+void pt_pyobj_text_tracer(FILE *f, const struct pt_report *r);
+void pt_pyobj_json(FILE *f, const struct pt_report *r);
 
 /* report/leaked.c: LEAKED ACROSS INVOCATIONS (text), the "leaked" object of report.json,
  * DIR/leaked.folded and DIR/leaked.svg; loader-initializer stacks kept out of leak candidates. */

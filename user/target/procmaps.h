@@ -67,6 +67,8 @@ struct pt_allocator {
 	/* The same for the extra entry points (pt_extra_fn_name(i)); 0 = not defined here. */
 	uint64_t extra_offset[PT_EXTRA_FN_MAX];
 	uint64_t extra_vaddr[PT_EXTRA_FN_MAX];
+	/* Or'ed into every attach cookie (PT_FN_PYOBJ: CPython's object allocator). */
+	uint32_t cookie_flags;
 };
 
 /* Walk the target's maps in load order (executable, preloaded libs, libc, ...) and

@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""pyobjects: --python-objects against CPython's own accounting, a section of tests/run.py.
+
+tests/workloads/wl_pyobjects.py builds pure-Python objects in named functions (a dict of strings,
+a list of tuples, class instances, lists built by two threads at once, a grow-then-free phase). Truth: the same script run separately,
+without peaktrace, under `-X tracemalloc` (tracing from the interpreter's start): its
+tracemalloc.get_traced_memory() peak, and the bytes build_dict's dict holds. For each interpreter
+(a missing one is a counted skip):
+  debian-3.11   /usr/bin/python3.11: inlines pymalloc into its callers, so the launched command
+                runs with PYTHONMALLOC=malloc (report.json python_objects.traced "malloc",
+                pythonmalloc_set_by_peaktrace true);
+  pyenv-3.11    pyenv's libpython3.11 (no LTO): PyObject_* / PyMem_* probed, traced "probes";
+  trixie-3.13   Debian trixie's python3.13 (build/rootfs/trixie) in a container (unshare --pid
+                --mount + chroot) started with PYTHONMALLOC=malloc, attached with -p from the
+                host (launching through chroot re-probes the host's libc, not the rootfs's: a
+                launch-mode limit of its own), traced "malloc"; the truth there is tracemalloc's
+                peak minus what was live when the work started (before the attach).
+Checks: peak live heap (report.json totals) within 10% of tracemalloc's peak; allocator_families
+lists python_objects; in peak.folded the stacks through build_dict hold its dict within 10%;
+errors missed_return, stale_live, live_table_full, thread_state_failed 0, and launched, unknown_free
+no more than two threads' tcache teardowns free (glibc's own frees of chunks it cached).
+lambda: per invocation, tests/workloads/pyobj_handler.py (a dict of n strings in build_dict)
+under the bundled runtime and host with Debian's python3.11 and PYTHONMALLOC=malloc, attached
+with --python-objects: each invocation's heap rise (heap_peak_bytes - heap_start_bytes) within
+10% of what tracemalloc saw the same handler call add at its peak, run separately.
+with --light: both options together are one "peaktrace: " line and exit 2 (usage).
+debian-3.11/attach: peaktrace attached to a python3.11 running without PYTHONMALLOC says the
+tracing is partial: python_objects.traced "partial", inlined_sites equal to the guard compares
+objdump finds outside PyObject_Malloc, and the caveat line in report.txt.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+from harness import ROOT, WORKLOAD_SRC, Proc, children_of, run
+from sections.aws_lambda import invocations
+from sections.leaks import traced_run
+
+WL = os.path.join(WORKLOAD_SRC, "wl_pyobjects.py")
+ROOTFS = os.path.join(ROOT, "build", "rootfs", "trixie")
+TOLERANCE = 0.10
+SLOW = 600     # seconds: one probe hit per object is the expensive mode, on a loaded machine
+
+
+def interpreters():
+    """(label, argv prefix to run python, script path as that python sees it, expected mode)."""
+    out = [("debian-3.11", ["/usr/bin/python3.11"] if os.access("/usr/bin/python3.11", os.X_OK) else None,
+            WL, "malloc")]
+    found = sorted(glob.glob("/root/.pyenv/versions/3.11.*/bin/python3.11"))
+    out.append(("pyenv-3.11", found[-1:] or None, WL, "probes"))
+    py = os.path.join(ROOTFS, "usr", "bin", "python3.13")
+    out.append(("trixie-3.13", ["unshare", "--pid", "--mount", "--fork", "--kill-child",
+                                "--mount-proc=" + os.path.join(ROOTFS, "proc"), "chroot", ROOTFS,
+                                "/usr/bin/python3.13"] if os.access(py, os.X_OK) else None,
+                "/tmp/wl_pyobjects.py", "attach"))
+    return out
+
+
+def truth(argv, script, n):
+    rc, out, err = run(argv[:1] + argv[1:] + ["-X", "tracemalloc", script, str(n)], timeout=SLOW)
+    peak = re.search(r"^wl: tracemalloc peak (\d+)", out, re.M)
+    held = re.search(r"^wl: build_dict holds (\d+)", out, re.M)
+    before = re.search(r"^wl: traced before (\d+)", out, re.M)
+    if rc != 0 or not peak or not held or not before:
+        return None, "exit %s: %s %s" % (rc, out[-200:], err[-200:])
+    return (int(peak.group(1)), int(held.group(1)), int(before.group(1))), None
+
+
+def folded_through(path, func):
+    total = 0
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if any(fr.split(":")[1:2] == [func] for fr in stack.split(";")):
+                total += int(n)
+    return total
+
+
+def within(got, want):
+    return want > 0 and abs(got - want) <= TOLERANCE * want
+
+
+def run_one(ctx, label, argv, script, mode, n):
+    res, pt = ctx.res, ctx.pt
+    name = "pyobjects/%s" % label
+    t, why = truth(argv, script, n)
+    if not t:
+        res.fail(name + ": tracemalloc truth", why)
+        return
+    peak_t, held_t, before_t = t
+    out = os.path.join(ctx.tmp, "pyobjects-" + label)
+    if mode == "attach":
+        rc, why = attach_run(pt, argv, script, n, out)
+        if why:
+            res.fail(name, why)
+            return
+        peak_t -= before_t
+        mode = "malloc"
+    else:
+        pr = Proc([pt, "-q", "-o", out, "--max-live", "4194304", "--python-objects", "--"] + argv +
+                  [script, str(n)])
+        rc = pr.wait(SLOW)
+        pr.kill()
+    if rc != 0:
+        res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+        return
+    with open(os.path.join(out, "report.json")) as f:
+        rep = json.load(f)
+    po = rep.get("python_objects") or {}
+    res.true(name + ": python_objects.traced", po.get("traced") == mode,
+             "want %s, got %s" % (mode, po))
+    if mode == "malloc":
+        by_us = not label.startswith("trixie")
+        res.true(name + ": PYTHONMALLOC", po.get("pythonmalloc_set_by_peaktrace") is by_us
+                 and po.get("pythonmalloc") == "malloc", str(po))
+    res.true(name + ": allocator_families", rep.get("allocator_families") == ["malloc", "python_objects"],
+             str(rep.get("allocator_families")))
+    peak = rep["totals"]["peak_live_bytes"]
+    res.true(name + ": peak live heap vs tracemalloc", within(peak, peak_t),
+             "peaktrace %d B, tracemalloc %d B (%+.1f%%)" % (peak, peak_t, 100.0 * (peak - peak_t) / peak_t))
+    # Nothing lost on the way: every free found its block, every entry its return, no block
+    # retired as stale, none left out of the live table (attached: blocks from before the attach
+    # are freed unknown, and that is all).
+    errs = rep.get("errors", {})
+    lost = {k: errs.get(k, 0) for k in ("missed_return", "stale_live", "live_table_full", "thread_state_failed")}
+    res.true(name + ": no lost or unmatched calls", not any(lost.values()), str(lost))
+    # Launched, the only unknown frees are glibc's own: each exiting thread's tcache teardown
+    # frees the chunks cached in it (at most 7 in each of 64 bins; two threads).
+    if not label.startswith("trixie"):
+        res.true(name + ": unknown_free within two tcache teardowns", errs.get("unknown_free", 0) <= 2 * 7 * 64,
+                 "unknown_free %d" % errs.get("unknown_free", 0))
+    held = folded_through(os.path.join(out, "peak.folded"), "build_dict")
+    res.true(name + ": build_dict in peak.folded", within(held, held_t),
+             "peak.folded %d B through build_dict, tracemalloc %d B" % (held, held_t))
+    if ctx.res.verbose:
+        print("  %s: peak %d vs tracemalloc %d (%+.2f%%); build_dict %d vs %d (%+.2f%%)" % (
+            name, peak, peak_t, 100.0 * (peak - peak_t) / peak_t, held, held_t,
+            100.0 * (held - held_t) / held_t))
+
+
+def attach_run(pt, argv, script, n, out):
+    """The workload in its container with PYTHONMALLOC=malloc, peaktrace attached from the host
+    to its host PID before the work starts. (rc, None) or (None, why)."""
+    env = dict(os.environ, PYTHONMALLOC="malloc")
+    wl = Proc(argv + [script, "--wait", str(n)], env=env)
+    if not wl.wait_for("out", r"^wl: waiting for SIGUSR1"):
+        wl.kill()
+        return None, "workload never became ready: %s" % wl.err[-300:]
+    pid = (children_of(wl.pid) or [0])[0]
+    pr = Proc([pt, "-q", "-p", pid, "-o", out, "--max-live", "4194304", "--python-objects"])
+    if not pr.wait_for("err", r"^peaktrace: tracing (?:PID )?%d\b" % pid):
+        wl.kill()
+        pr.kill()
+        return None, "peaktrace did not start: %s" % pr.err[-300:]
+    os.kill(pid, signal.SIGUSR1)
+    done = wl.wait_for("out", r"^wl: done", timeout=SLOW)
+    pr.signal(signal.SIGINT)
+    rc = pr.wait(SLOW)
+    wl.kill()
+    if not done:
+        return None, "workload not done: %s" % wl.err[-300:]
+    if rc != 0:
+        return None, "peaktrace exit %s: %s" % (rc, pr.err[-300:])
+    return rc, None
+
+
+def guard_sites(exe):
+    """Compares against the address PyObject_Malloc compares the allocator pointer with,
+    outside PyObject_Malloc, as objdump disassembles them; None without objdump."""
+    if not shutil.which("objdump"):
+        return None
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", exe], capture_output=True,
+                         text=True).stdout
+    m = re.search(r"^[0-9a-f]+ <PyObject_Malloc@@Base>:\n((?:.+\n)+)", dis, re.M)
+    if not m:
+        return None
+    body = m.group(1)
+    g = re.search(r"\scmp\s+\$0x([0-9a-f]+),%r", body)
+    if not g:
+        return None
+    pat = re.compile(r"\scmpq?\s+\$0x%s,(?:%%r|0x[0-9a-f]+\(%%rip\))" % g.group(1))
+    return len(pat.findall(dis)) - len(pat.findall(body))
+
+
+def run_attach_partial(ctx):
+    res, pt = ctx.res, ctx.pt
+    name = "pyobjects/debian-3.11/attach"
+    if not res.wanted(name):
+        return
+    exe = "/usr/bin/python3.11"
+    if not os.access(exe, os.X_OK):
+        res.skip(name, "no %s" % exe)
+        return
+    env = dict(os.environ)
+    env.pop("PYTHONMALLOC", None)
+    wl = Proc([exe, "-c", "import sys, time; print('ready', flush=True); sys.stdin.read() if False "
+               "else time.sleep(600)"], env=env)
+    if not wl.wait_for("out", "ready"):
+        wl.kill()
+        res.fail(name, "python did not start")
+        return
+    out = os.path.join(ctx.tmp, "pyobjects-attach")
+    pr = Proc([pt, "-q", "-p", wl.pid, "-o", out, "--python-objects"])
+    started = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?%d\b" % wl.pid)
+    pr.signal(signal.SIGINT)
+    rc = pr.wait(SLOW)
+    wl.kill()
+    if not started or rc != 0:
+        res.fail(name, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
+        return
+    with open(os.path.join(out, "report.json")) as f:
+        po = json.load(f).get("python_objects") or {}
+    res.true(name + ": python_objects.traced", po.get("traced") == "partial", str(po))
+    want = guard_sites(exe)
+    if want is None:
+        res.skip(name + ": inlined_sites vs objdump", "objdump not available or no guard found")
+    else:
+        res.true(name + ": inlined_sites vs objdump", po.get("inlined_sites") == want and want > 0,
+                 "peaktrace %s, objdump %s" % (po.get("inlined_sites"), want))
+    with open(os.path.join(out, "report.txt")) as f:
+        text = f.read()
+    res.true(name + ": caveat in report.txt", "Python objects PARTLY traced" in text, text[:400])
+
+
+def run_lambda(ctx):
+    """Per invocation: tests/workloads/pyobj_handler.py under the bundled runtime and host,
+    Debian's python3.11 started with PYTHONMALLOC=malloc, peaktrace attached with
+    --python-objects. Each invocation's heap rise (heap_peak_bytes - heap_start_bytes) against
+    what tracemalloc saw the same handler call add at its peak, run separately."""
+    res = ctx.res
+    name = "pyobjects/lambda"
+    if not res.wanted(name):
+        return
+    exe = "/usr/bin/python3.11"
+    host = os.path.join(ctx.build_arg, "tools", "lambda-host")
+    if not os.access(exe, os.X_OK) or not os.access(host, os.X_OK):
+        res.skip(name, "no %s or lambda-host not built (make lambda-host)" % exe)
+        return
+    ns = [20000, 60000, 10000]
+    handler = os.path.join(WORKLOAD_SRC, "pyobj_handler.py")
+    rc, out, err = run([exe, "-X", "tracemalloc", handler] + [str(n) for n in ns], timeout=SLOW)
+    want = {int(a): int(b) for a, b in re.findall(r"^handler (\d+) peak_rise (\d+)", out, re.M)}
+    if rc != 0 or len(want) != len(ns):
+        res.fail(name + ": tracemalloc truth", "exit %s: %s" % (rc, err[-300:]))
+        return
+    got = traced_run(ctx, name, "pyobj-lambda",
+                     [exe, os.path.join(ROOT, "tools", "functions", "python", "bootstrap.py")],
+                     ["--handler", "pyobj_handler.handler", "--task-root", WORKLOAD_SRC],
+                     [{"n": n} for n in ns], pt_args=["--python-objects", "--max-live", "4194304"],
+                     env=dict(os.environ, PYTHONMALLOC="malloc"))
+    if not got:
+        return
+    rep, _, _ = got
+    invs = invocations(rep)
+    res.true(name + ": invocations", len(invs) == len(ns), "%d invocations" % len(invs))
+    for inv, n in zip(invs, ns):
+        rise = inv["heap_peak_bytes"] - inv["heap_start_bytes"]
+        res.true(name + ": invocation %d (n=%d) heap rise vs tracemalloc" % (inv.get("seq", 0), n),
+                 within(rise, want[n]), "peaktrace %d B, tracemalloc %d B" % (rise, want[n]))
+        if res.verbose:
+            print("  %s: invocation n=%d: heap rise %d vs tracemalloc %d (%+.2f%%)" % (
+                name, n, rise, want[n], 100.0 * (rise - want[n]) / want[n]))
+
+
+def run_section(ctx):
+    res = ctx.res
+    name = "pyobjects/with --light"
+    if res.wanted(name):
+        rc, out, err = run([ctx.pt, "--light", "--python-objects", "--", "/bin/true"])
+        res.true(name + ": usage error", rc == 2 and err.startswith("peaktrace: ") and
+                 len(err.strip().splitlines()) == 1, "exit %s: %s" % (rc, err[-200:]))
+    for label, argv, script, mode in interpreters():
+        name = "pyobjects/%s" % label
+        if not res.wanted(name):
+            continue
+        if not argv:
+            res.skip(name, "interpreter not installed")
+            continue
+        if label.startswith("trixie"):
+            shutil.copy(WL, os.path.join(ROOTFS, "tmp", "wl_pyobjects.py"))
+        # The probes mode costs one single-stepped trap per object: a smaller workload.
+        run_one(ctx, label, argv, script, mode, 20000 if mode == "probes" else 40000)
+    run_attach_partial(ctx)
+    run_lambda(ctx)
