@@ -74,6 +74,8 @@ struct pt_session {
 	struct pt_unwinder *unw;
 	struct pt_symbolizer *sym;
 	uint64_t start_ns;
+	uint64_t t0_ns;          /* peaktrace's start (pt_session_new): start-up figures from here */
+	uint64_t exec_ev_ns;     /* kernel time of the last exec event not yet matched to its stop */
 	/* invocations */
 	struct pt_inv_list invs;
 	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
@@ -484,6 +486,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		 * takes the new image's maps away. */
 		if (!s->launched && len >= sizeof(*e))
 			target_exec(s, false, e->ts, (uint32_t)e->addr);
+		if (len >= sizeof(*e))
+			s->exec_ev_ns = e->ts;
 		s->need_refresh = true;
 		break;
 	case PT_EV_EXEC_MAP:
@@ -642,11 +646,22 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 static void at_child_exec(void *arg)
 {
 	struct pt_session *s = arg;
+	uint64_t t;
 
+	/* The hold began at the stop, not when we saw it: the exec event (sent by the kernel just
+	 * before the stop, so it is in the ring buffer now) says when that was. */
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	t = now_ns();
+	if (s->exec_ev_ns && s->exec_ev_ns <= t && t - s->exec_ev_ns < 10000000000ULL)
+		t = s->exec_ev_ns;
+	s->exec_ev_ns = 0;
 	if (s->child.execs > 1 && s->skel)
-		target_exec(s, true, now_ns(), (uint32_t)s->skel->bss->g.next_stack + 1);
+		target_exec(s, true, t, (uint32_t)s->skel->bss->g.next_stack + 1);
 	s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
 						    sizeof(s->rep.node_flags_note));
+	s->rep.startup.exec_stops++;
+	s->rep.startup.held_ns += now_ns() - t;
 }
 
 /* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
@@ -730,6 +745,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	if (!s)
 		return NULL;
 	s->opt = opt;
+	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
 	verbose = opt->verbose;
@@ -892,6 +908,8 @@ int pt_session_load(struct pt_session *s)
 {
 	int code, err;
 
+	uint64_t t = now_ns();
+
 	s->skel = peaktrace_bpf__open();
 	if (!s->skel) {
 		fprintf(stderr, "peaktrace: failed to open BPF object: %s\n", strerror(errno));
@@ -905,9 +923,12 @@ int pt_session_load(struct pt_session *s)
 			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");
 		return err == -EPERM ? EXIT_PERM : EXIT_BPF;
 	}
+	s->rep.startup.bpf_load_ns = now_ns() - t;
 	s->arenas = s->skel->rodata->glibc_arenas;
 	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
+	t = now_ns();
 	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths);
+	s->rep.startup.unwind_ns = now_ns() - t;
 	return EXIT_OK;
 }
 
@@ -981,6 +1002,8 @@ int pt_session_attach(struct pt_session *s)
 	const char *const *paths = (const char *const *)s->paths;
 	int code;
 
+	uint64_t t = now_ns();
+
 	seed_globals(s);
 	if ((code = open_streams(s)) != EXIT_OK)
 		return code;
@@ -996,6 +1019,7 @@ int pt_session_attach(struct pt_session *s)
 				  s->launched, o->verbose)) ||
 	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
 		return EXIT_BPF;
+	s->rep.startup.attach_ns = now_ns() - t;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
 		fprintf(stderr, "peaktrace: failed to create ring buffer: %s\n", strerror(errno));
@@ -1011,6 +1035,7 @@ int pt_session_start(struct pt_session *s)
 	catch_stop_signals();
 	s->start_ns = now_ns();
 	if (s->launched) {
+		s->rep.startup.before_exec_ns = now_ns() - s->t0_ns;
 		err = pt_launch_go(&s->child);
 		if (err) {
 			fprintf(stderr, "peaktrace: cannot execute %s: %s\n", s->opt->cmd[0], strerror(-err));

@@ -340,6 +340,21 @@ static int cmp_mstack_desc(const void *a, const void *b)
 }
 
 /* The first line: what was traced, for how long, how it ended. */
+/* One line: what peaktrace's own start-up cost and how much of it the target waited for. */
+static void text_startup(FILE *f, const struct pt_report *r)
+{
+	const struct pt_startup *st = &r->startup;
+
+	fprintf(f, "start-up: BPF programs loaded in %.3f s, unwind tables %.3f s, probes attached "
+		   "in %.3f s", st->bpf_load_ns / 1e9, st->unwind_ns / 1e9, st->attach_ns / 1e9);
+	if (r->launched)
+		fprintf(f, "; the command waited %.3f s before its exec and %.3f s at %u exec stop%s\n",
+			st->before_exec_ns / 1e9, st->held_ns / 1e9, st->exec_stops,
+			st->exec_stops == 1 ? "" : "s");
+	else
+		fputs(" (the target ran meanwhile)\n", f);
+}
+
 static void text_header(FILE *f, const struct pt_report *r)
 {
 	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
@@ -352,6 +367,7 @@ static void text_header(FILE *f, const struct pt_report *r)
 	}
 	fputc('\n', f);
 	pt_execs_text(f, &r->execs);
+	text_startup(f, r);
 }
 
 /* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
@@ -856,6 +872,10 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
+		   ", \"attach_ns\": %" PRIu64 ", \"before_exec_ns\": %" PRIu64 ", \"exec_stops\": %u"
+		   ", \"held_ns\": %" PRIu64 "},\n", r->startup.bpf_load_ns, r->startup.unwind_ns,
+		r->startup.attach_ns, r->startup.before_exec_ns, r->startup.exec_stops, r->startup.held_ns);
 	fprintf(f, "  \"timeline\": ");
 	pt_tl_json(f, &r->tl);
 	fprintf(f, ",\n");

@@ -20,6 +20,19 @@
 
 #define PT_VERSION "0.1.0"
 
+/* What peaktrace's own start-up cost, step by step (session.c measures, CLOCK_MONOTONIC). In
+ * launch mode everything before the command's exec, and every hold at an exec stop, delays the
+ * target: under a supervisor that times the start (Lambda's Init Duration) it is inside that
+ * figure. */
+struct pt_startup {
+	uint64_t bpf_load_ns;      /* BPF object opened, verified by the kernel, loaded */
+	uint64_t unwind_ns;        /* unwind tables built and loaded before the target went on */
+	uint64_t attach_ns;        /* probes and tracepoints attached */
+	uint64_t before_exec_ns;   /* launch: from peaktrace's start to the command's exec */
+	uint32_t exec_stops;       /* launch: exec stops the command was held at */
+	uint64_t held_ns;          /* launch: time held at them (per-image steps for new images) */
+};
+
 struct pt_report {
 	/* target */
 	pid_t pid;
@@ -68,6 +81,7 @@ struct pt_report {
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
+	struct pt_startup startup; /* peaktrace's own start-up, step by step */
 };
 
 const char *pt_err_name(int e);
