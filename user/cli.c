@@ -68,7 +68,8 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_CACHE_DIR, OPT_NO_CACHE,
+       OPT_FAST_START };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -81,6 +82,9 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
+	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
+	{ "no-cache", OPT_NO_CACHE, NULL, 0, "Neither read nor write the unwind table cache", 0 },
+	{ "fast-start", OPT_FAST_START, NULL, 0, "Launch mode: do not hold the command while the unwind tables the cache lacks are built; they are built while it runs, and the stacks taken before are counted (unwind_not_yet_covered)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
 	{ "frames", OPT_FRAMES, "MODE", 0, "Frames shown in every output: collapsed (default: each run of unnamed frames in an interpreter, python3.11 or node, becomes one \"[python3.11 internals]\" frame), all (every frame as unwound), or python (only the Python and JIT-named frames, e.g. JS, plus the native frame that allocated, as memray shows them)", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0, "Unwind only a Poisson sample of allocations, one per SIZE bytes on average (e.g. 512K); per-stack figures become unbiased estimates, totals and peaks stay exact (default 0: every allocation)", 0 },
@@ -150,6 +154,17 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	return (uint64_t)x;
 }
 
+/* The start-up options (unwind table cache, --fast-start). */
+static void parse_start_opt(int key, char *arg, struct pt_options *o)
+{
+	if (key == OPT_CACHE_DIR)
+		o->cache_dir = arg;
+	else if (key == OPT_NO_CACHE)
+		o->no_cache = true;
+	else
+		o->fast_start = true;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
 {
 	struct pt_options *o = st->input;
@@ -217,6 +232,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_LIGHT:
 		o->light = true;
+		break;
+	case OPT_CACHE_DIR:
+	case OPT_NO_CACHE:
+	case OPT_FAST_START:
+		parse_start_opt(key, arg, o);
 		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;

@@ -32,6 +32,7 @@
 #include "attach/probes.h"
 #include "attach/umulti.h"
 #include "unwind/unwind_maps.h"
+#include "unwind/uwcache.h"
 #include "symbolize/symbolize.h"
 #include "profile/collect.h"
 #include "python/python.h"
@@ -72,9 +73,11 @@ struct pt_session {
 	struct pt_links links;
 	struct ring_buffer *rb;
 	struct pt_unwinder *unw;
+	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
 	struct pt_symbolizer *sym;
 	uint64_t start_ns;
 	uint64_t t0_ns;          /* peaktrace's start (pt_session_new): start-up figures from here */
+	double unw_ms0;          /* unwind table work done before the target ran, ms */
 	uint64_t exec_ev_ns;     /* kernel time of the last exec event not yet matched to its stop */
 	/* invocations */
 	struct pt_inv_list invs;
@@ -624,7 +627,13 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	} else {
 		x.allocator_missing = true;
 	}
-	pt_unwind_refresh(s->unw);
+	/* Held at the exec stop: with --fast-start only the tables the cache has; the poll loop
+	 * builds the others once the target runs again (the exec event asked for that refresh),
+	 * and until then their frames are counted as not yet covered. */
+	if (held)
+		pt_unwind_refresh_held(s->unw);
+	else
+		pt_unwind_refresh(s->unw);
 	if (x.reprobed && !held)
 		x.window_ns = now_ns() - exec_ns;
 	if (held)
@@ -927,8 +936,20 @@ int pt_session_load(struct pt_session *s)
 	s->arenas = s->skel->rodata->glibc_arenas;
 	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
 	t = now_ns();
-	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths);
+	if (s->skel->rodata->dwarf_unwind) {
+		const char *why;
+		int e = pt_uwcache_init(&s->uwc, s->opt->cache_dir, s->opt->no_cache, &why);
+
+		if (e)
+			fprintf(stderr, "peaktrace: warning: unwind table cache %s not used (%s: %s): "
+					"tables are built at every start\n",
+				s->opt->cache_dir ? s->opt->cache_dir : PT_UWCACHE_DEFAULT_DIR, why,
+				strerror(-e));
+	}
+	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths, &s->uwc,
+				s->opt->fast_start);
 	s->rep.startup.unwind_ns = now_ns() - t;
+	s->unw_ms0 = pt_unwind_build_ms(s->unw);
 	return EXIT_OK;
 }
 
@@ -1095,9 +1116,11 @@ void pt_session_poll(struct pt_session *s)
 			 * long enough for the runtime to reach its first get_next meanwhile. */
 			if (s->aws_pending)
 				attach_aws(s, NULL, true);
-			pt_sym_refresh(s->sym);
-			pt_unwind_refresh(s->unw);
+			/* Then what the kernel's stacks need, before the symbols (needed only to name
+			 * stacks). */
 			python_locate(s);
+			pt_unwind_refresh(s->unw);
+			pt_sym_refresh(s->sym);
 			s->need_refresh = false;
 			last_refresh = now;
 		}
@@ -1215,6 +1238,9 @@ static void report_figures(struct pt_session *s)
 	rep->src = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;
+	rep->startup.unwind_running_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
+	rep->startup.cache_on = s->uwc.on;
+	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);
 	rep->ar = s->ar;
 	memset(&s->ar, 0, sizeof(s->ar));

@@ -8,16 +8,20 @@ REPORT line's `Init Duration` runs from starting the runtime command to the runt
 `GET .../invocation/next`. Each runtime is run:
 
   untraced     lambda-host -- RUNTIME
-  peaktrace    lambda-host -- peaktrace -o DIR -- RUNTIME   (the whole tracer: every allocation)
-  --light      lambda-host -- peaktrace --light -o DIR -- RUNTIME   (no allocator probes)
+  cold         lambda-host -- peaktrace --cache-dir C -o DIR -- RUNTIME, C emptied first: every
+               unwind table built while the command waits (then written to C)
+  warm         the same with C as the cold run left it: every table read from the cache
+  fast cold    --fast-start, C emptied: the command is not held for the tables; they are built
+               while it runs (stacks taken before them: 'not covered')
+  light        --light, warm: no allocator probes at all
 
 With peaktrace in the host's command, peaktrace's own start-up (BPF programs verified and
 loaded, unwind tables, probes attached; the command held before its exec and at each exec stop)
 is inside the host's init figure, as it is inside RIE's when peaktrace is put into RIE's
 command. The table says how much: report.json's `startup` (before_exec_ns + held_ns). The
-`--light` row has the same start-up and no allocator probe: the difference between the two
-traced rows is what tracing every allocation of the init phase costs (each allocation and each
-free is a uprobe trap, several microseconds here), not start-up work.
+light row has the same start-up and no allocator probe: the difference between it and the warm
+row is what tracing every allocation of the init phase costs (each allocation and each free is
+a uprobe trap, several microseconds here), not start-up work.
 
 Runtimes: Python (the bundled stdlib runtime, tools/functions/python/bootstrap.py) under
 Debian's /usr/bin/python3, the same through `python3` on PATH when that is another program (a
@@ -148,11 +152,11 @@ def runtimes(build):
     py_dir = os.path.join(ROOT, "tools", "functions", "python")
     boot = os.path.join(py_dir, "bootstrap.py")
     out = []
-    out.append({"name": "python (/usr/bin/python3)", "key": "python", "task_root": py_dir,
+    out.append({"name": "python /usr/bin/python3", "key": "python", "task_root": py_dir,
                 "argv": ["/usr/bin/python3", boot]})
     on_path = shim("python3")
     if on_path:
-        out.append({"name": "python (%s)" % on_path, "key": "pyenv", "task_root": py_dir,
+        out.append({"name": "python (pyenv shim)", "key": "pyenv", "task_root": py_dir,
                     "argv": [on_path, boot]})
     node_dir = os.path.join(ROOT, "tools", "functions", "node")
     ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
@@ -172,6 +176,10 @@ def startup_ms(rep):
     if "before_exec_ns" not in st:
         return None
     return (st["before_exec_ns"] + st.get("held_ns", 0)) / 1e6
+
+
+def not_covered(rep):
+    return ((rep or {}).get("errors") or {}).get("unwind_not_yet_covered")
 
 
 def init_allocs(rep):
@@ -194,50 +202,57 @@ def main():
             sys.exit("coldstart: %s not found (make all lambda-host)" % p)
     tmp = tempfile.mkdtemp(prefix="pt-coldstart-")
     outdir = os.path.join(tmp, "out")
-    configs = [("untraced", []), ("peaktrace", [pt, "-q", "-o", outdir, "--"]),
-               ("--light", [pt, "-q", "--light", "-o", outdir, "--"])]
+    cache = os.path.join(tmp, "cache")
+    base = [pt, "-q", "--cache-dir", cache, "-o", outdir]
+    # (name, tracer command, empty the cache first)
+    configs = [("untraced", [], False), ("cold", base + ["--"], True), ("warm", base + ["--"], False),
+               ("fast cold", base + ["--fast-start", "--"], True), ("light", base + ["--light", "--"], False)]
     rts = runtimes(build)
     res = {(r["key"], c[0]): [] for r in rts for c in configs}
+    os.makedirs(cache, mode=0o700, exist_ok=True)
     print("coldstart: %d rounds, configurations interleaved; load average at start %s" %
           (rounds, loadavg()))
     loads = [loadavg()]
     for k in range(rounds):
         for r in rts:
-            for name, tracer in configs:
+            for name, tracer, empty in configs:
                 shutil.rmtree(outdir, ignore_errors=True)
+                if empty:
+                    shutil.rmtree(cache, ignore_errors=True)
                 ms, rep = one_run(build, r, tracer, outdir, tmp)
                 if ms is not None:
-                    res[(r["key"], name)].append((ms, startup_ms(rep), init_allocs(rep)))
+                    res[(r["key"], name)].append((ms, startup_ms(rep), init_allocs(rep),
+                                                  not_covered(rep)))
         loads.append(loadavg())
         print("coldstart: round %d/%d done, load %s" % (k + 1, rounds, loads[-1]), flush=True)
     print()
     print("Init Duration (lambda-host's REPORT) per runtime, ms; %d interleaved rounds" % rounds)
     print("peaktrace's start-up is INSIDE the traced figures (peaktrace is the host's runtime command):")
     print("'start-up' = time the command waited for peaktrace (before its exec + held at exec stops),")
-    print("median, from report.json's startup; 'init allocs' = allocations traced in the init phase")
+    print("median, from report.json's startup; 'init allocs' = allocations traced in the init phase;")
+    print("'not covered' = stacks taken before their unwind tables were in (unwind_not_yet_covered)")
     print()
-    hdr = "%-28s %-10s %8s %8s %8s %8s %9s %9s %11s" % (
-        "runtime", "config", "median", "min", "max", "x untr", "+ms", "start-up", "init allocs")
+    hdr = "%-24s %-10s %7s %7s %7s %7s %7s %8s %11s %11s" % (
+        "runtime", "config", "median", "min", "max", "x untr", "+ms", "start-up", "init allocs",
+        "not covered")
     print(hdr)
     print("-" * len(hdr))
     for r in rts:
         base = [x[0] for x in res[(r["key"], "untraced")]]
         bmed = statistics.median(base) if base else None
-        for name, _ in configs:
+        for name, _, _ in configs:
             xs = res[(r["key"], name)]
             if not xs:
-                print("%-28s %-10s %8s" % (r["name"], name, "failed"))
+                print("%-24s %-10s %7s" % (r["name"][:24], name, "failed"))
                 continue
             ms = [x[0] for x in xs]
             med = statistics.median(ms)
-            su = [x[1] for x in xs if x[1] is not None]
-            al = [x[2] for x in xs if x[2] is not None]
-            print("%-28s %-10s %8.0f %8.0f %8.0f %8s %9s %9s %11s" % (
-                r["name"], name, med, min(ms), max(ms),
+            col = [[x[i] for x in xs if x[i] is not None] for i in (1, 2, 3)]
+            print("%-24s %-10s %7.0f %7.0f %7.0f %7s %7s %8s %11s %11s" % (
+                r["name"][:24], name, med, min(ms), max(ms),
                 fmt(med / bmed if bmed else None, "%.2f"),
                 fmt(med - bmed if bmed is not None and name != "untraced" else None, "%+.0f"),
-                fmt(statistics.median(su) if su else None),
-                fmt(statistics.median(al) if al else None)))
+                *(fmt(statistics.median(c) if c else None) for c in col)))
     print()
     print("load average (1, 5, 15 min) at start and after each round: " + "; ".join(loads))
     shutil.rmtree(tmp, ignore_errors=True)

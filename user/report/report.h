@@ -17,6 +17,7 @@
 #include "arenas/arenas.h"
 #include "report/timeline.h"
 #include "report/execs.h"
+#include "unwind/uwcache.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -27,10 +28,13 @@
 struct pt_startup {
 	uint64_t bpf_load_ns;      /* BPF object opened, verified by the kernel, loaded */
 	uint64_t unwind_ns;        /* unwind tables built and loaded before the target went on */
+	uint64_t unwind_running_ns;/* unwind tables built while it ran (launch: all of them) */
 	uint64_t attach_ns;        /* probes and tracepoints attached */
 	uint64_t before_exec_ns;   /* launch: from peaktrace's start to the command's exec */
 	uint32_t exec_stops;       /* launch: exec stops the command was held at */
 	uint64_t held_ns;          /* launch: time held at them (per-image steps for new images) */
+	bool cache_on;             /* the unwind table cache was used (unwind/uwcache.h) */
+	struct pt_uwcache_stats cache;
 };
 
 struct pt_report {
