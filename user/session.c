@@ -915,9 +915,8 @@ static int configure(struct pt_session *s)
 
 int pt_session_load(struct pt_session *s)
 {
-	int code, err;
-
 	uint64_t t = now_ns();
+	int code, err;
 
 	s->skel = peaktrace_bpf__open();
 	if (!s->skel) {
@@ -1021,9 +1020,8 @@ int pt_session_attach(struct pt_session *s)
 	const struct pt_options *o = s->opt;
 	struct peaktrace_bpf *skel = s->skel;
 	const char *const *paths = (const char *const *)s->paths;
-	int code;
-
 	uint64_t t = now_ns();
+	int code;
 
 	seed_globals(s);
 	if ((code = open_streams(s)) != EXIT_OK)

@@ -4,13 +4,15 @@
  * by cfi.c. What comes back must be the table that was built, row for row; every file that is
  * not exactly what the cache wrote for that build id (a flipped byte, a cut file, another build
  * id's file under this one's name, a file not owned by root, a symlink) is rejected, counted
- * and removed; another build id misses; the directory's bound holds.
+ * and removed; another build id misses; at the directory's bound the least recently used file
+ * makes room.
  * Run as root (the cache trusts only root's files); skipped otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
 #include "unwind/cfi.h"
@@ -126,28 +128,52 @@ static void test_foreign(struct pt_uwcache *c, const struct pt_unwind_table *bui
 	CHECK(pt_uwcache_get(c, other, n, &t) == -EBADMSG, "foreign: rejected (the build id inside differs)");
 }
 
+static void set_mtime(const char *path, time_t t)
+{
+	struct timespec ts[2] = { { t, 0 }, { t, 0 } };
+
+	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+}
+
 static void test_bounds(struct pt_uwcache *c, const struct pt_unwind_table *built, const uint8_t *bid,
 			int n)
 {
+	struct pt_unwind_table t;
 	struct pt_uwcache bad;
+	uint8_t bid2[PT_UWCACHE_BID_MAX];
 	const char *why;
-	char path[512];
-	uint64_t nw = c->st.not_written;
-	int i;
+	char path[512], path2[512], filler[512];
+	time_t now = time(NULL);
+	uint64_t ev = c->st.evicted;
+	int i, fd;
 
-	/* Fill the directory to its file bound with small files. */
+	/* The directory at its file bound: this table (written long ago, then read: a hit marks
+	 * it used) and fillers, the oldest first. */
 	for (i = 0; i < PT_UWCACHE_MAX_FILES; i++) {
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/filler%03d.uwt", dir, i);
-		fd = open(path, O_WRONLY | O_CREAT, 0600);
-		if (fd >= 0)
-			close(fd);
+		snprintf(filler, sizeof(filler), "%s/filler%03d.uwt", dir, i);
+		unlink(filler);
 	}
 	path_of(bid, n, path, sizeof(path));
 	unlink(path);
 	pt_uwcache_put(c, bid, n, built);
-	CHECK(c->st.not_written == nw + 1 && access(path, F_OK), "full directory: not written, counted");
+	set_mtime(path, now - 5000);
+	for (i = 0; i < PT_UWCACHE_MAX_FILES - 1; i++) {
+		snprintf(filler, sizeof(filler), "%s/filler%03d.uwt", dir, i);
+		fd = open(filler, O_WRONLY | O_CREAT, 0600);
+		if (fd >= 0)
+			close(fd);
+		set_mtime(filler, now - 1000 + i);
+	}
+	CHECK(pt_uwcache_get(c, bid, n, &t) == 0, "full directory: a hit marks the table used");
+	pt_cfi_free(&t);
+	memcpy(bid2, bid, n);
+	bid2[n - 1] ^= 0x80;
+	path_of(bid2, n, path2, sizeof(path2));
+	pt_uwcache_put(c, bid2, n, built);
+	snprintf(filler, sizeof(filler), "%s/filler000.uwt", dir);
+	CHECK(c->st.evicted == ev + 1 && access(filler, F_OK) && !access(path2, F_OK),
+	      "full directory: the least recently used file removed (counted), the new table written");
+	CHECK(!access(path, F_OK), "... the table just read kept");
 	/* A directory others can write into is not used. */
 	CHECK(chmod(dir, 0777) == 0, "directory made world-writable");
 	CHECK(pt_uwcache_init(&bad, dir, false, &why) == -EPERM && !bad.on,

@@ -32,7 +32,8 @@ drift hits all of them alike; the table shows median, min and max of the host's 
 the median's ratio to the untraced median and its difference. The machine's load average is
 printed with the figures (this machine is shared).
 
-Environment: ROUNDS, RUNTIMES (comma-separated subset of python,pyenv,node).
+Environment: ROUNDS, RUNTIMES (comma-separated subset of python,pyenv,node), BASE_PEAKTRACE (another
+peaktrace binary, e.g. an older build, run the same way as a "base" row in the same rounds).
 """
 
 import json
@@ -207,6 +208,9 @@ def main():
     # (name, tracer command, empty the cache first)
     configs = [("untraced", [], False), ("cold", base + ["--"], True), ("warm", base + ["--"], False),
                ("fast cold", base + ["--fast-start", "--"], True), ("light", base + ["--light", "--"], False)]
+    if os.environ.get("BASE_PEAKTRACE"):
+        configs.append(("base", [os.path.abspath(os.environ["BASE_PEAKTRACE"]), "-q", "-o", outdir, "--"],
+                        False))
     rts = runtimes(build)
     res = {(r["key"], c[0]): [] for r in rts for c in configs}
     os.makedirs(cache, mode=0o700, exist_ok=True)

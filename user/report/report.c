@@ -365,8 +365,10 @@ static void text_startup(FILE *f, const struct pt_report *r)
 	fprintf(f, "unwind table cache: %" PRIu64 " tables read, %" PRIu64 " built (%" PRIu64
 		   " written), %" PRIu64 " rejected as corrupt or foreign", st->cache.hits,
 		st->cache.misses, st->cache.written, st->cache.rejected);
+	if (st->cache.evicted)
+		fprintf(f, ", %" PRIu64 " least recently used removed to make room", st->cache.evicted);
 	if (st->cache.not_written)
-		fprintf(f, ", %" PRIu64 " not written (cache full or unwritable)", st->cache.not_written);
+		fprintf(f, ", %" PRIu64 " not written (cache unwritable)", st->cache.not_written);
 	if (st->cache.no_build_id)
 		fprintf(f, ", %" PRIu64 " files without a build id (not cached)", st->cache.no_build_id);
 	fputc('\n', f);
@@ -898,10 +900,10 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fputs("null},\n", f);
 	else
 		fprintf(f, "{\"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"rejected\": %" PRIu64
-			   ", \"written\": %" PRIu64 ", \"not_written\": %" PRIu64 ", \"no_build_id\": %"
-			   PRIu64 "}},\n", r->startup.cache.hits, r->startup.cache.misses,
+			   ", \"written\": %" PRIu64 ", \"not_written\": %" PRIu64 ", \"evicted\": %" PRIu64
+			   ", \"no_build_id\": %" PRIu64 "}},\n", r->startup.cache.hits, r->startup.cache.misses,
 			r->startup.cache.rejected, r->startup.cache.written, r->startup.cache.not_written,
-			r->startup.cache.no_build_id);
+			r->startup.cache.evicted, r->startup.cache.no_build_id);
 	fprintf(f, "  \"timeline\": ");
 	pt_tl_json(f, &r->tl);
 	fprintf(f, ",\n");

@@ -179,28 +179,62 @@ int pt_uwcache_get(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen, stru
 		return -EBADMSG;
 	}
 	c->st.hits++;
+	utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);   /* used now: evicted last */
 	return 0;
 }
 
-/* Room for one more file of size bytes in the directory. */
-static bool room_for(const struct pt_uwcache *c, uint64_t bytes)
+struct uwc_ent {
+	int64_t used;           /* mtime: set at each read (a hit), so the oldest is the least used */
+	uint64_t size;
+	char name[256];
+};
+
+static int by_use(const void *a, const void *b)
+{
+	const struct uwc_ent *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/* Room for one more table of size bytes in the directory: the least recently used tables are
+ * removed to make it (at most twice PT_UWCACHE_MAX_FILES entries are looked at). */
+static bool room_for(struct pt_uwcache *c, uint64_t bytes)
 {
 	DIR *d = opendir(c->dir);
+	struct uwc_ent *e = calloc(PT_UWCACHE_MAX_FILES * 2, sizeof(*e));
+	uint64_t total = bytes;
 	struct dirent *de;
-	uint64_t total = bytes, files = 1;
 	struct stat st;
+	size_t n = 0, i = 0;
+	bool ok;
 
-	if (!d)
+	if (!d || !e) {
+		if (d)
+			closedir(d);
+		free(e);
 		return false;
-	while ((de = readdir(d))) {
-		if (!strstr(de->d_name, ".uwt"))
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			total += (uint64_t)st.st_size;
-		files++;
 	}
+	while ((de = readdir(d)) && n < PT_UWCACHE_MAX_FILES * 2) {
+		if (!strstr(de->d_name, ".uwt") || strlen(de->d_name) >= sizeof(e[n].name) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		e[n].used = st.st_mtime;
+		e[n].size = (uint64_t)st.st_size;
+		snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+		total += e[n++].size;
+	}
+	qsort(e, n, sizeof(*e), by_use);
+	while (i < n && (n - i + 1 > PT_UWCACHE_MAX_FILES || total > PT_UWCACHE_MAX_BYTES)) {
+		if (unlinkat(dirfd(d), e[i].name, 0) == 0) {
+			total -= e[i].size;
+			c->st.evicted++;
+		}
+		i++;
+	}
+	ok = n - i + 1 <= PT_UWCACHE_MAX_FILES && total <= PT_UWCACHE_MAX_BYTES;
 	closedir(d);
-	return files <= PT_UWCACHE_MAX_FILES && total <= PT_UWCACHE_MAX_BYTES;
+	free(e);
+	return ok;
 }
 
 void pt_uwcache_put(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
@@ -215,7 +249,7 @@ void pt_uwcache_put(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
 	if (!c || !c->on || !bidlen || bidlen > PT_UWCACHE_BID_MAX || !t->nrows)
 		return;
 	n = (size_t)t->nrows * sizeof(*t->rows);
-	if (!room_for(c, sizeof(h) + n)) {
+	if (sizeof(h) + n > PT_UWCACHE_MAX_BYTES || !room_for(c, sizeof(h) + n)) {
 		c->st.not_written++;
 		return;
 	}

@@ -11,9 +11,9 @@
  * regular root-owned file of exactly the size its header announces, with the right magic,
  * version and build id, a matching checksum and rows that are sorted and of known kinds.
  * Anything else is rejected (counted), removed and rebuilt. The directory is bounded
- * (PT_UWCACHE_MAX_FILES files, PT_UWCACHE_MAX_BYTES in all): when full, new tables are not
- * written (counted). Files are written to a temporary name and renamed, so a reader never
- * sees half a file.
+ * (PT_UWCACHE_MAX_FILES files, PT_UWCACHE_MAX_BYTES in all): the least recently used tables
+ * (a read sets a file's mtime) are removed to make room (counted). Files are written to a
+ * temporary name and renamed, so a reader never sees half a file.
  */
 #ifndef PEAKTRACE_UWCACHE_H
 #define PEAKTRACE_UWCACHE_H
@@ -32,7 +32,8 @@ struct pt_uwcache_stats {
 	uint64_t misses;        /* no usable file for the build id: built (then written) */
 	uint64_t rejected;      /* a file failed a check (corrupt, truncated, foreign): rebuilt */
 	uint64_t written;       /* tables written */
-	uint64_t not_written;   /* not written: directory full, or a write failed */
+	uint64_t not_written;   /* not written: a write failed, or no room could be made */
+	uint64_t evicted;       /* least recently used tables removed to make room */
 	uint64_t no_build_id;   /* files without a build id: built every time */
 };
 
