@@ -1236,7 +1236,7 @@ static void report_figures(struct pt_session *s)
 	rep->src = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;
-	rep->startup.unwind_running_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
+	rep->startup.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
 	rep->startup.cache_on = s->uwc.on;
 	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);

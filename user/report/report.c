@@ -348,9 +348,9 @@ static void text_startup(FILE *f, const struct pt_report *r)
 {
 	const struct pt_startup *st = &r->startup;
 
-	fprintf(f, "start-up: BPF programs loaded in %.3f s, unwind tables %.3f s (and %.3f s while "
-		   "the target ran), probes attached in %.3f s", st->bpf_load_ns / 1e9,
-		st->unwind_ns / 1e9, st->unwind_running_ns / 1e9, st->attach_ns / 1e9);
+	fprintf(f, "start-up: BPF programs loaded in %.3f s, unwind tables %.3f s (and %.3f s later), "
+		   "probes attached in %.3f s", st->bpf_load_ns / 1e9,
+		st->unwind_ns / 1e9, st->unwind_later_ns / 1e9, st->attach_ns / 1e9);
 	if (r->launched)
 		fprintf(f, "; the command waited %.3f s before its exec and %.3f s at %u exec stop%s\n",
 			st->before_exec_ns / 1e9, st->held_ns / 1e9, st->exec_stops,
@@ -892,10 +892,10 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
 	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
-		   ", \"unwind_running_ns\": %" PRIu64 ", \"attach_ns\": %" PRIu64
+		   ", \"unwind_later_ns\": %" PRIu64 ", \"attach_ns\": %" PRIu64
 		   ", \"before_exec_ns\": %" PRIu64 ", \"exec_stops\": %u, \"held_ns\": %" PRIu64
 		   ", \"unwind_cache\": ", r->startup.bpf_load_ns, r->startup.unwind_ns,
-		r->startup.unwind_running_ns, r->startup.attach_ns, r->startup.before_exec_ns, r->startup.exec_stops, r->startup.held_ns);
+		r->startup.unwind_later_ns, r->startup.attach_ns, r->startup.before_exec_ns, r->startup.exec_stops, r->startup.held_ns);
 	if (!r->startup.cache_on)
 		fputs("null},\n", f);
 	else

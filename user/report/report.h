@@ -28,7 +28,8 @@
 struct pt_startup {
 	uint64_t bpf_load_ns;      /* BPF object opened, verified by the kernel, loaded */
 	uint64_t unwind_ns;        /* unwind tables built and loaded before the target went on */
-	uint64_t unwind_running_ns;/* unwind tables built while it ran (launch: all of them) */
+	uint64_t unwind_later_ns;  /* table work after that: at exec stops (inside held_ns) or while
+	                            * the target ran (new code; --fast-start) */
 	uint64_t attach_ns;        /* probes and tracepoints attached */
 	uint64_t before_exec_ns;   /* launch: from peaktrace's start to the command's exec */
 	uint32_t exec_stops;       /* launch: exec stops the command was held at */
