@@ -192,10 +192,8 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	struct pt_unwind_table t;
 	struct pt_unwind_file fv;
 	struct pt_elf e;
-	int i, err;
-
 	uint8_t bid[PT_UWCACHE_BID_MAX];
-	int bidlen;
+	int i, err, bidlen;
 
 	err = pt_elf_open_fd(fd, &e);
 	if (err)
@@ -339,6 +337,7 @@ int pt_unwinder_refresh(struct pt_unwinder *u)
 				break;
 			if (fd < 0) {
 				u->st.file_failed++;
+				f->state = UW_FAILED;
 				file_no_rows(u, f);
 			} else
 				file_load(u, f, fd);
