@@ -126,6 +126,12 @@ bench: deps all
 	$(Q)tools/bench/bench.sh $(OUT)
 	$(Q)python3 tools/bench/scale.py $(OUT)
 	$(Q)python3 tools/bench/pyobjects.py $(OUT)
+	$(Q)$(MAKE) --no-print-directory bench-coldstart
+
+# What launch mode adds to a Lambda runtime's cold start (tools/bench/coldstart.py).
+.PHONY: bench-coldstart
+bench-coldstart: all lambda-host
+	$(Q)python3 tools/bench/coldstart.py $(OUT)
 
 # The cost of RSS attribution per anonymous page fault (tools/bench/faults.sh).
 .PHONY: bench-faults

@@ -172,6 +172,36 @@ static __always_inline void inv_rss(__s64 rss)
 	}
 }
 
+/* The streaming header search (rapi.h) as a bpf_loop: the callback is verified once. */
+struct rapi_hdr_scan {
+	__u32 found;
+};
+
+static long rapi_hdr_step(__u64 i, void *arg)
+{
+	struct rapi_hdr_scan *h = arg;
+	struct rapi_scratch *sc;
+	__u32 zero = 0;
+
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 1;
+	if (pt_rapi_mode_at(sc->buf, (__u32)i)) {
+		h->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* pt_rapi_is_streaming() on the scratch buffer's first len bytes. */
+static __always_inline int rapi_is_streaming(__u32 len)
+{
+	struct rapi_hdr_scan h = { 0 };
+
+	bpf_loop(pt_rapi_hdr_positions(len), rapi_hdr_step, &h, 0);
+	return h.found;
+}
+
 /* A write-like syscall of the target: look at its first bytes for a Runtime API request. */
 static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 {
@@ -229,7 +259,7 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 		if (hl > PT_RAPI_HDR_SCAN)
 			hl = PT_RAPI_HDR_SCAN;
 		if ((hl <= PT_RAPI_SCAN || bpf_probe_read_user(sc->buf, hl, buf) == 0) &&
-		    pt_rapi_is_streaming(sc->buf, (__u32)hl)) {
+		    rapi_is_streaming((__u32)hl)) {
 			struct rapi_stream rs = { .id_len = id_len < PT_REQID_LEN ? id_len : PT_REQID_LEN };
 
 			for (int i = 0; i < PT_REQID_LEN; i++) {
@@ -267,15 +297,20 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	}
 }
 
-/* A writev of the target: its first buffer, as a write. */
-static __always_inline int rapi_writev(struct trace_event_raw_sys_enter *ctx)
-{
-	struct { __u64 base, len; } iov;
+/* x86-64 syscall numbers of the write-like calls whose first bytes are classified. */
+#define RAPI_NR_WRITEV 20
 
-	if (!rapi_boundaries || !is_target() || ctx->args[2] < 1)
+/* sys_enter of write, sendto (fd, buf, count: the same three first arguments) or writev (its
+ * first buffer, where the request line is), as a write. */
+static __always_inline int rapi_write_like(struct trace_event_raw_sys_enter *ctx)
+{
+	struct { __u64 base, len; } iov = { ctx->args[1], ctx->args[2] };
+
+	if (!rapi_boundaries || !is_target())
 		return 0;
-	/* The request line is at the start of the first buffer. */
-	if (bpf_probe_read_user(&iov, sizeof(iov), (const void *)ctx->args[1]))
+	/* One inlined rapi_write below, whichever the call: two would double the verifier's work. */
+	if (ctx->id == RAPI_NR_WRITEV &&
+	    (ctx->args[2] < 1 || bpf_probe_read_user(&iov, sizeof(iov), (const void *)ctx->args[1])))
 		return 0;
 	rapi_write(ctx->args[0], (const void *)iov.base, iov.len);
 	return 0;

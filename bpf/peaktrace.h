@@ -100,6 +100,8 @@ enum pt_err {
 	PT_ERR_UNWIND_READ,       /* a saved return address or rbp unreadable */
 	PT_ERR_UNWIND_DEPTH,      /* more than PT_MAX_FRAMES frames */
 	PT_ERR_UNWIND_FP_FALLBACK,/* stacks with frames unwound by frame pointer for lack of CFI */
+	PT_ERR_UNWIND_PENDING,    /* stacks through a file whose tables were not loaded yet (built
+	                           * while the target runs): frame pointers there, or cut */
 	/* Counted by user space (user/unwind_maps.c writes CPU 0's slot; BPF never touches them). */
 	PT_ERR_UNWIND_ROWS_FULL,  /* executable files left without CFI: row table full */
 	PT_ERR_UNWIND_MAPS_FULL,  /* executable mappings beyond the mapping table */

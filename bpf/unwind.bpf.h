@@ -128,6 +128,7 @@ struct unw_walk {
 	__u64 half, nmaps;      /* published mappings usable by this walk (nmaps 0: none) */
 	__u64 gen;              /* their generation: tags frame-cache entries */
 	__u64 fp_frames;        /* frames crossed with frame pointers */
+	__u64 pending;          /* a frame in a file whose tables are not loaded yet */
 	/* mapping of the previous frame: most frames stay in one file */
 	__u64 m_start, m_end, m_bias, m_first, m_nrows;
 	__u64 m_published;      /* it came from the published array (its rows may be cached) */
@@ -290,7 +291,8 @@ static long unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 }
 
 /* pc in no published mapping: ask the kernel which file it is in, and find that file's rows.
- * 0 with *out set, or -1. */
+ * 0 with *out set; -2 when the file has no entry yet (user space builds tables while the target
+ * runs, and gives every file it tried an entry, rows or not); -1 otherwise. */
 __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 {
 	struct unw_vma v = {};
@@ -303,7 +305,7 @@ __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 		return -1;
 	f = bpf_map_lookup_elem(&unwind_files, &v.key);
 	if (!f)
-		return -1;
+		return -2;
 	out->start = v.start;
 	out->end = v.end;
 	out->bias = v.start - v.pgoff * 4096 - f->adj;
@@ -315,8 +317,11 @@ __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 static __always_inline bool unw_find_file(struct unw_walk *w, __u64 pc)
 {
 	struct pt_unwind_map m;
+	int err = pt_unw_file_map(pc, &m);
 
-	if (pt_unw_file_map(pc, &m))
+	if (err == -2)
+		w->pending = 1;
+	if (err)
 		return false;
 	w->m_start = m.start;
 	w->m_end = m.end;
@@ -517,6 +522,8 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 		count_err(w.stop);
 	if (w.fp_frames)
 		count_err(PT_ERR_UNWIND_FP_FALLBACK);
+	if (w.pending)
+		count_err(PT_ERR_UNWIND_PENDING);
 	*hash = w.h;
 	return w.n;
 }

@@ -80,7 +80,8 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
-       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_PY_OBJECTS };
+       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_PY_OBJECTS,
+       OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -98,6 +99,9 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
+	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
+	{ "no-cache", OPT_NO_CACHE, NULL, 0, "Neither read nor write the unwind table cache", 0 },
+	{ "fast-start", OPT_FAST_START, NULL, 0, "Launch mode: do not hold the command while the unwind tables the cache lacks are built; they are built while it runs, and the stacks taken before are counted (unwind_not_yet_covered)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
 	{ "frames", OPT_FRAMES, "MODE", 0, "Frames shown in every output: collapsed (default: each run of unnamed frames in an interpreter, python3.11 or node, becomes one \"[python3.11 internals]\" frame), all (every frame as unwound), or python (only the Python and JIT-named frames, e.g. JS, plus the native frame that allocated, as memray shows them)", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0, "Unwind only a Poisson sample of allocations, one per SIZE bytes on average (e.g. 512K); per-stack figures become unbiased estimates, totals and peaks stay exact (default 0: every allocation)", 0 },
@@ -167,6 +171,27 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	if (*end || x >= 18446744073709551615.0)
 		die_usage(st, "invalid size: %s", arg);
 	return (uint64_t)x;
+}
+
+/* The start-up options (unwind table cache, --fast-start) and --python-objects. Returns false
+ * for another key. */
+static bool parse_start_opt(int key, char *arg, struct pt_options *o)
+{
+	switch (key) {
+	case OPT_CACHE_DIR:
+		o->cache_dir = arg;
+		return true;
+	case OPT_NO_CACHE:
+		o->no_cache = true;
+		return true;
+	case OPT_FAST_START:
+		o->fast_start = true;
+		return true;
+	case OPT_PY_OBJECTS:
+		o->python_objects = true;
+		return true;
+	}
+	return false;
 }
 
 static int parse_supervised(struct argp_state *st, const char *arg)
@@ -282,9 +307,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_SUPERVISED:
 		o->supervised = parse_supervised(st, arg);
 		break;
-	case OPT_PY_OBJECTS:
-		o->python_objects = true;
-		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;
 		break;
@@ -363,7 +385,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;
 	default:
-		return parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
+		return parse_start_opt(key, arg, o) || parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }

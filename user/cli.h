@@ -55,6 +55,9 @@ struct pt_options {
 	bool dwarf;              /* --unwind dwarf (default) or fp */
 	bool arenas;             /* glibc arena accounting (off with --no-arenas) */
 	bool perf_uprobes;       /* --perf-uprobes: no uprobe-multi links */
+	const char *cache_dir;   /* --cache-dir: unwind tables by build id (NULL: the default) */
+	bool no_cache;           /* --no-cache */
+	bool fast_start;         /* --fast-start: tables the cache lacks built after the release */
 	bool light;              /* --light: no allocator probes (RSS, syscalls, invocations) */
 	bool python_objects;     /* --python-objects: CPython's object allocator probed too */
 	int boundary;            /* --boundary: BOUNDARY_* */

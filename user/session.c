@@ -33,6 +33,7 @@
 #include "attach/probes.h"
 #include "attach/umulti.h"
 #include "unwind/unwind_maps.h"
+#include "unwind/uwcache.h"
 #include "symbolize/symbolize.h"
 #include "profile/collect.h"
 #include "python/python.h"
@@ -77,8 +78,12 @@ struct pt_session {
 	struct pt_links links;
 	struct ring_buffer *rb;
 	struct pt_unwinder *unw;
+	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
 	struct pt_symbolizer *sym;
 	uint64_t start_ns;
+	uint64_t t0_ns;          /* peaktrace's start (pt_session_new): start-up figures from here */
+	double unw_ms0;          /* unwind table work done before the target ran, ms */
+	uint64_t exec_ev_ns;     /* kernel time of the last exec event not yet matched to its stop */
 	/* invocations */
 	struct pt_inv_list invs;
 	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
@@ -521,6 +526,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		 * takes the new image's maps away. */
 		if (!s->launched && len >= sizeof(*e))
 			target_exec(s, false, e->ts, (uint32_t)e->addr);
+		if (len >= sizeof(*e))
+			s->exec_ev_ns = e->ts;
 		s->need_refresh = true;
 		break;
 	case PT_EV_EXEC_MAP:
@@ -733,7 +740,13 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	} else {
 		x.allocator_missing = true;
 	}
-	pt_unwind_refresh(s->unw);
+	/* Held at the exec stop: with --fast-start only the tables the cache has; the poll loop
+	 * builds the others once the target runs again (the exec event asked for that refresh),
+	 * and until then their frames are counted as not yet covered. */
+	if (held)
+		pt_unwind_refresh_held(s->unw);
+	else
+		pt_unwind_refresh(s->unw);
 	if (x.reprobed && !held)
 		x.window_ns = now_ns() - exec_ns;
 	if (held)
@@ -755,11 +768,22 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 static void at_child_exec(void *arg)
 {
 	struct pt_session *s = arg;
+	uint64_t t;
 
+	/* The hold began at the stop, not when we saw it: the exec event (sent by the kernel just
+	 * before the stop, so it is in the ring buffer now) says when that was. */
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	t = now_ns();
+	if (s->exec_ev_ns && s->exec_ev_ns <= t && t - s->exec_ev_ns < 10000000000ULL)
+		t = s->exec_ev_ns;
+	s->exec_ev_ns = 0;
 	if (s->child.execs > 1 && s->skel)
-		target_exec(s, true, now_ns(), (uint32_t)s->skel->bss->g.next_stack + 1);
+		target_exec(s, true, t, (uint32_t)s->skel->bss->g.next_stack + 1);
 	s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
 						    sizeof(s->rep.node_flags_note));
+	s->rep.startup.exec_stops++;
+	s->rep.startup.held_ns += now_ns() - t;
 }
 
 /* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
@@ -843,6 +867,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	if (!s)
 		return NULL;
 	s->opt = opt;
+	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
 	verbose = opt->verbose;
@@ -1066,6 +1091,7 @@ static int configure(struct pt_session *s)
 
 int pt_session_load(struct pt_session *s)
 {
+	uint64_t t = now_ns();
 	int code, err;
 
 	s->skel = peaktrace_bpf__open();
@@ -1089,9 +1115,24 @@ int pt_session_load(struct pt_session *s)
 			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");
 		return err == -EPERM ? EXIT_PERM : EXIT_BPF;
 	}
+	s->rep.startup.bpf_load_ns = now_ns() - t;
 	s->arenas = s->skel->rodata->glibc_arenas;
 	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
-	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths);
+	t = now_ns();
+	if (s->skel->rodata->dwarf_unwind) {
+		const char *why;
+		int e = pt_uwcache_init(&s->uwc, s->opt->cache_dir, s->opt->no_cache, &why);
+
+		if (e)
+			fprintf(stderr, "peaktrace: warning: unwind table cache %s not used (%s: %s): "
+					"tables are built at every start\n",
+				s->opt->cache_dir ? s->opt->cache_dir : PT_UWCACHE_DEFAULT_DIR, why,
+				strerror(-e));
+	}
+	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths, &s->uwc,
+				s->opt->fast_start);
+	s->rep.startup.unwind_ns = now_ns() - t;
+	s->unw_ms0 = pt_unwind_build_ms(s->unw);
 	return EXIT_OK;
 }
 
@@ -1163,6 +1204,7 @@ int pt_session_attach(struct pt_session *s)
 	const struct pt_options *o = s->opt;
 	struct peaktrace_bpf *skel = s->skel;
 	const char *const *paths = (const char *const *)s->paths;
+	uint64_t t = now_ns();
 	int code;
 
 	seed_globals(s);
@@ -1181,6 +1223,7 @@ int pt_session_attach(struct pt_session *s)
 	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
 		return EXIT_BPF;
 	pyobj_attach(s);
+	s->rep.startup.attach_ns = now_ns() - t;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
 		fprintf(stderr, "peaktrace: failed to create ring buffer: %s\n", strerror(errno));
@@ -1196,6 +1239,7 @@ int pt_session_start(struct pt_session *s)
 	catch_stop_signals();
 	s->start_ns = now_ns();
 	if (s->launched) {
+		s->rep.startup.before_exec_ns = now_ns() - s->t0_ns;
 		err = pt_launch_go(&s->child);
 		if (err) {
 			fprintf(stderr, "peaktrace: cannot execute %s: %s\n", s->opt->cmd[0], strerror(-err));
@@ -1269,9 +1313,11 @@ void pt_session_poll(struct pt_session *s)
 			 * long enough for the runtime to reach its first get_next meanwhile. */
 			if (s->aws_pending)
 				attach_aws(s, NULL, true);
-			pt_sym_refresh(s->sym);
-			pt_unwind_refresh(s->unw);
+			/* Then what the kernel's stacks need, before the symbols (needed only to name
+			 * stacks). */
 			python_locate(s);
+			pt_unwind_refresh(s->unw);
+			pt_sym_refresh(s->sym);
 			s->need_refresh = false;
 			last_refresh = now;
 		}
@@ -1390,6 +1436,9 @@ static void report_figures(struct pt_session *s)
 	rep->src = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;
+	rep->startup.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
+	rep->startup.cache_on = s->uwc.on;
+	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);
 	rep->ar = s->ar;
 	memset(&s->ar, 0, sizeof(s->ar));

@@ -360,6 +360,17 @@ def run_lambda_launch(ctx):
         return
     init = [i for i in rep.get("invocations", []) if i.get("seq") == 0]
     res.eq(name + ": the init phase ends at the first GET next", init[0]["outcome"] if init else None, "init")
+    # peaktrace's start-up (the command waiting for it) is inside the host's own Init Duration,
+    # which runs from starting peaktrace to the runtime's first GET next: it cannot be longer.
+    st = rep.get("startup") or {}
+    m = re.search(r"Init Duration: ([0-9.]+) ms", h.out + h.err)
+    waited = st.get("before_exec_ns", 0) + st.get("held_ns", 0)
+    res.true(name + ": start-up figures present, the steps inside the wait before the exec",
+             st.get("bpf_load_ns", 0) > 0 and st.get("exec_stops", 0) >= 1 and
+             st["before_exec_ns"] >= st["bpf_load_ns"] + st["unwind_ns"] + st["attach_ns"], "startup %s" % st)
+    res.true(name + ": the command's wait for peaktrace is inside the host's Init Duration",
+             m is not None and 0 < waited <= float(m.group(1)) * 1e6,
+             "waited %.1f ms, host %s" % (waited / 1e6, m.group(1) if m else "no Init Duration"))
     invs = invocations(rep)
     res.eq(name + ": every invocation found once with the host's request ids", [i["request_id"] for i in invs], ids)
     try:

@@ -179,9 +179,10 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bool boundaries)
 {
 	struct bpf_program *rapi[] = {
-		skel->progs.on_write_enter, skel->progs.on_sendto_enter, skel->progs.on_writev_enter,
-		skel->progs.on_read_exit, skel->progs.on_recvfrom_exit,
+		skel->progs.on_write_enter, skel->progs.on_read_exit, skel->progs.on_recvfrom_exit,
 	};
+	/* The write program also sees sendto and writev (it tells them apart by syscall number). */
+	static const char *const also_write[] = { "sys_enter_sendto", "sys_enter_writev" };
 	struct bpf_program *tps[] = {
 		skel->progs.on_mmap_enter, skel->progs.on_mmap_exit, skel->progs.on_munmap_enter,
 		skel->progs.on_mremap_enter, skel->progs.on_mremap_exit,
@@ -207,6 +208,15 @@ int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bo
 		if (err) {
 			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
 				bpf_program__section_name(rapi[i]), strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; boundaries && i < sizeof(also_write) / sizeof(also_write[0]); i++) {
+		err = pt_links_add(links, bpf_program__attach_tracepoint(skel->progs.on_write_enter,
+									  "syscalls", also_write[i]), 0);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach tp/syscalls/%s: %s\n", also_write[i],
+				strerror(-err));
 			return err;
 		}
 	}

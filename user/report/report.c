@@ -35,6 +35,7 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_READ] = "unwind_read_failed",
 	[PT_ERR_UNWIND_DEPTH] = "unwind_too_deep",
 	[PT_ERR_UNWIND_FP_FALLBACK] = "unwind_fp_fallback",
+	[PT_ERR_UNWIND_PENDING] = "unwind_not_yet_covered",
 	[PT_ERR_UNWIND_ROWS_FULL] = "unwind_rows_full",
 	[PT_ERR_UNWIND_MAPS_FULL] = "unwind_maps_full",
 	[PT_ERR_UNWIND_FILE] = "unwind_file_failed",
@@ -69,6 +70,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_READ] = "stacks cut where a saved return address could not be read",
 	[PT_ERR_UNWIND_DEPTH] = "stacks deeper than the frames kept per stack (PT_MAX_FRAMES = 64), cut there",
 	[PT_ERR_UNWIND_FP_FALLBACK] = "stacks with frames in code without CFI, unwound by frame pointer (may be wrong)",
+	[PT_ERR_UNWIND_PENDING] = "stacks taken before their code's unwind tables were loaded (built while the target runs): frame pointers there, or cut",
 	[PT_ERR_UNWIND_ROWS_FULL] = "executable files left without unwind tables: row table full",
 	[PT_ERR_UNWIND_MAPS_FULL] = "executable mappings beyond the unwinder's mapping table",
 	[PT_ERR_UNWIND_FILE] = "executable files whose .eh_frame could not be read (their frames use frame pointers)",
@@ -111,6 +113,7 @@ static const unsigned char err_affects[PT_ERR_COUNT] = {
 	[PT_ERR_UNWIND_READ] = AFF_STACKS,
 	[PT_ERR_UNWIND_DEPTH] = AFF_STACKS,
 	[PT_ERR_UNWIND_FP_FALLBACK] = AFF_STACKS,
+	[PT_ERR_UNWIND_PENDING] = AFF_STACKS,
 	[PT_ERR_UNWIND_ROWS_FULL] = AFF_STACKS,
 	[PT_ERR_UNWIND_MAPS_FULL] = AFF_STACKS,
 	[PT_ERR_UNWIND_FILE] = AFF_STACKS,
@@ -340,6 +343,37 @@ static int cmp_mstack_desc(const void *a, const void *b)
 }
 
 /* The first line: what was traced, for how long, how it ended. */
+/* One line: what peaktrace's own start-up cost and how much of it the target waited for. */
+static void text_startup(FILE *f, const struct pt_report *r)
+{
+	const struct pt_startup *st = &r->startup;
+
+	fprintf(f, "start-up: BPF programs loaded in %.3f s, unwind tables %.3f s (and %.3f s later), "
+		   "probes attached in %.3f s", st->bpf_load_ns / 1e9,
+		st->unwind_ns / 1e9, st->unwind_later_ns / 1e9, st->attach_ns / 1e9);
+	if (r->launched)
+		fprintf(f, "; the command waited %.3f s before its exec and %.3f s at %u exec stop%s\n",
+			st->before_exec_ns / 1e9, st->held_ns / 1e9, st->exec_stops,
+			st->exec_stops == 1 ? "" : "s");
+	else
+		fputs(" (the target ran meanwhile)\n", f);
+	if (!st->cache_on) {
+		if (!strcmp(r->unwind ? r->unwind : "", "dwarf"))
+			fputs("unwind table cache: off (tables built at every start)\n", f);
+		return;
+	}
+	fprintf(f, "unwind table cache: %" PRIu64 " tables read, %" PRIu64 " built (%" PRIu64
+		   " written), %" PRIu64 " rejected as corrupt or foreign", st->cache.hits,
+		st->cache.misses, st->cache.written, st->cache.rejected);
+	if (st->cache.evicted)
+		fprintf(f, ", %" PRIu64 " least recently used removed to make room", st->cache.evicted);
+	if (st->cache.not_written)
+		fprintf(f, ", %" PRIu64 " not written (cache unwritable)", st->cache.not_written);
+	if (st->cache.no_build_id)
+		fprintf(f, ", %" PRIu64 " files without a build id (not cached)", st->cache.no_build_id);
+	fputc('\n', f);
+}
+
 static void text_header(FILE *f, const struct pt_report *r)
 {
 	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
@@ -352,6 +386,7 @@ static void text_header(FILE *f, const struct pt_report *r)
 	}
 	fputc('\n', f);
 	pt_execs_text(f, &r->execs);
+	text_startup(f, r);
 }
 
 /* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
@@ -903,6 +938,19 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
+		   ", \"unwind_later_ns\": %" PRIu64 ", \"attach_ns\": %" PRIu64
+		   ", \"before_exec_ns\": %" PRIu64 ", \"exec_stops\": %u, \"held_ns\": %" PRIu64
+		   ", \"unwind_cache\": ", r->startup.bpf_load_ns, r->startup.unwind_ns,
+		r->startup.unwind_later_ns, r->startup.attach_ns, r->startup.before_exec_ns, r->startup.exec_stops, r->startup.held_ns);
+	if (!r->startup.cache_on)
+		fputs("null},\n", f);
+	else
+		fprintf(f, "{\"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"rejected\": %" PRIu64
+			   ", \"written\": %" PRIu64 ", \"not_written\": %" PRIu64 ", \"evicted\": %" PRIu64
+			   ", \"no_build_id\": %" PRIu64 "}},\n", r->startup.cache.hits, r->startup.cache.misses,
+			r->startup.cache.rejected, r->startup.cache.written, r->startup.cache.not_written,
+			r->startup.cache.evicted, r->startup.cache.no_build_id);
 	fprintf(f, "  \"timeline\": ");
 	pt_tl_json(f, &r->tl);
 	fprintf(f, ",\n");

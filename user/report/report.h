@@ -17,6 +17,7 @@
 #include "arenas/arenas.h"
 #include "report/timeline.h"
 #include "report/execs.h"
+#include "unwind/uwcache.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -32,6 +33,23 @@ struct pt_pyobj_note {
 	uint32_t inlined_sites;  /* pymalloc copies inlined into callers, unseen by the probes */
 	struct pt_probe_info probes[2 * 4];
 	int nprobes;
+};
+
+/* What peaktrace's own start-up cost, step by step (session.c measures, CLOCK_MONOTONIC). In
+ * launch mode everything before the command's exec, and every hold at an exec stop, delays the
+ * target: under a supervisor that times the start (Lambda's Init Duration) it is inside that
+ * figure. */
+struct pt_startup {
+	uint64_t bpf_load_ns;      /* BPF object opened, verified by the kernel, loaded */
+	uint64_t unwind_ns;        /* unwind tables built and loaded before the target went on */
+	uint64_t unwind_later_ns;  /* table work after that: at exec stops (inside held_ns) or while
+	                            * the target ran (new code; --fast-start) */
+	uint64_t attach_ns;        /* probes and tracepoints attached */
+	uint64_t before_exec_ns;   /* launch: from peaktrace's start to the command's exec */
+	uint32_t exec_stops;       /* launch: exec stops the command was held at */
+	uint64_t held_ns;          /* launch: time held at them (per-image steps for new images) */
+	bool cache_on;             /* the unwind table cache was used (unwind/uwcache.h) */
+	struct pt_uwcache_stats cache;
 };
 
 struct pt_report {
@@ -83,6 +101,7 @@ struct pt_report {
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 	struct pt_pyobj_note pyobj;   /* --python-objects */
+	struct pt_startup startup; /* peaktrace's own start-up, step by step */
 };
 
 const char *pt_err_name(int e);

@@ -356,6 +356,23 @@ static enum pt_allocator_kind classify(const char *path, const struct sym_scan *
  * Fill out from e if it defines malloc. Returns 1 if it does, 0 if not, -errno.
  * .dynsym first (what ld.so binds to), .symtab for static executables.
  */
+/* A program the dynamic loader starts (PT_INTERP): ld.so binds calls only to symbols in
+ * .dynsym, so a malloc in its .symtab alone allocates for nobody else. */
+static bool has_interp(struct pt_elf *e)
+{
+	size_t n, i;
+
+	if (!e->elf || elf_getphdrnum(e->elf, &n) || n > 4096)
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e->elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
 static int scan_object(struct pt_elf *e, const char *path, const char *open_path,
 		       struct pt_allocator *out)
 {
@@ -367,7 +384,9 @@ static int scan_object(struct pt_elf *e, const char *path, const char *open_path
 	err = pt_elf_foreach_sym(e, SHT_DYNSYM, scan_cb, &sc);
 	if (err)
 		return err;
-	if (!sc.found[PT_FN_MALLOC]) {
+	/* .symtab is for static programs (a dynamically linked one's can be huge: node's took
+	 * ~0.2 s to walk, at an exec stop where the program waits). */
+	if (!sc.found[PT_FN_MALLOC] && !has_interp(e)) {
 		err = pt_elf_foreach_sym(e, SHT_SYMTAB, scan_cb, &sc);
 		if (err)
 			return err;

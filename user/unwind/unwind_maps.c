@@ -34,6 +34,7 @@
 #include "bpf/peaktrace.h"
 #include "peaktrace.skel.h"
 #include "unwind/cfi.h"
+#include "unwind/uwcache.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
 #include "unwind/unwind_maps.h"
@@ -41,7 +42,8 @@
 /* PF_X without <elf.h> here: the loads come from elfutil.h. */
 #define UW_PF_X 1
 
-enum { UW_LOADED = 1, UW_FAILED = -1, UW_NO_ROOM = -2 };
+/* UW_DEFERRED: not in the cache while the target was held; built by a later refresh. */
+enum { UW_LOADED = 1, UW_DEFERRED = 2, UW_FAILED = -1, UW_NO_ROOM = -2 };
 
 struct uw_file {
 	struct pt_unwind_file_key key;
@@ -59,6 +61,9 @@ struct pt_unwinder {
 	uint32_t next_row;
 	struct pt_unwind_map *maps;     /* PT_UNWIND_MAX_MAPS, scratch for publishing */
 	struct pt_unwind_stats st;
+	struct pt_uwcache *cache;       /* tables by build id across runs (NULL: none) */
+	bool cache_only;                /* the target waits: tables from the cache only */
+	bool defer;                     /* build nothing while the target waits (cache_only) */
 };
 
 static double now_ms(void)
@@ -135,6 +140,11 @@ const struct pt_unwind_stats *pt_unwinder_stats(const struct pt_unwinder *u)
 	return &u->st;
 }
 
+double pt_unwind_build_ms(const struct pt_unwinder *u)
+{
+	return u ? u->st.build_ms : 0;
+}
+
 static struct uw_file *file_find(struct pt_unwinder *u, const struct pt_unwind_file_key *k)
 {
 	uint32_t i;
@@ -165,19 +175,45 @@ static struct uw_file *file_new(struct pt_unwinder *u, const struct pt_unwind_fi
 	return f;
 }
 
+/* A file tried without rows (no CFI, unreadable, no room) still gets a by-file entry, with no
+ * rows: the kernel then tells "no table" (frame pointers, as before) from "not built yet"
+ * (PT_ERR_UNWIND_PENDING: tables are built while the target runs). */
+static void file_no_rows(struct pt_unwinder *u, struct uw_file *f)
+{
+	struct pt_unwind_file fv = { 0 };
+
+	if (u->sink.file)
+		u->sink.file(u->sink.arg, &f->key, &fv);
+}
+
 /* Build the table of the ELF file open on fd and hand it to the sink. Sets f->state. */
 static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 {
 	struct pt_unwind_table t;
 	struct pt_unwind_file fv;
 	struct pt_elf e;
-	double t0 = now_ms();
-	int i, err;
+	uint8_t bid[PT_UWCACHE_BID_MAX];
+	int i, err, bidlen;
 
 	err = pt_elf_open_fd(fd, &e);
 	if (err)
 		goto failed;
-	err = pt_cfi_build_elf(&e, &t);
+	bidlen = pt_elf_build_id(&e, bid, sizeof(bid));
+	if (bidlen > 0 && pt_uwcache_get(u->cache, bid, (size_t)bidlen, &t) == 0) {
+		err = 0;
+	} else if (u->cache_only) {
+		pt_elf_close(&e);
+		f->state = UW_DEFERRED;
+		return;
+	} else {
+		err = pt_cfi_build_elf(&e, &t);
+		if (!err && u->cache && u->cache->on && bidlen > 0) {
+			u->cache->st.misses++;
+			pt_uwcache_put(u->cache, bid, (size_t)bidlen, &t);
+		} else if (!err && u->cache && u->cache->on) {
+			u->cache->st.no_build_id++;
+		}
+	}
 	if (!err && e.nloads > 0) {
 		f->loads = malloc(e.nloads * sizeof(*f->loads));
 		if (f->loads) {
@@ -196,6 +232,7 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 		pt_cfi_free(&t);
 		f->state = UW_NO_ROOM;
 		u->st.rows_full++;
+		file_no_rows(u, f);
 		return;
 	}
 	err = u->sink.rows(u->sink.arg, u->next_row, t.rows, t.nrows);
@@ -210,7 +247,6 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	f->state = UW_LOADED;
 	u->st.files++;
 	u->st.rows = u->next_row;
-	u->st.build_ms += now_ms() - t0;
 	/* The by-file fallback places a mapping with its executable segment. */
 	fv.first = f->first;
 	fv.nrows = f->nrows;
@@ -226,7 +262,7 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	return;
 failed:
 	u->st.file_failed++;
-	u->st.build_ms += now_ms() - t0;
+	file_no_rows(u, f);
 }
 
 int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
@@ -234,6 +270,7 @@ int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
 	struct pt_unwind_file_key k;
 	struct uw_file *f;
 	struct stat st;
+	double t0 = now_ms();
 	int fd;
 
 	/* Launch mode's own view of the program and its libraries; still never a FIFO. */
@@ -246,14 +283,17 @@ int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
 	}
 	k.dev = kdev(major(st.st_dev), minor(st.st_dev));
 	k.ino = st.st_ino;
-	if (file_find(u, &k)) {
+	f = file_find(u, &k);
+	if (f && f->state != UW_DEFERRED) {
 		close(fd);
 		return 0;
 	}
-	f = file_new(u, &k);
+	if (!f)
+		f = file_new(u, &k);
 	if (f)
 		file_load(u, f, fd);
 	close(fd);
+	u->st.build_ms += now_ms() - t0;
 	return f ? 0 : -ENOMEM;
 }
 
@@ -288,15 +328,18 @@ int pt_unwinder_refresh(struct pt_unwinder *u)
 		if (m->perms[2] != 'x' || !m->inode || m->path[0] != '/')
 			continue;
 		f = file_find(u, &k);
-		if (!f) {
+		if (!f || f->state == UW_DEFERRED) {
 			int fd = mapping_open(u->pid, m);
 
-			f = file_new(u, &k);
+			if (!f)
+				f = file_new(u, &k);
 			if (!f)
 				break;
-			if (fd < 0)
+			if (fd < 0) {
 				u->st.file_failed++;
-			else
+				f->state = UW_FAILED;
+				file_no_rows(u, f);
+			} else
 				file_load(u, f, fd);
 			if (fd >= 0)
 				close(fd);
@@ -432,7 +475,7 @@ void pt_unwind_configure(struct peaktrace_bpf *skel, bool dwarf, uint32_t rows)
 }
 
 struct pt_unwinder *pt_unwind_load(struct peaktrace_bpf *skel, pid_t pid, char *const *files,
-				   int nfiles)
+				   int nfiles, struct pt_uwcache *cache, bool defer)
 {
 	struct bpf_sink *s;
 	struct pt_unwind_sink sink = { .rows = bpf_rows, .file = bpf_file, .publish = bpf_publish };
@@ -456,10 +499,16 @@ struct pt_unwinder *pt_unwind_load(struct peaktrace_bpf *skel, pid_t pid, char *
 		free(s);
 		return NULL;
 	}
+	u->cache = cache;
+	u->defer = defer;
 	if (files) {
-		/* Launch mode: pid is still our own copy waiting to exec. */
+		/* Launch mode: pid is still our own copy waiting to exec. With defer the command
+		 * does not wait for tables to be built: only what the cache has now; the first
+		 * refresh after the exec builds the rest while the program runs. */
+		u->cache_only = defer;
 		for (i = 0; i < nfiles; i++)
 			pt_unwinder_add_file(u, files[i]);
+		u->cache_only = false;
 	} else {
 		err = pt_unwinder_refresh(u);
 	}
@@ -468,6 +517,16 @@ struct pt_unwinder *pt_unwind_load(struct peaktrace_bpf *skel, pid_t pid, char *
 				"will be unwound with frame pointers\n", pid, strerror(-err));
 	put_counters(s, &u->st);
 	return u;
+}
+
+void pt_unwind_refresh_held(struct pt_unwinder *u)
+{
+	if (!u)
+		return;
+	u->cache_only = u->defer;
+	pt_unwinder_refresh(u);
+	u->cache_only = false;
+	put_counters(u->sink.arg, &u->st);
 }
 
 void pt_unwind_refresh(struct pt_unwinder *u)

@@ -65,14 +65,23 @@ int pt_unwind_bias(const struct pt_elf_load *loads, int nloads, uint64_t start, 
  * PT_UNWIND_MAX_ROWS; 0 = PT_DEF_UNWIND_ROWS). Tables are one entry each when dwarf is off. */
 void pt_unwind_configure(struct peaktrace_bpf *skel, bool dwarf, uint32_t rows);
 /*
- * After load, before attach: tables for the target. Attach mode (files == NULL): every
- * executable mapping of pid. Launch mode: the objects the program will load (pid has not
- * exec'd yet; its mappings are published by the first refresh after exec). NULL when dwarf is
- * off or nothing could be set up (one warning on stderr); the other calls accept NULL.
+ * After load, before attach: tables for the target, from the cache (uwcache.h; NULL: none) or
+ * built (and then cached). Attach mode (files == NULL): every executable mapping of pid.
+ * Launch mode: the objects the program will load (pid has not exec'd yet), while the command
+ * waits. With defer, only those the cache has: the first refresh after the exec builds the
+ * others while the program runs, and stacks walked through a file before its table is in are
+ * counted (PT_ERR_UNWIND_PENDING). NULL when dwarf is off or nothing could be set up (one
+ * warning on stderr); the other calls accept NULL.
  */
+struct pt_uwcache;
 struct pt_unwinder *pt_unwind_load(struct peaktrace_bpf *skel, pid_t pid, char *const *files,
-				   int nfiles);
+				   int nfiles, struct pt_uwcache *cache, bool defer);
+/* Time spent building and loading tables so far, ms (0 for NULL). */
+double pt_unwind_build_ms(const struct pt_unwinder *u);
 /* The target mapped new code: load it. Also updates the user-space error counters. */
 void pt_unwind_refresh(struct pt_unwinder *u);
+/* The same while the target is held (an exec stop): with defer, tables from the cache only;
+ * the files it does not have wait for the next pt_unwind_refresh. */
+void pt_unwind_refresh_held(struct pt_unwinder *u);
 void pt_unwind_free(struct pt_unwinder *u);
 #endif
