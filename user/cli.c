@@ -68,7 +68,7 @@ static const char doc[] =
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
-       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT };
+       OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_PROBE_FLOOR, OPT_PROG_STATS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Attach to this running process", 0 },
@@ -95,6 +95,9 @@ static const struct argp_option opts[] = {
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "target-env", OPT_TARGET_ENV, "VAR=VALUE", OPTION_HIDDEN, "", 0 },
+	/* The benchmark's probe floor (tools/bench/bench.sh): the same probes, empty programs. */
+	{ "probe-floor", OPT_PROBE_FLOOR, NULL, OPTION_HIDDEN, "", 0 },
+	{ "prog-stats", OPT_PROG_STATS, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -217,6 +220,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_LIGHT:
 		o->light = true;
+		break;
+	case OPT_PROBE_FLOOR:
+		o->probe_floor = true;
+		break;
+	case OPT_PROG_STATS:
+		o->prog_stats = arg;
 		break;
 	case OPT_PERF_UPROBES:
 		o->perf_uprobes = true;
