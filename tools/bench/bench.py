@@ -399,35 +399,42 @@ def fmt(v):
     return "-" if v is None else ("%.4g" % v if v < 1000 else "%.0f" % v)
 
 
+def ratio(a, b):
+    return "%.2f" % (a / b) if a is not None and b else ""
+
+
 def table(results, order):
+    """Each figure's median, min and max; its median and its min as ratios to the untraced one
+    and to the floor. Under other users' load the min is the least disturbed run of each mode,
+    so its ratios are shown beside the medians'."""
     print()
-    print("%-14s %-24s %9s %9s %9s %-8s %7s %10s %8s" % (
-        "workload", "mode", "median", "min", "max", "unit", "samples", "x untraced", "x floor"))
+    print("%-14s %-22s %9s %9s %9s %-8s %4s  %-11s %-11s" % (
+        "workload", "mode", "median", "min", "max", "unit", "n", "x untraced", "x floor"))
+    print("%-14s %-22s %9s %9s %9s %-8s %4s  %-11s %-11s" % ("", "", "", "", "", "", "", "med  (min)", "med  (min)"))
     for w, unit in order:
-        base = results.get((w, "untraced"))
-        floor = results.get((w, "floor"))
-        mb = statistics.median(base) if base else None
-        mf = statistics.median(floor) if floor else None
+        base, floor = results.get((w, "untraced")), results.get((w, "floor"))
         for mode, _ in MODES + PEERS:
             v = results.get((w, mode))
             if v is None:
                 continue
             if not v:
-                print("%-14s %-24s %9s" % (w, mode, "FAILED"))
+                print("%-14s %-22s %9s" % (w, mode, "FAILED"))
                 continue
-            m = statistics.median(v)
-            print("%-14s %-24s %9s %9s %9s %-8s %7d %10s %8s" % (
-                w, mode, fmt(m), fmt(min(v)), fmt(max(v)), unit, len(v),
-                "%.2f" % (m / mb) if mb and mode != "untraced" else "",
-                "%.2f" % (m / mf) if mf and mode not in ("untraced", "floor") and mode in dict(MODES) else ""))
+            m, lo = statistics.median(v), min(v)
+            xu = "%s (%s)" % (ratio(m, statistics.median(base)), ratio(lo, min(base))) \
+                if base and mode != "untraced" else ""
+            xf = "%s (%s)" % (ratio(m, statistics.median(floor)), ratio(lo, min(floor))) \
+                if floor and mode not in ("untraced", "floor") and mode in dict(MODES) else ""
+            print("%-14s %-22s %9s %9s %9s %-8s %4d  %-11s %-11s" % (
+                w, mode, fmt(m), fmt(lo), fmt(max(v)), unit, len(v), xu, xf))
     f = results.get(("faults", "untraced"))
     if f:
-        u = statistics.median(f)
+        u, ul = statistics.median(f), min(f)
         for mode in ("full", "light", "floor"):
             if results.get(("faults", mode)):
-                m = statistics.median(results[("faults", mode)])
-                print("page fault, %s: %.0f ns vs %.0f ns untraced: +%.0f ns, %.2fx" % (
-                    mode, m, u, m - u, m / u))
+                m, ml = statistics.median(results[("faults", mode)]), min(results[("faults", mode)])
+                print("page fault, %s: %.0f ns vs %.0f ns untraced (median: %.2fx); least disturbed "
+                      "runs: %.0f vs %.0f ns (%.2fx)" % (mode, m, u, m / u, ml, ul, ml / ul))
 
 
 PEERS = []
@@ -493,7 +500,8 @@ try:
     order = [(w[0], w[3]) for w in WORKLOADS] + [(f.name, "ms") for f in functions]
     table(results, order)
     print("(median/min/max over every sample of every round: allocbench's loop seconds, faultbench's "
-          "ns per fault, each invocation's REPORT Duration; ratios of the medians)")
+          "ns per fault, each invocation's REPORT Duration; ratios of the medians, and in brackets "
+          "of the mins)")
     print("load average: %s at start, %s at the end (2 CPUs)" % (" ".join(load0), " ".join(load1)))
     for w, s in checks.items():
         print("checksums %s: %s" % (w, "all equal" if len(s) == 1 else "DIFFER: %s" % sorted(s)))

@@ -14,20 +14,22 @@
 # sets, e.g. "--no-arenas;--unwind fp"), PEERS=0 (skip memleak-bpfcc and heaptrack), BPF_STATS=0
 # (skip the per-program kernel time pass).
 #
-# What is measured, and why this way (peers):
-#  * Configurations run interleaved (untraced, peaktrace modes, memleak, heaptrack, then again)
-#    ROUNDS times, in this one script run, so machine drift hits all of them alike;
-#    the table shows medians.
-#  * "loop s": allocbench's own timing of its allocation loop (CLOCK_MONOTONIC,
-#    allocbench --time). This is the per-operation overhead the tracer imposes, and the
-#    only number comparable across tools: memleak-bpfcc -c starts the command *before*
-#    compiling its BPF program (seconds), so most of the loop would run untraced; it is
-#    therefore run as `memleak-bpfcc -p PID` against `allocbench --wait`, released with
-#    SIGUSR1 once memleak's probes are in place. Ratios are computed on this column.
-#  * "wall s": the whole command as a user runs it — `peaktrace -o DIR -- allocbench`
-#    (includes attaching, symbolizing and writing every report), `heaptrack allocbench`
-#    (includes its trace post-processing). Not shown for memleak (it never exits on
-#    its own; its wall time would be our choice of when to stop it).
+# What is measured, and why this way:
+#  * Every mode and workload runs in interleaved rounds (untraced, floor, full, light, sampled,
+#    then again) ROUNDS times in this one run, so the machine's drift hits all of them alike.
+#    The table gives median, min and max of every figure and the ratios of the medians (and of
+#    the mins: on a loaded machine the least disturbed run of each mode) to the untraced run
+#    and to the floor. tools/bench/bench.py says what each workload and mode is.
+#  * allocbench's figure is its own timing of its allocation loop (CLOCK_MONOTONIC,
+#    allocbench --time): the per-operation overhead a tracer imposes, without start-up and
+#    reports. The functions' figure is the host's REPORT Duration, what a Lambda user is billed.
+#  * Peers: memleak-bpfcc -c starts the command *before* compiling its BPF program (seconds),
+#    so most of the loop would run untraced; it is therefore run as `memleak-bpfcc -p PID`
+#    against `allocbench --wait`, released with SIGUSR1 once memleak's probes are in place.
+#    heaptrack runs the command itself (LD_PRELOAD, no traps).
+#  * The kernel's own per-program run time (kernel.bpf_stats_enabled, in a separate pass: it
+#    costs a clock read per program run) is what to compare when cutting BPF work: it moves far
+#    less with other users' load than wall time does.
 #  * peaktrace's memory: max RSS of the peaktrace process alone. With `-- CMD` the
 #    traced program is peaktrace's child and /usr/bin/time's figure could be the
 #    child's, so this is one separate attach-mode run (`peaktrace -p` against
@@ -35,10 +37,10 @@
 #    kernel memory, not in RSS: their size (bpftool's bytes_memlock of the maps held by
 #    peaktrace) is printed beside it when bpftool can tell which process holds a map.
 #    memleak-bpfcc's RSS is measured the same way for comparison.
-#  * The error counters of peaktrace's last traced run are printed: overhead numbers
+#  * The error counters of peaktrace's last full-mode run are printed: overhead numbers
 #    only mean something if nothing was dropped.
-#  * Every run's checksum must equal the untraced one (tracing must not change the
-#    program's behaviour); a mismatch is reported.
+#  * Every allocbench run's checksum must equal the untraced one (tracing must not change
+#    the program's behaviour); a mismatch is reported.
 set -euo pipefail
 
 BUILD=${1:-build}
