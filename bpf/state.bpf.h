@@ -60,6 +60,10 @@ struct thread_state {
 	__u64 py[PT_MAX_PY_FRAMES];
 	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
 	struct pt_unw_memo memo[2];      /* unwind.bpf.h: the last walks, to reuse */
+	/* stack.bpf.h: the last stack index found, for an allocator entry [0] and a fault [1],
+	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
+	__u64 last_h[2], last_pc0[2];
+	__u32 last_n[2], last_idx[2];
 };
 
 /* key: the task; value: its allocator call in progress. */
