@@ -14,8 +14,11 @@
  *
  * Prints only "checksum=<hex>" on stdout at the end (after the measured loop, so
  * stdio's own buffer allocation is outside it).
- *   --time  also prints "allocbench: loop_ns=<ns> ops=<n>" on stderr: the time of
- *           the operation loop alone, measured with CLOCK_MONOTONIC. Tools that
+ *   --time  also prints "allocbench: loop_ns=<ns> cpu_ns=<ns> ops=<n>" on stderr: the time
+ *           of the operation loop alone, measured with CLOCK_MONOTONIC, and the CPU time the
+ *           process spent in it (CLOCK_PROCESS_CPUTIME_ID: user + system of every thread,
+ *           which includes the uprobe traps and BPF programs run on its behalf, but not the
+ *           time it waited for a CPU another process held). Tools that
  *           attach after start-up (memleak -p) or have start-up/teardown costs
  *           (peaktrace, heaptrack) are compared on this number.
  *   --threads N  run the loop in N threads at once (default 1), each OPS operations on a ring
@@ -54,11 +57,16 @@ struct worker {
 	int failed;
 };
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void say(const char *s)
@@ -117,7 +125,7 @@ int main(int argc, char **argv)
 	static struct worker w[MAX_THREADS];
 	long ops = 1000000;
 	int report_time = 0, nthreads = 1;
-	uint64_t sum = 0, t0, t1;
+	uint64_t sum = 0, t0, t1, c0, c1;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--wait") == 0) {
@@ -144,6 +152,7 @@ int main(int argc, char **argv)
 		w[t].seed = 0x243f6a8885a308d3ull + 0x9e3779b97f4a7c15ull * (uint64_t)t;
 	}
 
+	c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	t0 = now_ns();
 	if (nthreads == 1) {
 		run_ops(&w[0]);     /* on the main thread, as before threads were an option */
@@ -160,10 +169,12 @@ int main(int argc, char **argv)
 		sum = sum * 1000003 + w[t].sum;
 	}
 	t1 = now_ns();
+	c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 
 	printf("checksum=%016llx\n", (unsigned long long)sum);
 	if (report_time)
-		fprintf(stderr, "allocbench: loop_ns=%llu ops=%ld threads=%d\n", (unsigned long long)(t1 - t0),
-			ops * nthreads, nthreads);
+		fprintf(stderr, "allocbench: loop_ns=%llu cpu_ns=%llu ops=%ld threads=%d\n",
+			(unsigned long long)(t1 - t0), (unsigned long long)(c1 - c0), ops * nthreads,
+			nthreads);
 	return 0;
 }

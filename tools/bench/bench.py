@@ -113,12 +113,37 @@ def parse_faults(out, err):
     return (float(m.group(1)) if m else None), None
 
 
+def cpu_of(regex, scale):
+    """A parser of the CPU-time figure the workload prints beside its clock figure."""
+    def parse_cpu(out, err):
+        m = re.search(regex, out + err)
+        return float(m.group(1)) * scale if m else None
+    return parse_cpu
+
+
+def task_cpu_ns(pid):
+    """CPU time of every thread of pid so far (schedstat: ns on a CPU, not waiting for one)."""
+    total = 0
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            try:
+                total += int(open("/proc/%d/task/%s/schedstat" % (pid, t)).read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+    except OSError:
+        return None
+    return total
+
+
 # Workloads the command runs itself (launched under peaktrace): name -> (argv, parser, unit).
 ops_mt = str(max(1, int(ops) // threads))
+# Each with its CPU-time twin: the process's own CPU time (traps and BPF programs run in its
+# context are in it; waiting for a CPU other users hold is not), far steadier under load.
+ALLOC_CPU = cpu_of(r"allocbench: loop_ns=\d+ cpu_ns=(\d+)", 1e-9)
 WORKLOADS = [
-    ("allocbench-st", [bench, "--time", ops], parse, "s"),
-    ("allocbench-mt", [bench, "--time", "--threads", str(threads), ops_mt], parse, "s"),
-    ("faults", [faultbench, "128", "9"], parse_faults, "ns/fault"),
+    ("allocbench-st", [bench, "--time", ops], parse, "s", ALLOC_CPU),
+    ("allocbench-mt", [bench, "--time", "--threads", str(threads), ops_mt], parse, "s", ALLOC_CPU),
+    ("faults", [faultbench, "128", "9"], parse_faults, "ns/fault", cpu_of(r"cpu_ns_per_fault ([0-9.]+)", 1)),
 ]
 MODES = [("untraced", None), ("floor", ["--probe-floor"]), ("full", []), ("light", ["--light"]),
          ("sampled", ["--sample-bytes", "512K"])]
@@ -129,7 +154,7 @@ last_full_dir = [None]
 
 
 def run_launched(i, wl, mode, args, extra=()):
-    _, argv, parser, _ = wl
+    _, argv, parser, _, cpu_parser = wl
     out = os.path.join(tmp, "%s-%s-%d" % (wl[0], mode.replace(" ", "_"), i))
     cmd = list(argv) if args is None else \
         [peaktrace, "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
@@ -137,10 +162,11 @@ def run_launched(i, wl, mode, args, extra=()):
     pr = Proc(cmd)
     rc = pr.wait()
     v, ck = parser(pr.text("out"), pr.text("err"))
+    c = cpu_parser(pr.text("out"), pr.text("err"))
     if mode == "full" and not extra:
         last_full_dir[0] = out
     return {"wall": time.monotonic() - t0, "v": [v] if v is not None else [], "checksum": ck,
-            "ok": rc == 0 and v is not None, "err": pr.text("err")}
+            "cpu": [c] if c is not None else [], "ok": rc == 0 and v is not None, "err": pr.text("err")}
 
 
 # ---- the bundled Lambda-like functions -----------------------------------------------------
@@ -204,13 +230,16 @@ class Function:
                 pt.kill()
                 return {"ok": False, "v": [], "why": "peaktrace did not attach: " + pt.text("err")[-300:]}
         self.invoke_n(1)        # warm-up after the attach (first-use costs), not counted
+        c0 = task_cpu_ns(self.rt)
         d = self.invoke_n(invokes)
+        c1 = task_cpu_ns(self.rt)
+        cpu = [(c1 - c0) / 1e6 / invokes] if d and c0 is not None and c1 is not None else []
         if pt:
             os.kill(pt.p.pid, signal.SIGINT)
             rc = pt.wait(300)
             if rc != 0:
                 return {"ok": False, "v": d or [], "why": "peaktrace exit %s: %s" % (rc, pt.text("err")[-300:])}
-        return {"ok": d is not None, "v": d or [], "why": "" if d else "an invocation failed"}
+        return {"ok": d is not None, "v": d or [], "cpu": cpu, "why": "" if d else "an invocation failed"}
 
     def stop(self):
         try:
@@ -408,9 +437,9 @@ def table(results, order):
     and to the floor. Under other users' load the min is the least disturbed run of each mode,
     so its ratios are shown beside the medians'."""
     print()
-    print("%-14s %-22s %9s %9s %9s %-8s %4s  %-11s %-11s" % (
+    print("%-18s %-10s %9s %9s %9s %-8s %4s  %-13s %-13s" % (
         "workload", "mode", "median", "min", "max", "unit", "n", "x untraced", "x floor"))
-    print("%-14s %-22s %9s %9s %9s %-8s %4s  %-11s %-11s" % ("", "", "", "", "", "", "", "med  (min)", "med  (min)"))
+    print("%-18s %-10s %9s %9s %9s %-8s %4s  %-13s %-13s" % ("", "", "", "", "", "", "", "med  (min)", "med  (min)"))
     for w, unit in order:
         base, floor = results.get((w, "untraced")), results.get((w, "floor"))
         for mode, _ in MODES + PEERS:
@@ -418,23 +447,26 @@ def table(results, order):
             if v is None:
                 continue
             if not v:
-                print("%-14s %-22s %9s" % (w, mode, "FAILED"))
+                print("%-18s %-10s %9s" % (w, mode, "FAILED"))
                 continue
             m, lo = statistics.median(v), min(v)
             xu = "%s (%s)" % (ratio(m, statistics.median(base)), ratio(lo, min(base))) \
                 if base and mode != "untraced" else ""
             xf = "%s (%s)" % (ratio(m, statistics.median(floor)), ratio(lo, min(floor))) \
                 if floor and mode not in ("untraced", "floor") and mode in dict(MODES) else ""
-            print("%-14s %-22s %9s %9s %9s %-8s %4d  %-11s %-11s" % (
+            print("%-18s %-10s %9s %9s %9s %-8s %4d  %-13s %-13s" % (
                 w, mode, fmt(m), fmt(lo), fmt(max(v)), unit, len(v), xu, xf))
-    f = results.get(("faults", "untraced"))
-    if f:
+    for key, what in (("faults", "by the clock"), ("faults cpu", "in CPU time")):
+        f = results.get((key, "untraced"))
+        if not f:
+            continue
         u, ul = statistics.median(f), min(f)
         for mode in ("full", "light", "floor"):
-            if results.get(("faults", mode)):
-                m, ml = statistics.median(results[("faults", mode)]), min(results[("faults", mode)])
-                print("page fault, %s: %.0f ns vs %.0f ns untraced (median: %.2fx); least disturbed "
-                      "runs: %.0f vs %.0f ns (%.2fx)" % (mode, m, u, m / u, ml, ul, ml / ul))
+            v = results.get((key, mode))
+            if v:
+                m, ml = statistics.median(v), min(v)
+                print("page fault %s, %s: %.0f ns vs %.0f ns untraced (%.2fx); least disturbed runs: "
+                      "%.0f vs %.0f ns (%.2fx)" % (what, mode, m, u, m / u, ml, ul, ml / ul))
 
 
 PEERS = []
@@ -480,6 +512,7 @@ try:
             for mode, args in MODES:
                 r = run_launched(i, wl, mode, args)
                 results.setdefault((wl[0], mode), []).extend(r["v"])
+                results.setdefault((wl[0] + " cpu", mode), []).extend(r.get("cpu", []))
                 if r["ok"] and r["checksum"]:
                     checks.setdefault(wl[0], set()).add(r["checksum"])
                 print("  round %d %-14s %-22s %s%s" % (i + 1, wl[0], mode, " ".join(fmt(x) for x in r["v"]),
@@ -488,6 +521,7 @@ try:
             for mode, args in MODES:
                 r = fn.run(i, mode, args)
                 results.setdefault((fn.name, mode), []).extend(r["v"] if r["ok"] else [])
+                results.setdefault((fn.name + " cpu", mode), []).extend(r.get("cpu", []) if r["ok"] else [])
                 print("  round %d %-14s %-22s median %s ms%s" % (
                     i + 1, fn.name, mode, fmt(statistics.median(r["v"])) if r["v"] else "?",
                     "" if r["ok"] else "  FAILED " + r.get("why", "")), flush=True)
@@ -497,11 +531,14 @@ try:
             if r.get("ok") and r.get("checksum"):
                 checks.setdefault("allocbench-st", set()).add(r["checksum"])
     load1 = open("/proc/loadavg").read().split()[:3]
-    order = [(w[0], w[3]) for w in WORKLOADS] + [(f.name, "ms") for f in functions]
+    order = [row for w in WORKLOADS for row in ((w[0], w[3]), (w[0] + " cpu", w[3]))] + \
+        [row for f in functions for row in ((f.name, "ms"), (f.name + " cpu", "ms"))]
     table(results, order)
     print("(median/min/max over every sample of every round: allocbench's loop seconds, faultbench's "
           "ns per fault, each invocation's REPORT Duration; ratios of the medians, and in brackets "
-          "of the mins)")
+          "of the mins. A \"cpu\" row: the same, in CPU time of the traced process (allocbench's "
+          "and faultbench's CLOCK_PROCESS_CPUTIME_ID; the runtime's schedstat per invocation, one "
+          "sample per mode and round), which waiting for a CPU held by other users does not inflate)")
     print("load average: %s at start, %s at the end (2 CPUs)" % (" ".join(load0), " ".join(load1)))
     for w, s in checks.items():
         print("checksums %s: %s" % (w, "all equal" if len(s) == 1 else "DIFFER: %s" % sorted(s)))
