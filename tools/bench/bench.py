@@ -181,6 +181,10 @@ FUNCTIONS = [("fn-python", ["--handler", "function.handler", "--task-root",
 if os.path.exists(ric):
     FUNCTIONS.append(("fn-node", ["--init-timeout", "30", "--task-root", node_dir],
                       [ric, "index.handler"], "node"))
+# ONLY: a regex naming the workloads to run (e.g. "fn-" for the functions alone).
+only = re.compile(os.environ.get("ONLY", ""))
+WORKLOADS = [w for w in WORKLOADS if only.search(w[0])]
+FUNCTIONS = [f for f in FUNCTIONS if only.search(f[0])]
 REPORT_RE = re.compile(r"^REPORT RequestId: \S+\tDuration: ([0-9.]+) ms", re.M)
 
 
@@ -493,7 +497,7 @@ if os.access(host, os.X_OK) and os.access(invoke, os.X_OK):
         else:
             notes.append("%s: the host did not start it: %s" % (name, fn.h.text("err")[-300:]))
             fn.stop()
-    if not os.path.exists(ric):
+    if not os.path.exists(ric) and only.search("fn-node"):
         notes.append("fn-node skipped: aws-lambda-ric not installed (make lambda-node-ric)")
 else:
     notes.append("functions skipped: lambda-host not built (make lambda-host)")

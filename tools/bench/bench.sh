@@ -12,7 +12,8 @@
 # functions' event, default 8), PEAKTRACE_ARGS (extra peaktrace options for every traced mode,
 # e.g. "--unwind fp"), PEAKTRACE_VARIANTS (more modes in the same rounds, ';'-separated option
 # sets, e.g. "--no-arenas;--unwind fp"), PEERS=0 (skip memleak-bpfcc and heaptrack), BPF_STATS=0
-# (skip the per-program kernel time pass).
+# (skip the per-program kernel time pass), ONLY (a regex of the workloads to run: allocbench-st,
+# allocbench-mt, faults, fn-python, fn-node).
 #
 # What is measured, and why this way:
 #  * Every mode and workload runs in interleaved rounds (untraced, floor, full, light, sampled,
