@@ -122,7 +122,7 @@ check:
 demo: deps all lambda-host
 	$(Q)tools/demo.sh $(OUT)
 
-bench: deps all
+bench: deps all lambda-host
 	$(Q)tools/bench/bench.sh $(OUT)
 	$(Q)python3 tools/bench/scale.py $(OUT)
 	$(Q)python3 tools/bench/pyobjects.py $(OUT)

@@ -40,5 +40,16 @@ const volatile bool rapi_first_start = false;
 const volatile __u64 sample_bytes = 0;
 /* The target runs CPython: read its frames (python.bpf.h). Off: the verifier drops the walk. */
 const volatile bool python = false;
+/* The probe floor (hidden --probe-floor, for tools/bench/bench.sh): every program returns at
+ * once, so a run attaches exactly the same uprobes, uretprobes and tracepoints and costs only the
+ * traps. Full mode's cost is shown as a ratio to it. The verifier drops the rest when it is off. */
+const volatile bool probe_floor = false;
+
+/* The first statement of every attached program. */
+#define PT_FLOOR_RETURN()                                                                      \
+	do {                                                                                   \
+		if (probe_floor)                                                               \
+			return 0;                                                              \
+	} while (0)
 
 #endif /* PEAKTRACE_CONFIG_BPF_H */

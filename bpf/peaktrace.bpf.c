@@ -42,12 +42,14 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 SEC("uprobe")
 int alloc_enter_prog(struct pt_regs *ctx)
 {
+	PT_FLOOR_RETURN();
 	return alloc_enter_by_cookie(ctx);
 }
 
 SEC("uretprobe")
 int alloc_return(struct pt_regs *ctx)
 {
+	PT_FLOOR_RETURN();
 	return alloc_exit(ctx);
 }
 
@@ -55,6 +57,7 @@ int alloc_return(struct pt_regs *ctx)
 SEC("uprobe")
 int free_enter(struct pt_regs *ctx)
 {
+	PT_FLOOR_RETURN();
 	return free_probe(ctx);
 }
 
@@ -63,48 +66,56 @@ int free_enter(struct pt_regs *ctx)
 SEC("tp/syscalls/sys_enter_mmap")
 int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	PT_FLOOR_RETURN();
 	return mmap_enter(ctx);
 }
 
 SEC("tp/syscalls/sys_exit_mmap")
 int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	PT_FLOOR_RETURN();
 	return mmap_exit(ctx);
 }
 
 SEC("tp/syscalls/sys_enter_munmap")
 int on_munmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	PT_FLOOR_RETURN();
 	return munmap_enter(ctx);
 }
 
 SEC("tp/syscalls/sys_enter_mremap")
 int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	PT_FLOOR_RETURN();
 	return mremap_enter(ctx);
 }
 
 SEC("tp/syscalls/sys_exit_mremap")
 int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	PT_FLOOR_RETURN();
 	return mremap_exit(ctx);
 }
 
 SEC("tp/syscalls/sys_enter_brk")
 int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	PT_FLOOR_RETURN();
 	return brk_enter(ctx);
 }
 
 SEC("tp/syscalls/sys_exit_brk")
 int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	PT_FLOOR_RETURN();
 	return brk_exit(ctx);
 }
 
 SEC("tp/syscalls/sys_enter_madvise")
 int on_madvise_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	PT_FLOOR_RETURN();
 	return madvise_enter(ctx);
 }
 
@@ -116,6 +127,7 @@ int on_madvise_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tp/syscalls/sys_enter_write")
 int on_write_enter(struct trace_event_raw_sys_enter *ctx)
 {
+	PT_FLOOR_RETURN();
 	return rapi_write_like(ctx);
 }
 
@@ -123,12 +135,14 @@ int on_write_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tp/syscalls/sys_exit_read")
 int on_read_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	PT_FLOOR_RETURN();
 	return rapi_read_exit(ctx);
 }
 
 SEC("tp/syscalls/sys_exit_recvfrom")
 int on_recvfrom_exit(struct trace_event_raw_sys_exit *ctx)
 {
+	PT_FLOOR_RETURN();
 	return rapi_read_exit(ctx);
 }
 
@@ -136,6 +150,7 @@ int on_recvfrom_exit(struct trace_event_raw_sys_exit *ctx)
 SEC("uprobe")
 int boundary_hit(struct pt_regs *ctx)
 {
+	PT_FLOOR_RETURN();
 	return boundary_uprobe(ctx);
 }
 
@@ -144,6 +159,7 @@ int boundary_hit(struct pt_regs *ctx)
 SEC("tp/kmem/rss_stat")
 int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
+	PT_FLOOR_RETURN();
 	return rss_stat(ctx);
 }
 
@@ -152,12 +168,14 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 SEC("tp/exceptions/page_fault_user")
 int on_page_fault_user(struct pt_fault_ctx *ctx)
 {
+	PT_FLOOR_RETURN();
 	return rss_fault(ctx);
 }
 
 SEC("tp/exceptions/page_fault_kernel")
 int on_page_fault_kernel(struct pt_fault_ctx *ctx)
 {
+	PT_FLOOR_RETURN();
 	return rss_fault(ctx);
 }
 
@@ -166,11 +184,13 @@ int on_page_fault_kernel(struct pt_fault_ctx *ctx)
 SEC("tp/sched/sched_process_exec")
 int on_exec(void *ctx)
 {
+	PT_FLOOR_RETURN();
 	return process_exec();
 }
 
 SEC("tp/sched/sched_process_exit")
 int on_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
+	PT_FLOOR_RETURN();
 	return process_exit(ctx);
 }

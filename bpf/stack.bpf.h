@@ -185,12 +185,25 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
  * address at [sp]). */
 static __always_inline __u32 capture_at(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp)
 {
+	__u32 k = ip ? 1 : 0, n, py_n = 0, idx;
 	__u64 h;
-	__u32 n = unwind(ts, ip, sp, bp, &h), py_n = 0;
 
+	n = unwind(ts, ip, sp, bp, &h);
 	if (python && n)
 		py_n = pt_py_walk(ts, &h);
-	return stack_index(ts, n, py_n, h);
+	/* The stack this thread found last (an allocation or fault loop): stack_ids never drops
+	 * an id, so what stack_index matched once for this hash, depth and frame 0 it matches
+	 * again. Saves its hash lookup. */
+	if (n && ts->last_h[k] == h && ts->last_n[k] == (n | py_n << 16) && ts->last_pc0[k] == ts->pcs[0])
+		return ts->last_idx[k];
+	idx = stack_index(ts, n, py_n, h);
+	if (idx != PT_STACK_UNKNOWN) {
+		ts->last_h[k] = h;
+		ts->last_n[k] = n | py_n << 16;
+		ts->last_pc0[k] = ts->pcs[0];
+		ts->last_idx[k] = idx;
+	}
+	return idx;
 }
 
 static __always_inline __u32 capture(struct thread_state *ts, __u64 sp, __u64 bp)

@@ -13,6 +13,21 @@
  * fields listed at struct pt_global in peaktrace.h). */
 struct pt_global g = {};
 
+/* unwind.bpf.h: this thread's last .eh_frame walk from an allocator entry (memo[0]) and from a
+ * page fault (memo[1]): what it started from, every word of user memory it read (in order) and
+ * what it found. The walk is a function of exactly these (the tables of one publication are
+ * fixed), so when they are all equal again its result is reused instead of redone. */
+#define PT_UNW_MEMO_READS 128           /* two reads a frame at most */
+struct pt_unw_memo {
+	__u64 sp, bp, pc0;      /* start: rsp, rbp (compared only if the walk used it), frame 0 */
+	__u64 gen, sel, mm;     /* the publication of the tables, the address space */
+	__u64 h;                /* the hash after the walk */
+	__u32 n, nreads;        /* pcs found, words read */
+	__u32 stop, flags;      /* the walk's cut reason (counted again on reuse), UNW_MEMO_* */
+	__u64 addr[PT_UNW_MEMO_READS], val[PT_UNW_MEMO_READS];
+	__u64 pcs[PT_MAX_FRAMES];
+};
+
 /* Per-thread state for the allocator call in progress. Task storage, not a per-CPU scratch:
  * a thread can migrate between the entry probe and the return probe, and a uprobe program
  * may be preempted, so anything that must survive (and the stack scratch) belongs to the task. */
@@ -44,6 +59,11 @@ struct thread_state {
 	__u64 py_miss_head;
 	__u64 py[PT_MAX_PY_FRAMES];
 	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
+	struct pt_unw_memo memo[2];      /* unwind.bpf.h: the last walks, to reuse */
+	/* stack.bpf.h: the last stack index found, for an allocator entry [0] and a fault [1],
+	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
+	__u64 last_h[2], last_pc0[2];
+	__u32 last_n[2], last_idx[2];
 };
 
 /* key: the task; value: its allocator call in progress. */

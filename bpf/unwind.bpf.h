@@ -132,7 +132,17 @@ struct unw_walk {
 	/* mapping of the previous frame: most frames stay in one file */
 	__u64 m_start, m_end, m_bias, m_first, m_nrows;
 	__u64 m_published;      /* it came from the published array (its rows may be cached) */
+	__u64 memo;             /* UNW_MEMO_* bits of this walk, and in bits 8.. which memo */
+	__u64 nreads;           /* user words read (logged in the memo) */
 };
+
+/* struct pt_unw_memo.flags and unw_walk.memo. */
+#define UNW_MEMO_VALID   1      /* the memo holds a whole walk */
+#define UNW_MEMO_BP      2      /* the walk used the starting rbp (reuse needs the same) */
+#define UNW_MEMO_FP      4      /* the walk crossed frames with frame pointers (counted) */
+#define UNW_MEMO_BP_INIT 8      /* walk only: rbp is still the starting one */
+#define UNW_MEMO_NO      16     /* walk only: not reusable (a read failed, or a file lookup
+				 * through the current VMAs, which no publication fixes) */
 
 /* End the walk, cut short for this reason (enum pt_err). */
 static __always_inline long unw_cut(struct unw_walk *w, __u32 why)
@@ -185,6 +195,28 @@ static __always_inline int unw_read(struct unw_walk *w, struct thread_state *ts,
 	}
 	off = (addr - w->win_lo) / 8;
 	*val = ts->win[off & (PT_STACK_WINDOW / 8 - 1)];
+	return 0;
+}
+
+/* unw_read for the walk itself: each word read goes into the thread's memo (in order), a failed
+ * read makes the walk not reusable. */
+static __always_inline int unw_read_log(struct unw_walk *w, struct thread_state *ts, __u64 addr,
+					__u64 *val)
+{
+	struct pt_unw_memo *mo = &ts->memo[(w->memo >> 8) & 1];
+	__u64 k = w->nreads;
+
+	if (unw_read(w, ts, addr, val)) {
+		w->memo |= UNW_MEMO_NO;
+		return -1;
+	}
+	if (k >= PT_UNW_MEMO_READS) {
+		w->memo |= UNW_MEMO_NO;
+		return 0;
+	}
+	mo->addr[k & (PT_UNW_MEMO_READS - 1)] = addr;
+	mo->val[k & (PT_UNW_MEMO_READS - 1)] = *val;
+	w->nreads = k + 1;
 	return 0;
 }
 
@@ -414,12 +446,16 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 			have = true;
 			unw_cache_put(w, look, &row);
 		}
-	} else if (unw_find_file(w, look)) {
-		w->m_published = 0;
-		r = unw_find_row(w, look);
-		if (r) {
-			row = *r;
-			have = true;
+	} else {
+		/* Found (or not) through the VMAs of the moment, not a publication. */
+		w->memo |= UNW_MEMO_NO;
+		if (unw_find_file(w, look)) {
+			w->m_published = 0;
+			r = unw_find_row(w, look);
+			if (r) {
+				row = *r;
+				have = true;
+			}
 		}
 	}
 	if (have && row.cfa_reg == PT_CFA_END)
@@ -429,6 +465,8 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 	if (have && row.cfa_reg == PT_CFA_UNSUPPORTED)
 		return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
 	if (have && row.cfa_reg != PT_CFA_NONE) {
+		if (row.cfa_reg == PT_CFA_RBP && (w->memo & UNW_MEMO_BP_INIT))
+			w->memo |= UNW_MEMO_BP;
 		if (pt_unwind_cfa(&row, look, w->sp, w->bp, &cfa))
 			return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
 		if (row.rbp_off8)
@@ -438,6 +476,8 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 		 * starts a program with it, and ld.so's _start, which has no CFI, keeps it):
 		 * the stack is complete. Otherwise trust rbp if it looks like a frame pointer
 		 * of this frame (aligned, at or above its rsp, on this stack). */
+		if (w->memo & UNW_MEMO_BP_INIT)
+			w->memo |= UNW_MEMO_BP;
 		if (w->bp == 0)
 			return 1;
 		if ((w->bp & 7) || w->bp < w->sp || w->bp - w->sp0 > UNW_MAX_SPAN)
@@ -450,12 +490,14 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 	if (cfa <= w->sp || cfa - w->sp0 > UNW_MAX_SPAN)
 		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
 	/* The lower slot first: with the usual rbp at CFA - 16, one window move covers both. */
-	if (bp_at && bp_at < cfa - 8 && unw_read(w, ts, bp_at, &bp))
+	if (bp_at && bp_at < cfa - 8 && unw_read_log(w, ts, bp_at, &bp))
 		return unw_cut(w, PT_ERR_UNWIND_READ);
-	if (unw_read(w, ts, cfa + PT_UNWIND_RA_OFF, &ra))
+	if (unw_read_log(w, ts, cfa + PT_UNWIND_RA_OFF, &ra))
 		return unw_cut(w, PT_ERR_UNWIND_READ);
-	if (bp_at && bp_at >= cfa - 8 && unw_read(w, ts, bp_at, &bp))
+	if (bp_at && bp_at >= cfa - 8 && unw_read_log(w, ts, bp_at, &bp))
 		return unw_cut(w, PT_ERR_UNWIND_READ);
+	if (bp_at)
+		w->memo &= ~(__u64)UNW_MEMO_BP_INIT;    /* rbp is now a word read from the stack */
 	if (ra == 0)
 		return 1;       /* some runtimes end their chains with a zero return address */
 	if (ra < 4096)
@@ -466,6 +508,23 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 	w->pc = ra;
 	w->sp = cfa;
 	w->bp = bp;
+	return 0;
+}
+
+/* 0 when every word the memo's walk read still holds what it read then (through the same
+ * window), so the walk would find the same frames again. */
+__noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct pt_unw_memo *mo)
+{
+	__u32 n, i;
+	__u64 v;
+
+	if (!w || !ts || !mo)
+		return -1;
+	n = mo->nreads;
+	for (i = 0; i < PT_UNW_MEMO_READS && i < n; i++) {
+		if (unw_read(w, ts, mo->addr[i], &v) || v != mo->val[i])
+			return -1;
+	}
 	return 0;
 }
 
@@ -490,6 +549,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
 	__u64 mm = (__u64)task->mm, owner = unw_ctl.mm;
 	bool at_ip = win_len & UNW_AT_IP;
+	struct pt_unw_memo *mo;
 	struct unw_walk w = {
 		.sp = sp + 8, .bp = bp, .sp0 = sp, .win_lo = sp,
 		.win_hi = sp + (win_len & ~UNW_AT_IP), .n = 1,
@@ -515,6 +575,26 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 		w.nmaps = (__u32)sel;
 		w.gen = gen;
 	}
+	mo = &ts->memo[at_ip ? 1 : 0];
+	/* The same start, tables and address space as this thread's last walk of this kind, and
+	 * every word it read unchanged: the same frames (an allocation loop, a loop of faults
+	 * through one buffer). Compared, not searched: no row lookups and no hashing. */
+	if (w.nmaps && (mo->flags & UNW_MEMO_VALID) && mo->sp == sp && mo->pc0 == w.pc &&
+	    mo->gen == gen && mo->sel == sel && mo->mm == mm &&
+	    (!(mo->flags & UNW_MEMO_BP) || mo->bp == bp) && !pt_unw_replay(&w, ts, mo)) {
+		__builtin_memcpy(ts->pcs, mo->pcs, sizeof(ts->pcs));
+		if (mo->stop)
+			count_err(mo->stop);
+		if (mo->flags & UNW_MEMO_FP)
+			count_err(PT_ERR_UNWIND_FP_FALLBACK);
+		*hash = mo->h;
+		return mo->n;
+	}
+	/* A replay that moved the window left it elsewhere: start with none (read on demand). */
+	if (w.win_lo != sp)
+		w.win_lo = w.win_hi = 0;
+	mo->flags = 0;
+	w.memo = UNW_MEMO_BP_INIT | (at_ip ? 1 << 8 : 0);
 	for (i = 0; i < PT_MAX_FRAMES; i++)
 		if (pt_unw_frame(&w, ts))
 			break;
@@ -525,6 +605,20 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (w.pending)
 		count_err(PT_ERR_UNWIND_PENDING);
 	*hash = w.h;
+	if (w.nmaps && !(w.memo & UNW_MEMO_NO) && w.stop != PT_ERR_UNWIND_READ) {
+		mo->sp = sp;
+		mo->bp = bp;
+		mo->pc0 = ts->pcs[0] + (at_ip ? 1 : 0);
+		mo->gen = gen;
+		mo->sel = sel;
+		mo->mm = mm;
+		mo->h = w.h;
+		mo->n = w.n;
+		mo->nreads = w.nreads;
+		mo->stop = w.stop;
+		__builtin_memcpy(mo->pcs, ts->pcs, sizeof(mo->pcs));
+		mo->flags = UNW_MEMO_VALID | (w.memo & UNW_MEMO_BP) | (w.fp_frames ? UNW_MEMO_FP : 0);
+	}
 	return w.n;
 }
 

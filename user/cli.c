@@ -81,7 +81,8 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_PY_OBJECTS,
-       OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START };
+       OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
+       OPT_PROBE_FLOOR, OPT_PROG_STATS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -118,6 +119,9 @@ static const struct argp_option opts[] = {
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "target-env", OPT_TARGET_ENV, "VAR=VALUE", OPTION_HIDDEN, "", 0 },
+	/* The benchmark's probe floor (tools/bench/bench.sh): the same probes, empty programs. */
+	{ "probe-floor", OPT_PROBE_FLOOR, NULL, OPTION_HIDDEN, "", 0 },
+	{ "prog-stats", OPT_PROG_STATS, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -173,8 +177,8 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	return (uint64_t)x;
 }
 
-/* The start-up options (unwind table cache, --fast-start) and --python-objects. Returns false
- * for another key. */
+/* The start-up options (unwind table cache, --fast-start), --python-objects and the
+ * benchmark's hidden ones. Returns false for another key. */
 static bool parse_start_opt(int key, char *arg, struct pt_options *o)
 {
 	switch (key) {
@@ -189,6 +193,12 @@ static bool parse_start_opt(int key, char *arg, struct pt_options *o)
 		return true;
 	case OPT_PY_OBJECTS:
 		o->python_objects = true;
+		return true;
+	case OPT_PROBE_FLOOR:
+		o->probe_floor = true;
+		return true;
+	case OPT_PROG_STATS:
+		o->prog_stats = arg;
 		return true;
 	}
 	return false;

@@ -1070,6 +1070,10 @@ static int configure(struct pt_session *s)
 	/* On whenever stacks are: an exec may start CPython (the walk waits for py_off.runtime;
 	 * py_stacks is not preallocated). */
 	skel->rodata->python = o->fp_stacks;
+	skel->rodata->probe_floor = o->probe_floor;
+	if (o->probe_floor)
+		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
+				"the report's figures are all zero (a benchmark's floor, not a measurement)\n");
 	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
@@ -1372,10 +1376,37 @@ static void close_running_invocation(struct pt_session *s)
 	}
 }
 
+/* --prog-stats FILE (hidden, for tools/bench/bench.py): each program's kernel run count and run
+ * time so far, read before the probes go. The kernel counts them only while the sysctl
+ * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
+static void write_prog_stats(struct pt_session *s)
+{
+	struct bpf_program *prog;
+	FILE *f = fopen(s->opt->prog_stats, "w");
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->prog_stats, strerror(errno));
+		return;
+	}
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		fprintf(f, "%s %llu %llu\n", bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
+	}
+	fclose(f);
+}
+
 void pt_session_stop(struct pt_session *s)
 {
 	int err;
 
+	if (s->opt->prog_stats)
+		write_prog_stats(s);
 	/* Stop: final state of a still-running target first, then freeze the counters. */
 	s->rep.duration_ns = now_ns() - s->start_ns;
 	if (s->exited && s->sym) {

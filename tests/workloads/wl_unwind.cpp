@@ -27,6 +27,11 @@
  *   site_deep     malloc(7777) at the bottom of 41 recursive calls of recurse(): a stack of
  *                 ~48 frames, deeper than the 32 peaktrace kept before      a1/7777 f0
  *   site_peak     malloc(250000), free: the unique live-heap peak  a1/250000 f1/250000
+ *   site_twins    50 times twin_a then twin_b, each calling twin_leaf, which mallocs and frees
+ *                 123 (from twin_a) or 321 (from twin_b) bytes: both reach malloc with the same
+ *                 rsp and the same return address, and differ only in twin_leaf's caller, so a
+ *                 walk reused from the other twin's call would put the block on the wrong
+ *                 stack                              a50/6150 f50/6150, a50/16050 f50/16050
  */
 #include <cstdio>
 #include <cstdlib>
@@ -118,6 +123,36 @@ extern "C" WL_SCENARIO void site_peak(void)
 	std::free(p);
 }
 
+extern "C" WL_SCENARIO void twin_leaf(size_t n)
+{
+	void *p = std::malloc(wl_opaque_size(n));
+
+	wl_sink(p);
+	std::free(p);
+}
+
+/* Same frame size, same call site into twin_leaf; the wl_sink after the call keeps the call a
+ * real call (no tail jump, which would drop the twin's frame). */
+extern "C" WL_SCENARIO void twin_a(void)
+{
+	twin_leaf(123);
+	wl_sink(nullptr);
+}
+
+extern "C" WL_SCENARIO void twin_b(void)
+{
+	twin_leaf(321);
+	wl_sink(nullptr);
+}
+
+extern "C" WL_SCENARIO void site_twins(void)
+{
+	for (int i = 0; i < 50; i++) {
+		twin_a();
+		twin_b();
+	}
+}
+
 extern "C" WL_SCENARIO void level2(int which)
 {
 	volatile long spill[6] = { which };
@@ -131,6 +166,7 @@ extern "C" WL_SCENARIO void level2(int which)
 	case 5: site_fopen(); break;
 	case 6: recurse(40); break;
 	case 7: site_peak(); break;
+	case 8: site_twins(); break;
 	}
 	wl_sink((void *)spill);
 }
@@ -151,7 +187,7 @@ int main(int argc, char **argv)
 {
 	wl_maybe_wait(argc, argv);
 
-	for (int which = 0; which < 8; which++)
+	for (int which = 0; which < 9; which++)
 		level1(which, 64 + which);
 	return 0;
 }

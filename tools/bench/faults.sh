@@ -24,7 +24,7 @@ done | python3 -c '
 import collections, statistics, sys
 d = collections.defaultdict(list)
 for line in sys.stdin:
-    name, _, v = line.split()
+    name, _, v = line.split()[:3]
     d[name].append(float(v))
 u = statistics.median(d["untraced"])
 print("%-22s %12s %8s" % ("configuration", "ns/fault", "ratio"))
