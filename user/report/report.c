@@ -583,6 +583,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 
 	if (r->light) {
 		pt_light_text(f, r);
+		pt_rss_python_note(f, r, true);
 		if (has_invocations(r))
 			text_invocations(f, r);
 		return;
@@ -592,6 +593,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 		(int64_t)g->peak_count, pt_fmt_bytes(b2, sizeof(b2), (double)g->rss_peak),
 		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
 	text_caveats(f, r, AFF_ALL, false);
+	pt_rss_python_note(f, r, true);
 	if (r->sample_bytes)
 		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
@@ -1005,6 +1007,7 @@ void pt_report_free(struct pt_report *r)
 	pt_profile_free(&r->prof);
 	pt_arenas_free(&r->ar);
 	pt_rss_kinds_free(&r->rk);
+	pt_rss_objs_free(&r->ro);
 	pt_leaked_free(r);
 }
 

@@ -11,6 +11,7 @@
 #include "profile/profile.h"
 #include "target/procmaps.h"
 #include "report/rsskind.h"
+#include "report/rssobj.h"
 #include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
@@ -68,6 +69,8 @@ struct pt_report {
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
+	struct pt_rss_objs ro;     /* file and shmem RSS by object (rssobj.h) */
+	bool python_objects;    /* --python-objects: pymalloc traced, Python objects in the heap view */
 };
 
 const char *pt_err_name(int e);

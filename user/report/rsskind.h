@@ -25,6 +25,9 @@ enum pt_mem_kind {
 	PT_MK_FILE_PRIVATE,      /* private copies of a file mapping's pages (.data, .bss) */
 	PT_MK_OTHER,             /* another special mapping ([vvar], ...) */
 	PT_MK_GONE,              /* its mapping was unmapped by the end */
+	PT_MK_PYMALLOC,          /* CPython's pymalloc arenas: a pool header at the page's 16 KiB
+	                          * pool start (rsskind.c says why this test) */
+	PT_MK_V8,                /* V8's heap: a V8 page header at a 256 KiB boundary at or below */
 	PT_MK_COUNT
 };
 
@@ -60,6 +63,15 @@ struct pt_report;
 int pt_rss_kind_frames(struct pt_profile *q, uint32_t nstacks, uint32_t **pool);
 /* The by-kind line of TOP STACKS HOLDING RSS AT THE PEAK. */
 void pt_rss_kinds_text(FILE *f, const struct pt_report *r);
+/* Bytes at the RSS peak of the stacks of kind k (0 when the kinds were not read). */
+uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k);
+/* Python objects outside the heap view: when pymalloc arenas held more than
+ * PT_PY_OUTSIDE_MIN at the RSS peak and --python-objects was not given, one line saying how
+ * much, pointing to rss.svg and --python-objects (with lead: for the first screen). */
+#define PT_PY_OUTSIDE_MIN (4ULL << 20)
+void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead);
+/* report.json rss_attribution's "python_objects_outside_heap" member (no separator). */
+void pt_rss_python_note_json(FILE *f, const struct pt_report *r);
 /* report.json rss_attribution's kinds_read, by_kind_at_peak, kind_stacks_mixed,
  * kind_scan_capped members (no separator around them). */
 void pt_rss_kinds_json(FILE *f, const struct pt_report *r);
