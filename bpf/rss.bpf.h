@@ -688,6 +688,10 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 
 	if (!o || !st)
 		return;
+	/* Its first: a runtime's heap is often unmapped by the end (an interpreter's teardown),
+	 * so user space looks at this page's heap headers soon, while it is mapped. */
+	if (!st->rss_addr)
+		emit_event(PT_EV_RSS_STACK, addr, stack);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	st->rss_addr = addr;
 	st->rss_sp = BPF_CORE_READ(regs, sp);

@@ -496,6 +496,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case PT_EV_RSS_OBJ:
 		break;   /* woke the poll loop: it reads the maps after this batch (rss_obj_names) */
+	case PT_EV_RSS_STACK:
+		if (len >= sizeof(*e))
+			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr);
+		if (s->rep.rk.nqueued >= 256)
+			pt_rss_kinds_early(&s->rep.rk, s->pid);
+		break;
 	case PT_EV_INV_START: {
 		const struct pt_inv_event *ie = data;
 
@@ -673,6 +679,7 @@ static void rss_kinds(struct pt_session *s)
 
 	if (s->rep.rk.read)
 		return;
+	pt_rss_kinds_early(&s->rep.rk, s->pid);
 	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
 				   n < s->opt->max_stacks ? (uint32_t)n : s->opt->max_stacks);
 	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
@@ -1084,6 +1091,7 @@ void pt_session_poll(struct pt_session *s)
 			break;
 		}
 		rss_obj_names(s, false);
+		pt_rss_kinds_early(&s->rep.rk, s->pid);
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();

@@ -247,6 +247,71 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 	return PT_MK_ANON;
 }
 
+void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr)
+{
+	if (k->nqueued >= sizeof(k->early_queued) / sizeof(k->early_queued[0])) {
+		k->early_dropped++;
+		return;
+	}
+	k->early_queued[k->nqueued][0] = stack;
+	k->early_queued[k->nqueued++][1] = addr;
+}
+
+void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid)
+{
+	struct pt_maps m = { 0 };
+	char path[64];
+	uint32_t q;
+	int fd;
+
+	if (!k->nqueued)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pt_maps_read(pid, &m)) {
+		k->early_dropped += k->nqueued;
+		goto out;
+	}
+	for (q = 0; q < k->nqueued; q++) {
+		uint32_t st = (uint32_t)k->early_queued[q][0];
+		uint64_t a = k->early_queued[q][1];
+		int i = map_of(&m, a);
+		uint8_t kind = 0;
+		bool capped = false;
+		struct pt_mapping run;
+
+		if (i < 0 || !anon_rw(&m.m[i]))
+			continue;
+		if (in_pymalloc_pool(fd, a)) {
+			kind = PT_MK_PYMALLOC;
+		} else {
+			run = anon_run(&m, i);
+			if (in_v8_chunk(k, fd, &run, a, &capped))
+				kind = PT_MK_V8;
+		}
+		if (!kind)
+			continue;
+		if (st >= k->nearly) {
+			uint32_t n = st + 1024;
+			uint8_t *e = realloc(k->early, n);
+
+			if (!e) {
+				k->early_dropped++;
+				continue;
+			}
+			memset(e + k->nearly, 0, n - k->nearly);
+			k->early = e;
+			k->nearly = n;
+		}
+		k->early[st] = kind;
+	}
+out:
+	k->nqueued = 0;
+	if (fd >= 0)
+		close(fd);
+	pt_maps_free(&m);
+}
+
 int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks)
 {
 	struct pt_stack_stats *st = NULL;
@@ -286,6 +351,11 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 				continue;
 			k->kind[i + j] = pt_mem_kind_of(k, &m, fd, st[j].rss_addr, st[j].rss_sp, &capped);
 			k->scan_capped += capped;
+			/* A runtime heap torn down (or reused as plain memory) by the end: the heap
+			 * its first fault was in. */
+			if ((k->kind[i + j] == PT_MK_GONE || k->kind[i + j] == PT_MK_ANON) &&
+			    i + j < k->nearly && k->early[i + j])
+				k->kind[i + j] = k->early[i + j];
 		}
 	}
 	k->read = true;
@@ -301,6 +371,7 @@ out:
 void pt_rss_kinds_free(struct pt_rss_kinds *k)
 {
 	free(k->kind);
+	free(k->early);
 	memset(k, 0, sizeof(*k));
 }
 
