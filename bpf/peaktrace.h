@@ -487,8 +487,9 @@ enum pt_event_type {
 	PT_EV_INV_END = 5,    /* an invocation (or the init phase) ended: seq */
 	PT_EV_PY_STACK = 6,   /* a new stack with Python frames: resolve its code objects now */
 	PT_EV_RSS_OBJ = 7,    /* a new file/shmem object holds RSS: read the maps for its path now */
-	PT_EV_RSS_STACK = 8,  /* a stack's first attributed fault: addr, and the stack in len (user
-			       * space tells a runtime heap's pages while they are mapped) */
+	PT_EV_RSS_STACK = 8,  /* a stack's attributed fault in a new region (its first, or 2 MiB or
+			       * more from its last): addr, and the stack in len (user space tells
+			       * a heap's pages while they are mapped) */
 };
 
 struct pt_event {

@@ -688,9 +688,11 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 
 	if (!o || !st)
 		return;
-	/* Its first: a runtime's heap is often unmapped by the end (an interpreter's teardown),
-	 * so user space looks at this page's heap headers soon, while it is mapped. */
-	if (!st->rss_addr)
+	/* Its first fault, or one 2 MiB or more from its last: a runtime's heap is often
+	 * unmapped by the end (an interpreter's teardown, a freed big block), so user space
+	 * looks at this region's heap headers soon, while it is mapped. Sequential touching
+	 * sends one event per region, not per page. */
+	if (!st->rss_addr || addr - st->rss_addr + RSS_BLOCK >= 2 * RSS_BLOCK)
 		emit_event(PT_EV_RSS_STACK, addr, stack);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	st->rss_addr = addr;

@@ -498,9 +498,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;   /* woke the poll loop: it reads the maps after this batch (rss_obj_names) */
 	case PT_EV_RSS_STACK:
 		if (len >= sizeof(*e))
-			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr);
-		if (s->rep.rk.nqueued >= 256)
-			pt_rss_kinds_early(&s->rep.rk, s->pid);
+			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
+		if (s->rep.rk.nqueued >= 1024)
+			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);   /* full: all now, settled or not */
 		break;
 	case PT_EV_INV_START: {
 		const struct pt_inv_event *ie = data;
@@ -679,7 +679,7 @@ static void rss_kinds(struct pt_session *s)
 
 	if (s->rep.rk.read)
 		return;
-	pt_rss_kinds_early(&s->rep.rk, s->pid);
+	pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
 	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
 				   n < s->opt->max_stacks ? (uint32_t)n : s->opt->max_stacks);
 	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
@@ -1085,13 +1085,13 @@ void pt_session_poll(struct pt_session *s)
 	while (!stop_signal) {
 		uint64_t now;
 
-		err = ring_buffer__poll(s->rb, s->arena_due ? 20 : 100);
+		err = ring_buffer__poll(s->rb, s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
 		}
 		rss_obj_names(s, false);
-		pt_rss_kinds_early(&s->rep.rk, s->pid);
+		pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();

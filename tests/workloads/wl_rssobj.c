@@ -6,7 +6,8 @@
  * to the log as "NAME BYTES" lines.
  *
  * Usage: wl_rssobj [--wait] LOG DIR
- *   scn_file_read     writes DIR/wl_rssobj.data (16 MiB), maps it read-only and reads one
+ *   scn_file_read     writes DIR/"wl_rssobj-ESC[31m.data" (16 MiB; an escape sequence in its
+ *                     name, which reports must never print raw), maps it read-only, reads one
  *                     byte of every third page of its first 12 MiB (fault-around maps more:
  *                     the truth is the mapping's Rss)                       "file"
  *   scn_memfd_touch   memfd "ptcache", 6 MiB, MAP_SHARED, every page written "memfd"
@@ -124,6 +125,7 @@ static long status_bytes(const char *key)
 
 static WL_SCENARIO char *scn_file_read(const char *dir, volatile long *sum)
 {
+	static const char name[] = "/wl_rssobj-\033[31m.data";
 	char path[4096];
 	static char block[1 << 16];
 	size_t i, n = strlen(dir);
@@ -133,7 +135,7 @@ static WL_SCENARIO char *scn_file_read(const char *dir, volatile long *sum)
 	if (n > sizeof(path) - 32)
 		_exit(5);
 	memcpy(path, dir, n);
-	memcpy(path + n, "/wl_rssobj.data", 16);
+	memcpy(path + n, name, sizeof(name));
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		_exit(6);

@@ -247,32 +247,36 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 	return PT_MK_ANON;
 }
 
-void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr)
+void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr, uint64_t ts)
 {
 	if (k->nqueued >= sizeof(k->early_queued) / sizeof(k->early_queued[0])) {
 		k->early_dropped++;
 		return;
 	}
 	k->early_queued[k->nqueued][0] = stack;
-	k->early_queued[k->nqueued++][1] = addr;
+	k->early_queued[k->nqueued][1] = addr;
+	k->early_queued[k->nqueued++][2] = ts;
 }
 
-void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid)
+void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 {
 	struct pt_maps m = { 0 };
 	char path[64];
-	uint32_t q;
+	uint32_t q, ripe = 0, keep = 0;
 	int fd;
 
-	if (!k->nqueued)
+	/* Those settled: the queue is in event order, so a prefix. */
+	while (ripe < k->nqueued && (!now || k->early_queued[ripe][2] + PT_KIND_SETTLE_NS <= now))
+		ripe++;
+	if (!ripe)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || pt_maps_read(pid, &m)) {
-		k->early_dropped += k->nqueued;
+		k->early_dropped += ripe;
 		goto out;
 	}
-	for (q = 0; q < k->nqueued; q++) {
+	for (q = 0; q < ripe; q++) {
 		uint32_t st = (uint32_t)k->early_queued[q][0];
 		uint64_t a = k->early_queued[q][1];
 		int i = map_of(&m, a);
@@ -280,15 +284,20 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid)
 		bool capped = false;
 		struct pt_mapping run;
 
-		if (i < 0 || !anon_rw(&m.m[i]))
+		if (i < 0 || !anon_rw(&m.m[i])) {
+			if (st < k->nearly)
+				k->early[st] = 0;   /* its latest region is not one of them */
 			continue;
-		if (in_pymalloc_pool(fd, a)) {
-			kind = PT_MK_PYMALLOC;
-		} else {
-			run = anon_run(&m, i);
-			if (in_v8_chunk(k, fd, &run, a, &capped))
-				kind = PT_MK_V8;
 		}
+		run = anon_run(&m, i);
+		if (in_pymalloc_pool(fd, a))
+			kind = PT_MK_PYMALLOC;
+		else if (in_v8_chunk(k, fd, &run, a, &capped))
+			kind = PT_MK_V8;
+		else if (in_mmapped_chunk(k, fd, &m, i, a, &capped))
+			kind = PT_MK_HEAP_MMAPPED;   /* freed before the end: usual for big blocks */
+		if (!kind && st < k->nearly)
+			k->early[st] = 0;
 		if (!kind)
 			continue;
 		if (st >= k->nearly) {
@@ -306,7 +315,9 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid)
 		k->early[st] = kind;
 	}
 out:
-	k->nqueued = 0;
+	for (q = ripe; q < k->nqueued; q++, keep++)
+		memcpy(k->early_queued[keep], k->early_queued[q], sizeof(k->early_queued[q]));
+	k->nqueued = keep;
 	if (fd >= 0)
 		close(fd);
 	pt_maps_free(&m);
@@ -351,10 +362,11 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 				continue;
 			k->kind[i + j] = pt_mem_kind_of(k, &m, fd, st[j].rss_addr, st[j].rss_sp, &capped);
 			k->scan_capped += capped;
-			/* A runtime heap torn down (or reused as plain memory) by the end: the heap
-			 * its first fault was in. */
-			if ((k->kind[i + j] == PT_MK_GONE || k->kind[i + j] == PT_MK_ANON) &&
-			    i + j < k->nearly && k->early[i + j])
+			/* Unmapped by the end, or a runtime heap's pages reused as plain memory:
+			 * the heap its first fault was in. */
+			if (i + j < k->nearly && k->early[i + j] &&
+			    (k->kind[i + j] == PT_MK_GONE ||
+			     (k->kind[i + j] == PT_MK_ANON && k->early[i + j] != PT_MK_HEAP_MMAPPED)))
 				k->kind[i + j] = k->early[i + j];
 		}
 	}

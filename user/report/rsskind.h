@@ -42,12 +42,13 @@ struct pt_rss_kinds {
 	uint32_t n;
 	uint64_t scan_reads;     /* chunk-header reads of the target's memory */
 	uint64_t scan_capped;    /* stacks left as anonymous mmap: the read budget was spent */
-	/* The runtime heap (PT_MK_PYMALLOC, PT_MK_V8, else 0) each stack's first fault was in,
-	 * seen while the target ran (pt_rss_kinds_early): the kind when its pages' mapping is
-	 * gone or plain anonymous by the end. */
+	/* The heap (PT_MK_PYMALLOC, PT_MK_V8, PT_MK_HEAP_MMAPPED, else 0) each stack's latest
+	 * region of faults was in, seen while the target ran (pt_rss_kinds_early): the kind when
+	 * its pages' mapping is gone by the end (or, for the runtimes' heaps, plain anonymous
+	 * memory). */
 	uint8_t *early;
 	uint32_t nearly;
-	uint64_t early_queued[256][2];   /* (stack, address) since the last look */
+	uint64_t early_queued[1024][3];  /* (stack, address, ktime ns) not looked at yet */
 	uint32_t nqueued;
 	uint64_t early_dropped;  /* first faults not looked at (queue full between two looks) */
 };
@@ -59,10 +60,14 @@ struct pt_maps;
 enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
 				uint64_t addr, uint64_t sp, bool *capped);
 
-/* A stack's first fault at addr (PT_EV_RSS_STACK): queued for pt_rss_kinds_early. */
-void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr);
-/* Look at the queued first faults in the live target (pid): pymalloc pools and V8 chunks. */
-void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid);
+/* A stack's fault in a new region at addr, at ts (PT_EV_RSS_STACK): queued for
+ * pt_rss_kinds_early. */
+void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr, uint64_t ts);
+/* Look at the queued faults in the live target (pid), those older than PT_KIND_SETTLE_NS at
+ * now (CLOCK_MONOTONIC ns; 0: all of them): pymalloc pools, V8 chunks, glibc mmapped chunks.
+ * The event is sent from inside the fault: the allocator writes its header only after it. */
+#define PT_KIND_SETTLE_NS 5000000ULL
+void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now);
 
 /* Read the target's maps and each stack's fault address from the stats map. 0 or -errno. */
 int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks);
