@@ -23,8 +23,8 @@ import tempfile
 import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, browser, build, case, cli, container, diff, docs,
-                      fault, host, hostile, layout, leaks, light, node, pprof, python, ref, rss, sample,
-                      scale, security, timeline, unit)
+                      fault, host, hostile, layout, leaks, light, node, pprof, python, ref, rss, rsskinds,
+                      sample, scale, security, timeline, unit)
 from sections import exec as exec_section
 
 # Need neither root nor BPF.
@@ -32,10 +32,11 @@ SECTIONS = [unit, layout, build, ref]
 # Need root, /sys/kernel/btf/vmlinux and BUILD/peaktrace; the names in BPF_SKIPS are counted
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
-                aws_lambda, security, timeline, browser, container, leaks, scale, exec_section, rss, light]
+                aws_lambda, security, timeline, browser, container, leaks, scale, exec_section, rss, light,
+                rsskinds]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
              "python/*", "security/*", "timeline/*", "browser/*", "container/*", "leaks/*", "scale/*", "exec/*",
-             "rss/*", "light/*"]
+             "rss/*", "light/*", "rsskinds/*"]
 
 
 def main():
