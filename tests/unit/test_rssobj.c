@@ -72,8 +72,15 @@ static void split(void)
 
 	pt_rss_sh_split_of(&f, (100 + 5 + 2 + 1 + 1 - 3 - 1) << 12, &s);
 	CHECK_EQ_U64(s.mismatch, 0, "attributed + buckets - released elsewhere == the counter");
-	CHECK_EQ_U64(s.over, 4 << 12, "released with no object known: still on their objects");
-	CHECK_EQ_U64(pt_rss_sh_bucket(&s, 0), 5 << 12, "bucket 0: resident before tracing");
+	CHECK_EQ_U64(s.over, 0, "released with no object known: taken from the buckets first");
+	CHECK_EQ_U64(pt_rss_sh_bucket(&s, 0), 1 << 12, "bucket 0: resident before tracing, less them");
+	f.released_unknown = 10 << 12;
+	pt_rss_sh_split_of(&f, (100 + 5 + 2 + 1 + 1 - 10 - 1) << 12, &s);
+	CHECK_EQ_U64(s.over, 2 << 12, "beyond every bucket: still on their objects");
+	CHECK_EQ_U64(s.before + s.no_fault + s.other_task + s.vma_busy + s.table_full, 0,
+		     "the buckets emptied first");
+	CHECK_EQ_U64(s.mismatch, 0, "and the identity still holds");
+	f.released_unknown = 3 << 12;
 	CHECK_STR(pt_rss_sh_bucket_name(1, 3), "[shmem pages whose mapping was not looked up]",
 		  "bucket names per counter");
 	pt_rss_sh_split_of(&f, 1 << 20, &s);

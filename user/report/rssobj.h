@@ -54,7 +54,9 @@ char *pt_rss_obj_label(const struct pt_rss_obj *ob, const struct pt_rss_name *na
 /* The file or shmem counter of one moment, split (bpf/peaktrace.h pt_rss_sh_figures). */
 struct pt_rss_sh_split {
 	int64_t total, attributed, before, no_fault, other_task, vma_busy, table_full;
-	int64_t over;       /* released_unknown + reclaimed: still on their objects */
+	int64_t over;       /* released_unknown + reclaimed beyond the buckets (taken from them
+	                     * first: before, no_fault, other_task, vma_busy, table_full): pages
+	                     * still on their objects */
 	int64_t mismatch;   /* total - (attributed + buckets - over): 0 unless figures raced */
 };
 void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s);
