@@ -679,6 +679,23 @@ static __always_inline void rss_exec(void)
 
 /* ---- kmem:rss_stat -------------------------------------------------------------------------- */
 
+/* At most one every RSS_KIND_EV_NS, and only while the ring buffer is three quarters empty:
+ * a random-access workload would otherwise send one per fault and crowd out the events that
+ * must not be lost. The skipped ones are counted (their stacks keep the kind seen at the end). */
+#define RSS_KIND_EV_NS 10000ULL
+static __always_inline void rss_kind_event(__u32 stack, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - rss_g.kind_ev_ns < RSS_KIND_EV_NS ||
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > 16 * 1024) {
+		__sync_fetch_and_add(&rss_g.kind_ev_skipped, 1);
+		return;
+	}
+	rss_g.kind_ev_ns = now;
+	emit_event(PT_EV_RSS_STACK, addr, stack);
+}
+
 /* The stack's last fault: its address and the user sp then (two stores, for the memory kind). */
 static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 {
@@ -693,7 +710,7 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 	 * looks at this region's heap headers soon, while it is mapped. Sequential touching
 	 * sends one event per region, not per page. */
 	if (!st->rss_addr || addr - st->rss_addr + RSS_BLOCK >= 2 * RSS_BLOCK)
-		emit_event(PT_EV_RSS_STACK, addr, stack);
+		rss_kind_event(stack, addr);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	st->rss_addr = addr;
 	st->rss_sp = BPF_CORE_READ(regs, sp);

@@ -499,8 +499,10 @@ static int on_event(void *ctx, void *data, size_t len)
 	case PT_EV_RSS_STACK:
 		if (len >= sizeof(*e))
 			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
+		if (s->rep.rk.nqueued >= 1024)   /* full: the settled ones, else all, settled or not */
+			pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
 		if (s->rep.rk.nqueued >= 1024)
-			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);   /* full: all now, settled or not */
+			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
 		break;
 	case PT_EV_INV_START: {
 		const struct pt_inv_event *ie = data;

@@ -284,11 +284,10 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		bool capped = false;
 		struct pt_mapping run;
 
-		if (i < 0 || !anon_rw(&m.m[i])) {
-			if (st < k->nearly)
-				k->early[st] = 0;   /* its latest region is not one of them */
+		/* Only what is recognised is kept: a region already gone, or a header not
+		 * written yet, says nothing against an earlier heap of the same stack. */
+		if (i < 0 || !anon_rw(&m.m[i]))
 			continue;
-		}
 		run = anon_run(&m, i);
 		if (in_pymalloc_pool(fd, a))
 			kind = PT_MK_PYMALLOC;
@@ -296,8 +295,6 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 			kind = PT_MK_V8;
 		else if (in_mmapped_chunk(k, fd, &m, i, a, &capped))
 			kind = PT_MK_HEAP_MMAPPED;   /* freed before the end: usual for big blocks */
-		if (!kind && st < k->nearly)
-			k->early[st] = 0;
 		if (!kind)
 			continue;
 		if (st >= k->nearly) {
@@ -466,6 +463,10 @@ void pt_rss_kinds_text(FILE *f, const struct pt_report *r)
 	if (r->rk.scan_capped)
 		fprintf(f, "; %" PRIu64 " stacks not scanned for malloc chunks (read budget spent: "
 			   "shown as anonymous mmap)", r->rk.scan_capped);
+	if (r->rss.kind_ev_skipped || r->rk.early_dropped)
+		fprintf(f, "; %" PRIu64 " faults in new regions not looked at while the target ran "
+			   "(rate limit or busy ring buffer; a heap unmapped by the end may show as "
+			   "\"unmapped by the end\")", (uint64_t)r->rss.kind_ev_skipped + r->rk.early_dropped);
 	fputc('\n', f);
 }
 
@@ -479,8 +480,10 @@ void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
 	for (i = 0; i < PT_MK_COUNT; i++)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
-		   ", \"kind_scan_capped\": %" PRIu64,
-		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped);
+		   ", \"kind_scan_capped\": %" PRIu64 ", \"kind_looks_skipped\": %" PRIu64
+		   ", \"kind_looks_dropped\": %" PRIu64,
+		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped,
+		(uint64_t)r->rss.kind_ev_skipped, r->rk.early_dropped);
 }
 
 uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k)
@@ -497,6 +500,13 @@ static bool python_outside(const struct pt_report *r, uint64_t *b)
 {
 	*b = pt_rss_kind_bytes(r, PT_MK_PYMALLOC);
 	return !r->python_objects && *b > PT_PY_OUTSIDE_MIN;
+}
+
+uint64_t pt_rss_python_outside(const struct pt_report *r)
+{
+	uint64_t b;
+
+	return python_outside(r, &b) ? b : 0;
 }
 
 void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead)

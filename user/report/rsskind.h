@@ -42,10 +42,10 @@ struct pt_rss_kinds {
 	uint32_t n;
 	uint64_t scan_reads;     /* chunk-header reads of the target's memory */
 	uint64_t scan_capped;    /* stacks left as anonymous mmap: the read budget was spent */
-	/* The heap (PT_MK_PYMALLOC, PT_MK_V8, PT_MK_HEAP_MMAPPED, else 0) each stack's latest
-	 * region of faults was in, seen while the target ran (pt_rss_kinds_early): the kind when
-	 * its pages' mapping is gone by the end (or, for the runtimes' heaps, plain anonymous
-	 * memory). */
+	/* The heap (PT_MK_PYMALLOC, PT_MK_V8, PT_MK_HEAP_MMAPPED, else 0) the latest region of
+	 * each stack's faults that was recognised as one was in, seen while the target ran
+	 * (pt_rss_kinds_early): the kind when its pages' mapping is gone by the end (or, for the
+	 * runtimes' heaps, plain anonymous memory). */
 	uint8_t *early;
 	uint32_t nearly;
 	uint64_t early_queued[1024][3];  /* (stack, address, ktime ns) not looked at yet */
@@ -88,6 +88,8 @@ uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k);
  * much, pointing to rss.svg and --python-objects (with lead: for the first screen). */
 #define PT_PY_OUTSIDE_MIN (4ULL << 20)
 void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead);
+/* The bytes that note names, 0 when it is not shown (report.html's summary). */
+uint64_t pt_rss_python_outside(const struct pt_report *r);
 /* report.json rss_attribution's "python_objects_outside_heap" member (no separator). */
 void pt_rss_python_note_json(FILE *f, const struct pt_report *r);
 /* report.json rss_attribution's kinds_read, by_kind_at_peak, kind_stacks_mixed,
