@@ -467,9 +467,12 @@ struct pt_rss_global {
 	__u64 stacks_cut;    /* fault stacks the unwinder cut short (counted here, not in the
 			      * PT_ERR_UNWIND_* / PT_ERR_STACK_READ counters of allocations) */
 	/* File-backed ([0]) and shared-memory ([1]) pages, per object (rss.bpf.h rss_sh_*): now
-	 * and at the last RSS peak (copied with at_peak), and the objects' table's own events. */
+	 * and at the last RSS peak, a lazy snapshot like the stacks' (taken before the first
+	 * change after a peak, so a new peak costs the anonymous path nothing more): sh_at_peak[i]
+	 * is valid when sh_snap_seq[i] equals peak_seq, else sh_now[i] with total rss[] is it. */
 	struct pt_rss_sh_figures sh_now[2];
 	struct pt_rss_sh_figures sh_at_peak[2];
+	__u64 sh_snap_seq[2];
 	__u64 sh_exec_reset[2]; /* 1 after an exec until the first change of that counter */
 	__u64 sh_faults;       /* file/shmem growth events resolved to their object */
 	__u64 sh_vma_busy;     /* ... whose mapping could not be looked up (mmap lock taken) */

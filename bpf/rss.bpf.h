@@ -362,6 +362,12 @@ static __always_inline void rss_sh_change(__u32 curr, int m, __s64 size)
 	struct thread_state *ts;
 	struct pt_rss_obj *o;
 
+	/* The figures at the last peak: unchanged since, so what they are now (lazy snapshot). */
+	if (rss_g.sh_snap_seq[i & 1] != rss_g.peak_seq) {
+		rss_g.sh_at_peak[i & 1] = *f;
+		rss_g.sh_at_peak[i & 1].total = g.rss[m & 3];
+		rss_g.sh_snap_seq[i & 1] = rss_g.peak_seq;
+	}
 	if (rss_g.sh_exec_reset[i & 1]) {
 		/* The first change after an exec (g.rss was zeroed): a new image has no file or
 		 * shmem page before its first fault (exec reads the ELF, it does not map its pages
@@ -820,10 +826,6 @@ static __always_inline void rss_new_peak(void)
 {
 	rss_g.at_peak = rss_g.now;
 	rss_g.at_peak.anon = g.rss[PT_RSS_ANON];
-	rss_g.sh_at_peak[0] = rss_g.sh_now[0];
-	rss_g.sh_at_peak[0].total = g.rss[PT_RSS_FILE];
-	rss_g.sh_at_peak[1] = rss_g.sh_now[1];
-	rss_g.sh_at_peak[1].total = g.rss[PT_RSS_SHMEM];
 	__sync_fetch_and_add(&rss_g.peak_seq, 1);
 }
 

@@ -966,6 +966,8 @@ static void seed_globals(struct pt_session *s)
 		s->skel->bss->rss_g.sh_at_peak[0].total = g->rss[PT_RSS_FILE];
 		s->skel->bss->rss_g.sh_at_peak[1] = s->skel->bss->rss_g.sh_now[1];
 		s->skel->bss->rss_g.sh_at_peak[1].total = g->rss[PT_RSS_SHMEM];
+		s->skel->bss->rss_g.sh_snap_seq[0] = s->skel->bss->rss_g.sh_snap_seq[1] =
+			s->skel->bss->rss_g.peak_seq;
 	}
 }
 

@@ -303,6 +303,7 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 {
 	struct pt_profile q;
 	struct pt_rss_split s;
+	struct pt_rss_sh_split fsh[2];
 	uint32_t *fidx, *pool;
 	char path[4096], sub[320], b1[32], b2[32], b3[32], b4[32], b5[32];
 	int err, e;
@@ -316,6 +317,8 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 		return err;
 	}
 	split_at(r, true, &s);
+	pt_rss_sh_split_at(r, 0, true, &fsh[0]);
+	pt_rss_sh_split_at(r, 1, true, &fsh[1]);
 	snprintf(path, sizeof(path), "%s/rss.folded", dir);
 	f = fopen(path, "w");
 	err = f ? pt_write_folded(f, &q, PT_RSS_PEAK_BYTES) : -errno;
@@ -326,8 +329,8 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 		 pt_fmt_bytes(b1, sizeof(b1), (double)r->g.rss_peak),
 		 pt_fmt_bytes(b2, sizeof(b2), (double)s.anon),
 		 pt_fmt_bytes(b3, sizeof(b3), (double)s.attributed),
-		 pt_fmt_bytes(b4, sizeof(b4), (double)r->rss.sh_at_peak[0].total),
-		 pt_fmt_bytes(b5, sizeof(b5), (double)r->rss.sh_at_peak[1].total));
+		 pt_fmt_bytes(b4, sizeof(b4), (double)fsh[0].total),
+		 pt_fmt_bytes(b5, sizeof(b5), (double)fsh[1].total));
 	snprintf(path, sizeof(path), "%s/rss.svg", dir);
 	f = fopen(path, "w");
 	e = f ? pt_write_flamegraph(f, &q, PT_RSS_PEAK_BYTES, "RSS held at the RSS peak", sub)

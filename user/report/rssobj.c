@@ -222,12 +222,14 @@ void pt_rss_objs_free(struct pt_rss_objs *o)
 
 /* ---- in the report ------------------------------------------------------------------------ */
 
-static void split_at(const struct pt_report *r, int i, bool peak, struct pt_rss_sh_split *s)
+void pt_rss_sh_split_at(const struct pt_report *r, int i, bool peak, struct pt_rss_sh_split *s)
 {
 	int m = i ? PT_RSS_SHMEM : PT_RSS_FILE;
 
-	if (peak)
+	if (peak && r->rss.sh_snap_seq[i] == r->rss.peak_seq)
 		pt_rss_sh_split_of(&r->rss.sh_at_peak[i], r->rss.sh_at_peak[i].total, s);
+	else if (peak)   /* unchanged since the peak (bpf/peaktrace.h sh_snap_seq) */
+		pt_rss_sh_split_of(&r->rss.sh_now[i], r->g.rss[m], s);
 	else
 		pt_rss_sh_split_of(&r->rss.sh_now[i], r->g.rss[m], s);
 }
@@ -249,7 +251,7 @@ static void sh_line(FILE *f, const struct pt_report *r, int i)
 	char b1[32], b2[32];
 	int b;
 
-	split_at(r, i, true, &s);
+	pt_rss_sh_split_at(r, i, true, &s);
 	fprintf(f, "  %s pages at the RSS peak: %s = by %s %s", sh_kind[i],
 		pt_fmt_bytes(b1, sizeof(b1), (double)s.total), i ? "object" : "file",
 		pt_fmt_bytes(b2, sizeof(b2), (double)s.attributed));
@@ -302,7 +304,7 @@ static void json_sh(FILE *f, const struct pt_report *r, int i, bool peak)
 {
 	struct pt_rss_sh_split s;
 
-	split_at(r, i, peak, &s);
+	pt_rss_sh_split_at(r, i, peak, &s);
 	fprintf(f, "{\"total_bytes\": %" PRId64 ", \"attributed_bytes\": %" PRId64
 		   ", \"objects_bytes\": %" PRId64 ", \"resident_before_bytes\": %" PRId64
 		   ", \"populated_without_fault_bytes\": %" PRId64 ", \"other_task_bytes\": %" PRId64
@@ -377,7 +379,7 @@ void pt_rss_obj_frames(const struct pt_report *r, struct pt_profile *q, uint32_t
 		if (r->ro.row[k].at_peak > 0)
 			add_root(q, &fidx[used++], r->ro.row[k].frame, r->ro.row[k].at_peak);
 	for (i = 0; i < 2; i++) {
-		split_at(r, i, true, &s);
+		pt_rss_sh_split_at(r, i, true, &s);
 		for (b = 0; b < PT_RSS_SH_BUCKETS; b++)
 			if (pt_rss_sh_bucket(&s, b) > 0)
 				add_root(q, &fidx[used++], pt_rss_sh_bucket_name(i, b),

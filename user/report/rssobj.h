@@ -61,6 +61,10 @@ struct pt_rss_sh_split {
 };
 void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s);
 
+struct pt_report;
+/* Counter i (0 file, 1 shmem) of the report at the RSS peak or at the end. */
+void pt_rss_sh_split_at(const struct pt_report *r, int i, bool peak, struct pt_rss_sh_split *s);
+
 #define PT_RSS_SH_BUCKETS 5
 /* The root frame of bucket b (0..PT_RSS_SH_BUCKETS-1) of counter i (0 file, 1 shmem), and its
  * bytes in s. */
