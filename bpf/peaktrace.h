@@ -436,7 +436,8 @@ struct pt_rss_sh_figures {
 };
 
 /* One file or shared-memory object with pages resident in the target (rss.bpf.h rss_objs;
- * key: its inode's kernel address, stable while the target maps it). */
+ * key: its inode's kernel address, stable while the target maps it; 1 for the pages of
+ * special mappings with no file, [vdso]: ino, dev and name 0). */
 #define PT_RSS_OBJ_NAME 48
 struct pt_rss_obj {
 	__s64 now;             /* bytes of its pages resident in the target now */

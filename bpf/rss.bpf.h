@@ -209,6 +209,7 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
  * mapping; anything else is a named figure of struct pt_rss_sh_figures.
  */
 #define RSS_MAX_OBJS 4096
+#define RSS_OBJ_SPECIAL 1   /* the key of special mappings' pages (no file, no inode) */
 
 /* key: the inode's kernel address; value: the object's figures and names. */
 struct {
@@ -228,12 +229,15 @@ static long rss_vma_cb(struct task_struct *task, struct vm_area_struct *vma, str
 {
 	struct file *f = BPF_CORE_READ(vma, vm_file);
 
-	if (!f)
-		return 0;
-	c->file = f;
-	c->key = (__u64)BPF_CORE_READ(f, f_inode);
 	c->start = BPF_CORE_READ(vma, vm_start);
 	c->end = BPF_CORE_READ(vma, vm_end);
+	if (!f) {
+		/* A special mapping's page counted as a file page ([vdso]): one object for all. */
+		c->key = RSS_OBJ_SPECIAL;
+		return 0;
+	}
+	c->file = f;
+	c->key = (__u64)BPF_CORE_READ(f, f_inode);
 	return 0;
 }
 
@@ -264,13 +268,15 @@ static __always_inline struct pt_rss_obj *rss_obj_get(struct rss_vma_ctx *c, int
 
 	if (o)
 		return o;
-	ino = (struct inode *)c->key;
-	n.ino = BPF_CORE_READ(ino, i_ino);
-	n.dev = BPF_CORE_READ(ino, i_sb, s_dev);
 	n.member = i ? PT_RSS_SHMEM : PT_RSS_FILE;
 	n.snap_seq = rss_g.peak_seq;
-	name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
-	bpf_probe_read_kernel_str(n.name, sizeof(n.name), name);
+	if (c->key != RSS_OBJ_SPECIAL) {
+		ino = (struct inode *)c->key;
+		n.ino = BPF_CORE_READ(ino, i_ino);
+		n.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+		name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
+		bpf_probe_read_kernel_str(n.name, sizeof(n.name), name);
+	}
 	if (!bpf_map_update_elem(&rss_objs, &c->key, &n, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&rss_g.sh_objs, 1);
 		/* While the target still maps it: user space names it from the maps. */

@@ -134,7 +134,10 @@ char *pt_rss_obj_label(const struct pt_rss_obj *ob, const struct pt_rss_name *na
 			nm = &names[i];
 			break;
 		}
-	if (ob->member == PT_RSS_SHMEM && !strncmp(name, "memfd:", 6))
+	if (!ob->ino && !ob->dev && !name[0])
+		/* no file behind the mapping (bpf/rss.bpf.h RSS_OBJ_SPECIAL) */
+		snprintf(raw, sizeof(raw), "special mappings ([vdso] and such)");
+	else if (ob->member == PT_RSS_SHMEM && !strncmp(name, "memfd:", 6))
 		snprintf(raw, sizeof(raw), "%s", name);
 	else if (ob->member == PT_RSS_SHMEM && !strcmp(name, "dev/zero"))
 		/* shmem_zero_setup()'s file: MAP_SHARED | MAP_ANONYMOUS */
