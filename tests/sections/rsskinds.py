@@ -14,7 +14,8 @@ region and a SysV segment, written. Then it unmaps the file and the memfd. Launc
     (unexplained_bytes 0);
   - rss.folded totals the whole RSS at the peak; the ESC in the file's name is escaped
     (\\x1b) in report.txt, rss.folded and report.json, never raw.
-Debian's python3 (tests/workloads/wl_pykinds.py, launch): a ~50 MiB dict of short strings,
+Debian's python3 (tests/workloads/wl_pykinds.py; launch, and attached with peaktrace stopped
+by SIGINT while the script still holds everything): a ~50 MiB dict of short strings,
 then 15 MiB more in a list; truth is CPython's own accounting (sys._debugmallocstats):
   - the "CPython pymalloc arenas" kind at the peak is at least the bytes of the blocks the
     script allocated less the unattributed anonymous bytes, and at most its arenas' size;
@@ -31,8 +32,9 @@ import json
 import os
 import re
 import shutil
+import signal
 
-from harness import WORKLOAD_SRC, short
+from harness import SLEEP_MARK, WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
 
 PAGE = 4096
@@ -161,18 +163,39 @@ def check_no_raw(res, prefix, outdir):
              "wl_rssobj-\\x1b[31m.data" in text, "not named")
 
 
-def run_python(ctx):
+def py_attach(pt, py, script, log, outdir, tmp):
+    """Attach to `python3 script --wait LOG --hold`; once it has logged and sleeps, stop
+    peaktrace with SIGINT while it lives (its maps are read at the end), then end it."""
+    wrapper = os.path.join(tmp, "wl_pykinds_py")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (py, script))
+    os.chmod(wrapper, 0o755)
+
+    def stop_tracer(pr, wl):
+        if wl.wait_for("out", re.escape(SLEEP_MARK)):
+            pr.signal(signal.SIGINT)
+    r = trace_attach(pt, wrapper, [log, "--hold"], outdir, on_tracing=stop_tracer, leave_running=True)
+    if getattr(r, "wl", None):
+        r.wl.kill()
+    return r
+
+
+def run_python(ctx, mode):
     res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
-    prefix = "rsskinds/python/launch"
+    prefix = "rsskinds/python/" + mode
     if not res.wanted(prefix):
         return
     py = "/usr/bin/python3"
     if not os.access(py, os.X_OK):
         res.skip(prefix, "no %s" % py)
         return
-    outdir = os.path.join(tmp, "rsskinds-py")
-    log = os.path.join(tmp, "rsskinds-py.log")
-    r = trace_launch(pt, py, [os.path.join(WORKLOAD_SRC, "wl_pykinds.py"), log], outdir)
+    outdir = os.path.join(tmp, "rsskinds-py-" + mode)
+    log = os.path.join(tmp, "rsskinds-py-%s.log" % mode)
+    script = os.path.join(WORKLOAD_SRC, "wl_pykinds.py")
+    if mode == "launch":
+        r = trace_launch(pt, py, [script, log], outdir)
+    else:
+        r = py_attach(pt, py, script, log, outdir, tmp)
     if r.why:
         res.fail(prefix, r.why)
         return
@@ -260,5 +283,6 @@ def run_section(ctx):
     wl = ctx.built.get("wl_rssobj", {}).get("fp")
     for mode in ("launch", "attach"):
         run_objects(ctx, wl, mode)
-    run_python(ctx)
+    for mode in ("launch", "attach"):
+        run_python(ctx, mode)
     run_node(ctx)

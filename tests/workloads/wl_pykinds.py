@@ -14,12 +14,15 @@ CPython's own accounting is the truth, logged to LOG as "NAME BYTES" lines, ever
   blocks_growth   the same after build_tail less before both
   arenas_bytes    "arenas allocated current" x 1 MiB at the end: all the arena address space
                   there is (the arenas' resident pages are at most this)
-"--wait" first: write the ready line, wait for SIGUSR1 (attach mode)."""
+"--wait" first: write the ready line, wait for SIGUSR1 (attach mode). "--hold" after LOG: then
+write "wl: sleeping" and sleep (up to 120 s) with everything held, for a tracer that detaches
+while the target lives."""
 import os
 import re
 import signal
 import sys
 import tempfile
+import time
 
 
 def rss_anon():
@@ -77,6 +80,10 @@ def main(argv):
     log.write("growth %d\ntable %d\ndict_blocks %d\nblocks_growth %d\narenas_bytes %d\n"
               % (growth, sys.getsizeof(d), blocks1 - blocks0, blocks2 - blocks0, arenas << 20))
     log.close()
+    if argv[1:] == ["--hold"]:
+        sys.stdout.write("wl: sleeping\n")
+        sys.stdout.flush()
+        time.sleep(120)
     return len(d) + len(t) > 0
 
 
