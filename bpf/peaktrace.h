@@ -431,7 +431,8 @@ struct pt_rss_sh_figures {
 	__s64 vma_busy;        /* a fault's mapping could not be looked up (bpf_find_vma busy) */
 	__s64 table_full;      /* the objects' table was full */
 	__s64 released_unknown;/* decreased in the target with no object known (a removal over
-				* several mappings, truncation) */
+				* several mappings, truncation), or beyond what the object gained
+				* while traced (its pages resident before attaching) */
 	__s64 reclaimed;       /* decreased from another task: reclaim, another's truncation */
 };
 

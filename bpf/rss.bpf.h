@@ -247,9 +247,17 @@ static __always_inline long rss_vma_at(__u64 addr, struct rss_vma_ctx *c)
 	return bpf_find_vma(bpf_get_current_task_btf(), addr, rss_vma_cb, c, 0);
 }
 
-/* An object's resident bytes change by d (counter i: 0 file, 1 shmem). */
+/* An object's resident bytes change by d (counter i: 0 file, 1 shmem). It never goes below 0:
+ * a release beyond what it gained while traced took pages resident before (attach mode), so
+ * the rest is released_unknown (taken from the `before` bucket in the report). */
 static __always_inline void rss_obj_add(struct pt_rss_obj *o, int i, __s64 d)
 {
+	__s64 held = o->now;
+
+	if (d < 0 && held + d < 0) {
+		__sync_fetch_and_add(&rss_g.sh_now[i & 1].released_unknown, -(held + d));
+		d = held > 0 ? -held : 0;
+	}
 	if (o->snap_seq != rss_g.peak_seq) {
 		o->peak = o->now;
 		o->snap_seq = rss_g.peak_seq;

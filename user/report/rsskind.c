@@ -263,6 +263,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 	struct pt_maps m = { 0 };
 	char path[64];
 	uint32_t q, ripe = 0, keep = 0;
+	uint64_t saved;
 	int fd;
 
 	/* Those settled: the queue is in event order, so a prefix. */
@@ -272,6 +273,10 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The looks while running have a read budget of their own: they must not spend the one
+	 * the classification at the end needs (scan_reads is what the scanners count). */
+	saved = k->scan_reads;
+	k->scan_reads = k->early_reads;
 	if (fd < 0 || pt_maps_read(pid, &m)) {
 		k->early_dropped += ripe;
 		goto out;
@@ -312,6 +317,8 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		k->early[st] = kind;
 	}
 out:
+	k->early_reads = k->scan_reads;
+	k->scan_reads = saved;
 	for (q = ripe; q < k->nqueued; q++, keep++)
 		memcpy(k->early_queued[keep], k->early_queued[q], sizeof(k->early_queued[q]));
 	k->nqueued = keep;

@@ -50,7 +50,8 @@ struct pt_rss_kinds {
 	uint32_t nearly;
 	uint64_t early_queued[1024][3];  /* (stack, address, ktime ns) not looked at yet */
 	uint32_t nqueued;
-	uint64_t early_dropped;  /* first faults not looked at (queue full between two looks) */
+	uint64_t early_dropped;  /* faults not looked at (queue full, maps or memory unreadable) */
+	uint64_t early_reads;    /* the looks' reads of the target's memory (their own budget) */
 };
 
 struct pt_maps;
