@@ -266,7 +266,9 @@ static __always_inline void rss_obj_add(struct pt_rss_obj *o, int i, __s64 d)
 	__sync_fetch_and_add(&rss_g.sh_now[i & 1].attributed, d);
 }
 
-/* The object c found, created (with its names) when new; NULL when the table is full. */
+/* The object c found, created (with its names) when new; NULL when the table is full, or when
+ * the entry is a freed inode's whose address the new one reuses and it still has figures to
+ * report (then counted in sh_obj_reused; one with none is taken over by the new inode). */
 static __always_inline struct pt_rss_obj *rss_obj_get(struct rss_vma_ctx *c, int i)
 {
 	struct pt_rss_obj *o = bpf_map_lookup_elem(&rss_objs, &c->key), n = {};
@@ -274,16 +276,29 @@ static __always_inline struct pt_rss_obj *rss_obj_get(struct rss_vma_ctx *c, int
 	struct file *file = c->file;   /* a local: CO-RE relocates the whole chain it reads */
 	const unsigned char *name;
 
-	if (o)
-		return o;
 	n.member = i ? PT_RSS_SHMEM : PT_RSS_FILE;
 	n.snap_seq = rss_g.peak_seq;
 	if (c->key != RSS_OBJ_SPECIAL) {
 		ino = (struct inode *)c->key;
 		n.ino = BPF_CORE_READ(ino, i_ino);
 		n.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	}
+	if (o && (c->key == RSS_OBJ_SPECIAL || (o->ino == n.ino && o->dev == n.dev)))
+		return o;
+	if (o && (o->now || (o->snap_seq == rss_g.peak_seq && o->peak))) {
+		__sync_fetch_and_add(&rss_g.sh_obj_reused, 1);
+		return NULL;
+	}
+	if (c->key != RSS_OBJ_SPECIAL) {
 		name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
 		bpf_probe_read_kernel_str(n.name, sizeof(n.name), name);
+	}
+	if (o) {
+		/* Taken over: nothing of the old inode is left to report. */
+		*o = n;
+		__sync_fetch_and_add(&rss_g.sh_objs, 1);
+		emit_event(PT_EV_RSS_OBJ, c->key, 0);
+		return o;
 	}
 	if (!bpf_map_update_elem(&rss_objs, &c->key, &n, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&rss_g.sh_objs, 1);

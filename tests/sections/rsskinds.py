@@ -7,7 +7,9 @@ tests/workloads/wl_rssobj.c maps and touches known objects and logs each mapping
 byte in it), read-touched; a memfd "ptcache", a /dev/shm file, a MAP_SHARED|MAP_ANONYMOUS
 region and a SysV segment, written. Then it unmaps the file and the memfd. Launch and attach:
   - each object's bytes at the RSS peak (report.json rss_attribution.file_shmem.objects, and
-    its "[file: ...]"/"[shmem: ...]" root frame in rss.folded) equal its mapping's own Rss;
+    its "[file: ...]"/"[shmem: ...]" root frame in rss.folded) equal its mapping's own Rss
+    (less at most the named "mapping not looked up" bucket: a fault while the mmap lock had a
+    writer, seen once in ~20 attached runs);
     the file and memfd hold 0 at the end, the others what they held;
   - the shmem counter at the peak equals the workload's RssShmem then, the file counter its
     RssFile within PAGES pages; file and shmem splits explain their counters
@@ -116,19 +118,24 @@ def run_objects(ctx, wl, mode):
         res.fail("%s: rss.folded" % prefix, str(e))
         return
     objs = fs.get("objects", [])
+    # A fault whose mapping could not be looked up (the mmap lock's trylock failed: a writer,
+    # such as a uprobe being placed) is in its own bucket, not on the object: the object is
+    # exact within that bucket (the bucket is checked to be what the identity needs below).
+    slack = {w: ((fs.get(w) or {}).get("at_peak") or {}).get("mapping_not_looked_up_bytes", 0)
+             for w in ("file", "shmem")}
     for name, (kind, label) in OBJECTS.items():
         label = label.format(dir=datadir, pid=truth.get("pid"))
         sel = [o for o in objs if o.get("kind") == kind and o.get("name") == label]
         if not res.eq("%s: %s: one object named %r" % (prefix, name, label), len(sel), 1):
             print("  objects: " + short(json.dumps([(o.get("kind"), o.get("name")) for o in objs]), 800))
             continue
-        res.eq("%s: %s: bytes at the RSS peak == its mapping's Rss" % (prefix, name),
-               sel[0].get("rss_peak_bytes"), truth.get(name))
-        res.eq("%s: %s: bytes at the end" % (prefix, name), sel[0].get("rss_bytes"),
-               0 if name in UNMAPPED else truth.get(name))
+        exact(res, "%s: %s: bytes at the RSS peak == its mapping's Rss" % (prefix, name),
+              sel[0].get("rss_peak_bytes"), truth.get(name), slack[kind])
+        exact(res, "%s: %s: bytes at the end" % (prefix, name), sel[0].get("rss_bytes"),
+              0 if name in UNMAPPED else truth.get(name), 0 if name in UNMAPPED else slack[kind])
         frame = "[%s: %s]" % (kind, label)
-        res.eq("%s: %s: rss.folded root frame %s" % (prefix, name, frame),
-               sum(v for f, v in lines if f[0] == frame), truth.get(name))
+        exact(res, "%s: %s: rss.folded root frame %s" % (prefix, name, frame),
+              sum(v for f, v in lines if f[0] == frame), truth.get(name), slack[kind])
     pf, ps = (fs.get("file") or {}).get("at_peak") or {}, (fs.get("shmem") or {}).get("at_peak") or {}
     res.eq("%s: shmem at the peak == the workload's RssShmem" % prefix, ps.get("total_bytes"),
            truth.get("peak_shmem"))
@@ -150,6 +157,12 @@ def run_objects(ctx, wl, mode):
            (ra.get("at_peak") or {}).get("anon_bytes", 0) + pf.get("total_bytes", 0) +
            ps.get("total_bytes", 0))
     check_no_raw(res, prefix, outdir)
+
+
+def exact(res, name, got, want, slack):
+    """got == want, or short of it by at most the named not-looked-up bucket (slack)."""
+    res.true(name, got is not None and want is not None and want - slack <= got <= want,
+             "got %r want %r%s" % (got, want, " (- up to %d not looked up)" % slack if slack else ""))
 
 
 def check_no_raw(res, prefix, outdir):

@@ -332,10 +332,10 @@ void pt_rss_objs_json(FILE *f, const struct pt_report *r)
 	}
 	fprintf(f, ", \"faults\": %" PRIu64 ", \"mapping_not_looked_up_events\": %" PRIu64
 		   ", \"table_full_events\": %" PRIu64 ", \"split_removals\": %" PRIu64
-		   ", \"maps_reads\": %" PRIu64 ", \"objects\": [",
+		   ", \"maps_reads\": %" PRIu64 ", \"reused_slot_events\": %" PRIu64 ", \"objects\": [",
 		(uint64_t)r->rss.sh_faults, (uint64_t)r->rss.sh_vma_busy,
 		(uint64_t)r->rss.sh_table_full_events, (uint64_t)r->rss.sh_split_removals,
-		r->ro.maps_reads);
+		r->ro.maps_reads, (uint64_t)r->rss.sh_obj_reused);
 	for (k = 0; k < r->ro.n; k++) {
 		const struct pt_rss_obj_row *o = &r->ro.row[k];
 
