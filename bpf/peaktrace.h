@@ -483,6 +483,8 @@ struct pt_rss_global {
 	__u64 sh_objs;         /* objects created in rss_objs (user space reads the maps for names) */
 	__u64 sh_obj_reused;   /* faults on an inode at a freed one's address whose entry still had
 				* figures: counted as table_full */
+	__u64 map_gen;         /* bumped at each mmap, munmap, mremap, brk of the target: a thread's
+				* cached file mapping (rss.bpf.h) is valid while it is unchanged */
 	__u64 kind_ev_ns;      /* the last PT_EV_RSS_STACK's time (they are rate-limited) */
 	__u64 kind_ev_skipped; /* stack faults in a new region not sent: rate limit, or the ring
 				* buffer a quarter full (its room is for exits, execs, invocations) */

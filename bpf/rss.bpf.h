@@ -315,8 +315,12 @@ static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, in
 	struct rss_vma_ctx c = {};
 	struct pt_rss_obj *o = NULL;
 
-	/* The same fault's next event (one per folio on some paths): no second lookup. */
-	if (ts->sh_addr == addr && ts->sh_obj)
+	/* The same fault's next event (one per folio on some paths), or a fault in the mapping
+	 * this thread looked up last while no mmap, munmap, mremap or brk happened since: no
+	 * lookup. (shmat/shmdt are not traced: a segment attached where another file was
+	 * mapped, with no traced syscall between, would be charged to that file.) */
+	if (ts->sh_obj && (ts->sh_addr == addr || (addr >= ts->sh_lo && addr < ts->sh_hi &&
+						 ts->sh_gen == rss_g.map_gen)))
 		o = bpf_map_lookup_elem(&rss_objs, &ts->sh_obj);
 	if (!o) {
 		if (rss_vma_at(addr, &c) || !c.key) {
@@ -338,6 +342,9 @@ static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, in
 		}
 		ts->sh_addr = addr;
 		ts->sh_obj = c.key;
+		ts->sh_lo = c.start;
+		ts->sh_hi = c.end;
+		ts->sh_gen = rss_g.map_gen;
 	}
 	if (o->member != (i ? PT_RSS_SHMEM : PT_RSS_FILE)) {
 		/* A private file mapping's page that was shmem (or the reverse) is not this
@@ -705,6 +712,7 @@ static __always_inline void rss_exec(void)
 	__builtin_memset(&rss_g.now, 0, sizeof(rss_g.now));
 	__builtin_memset(&rss_g.at_peak, 0, sizeof(rss_g.at_peak));
 	bpf_for_each_map_elem(&rss_objs, rss_exec_obj, NULL, 0);
+	__sync_fetch_and_add(&rss_g.map_gen, 1);
 	__builtin_memset(&rss_g.sh_now, 0, sizeof(rss_g.sh_now));
 	__builtin_memset(&rss_g.sh_at_peak, 0, sizeof(rss_g.sh_at_peak));
 	rss_g.sh_exec_reset[0] = rss_g.sh_exec_reset[1] = 1;
