@@ -46,6 +46,10 @@ static __always_inline struct thread_state *syscall_enter(__u32 nr, __u64 a0, __
 	}
 	ts->sc_nr = nr;
 	ts->pf_addr = 0;   /* what the syscall makes resident is not a pending fault's */
+	ts->sh_addr = 0;
+	ts->rm_obj = 0;
+	/* Mappings may change: every thread's cached file mapping is stale (rss.bpf.h). */
+	__sync_fetch_and_add(&rss_g.map_gen, 1);
 	ts->sc_arg0 = a0;
 	ts->sc_arg1 = a1;
 	ts->sc_arg2 = a2;

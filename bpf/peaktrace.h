@@ -424,6 +424,41 @@ struct pt_rss_figures {
 			      * counted in the same event (two CPUs at once), not attributed */
 };
 
+/* The file ([0]) or shmem ([1]) counter of one moment split by where it came from (rss.bpf.h):
+ *   total == attributed + before + no_fault + other_task + vma_busy + table_full
+ *            - released_unknown - reclaimed
+ * where the last two are decrements no object was charged with (they stay on their objects). */
+struct pt_rss_sh_figures {
+	__s64 total;           /* rss[PT_RSS_FILE or PT_RSS_SHMEM] (set in at-peak copies only) */
+	__s64 attributed;      /* sum of the objects' now */
+	__s64 before;          /* resident before tracing, or at the exec */
+	__s64 no_fault;        /* grew in the target's thread with no fault pending (MAP_POPULATE,
+				* mlock, madvise WILLNEED+populate, get_user_pages) */
+	__s64 other_task;      /* grew from another task (curr 0) */
+	__s64 vma_busy;        /* a fault's mapping could not be looked up (bpf_find_vma busy) */
+	__s64 table_full;      /* the objects' table was full */
+	__s64 released_unknown;/* decreased in the target with no object known (a removal over
+				* several mappings, truncation), or beyond what the object gained
+				* while traced (its pages resident before attaching) */
+	__s64 reclaimed;       /* decreased from another task: reclaim, another's truncation */
+};
+
+/* One file or shared-memory object with pages resident in the target (rss.bpf.h rss_objs;
+ * key: its inode's kernel address, stable while the target maps it; 1 for the pages of
+ * special mappings with no file, [vdso]: ino, dev and name 0). */
+#define PT_RSS_OBJ_NAME 48
+struct pt_rss_obj {
+	__s64 now;             /* bytes of its pages resident in the target now */
+	__s64 peak;            /* ... at the last RSS peak: valid when snap_seq equals
+				* pt_rss_global.peak_seq, else now is it (lazy snapshot) */
+	__u64 snap_seq;
+	__u64 ino;             /* inode number and device (s_dev: major << 20 | minor), to find */
+	__u32 dev;             /* its path in the target's maps */
+	__u32 member;          /* PT_RSS_FILE or PT_RSS_SHMEM */
+	char name[PT_RSS_OBJ_NAME]; /* its dentry's name (raw bytes: sanitize before printing) */
+};
+_Static_assert(sizeof(struct pt_rss_obj) == 88, "pt_rss_obj layout");
+
 struct pt_rss_global {
 	struct pt_rss_figures now;
 	struct pt_rss_figures at_peak;
@@ -440,6 +475,26 @@ struct pt_rss_global {
 	__u64 removals_capped; /* removals or moves over more than 2 TiB: the rest not visited */
 	__u64 stacks_cut;    /* fault stacks the unwinder cut short (counted here, not in the
 			      * PT_ERR_UNWIND_* / PT_ERR_STACK_READ counters of allocations) */
+	/* File-backed ([0]) and shared-memory ([1]) pages, per object (rss.bpf.h rss_sh_*): now
+	 * and at the last RSS peak, a lazy snapshot like the stacks' (taken before the first
+	 * change after a peak, so a new peak costs the anonymous path nothing more): sh_at_peak[i]
+	 * is valid when sh_snap_seq[i] equals peak_seq, else sh_now[i] with total rss[] is it. */
+	struct pt_rss_sh_figures sh_now[2];
+	struct pt_rss_sh_figures sh_at_peak[2];
+	__u64 sh_snap_seq[2];
+	__u64 sh_exec_reset[2]; /* 1 after an exec until the first change of that counter */
+	__u64 sh_faults;       /* file/shmem growth events resolved to their object */
+	__u64 sh_vma_busy;     /* ... whose mapping could not be looked up (mmap lock taken) */
+	__u64 sh_table_full_events;
+	__u64 sh_split_removals; /* removals spanning several mappings: not charged to objects */
+	__u64 sh_objs;         /* objects created in rss_objs (user space reads the maps for names) */
+	__u64 sh_obj_reused;   /* faults on an inode at a freed one's address whose entry still had
+				* figures: counted as table_full */
+	__u64 map_gen;         /* bumped at each mmap, munmap, mremap, brk of the target: a thread's
+				* cached file mapping (rss.bpf.h) is valid while it is unchanged */
+	__u64 kind_ev_ns;      /* the last PT_EV_RSS_STACK's time (they are rate-limited) */
+	__u64 kind_ev_skipped; /* stack faults in a new region not sent: rate limit, or the ring
+				* buffer a quarter full (its room is for exits, execs, invocations) */
 };
 
 /* Rare events sent through the ring buffer (never one per allocation). */
@@ -450,6 +505,10 @@ enum pt_event_type {
 	PT_EV_INV_START = 4,  /* an invocation began: seq, and the response bytes in data[] */
 	PT_EV_INV_END = 5,    /* an invocation (or the init phase) ended: seq */
 	PT_EV_PY_STACK = 6,   /* a new stack with Python frames: resolve its code objects now */
+	PT_EV_RSS_OBJ = 7,    /* a new file/shmem object holds RSS: read the maps for its path now */
+	PT_EV_RSS_STACK = 8,  /* a stack's attributed fault in a new region (its first, or 2 MiB or
+			       * more from its last): addr, and the stack in len (user space tells
+			       * a heap's pages while they are mapped) */
 };
 
 struct pt_event {

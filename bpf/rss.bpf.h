@@ -23,6 +23,8 @@
  * at every new g.rss_peak in memstat.bpf.h's rss_stat): a stack keeps what it held at the last
  * peak before its first change after it.
  *
+ * File-backed and shared-memory pages are charged per object (the mapping's inode), below.
+ *
  * The verifier: loops over pages and blocks run under bpf_loop (a removal may span many
  * blocks, each up to 512 pages).
  */
@@ -146,6 +148,7 @@ static __always_inline int rss_fault(struct pt_fault_ctx *ctx)
 		return 0;
 	}
 	ts->pf_addr = ctx->address ? ctx->address : 1;
+	ts->sh_addr = 0;
 	__sync_fetch_and_add(&rss_g.faults, 1);
 	return 0;
 }
@@ -192,6 +195,266 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	if (cut)
 		__sync_fetch_and_add(&rss_g.stacks_cut, 1);
 	return stack;
+}
+
+/* ---- file-backed and shared-memory pages, per object ------------------------------------- */
+
+/*
+ * A file or shmem page is charged to its object (the mapping's inode), not to a stack: page
+ * cache pages are shared, and the object is the answer users act on ("the 40 MiB model file",
+ * "memfd:cache"); a per-stack unwind on every file fault would cost the anonymous path's price
+ * on every fault-around. The object is looked up only when the file or shmem counter grows in
+ * a thread with a fault pending (bpf_find_vma, under the mmap lock's trylock), once per fault:
+ * the anonymous path is not touched. Removals charge their object when the range lies in one
+ * mapping; anything else is a named figure of struct pt_rss_sh_figures.
+ */
+#define RSS_MAX_OBJS 4096
+#define RSS_OBJ_SPECIAL 1   /* the key of special mappings' pages (no file, no inode) */
+
+/* key: the inode's kernel address; value: the object's figures and names. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RSS_MAX_OBJS);
+	__type(key, __u64);
+	__type(value, struct pt_rss_obj);
+} rss_objs SEC(".maps");
+
+struct rss_vma_ctx {
+	__u64 key, start, end;
+	struct file *file;
+};
+
+static long rss_vma_cb(struct task_struct *task, struct vm_area_struct *vma, struct rss_vma_ctx *c)
+{
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	c->start = BPF_CORE_READ(vma, vm_start);
+	c->end = BPF_CORE_READ(vma, vm_end);
+	if (!f) {
+		/* A special mapping's page counted as a file page ([vdso]): one object for all. */
+		c->key = RSS_OBJ_SPECIAL;
+		return 0;
+	}
+	c->file = f;
+	c->key = (__u64)BPF_CORE_READ(f, f_inode);
+	return 0;
+}
+
+/* The file behind the target's mapping at addr: 0 when none or the lock was busy. */
+static __always_inline long rss_vma_at(__u64 addr, struct rss_vma_ctx *c)
+{
+	return bpf_find_vma(bpf_get_current_task_btf(), addr, rss_vma_cb, c, 0);
+}
+
+/* An object's resident bytes change by d (counter i: 0 file, 1 shmem). It never goes below 0:
+ * a release beyond what it gained while traced took pages resident before (attach mode), so
+ * the rest is released_unknown (taken from the `before` bucket in the report). */
+static __always_inline void rss_obj_add(struct pt_rss_obj *o, int i, __s64 d)
+{
+	__s64 held = o->now;
+
+	if (d < 0 && held + d < 0) {
+		__sync_fetch_and_add(&rss_g.sh_now[i & 1].released_unknown, -(held + d));
+		d = held > 0 ? -held : 0;
+	}
+	if (o->snap_seq != rss_g.peak_seq) {
+		o->peak = o->now;
+		o->snap_seq = rss_g.peak_seq;
+	}
+	__sync_fetch_and_add(&o->now, d);
+	__sync_fetch_and_add(&rss_g.sh_now[i & 1].attributed, d);
+}
+
+/* The object c found, created (with its names) when new; NULL when the table is full, or when
+ * the entry is a freed inode's whose address the new one reuses and it still has figures to
+ * report (then counted in sh_obj_reused; one with none is taken over by the new inode). */
+static __always_inline struct pt_rss_obj *rss_obj_get(struct rss_vma_ctx *c, int i)
+{
+	struct pt_rss_obj *o = bpf_map_lookup_elem(&rss_objs, &c->key), n = {};
+	struct inode *ino;
+	struct file *file = c->file;   /* a local: CO-RE relocates the whole chain it reads */
+	const unsigned char *name;
+
+	n.member = i ? PT_RSS_SHMEM : PT_RSS_FILE;
+	n.snap_seq = rss_g.peak_seq;
+	if (c->key != RSS_OBJ_SPECIAL) {
+		ino = (struct inode *)c->key;
+		n.ino = BPF_CORE_READ(ino, i_ino);
+		n.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	}
+	if (o && (c->key == RSS_OBJ_SPECIAL || (o->ino == n.ino && o->dev == n.dev)))
+		return o;
+	if (o && (o->now || (o->snap_seq == rss_g.peak_seq && o->peak))) {
+		__sync_fetch_and_add(&rss_g.sh_obj_reused, 1);
+		return NULL;
+	}
+	if (c->key != RSS_OBJ_SPECIAL) {
+		name = BPF_CORE_READ(file, f_path.dentry, d_name.name);
+		bpf_probe_read_kernel_str(n.name, sizeof(n.name), name);
+	}
+	if (o) {
+		/* Taken over: nothing of the old inode is left to report. */
+		*o = n;
+		__sync_fetch_and_add(&rss_g.sh_objs, 1);
+		emit_event(PT_EV_RSS_OBJ, c->key, 0);
+		return o;
+	}
+	if (!bpf_map_update_elem(&rss_objs, &c->key, &n, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&rss_g.sh_objs, 1);
+		/* While the target still maps it: user space names it from the maps. */
+		emit_event(PT_EV_RSS_OBJ, c->key, 0);
+	}
+	return bpf_map_lookup_elem(&rss_objs, &c->key);
+}
+
+/* The counter i changed by d in a fault at addr: charge the mapping's object. */
+static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, int i, __s64 d)
+{
+	struct pt_rss_sh_figures *f = &rss_g.sh_now[i & 1];
+	struct rss_vma_ctx c = {};
+	struct pt_rss_obj *o = NULL;
+
+	/* The same fault's next event (one per folio on some paths), or a fault in the mapping
+	 * this thread looked up last while no mmap, munmap, mremap or brk happened since: no
+	 * lookup. (shmat/shmdt are not traced: a segment attached where another file was
+	 * mapped, with no traced syscall between, would be charged to that file.) */
+	if (ts->sh_obj && (ts->sh_addr == addr || (addr >= ts->sh_lo && addr < ts->sh_hi &&
+						 ts->sh_gen == rss_g.map_gen)))
+		o = bpf_map_lookup_elem(&rss_objs, &ts->sh_obj);
+	if (!o) {
+		if (rss_vma_at(addr, &c) || !c.key) {
+			__sync_fetch_and_add(&rss_g.sh_vma_busy, 1);
+			if (d > 0)
+				__sync_fetch_and_add(&f->vma_busy, d);
+			else
+				__sync_fetch_and_add(&f->released_unknown, -d);
+			return;
+		}
+		o = rss_obj_get(&c, i);
+		if (!o) {
+			__sync_fetch_and_add(&rss_g.sh_table_full_events, 1);
+			if (d > 0)
+				__sync_fetch_and_add(&f->table_full, d);
+			else
+				__sync_fetch_and_add(&f->released_unknown, -d);
+			return;
+		}
+		ts->sh_addr = addr;
+		ts->sh_obj = c.key;
+		ts->sh_lo = c.start;
+		ts->sh_hi = c.end;
+		ts->sh_gen = rss_g.map_gen;
+	}
+	if (o->member != (i ? PT_RSS_SHMEM : PT_RSS_FILE)) {
+		/* A private file mapping's page that was shmem (or the reverse) is not this
+		 * object's: counted, never guessed. */
+		if (d > 0)
+			__sync_fetch_and_add(&f->vma_busy, d);
+		else
+			__sync_fetch_and_add(&f->released_unknown, -d);
+		return;
+	}
+	if (d > 0)
+		__sync_fetch_and_add(&rss_g.sh_faults, 1);
+	rss_obj_add(o, i, d);
+}
+
+/* The number of the syscall the current task is in (orig_ax; -1 outside one). */
+static __always_inline __u64 rss_syscall_nr(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	return BPF_CORE_READ(regs, orig_ax);
+}
+
+/* A removal syscall over [start, end) begins: if the range lies in one file or shmem mapping,
+ * the file/shmem decrements it makes are that object's (there is no exit probe on every
+ * removal syscall: the stash is valid while the task is still in the same syscall). */
+static __always_inline void rss_sh_removal(__u64 start, __u64 end)
+{
+	struct thread_state *ts = thread_get(false);
+	struct rss_vma_ctx c = {};
+
+	if (!ts)
+		return;
+	ts->rm_obj = 0;
+	if (rss_vma_at(start, &c) || !c.key)
+		return;
+	if (c.start <= start && end <= c.end) {
+		ts->rm_obj = c.key;
+		ts->rm_nr = rss_syscall_nr();
+	} else {
+		__sync_fetch_and_add(&rss_g.sh_split_removals, 1);
+	}
+}
+
+/* kmem:rss_stat of the file or shmem counter (m), before g.rss[m] takes the new value size. */
+static __always_inline void rss_sh_change(__u32 curr, int m, __s64 size)
+{
+	int i = m == PT_RSS_SHMEM;
+	struct pt_rss_sh_figures *f = &rss_g.sh_now[i & 1];
+	__s64 d = size - g.rss[m & 3];
+	struct thread_state *ts;
+	struct pt_rss_obj *o;
+
+	/* The figures at the last peak: unchanged since, so what they are now (lazy snapshot). */
+	if (rss_g.sh_snap_seq[i & 1] != rss_g.peak_seq) {
+		rss_g.sh_at_peak[i & 1] = *f;
+		rss_g.sh_at_peak[i & 1].total = g.rss[m & 3];
+		rss_g.sh_snap_seq[i & 1] = rss_g.peak_seq;
+	}
+	if (rss_g.sh_exec_reset[i & 1]) {
+		/* The first change after an exec (g.rss was zeroed): a new image has no file or
+		 * shmem page before its first fault (exec reads the ELF, it does not map its pages
+		 * in), so a fault's growth is that fault's; anything else is what exec left. */
+		rss_g.sh_exec_reset[i & 1] = 0;
+		ts = curr && d > 0 ? thread_get(false) : NULL;
+		if (!ts || !ts->pf_addr) {
+			__sync_fetch_and_add(&f->before, d);
+			return;
+		}
+	}
+	if (!d)
+		return;
+	if (!curr) {
+		if (d > 0)
+			__sync_fetch_and_add(&f->other_task, d);
+		else
+			__sync_fetch_and_add(&f->reclaimed, -d);
+		return;
+	}
+	ts = thread_get(false);
+	if (d > 0) {
+		__u64 addr = ts ? (ts->pf_addr ? ts->pf_addr : ts->sh_addr) : 0;
+
+		if (!addr) {
+			__sync_fetch_and_add(&f->no_fault, d);
+			return;
+		}
+		/* This fault was not anonymous: a later anonymous growth is not its. */
+		ts->pf_addr = 0;
+		rss_sh_fault(ts, addr, i, d);
+		return;
+	}
+	/* A write fault copying a private file page drops the file page first (then the
+	 * anonymous one comes: pf_addr stays for it). */
+	if (ts && ts->pf_addr) {
+		rss_sh_fault(ts, ts->pf_addr, i, d);
+		return;
+	}
+	o = ts && ts->rm_obj && ts->rm_nr == rss_syscall_nr() ?
+		bpf_map_lookup_elem(&rss_objs, &ts->rm_obj) : NULL;
+	if (o && o->member == (i ? PT_RSS_SHMEM : PT_RSS_FILE))
+		rss_obj_add(o, i, d);
+	else
+		__sync_fetch_and_add(&f->released_unknown, -d);
+}
+
+static long rss_exec_obj(struct bpf_map *map, __u64 *key, struct pt_rss_obj *o, void *unused)
+{
+	bpf_map_delete_elem(map, key);
+	return 0;
 }
 
 /* ---- page loops ----------------------------------------------------------------------------- */
@@ -282,6 +545,7 @@ static __always_inline void rss_remove(__u64 start, __u64 end)
 	RSS_WALK_INIT(&w);
 	if (end <= w.start)
 		return;
+	rss_sh_removal(w.start, end);
 	nblk = ((end - 1) >> RSS_BLOCK_SHIFT) - (w.start >> RSS_BLOCK_SHIFT) + 1;
 	if (nblk > RSS_MAX_BLOCKS)
 		__sync_fetch_and_add(&rss_g.removals_capped, 1);
@@ -447,11 +711,33 @@ static __always_inline void rss_exec(void)
 	bpf_for_each_map_elem(&rss_pages, rss_exec_block, NULL, 0);
 	__builtin_memset(&rss_g.now, 0, sizeof(rss_g.now));
 	__builtin_memset(&rss_g.at_peak, 0, sizeof(rss_g.at_peak));
+	bpf_for_each_map_elem(&rss_objs, rss_exec_obj, NULL, 0);
+	__sync_fetch_and_add(&rss_g.map_gen, 1);
+	__builtin_memset(&rss_g.sh_now, 0, sizeof(rss_g.sh_now));
+	__builtin_memset(&rss_g.sh_at_peak, 0, sizeof(rss_g.sh_at_peak));
+	rss_g.sh_exec_reset[0] = rss_g.sh_exec_reset[1] = 1;
 	rss_g.peak_seq++;
 	rss_g.exec_reset = 1;
 }
 
 /* ---- kmem:rss_stat -------------------------------------------------------------------------- */
+
+/* At most one every RSS_KIND_EV_NS, and only while the ring buffer is three quarters empty:
+ * a random-access workload would otherwise send one per fault and crowd out the events that
+ * must not be lost. The skipped ones are counted (their stacks keep the kind seen at the end). */
+#define RSS_KIND_EV_NS 10000ULL
+static __always_inline void rss_kind_event(__u32 stack, __u64 addr)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - rss_g.kind_ev_ns < RSS_KIND_EV_NS ||
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > 16 * 1024) {
+		__sync_fetch_and_add(&rss_g.kind_ev_skipped, 1);
+		return;
+	}
+	rss_g.kind_ev_ns = now;
+	emit_event(PT_EV_RSS_STACK, addr, stack);
+}
 
 /* The stack's last fault: its address and the user sp then (two stores, for the memory kind). */
 static __always_inline void rss_owner_where(__u32 o, __u64 addr)
@@ -462,6 +748,12 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 
 	if (!o || !st)
 		return;
+	/* Its first fault, or one 2 MiB or more from its last: a runtime's heap is often
+	 * unmapped by the end (an interpreter's teardown, a freed big block), so user space
+	 * looks at this region's heap headers soon, while it is mapped. Sequential touching
+	 * sends one event per region, not per page. */
+	if (!st->rss_addr || addr - st->rss_addr + RSS_BLOCK >= 2 * RSS_BLOCK)
+		rss_kind_event(stack, addr);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	st->rss_addr = addr;
 	st->rss_sp = BPF_CORE_READ(regs, sp);
@@ -521,9 +813,8 @@ static __always_inline bool rss_change(__u32 curr, int m, __s64 size)
 	__u64 addr;
 
 	if (m != PT_RSS_ANON) {
-		/* A file or shmem page for the fault in progress: that fault was not anonymous. */
-		if (curr && size > g.rss[m & 3] && (ts = thread_get(false)))
-			ts->pf_addr = 0;
+		if (m == PT_RSS_FILE || m == PT_RSS_SHMEM)
+			rss_sh_change(curr, m, size);
 		return false;
 	}
 	/* Exchanged, so that with two CPUs reporting at once the deltas still add up to the

@@ -50,6 +50,13 @@ struct thread_state {
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
 	__u64 pf_addr;   /* rss.bpf.h: address of this thread's page fault in progress (0: none) */
 	__u64 rss_err[8];/* rss.bpf.h: this CPU's stack-cut counters before a fault's unwind */
+	__u64 sh_addr;   /* rss.bpf.h: the fault address a file/shmem growth was charged by, for
+			  * the same fault's further events (fault-around maps folio by folio) */
+	__u64 sh_obj;    /* ... and the object it was charged to, */
+	__u64 sh_lo, sh_hi, sh_gen; /* whose mapping spans [sh_lo, sh_hi) while the target's
+			  * mapping generation (pt_rss_global.map_gen) is sh_gen */
+	__u64 rm_obj;    /* rss.bpf.h: the file/shmem object a removal syscall in progress spans */
+	__u64 rm_nr;     /* ... and that syscall's number (orig_ax): valid only inside it */
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread

@@ -68,6 +68,7 @@ struct pt_session {
 	int exit_code;           /* task exit code from the exit event */
 	uint64_t hiwater;        /* from the exit event */
 	uint64_t vmhwm;
+	uint64_t rss_objs_named;   /* rss_g.sh_objs when the maps were last read for names */
 	bool need_refresh;
 	/* --boundary uprobe: aws-lambda-cpp not mapped yet (a runtime client dlopens it): tried
 	 * again whenever new code is mapped */
@@ -537,6 +538,16 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (len >= sizeof(*e))
 			python_new_stack(s, (uint32_t)e->addr);
 		break;
+	case PT_EV_RSS_OBJ:
+		break;   /* woke the poll loop: it reads the maps after this batch (rss_obj_names) */
+	case PT_EV_RSS_STACK:
+		if (len >= sizeof(*e))
+			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
+		if (s->rep.rk.nqueued >= 1024)   /* full: the settled ones, else all, settled or not */
+			pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
+		if (s->rep.rk.nqueued >= 1024)
+			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
+		break;
 	case PT_EV_INV_START: {
 		const struct pt_inv_event *ie = data;
 
@@ -786,6 +797,19 @@ static void at_child_exec(void *arg)
 	s->rep.startup.held_ns += now_ns() - t;
 }
 
+/* The paths of the file and shmem objects holding RSS pages (report/rssobj.h): the maps are
+ * read again whenever the kernel has made new objects since the last read, so a file mapped
+ * and unmapped while tracing, or a target gone by the end, keeps its name. */
+static void rss_obj_names(struct pt_session *s, bool force)
+{
+	uint64_t made = s->skel->bss->rss_g.sh_objs;
+
+	if (!force && made == s->rss_objs_named)
+		return;
+	s->rss_objs_named = made;
+	pt_rss_names_add(&s->rep.ro, s->pid);   /* gone: the names read so far stay */
+}
+
 /* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
 static void rss_kinds(struct pt_session *s)
 {
@@ -794,11 +818,13 @@ static void rss_kinds(struct pt_session *s)
 
 	if (s->rep.rk.read)
 		return;
+	pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
 	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
 				   n < s->opt->max_stacks ? (uint32_t)n : s->opt->max_stacks);
 	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
 		fprintf(stderr, "peaktrace: cannot read the memory kinds of RSS pages: %s; they are "
 				"shown as \"not known\"\n", strerror(-err));
+	rss_obj_names(s, true);
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
@@ -1163,6 +1189,14 @@ static void seed_globals(struct pt_session *s)
 		s->skel->bss->rss_g.now.before = g->rss[PT_RSS_ANON];
 		s->skel->bss->rss_g.at_peak = s->skel->bss->rss_g.now;
 		s->skel->bss->rss_g.at_peak.anon = g->rss[PT_RSS_ANON];
+		s->skel->bss->rss_g.sh_now[0].before = g->rss[PT_RSS_FILE];
+		s->skel->bss->rss_g.sh_now[1].before = g->rss[PT_RSS_SHMEM];
+		s->skel->bss->rss_g.sh_at_peak[0] = s->skel->bss->rss_g.sh_now[0];
+		s->skel->bss->rss_g.sh_at_peak[0].total = g->rss[PT_RSS_FILE];
+		s->skel->bss->rss_g.sh_at_peak[1] = s->skel->bss->rss_g.sh_now[1];
+		s->skel->bss->rss_g.sh_at_peak[1].total = g->rss[PT_RSS_SHMEM];
+		s->skel->bss->rss_g.sh_snap_seq[0] = s->skel->bss->rss_g.sh_snap_seq[1] =
+			s->skel->bss->rss_g.peak_seq;
 	}
 }
 
@@ -1300,11 +1334,13 @@ void pt_session_poll(struct pt_session *s)
 	while (!stop_signal) {
 		uint64_t now;
 
-		err = ring_buffer__poll(s->rb, s->arena_due ? 20 : 100);
+		err = ring_buffer__poll(s->rb, s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
 		}
+		rss_obj_names(s, false);
+		pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();
@@ -1550,6 +1586,10 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.nstacks = s->nstk;
 	rss_kinds(s);
 	s->cin.rss_kind = rep->rk.read && rep->rk.n >= s->nstk ? rep->rk.kind : NULL;
+	err = pt_rss_objs_read(&rep->ro, bpf_map__fd(s->skel->maps.rss_objs), rep->rss.peak_seq);
+	if (err)
+		fprintf(stderr, "peaktrace: cannot read the file and shmem objects holding RSS: %s\n",
+			strerror(-err));
 	s->cin.peak_seq = rep->g.peak_seq;
 	s->cin.rss_peak_seq = rep->rss.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;

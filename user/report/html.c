@@ -361,6 +361,7 @@ static void write_data(struct hctx *c, const char *dir, const struct pt_report *
 		(uint64_t)r->g.alloc_bytes, (int64_t)r->g.rss_peak, r->vmhwm_bytes, PT_HTML_MAX_STACKS,
 		PT_HTML_MAX_INV_GRAPHS, PT_INV_KEEP, r->stacks_used, r->max_stacks);
 	fprintf(f, "\"light\": %s,\n", r->light ? "true" : "false");
+	fprintf(f, "\"python_outside\": %" PRIu64 ",\n", pt_rss_python_outside(r));
 	fputs("\"kinds\": [", f);
 	for (v = 0; v < PT_FK_MAX; v++)
 		fprintf(f, "%s\"%s\"", v ? ", " : "", pt_frame_kind_name((enum pt_frame_kind)v));

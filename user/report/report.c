@@ -654,6 +654,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 
 	if (r->light) {
 		pt_light_text(f, r);
+		pt_rss_python_note(f, r, true);
 		if (has_invocations(r))
 			text_invocations(f, r);
 		return;
@@ -664,6 +665,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
 	text_caveats(f, r, AFF_ALL, false);
 	pt_pyobj_text(f, r);
+	pt_rss_python_note(f, r, true);
 	if (r->sample_bytes)
 		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
@@ -1101,6 +1103,7 @@ void pt_report_free(struct pt_report *r)
 	pt_profile_free(&r->prof);
 	pt_arenas_free(&r->ar);
 	pt_rss_kinds_free(&r->rk);
+	pt_rss_objs_free(&r->ro);
 	pt_leaked_free(r);
 }
 

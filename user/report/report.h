@@ -11,6 +11,7 @@
 #include "profile/profile.h"
 #include "target/procmaps.h"
 #include "report/rsskind.h"
+#include "report/rssobj.h"
 #include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
@@ -102,6 +103,7 @@ struct pt_report {
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 	struct pt_pyobj_note pyobj;   /* --python-objects */
 	struct pt_startup startup; /* peaktrace's own start-up, step by step */
+	struct pt_rss_objs ro;     /* file and shmem RSS by object (rssobj.h) */
 };
 
 const char *pt_err_name(int e);

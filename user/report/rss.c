@@ -3,7 +3,8 @@
  * rss.c — who held the anonymous RSS at its peak: each stack's pages (bpf/rss.bpf.h, profile
  * metrics PT_RSS_PEAK_BYTES and PT_RSS_NOW_BYTES) and the unattributed buckets beside them, in
  * the text report, report.json ("rss_attribution") and DIR/rss.folded, DIR/rss.svg, whose
- * root frames include the buckets so the graph's total is the real anonymous RSS at the peak.
+ * root frames include the buckets, and the file and shmem objects with their own buckets
+ * (rssobj.c), so the graph's total is the whole RSS at the peak.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -159,6 +160,7 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 			(uint64_t)r->rss.stacks_cut);
 	fputc('\n', f);
 	pt_rss_kinds_text(f, r);
+	pt_rss_python_note(f, r, false);
 	idx = ranked(p, &n);
 	if (!idx)
 		return;
@@ -183,6 +185,7 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 	if (!n)
 		fprintf(f, "  (no stack holds anonymous pages at the peak)\n");
 	free(idx);
+	pt_rss_objs_text(f, r);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -217,6 +220,10 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut,
 		(uint64_t)r->rss.removals_capped);
 	pt_rss_kinds_json(f, r);
+	fprintf(f, ", \"rss_at_peak_bytes\": %" PRId64 ", ", (int64_t)r->g.rss_peak);
+	pt_rss_python_note_json(f, r);
+	fprintf(f, ", ");
+	pt_rss_objs_json(f, r);
 	fprintf(f, ", \"top_stacks\": [");
 	idx = ranked(p, &n);
 	for (i = 0; idx && i < n && (int)i < r->top; i++) {
@@ -252,14 +259,15 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 			uint32_t **pool)
 {
 	const struct pt_profile *p = &r->prof;
+	uint32_t extra = pt_rss_obj_extra(r);
 	struct pt_rss_split s;
 	int64_t v[NBUCKETS];
 	int i;
 
 	*q = *p;
 	*pool = NULL;
-	q->frames = malloc((p->nframes + NBUCKETS + PT_MK_COUNT) * sizeof(*q->frames));
-	q->stacks = malloc((p->nstacks + NBUCKETS) * sizeof(*q->stacks));
+	q->frames = malloc((p->nframes + NBUCKETS + PT_MK_COUNT + extra) * sizeof(*q->frames));
+	q->stacks = malloc((p->nstacks + NBUCKETS + extra) * sizeof(*q->stacks));
 	if (!q->frames || !q->stacks) {
 		free(q->frames);
 		free(q->stacks);
@@ -287,6 +295,7 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 		q->nframes++;
 		q->nstacks++;
 	}
+	pt_rss_obj_frames(r, q, fidx + NBUCKETS);
 	return r->rk.read ? pt_rss_kind_frames(q, p->nstacks, pool) : 0;
 }
 
@@ -294,30 +303,43 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 {
 	struct pt_profile q;
 	struct pt_rss_split s;
-	uint32_t fidx[NBUCKETS], *pool;
-	char path[4096], sub[256], b1[32], b2[32];
+	struct pt_rss_sh_split fsh[2];
+	uint32_t *fidx, *pool;
+	char path[4096], sub[320], b1[32], b2[32], b3[32], b4[32], b5[32];
 	int err, e;
 	FILE *f;
 
-	if ((err = with_buckets(r, &q, fidx, &pool)))
+	fidx = calloc(NBUCKETS + pt_rss_obj_extra(r), sizeof(*fidx));
+	if (!fidx)
+		return -ENOMEM;
+	if ((err = with_buckets(r, &q, fidx, &pool))) {
+		free(fidx);
 		return err;
+	}
 	split_at(r, true, &s);
+	pt_rss_sh_split_at(r, 0, true, &fsh[0]);
+	pt_rss_sh_split_at(r, 1, true, &fsh[1]);
 	snprintf(path, sizeof(path), "%s/rss.folded", dir);
 	f = fopen(path, "w");
 	err = f ? pt_write_folded(f, &q, PT_RSS_PEAK_BYTES) : -errno;
 	if (f && fclose(f) && !err)
 		err = -errno;
-	snprintf(sub, sizeof(sub), "PID %d (%s): anonymous RSS %s at the RSS peak, %s of it attributed",
-		 r->pid, r->comm, pt_fmt_bytes(b1, sizeof(b1), (double)s.anon),
-		 pt_fmt_bytes(b2, sizeof(b2), (double)s.attributed));
+	snprintf(sub, sizeof(sub), "PID %d (%s): RSS %s at its peak: anonymous %s (%s of it by stack), "
+		 "file %s, shmem %s (by object)", r->pid, r->comm,
+		 pt_fmt_bytes(b1, sizeof(b1), (double)r->g.rss_peak),
+		 pt_fmt_bytes(b2, sizeof(b2), (double)s.anon),
+		 pt_fmt_bytes(b3, sizeof(b3), (double)s.attributed),
+		 pt_fmt_bytes(b4, sizeof(b4), (double)fsh[0].total),
+		 pt_fmt_bytes(b5, sizeof(b5), (double)fsh[1].total));
 	snprintf(path, sizeof(path), "%s/rss.svg", dir);
 	f = fopen(path, "w");
-	e = f ? pt_write_flamegraph(f, &q, PT_RSS_PEAK_BYTES, "Anonymous RSS held at the RSS peak", sub)
+	e = f ? pt_write_flamegraph(f, &q, PT_RSS_PEAK_BYTES, "RSS held at the RSS peak", sub)
 	      : -errno;
 	if (f && fclose(f) && !e)
 		e = -errno;
 	free(q.frames);
 	free(q.stacks);
 	free(pool);
+	free(fidx);
 	return err ? err : e;
 }

@@ -15,8 +15,10 @@
  *   64 MiB-aligned, first word in its first page             malloc heap: thread arena
  *   a glibc mmapped chunk's header at a page start at or below addr (prev_size 0, IS_MMAPPED,
  *   page-multiple size reaching past addr, inside the mapping)  malloc heap: mmapped chunk
- *   else                                 anonymous mmap (CPython's pymalloc arenas are here:
- *                                        they are not told apart)
+ *   a CPython pymalloc pool header at the 16 KiB pool start      CPython pymalloc arenas
+ *   a V8 page header at a 256 KiB boundary at or below addr       V8 heap
+ *   (both before the chunk scan: see in_pymalloc_pool and in_v8_chunk for why these tests)
+ *   else                                 anonymous mmap
  *   no mapping at the end                unmapped by the end
  * The header scan reads the target's memory (/proc/PID/mem, 16 bytes a page, downwards from
  * addr until a header): at most SCAN_BUDGET reads in all, the stacks past it counted.
@@ -51,6 +53,8 @@ static const char *const names[PT_MK_COUNT] = {
 	[PT_MK_FILE_PRIVATE] = "file mapping, private copy",
 	[PT_MK_OTHER] = "other mapping",
 	[PT_MK_GONE] = "unmapped by the end",
+	[PT_MK_PYMALLOC] = "CPython pymalloc arenas",
+	[PT_MK_V8] = "V8 heap",
 };
 
 static const char *const keys[PT_MK_COUNT] = {
@@ -64,6 +68,8 @@ static const char *const keys[PT_MK_COUNT] = {
 	[PT_MK_FILE_PRIVATE] = "file_private",
 	[PT_MK_OTHER] = "other_mapping",
 	[PT_MK_GONE] = "unmapped_by_end",
+	[PT_MK_PYMALLOC] = "pymalloc_arenas",
+	[PT_MK_V8] = "v8_heap",
 };
 
 const char *pt_mem_kind_name(enum pt_mem_kind k)
@@ -98,15 +104,11 @@ static bool anon_rw(const struct pt_mapping *mp)
 	return (!mp->path || !mp->path[0]) && mp->perms[0] == 'r' && mp->perms[1] == 'w';
 }
 
-/* A glibc mmapped chunk holds addr (in mapping i): its header at a page start at or below it,
- * in the run of adjacent anonymous read-write mappings around i (madvise splits a chunk's
- * mapping: MADV_HUGEPAGE on its aligned part). */
-static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_maps *m, int i,
-			     uint64_t addr, bool *capped)
+/* The run of adjacent anonymous read-write mappings around mapping i (madvise splits a
+ * mapping: MADV_HUGEPAGE on a chunk's aligned part; adjacent mmaps merge). */
+static struct pt_mapping anon_run(const struct pt_maps *m, int i)
 {
-	uint64_t pg = addr & ~(KIND_PAGE - 1), hdr[2], size;
 	struct pt_mapping run = m->m[i];
-	const struct pt_mapping *mp = &run;
 	int lo = i, hi = i;
 
 	while (lo > 0 && m->m[lo - 1].end == m->m[lo].start && anon_rw(&m->m[lo - 1]))
@@ -115,6 +117,80 @@ static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_map
 		hi++;
 	run.start = m->m[lo].start;
 	run.end = m->m[hi].end;
+	return run;
+}
+
+/*
+ * CPython's pymalloc (3.10 to 3.13, 64-bit builds): objects up to 512 bytes live in 16 KiB
+ * pools, POOL_SIZE-aligned inside 1 MiB arenas CPython mmaps itself, each pool starting with a
+ * struct pool_header whose last four 32-bit words (at byte 32) are arenaindex, szidx,
+ * nextoffset, maxnextoffset. With 16-byte size classes a pool of class szidx (< 32) holds blocks
+ * of (szidx + 1) * 16 bytes; maxnextoffset is the pool size less one block, and nextoffset the
+ * 48-byte header plus whole blocks. That identity on 12 bytes at the pool start is the test:
+ * true of every pool CPython has initialised, and unrelated data would have to satisfy three
+ * exact equations at once. Arenas are not told by their mappings: consecutive 1 MiB mmaps
+ * merge into one. Reading CPython's own arena table (obmalloc's `arenas` array) was the other
+ * way: in 3.11 it is a static of obmalloc.c, stripped from Debian's build, and only from 3.12
+ * is it inside _PyRuntime, at offsets that change per version and that user/python/ does not
+ * find (its offsets are the frame walk's); the header test works the same on all three and
+ * costs one 16-byte read per stack.
+ */
+#define PY_POOL 16384ULL
+static bool in_pymalloc_pool(int fd, uint64_t addr)
+{
+	uint64_t pool = addr & ~(PY_POOL - 1);
+	uint32_t w[4], size;
+
+	if (pread(fd, w, sizeof(w), (off_t)(pool + 32)) != (ssize_t)sizeof(w))
+		return false;
+	if (w[1] >= 32)
+		return false;
+	size = (w[1] + 1) * 16;
+	return w[3] == PY_POOL - size && w[2] >= 48 && w[2] <= w[3] + size && (w[2] - 48) % size == 0;
+}
+
+/*
+ * V8's heap (Node 20: V8 11.3, x64): Node builds V8 without pointer compression, so there is no
+ * 4 GiB cage reservation to test against (the heap pointers in its objects are full 64-bit
+ * addresses anywhere). Every heap chunk is 256 KiB-aligned and starts with its
+ * BasicMemoryChunk header: size, flags, the Heap*, area_start, area_end. The test, at the
+ * 256 KiB boundaries at or below addr (a large object's chunk spans several) within the run:
+ * a size of at least 256 KiB in whole pages reaching past addr, area_start just past the
+ * header (under 16 KiB in), area_end above it and inside the chunk, a non-null 8-aligned Heap*.
+ */
+#define V8_PAGE (256ULL << 10)
+#define V8_STEPS 512   /* 128 MiB below addr at most: V8's largest regular chunk sizes */
+static bool in_v8_chunk(struct pt_rss_kinds *k, int fd, const struct pt_mapping *run,
+			uint64_t addr, bool *capped)
+{
+	uint64_t c = addr & ~(V8_PAGE - 1), w[5];
+	int step;
+
+	for (step = 0; step < V8_STEPS && c >= run->start; step++, c -= V8_PAGE) {
+		if (k->scan_reads >= SCAN_BUDGET) {
+			*capped = true;
+			return false;
+		}
+		k->scan_reads++;
+		if (pread(fd, w, sizeof(w), (off_t)c) != (ssize_t)sizeof(w))
+			return false;
+		if (w[0] >= V8_PAGE && !(w[0] & (KIND_PAGE - 1)) && c + w[0] > addr && w[3] > c &&
+		    w[3] < c + 16384 && w[4] > w[3] && w[4] <= c + w[0] && w[2] && !(w[2] & 7))
+			return true;
+		if (c < V8_PAGE)
+			break;
+	}
+	return false;
+}
+
+/* A glibc mmapped chunk holds addr (in mapping i): its header at a page start at or below it,
+ * in the run of adjacent anonymous read-write mappings around i. */
+static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_maps *m, int i,
+			     uint64_t addr, bool *capped)
+{
+	uint64_t pg = addr & ~(KIND_PAGE - 1), hdr[2], size;
+	struct pt_mapping run = anon_run(m, i);
+	const struct pt_mapping *mp = &run;
 
 	for (;; pg -= KIND_PAGE) {
 		if (k->scan_reads >= SCAN_BUDGET) {
@@ -138,6 +214,7 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 {
 	int i = map_of(m, addr);
 	const struct pt_mapping *mp;
+	struct pt_mapping run;
 	uint64_t w;
 
 	if (!addr)
@@ -160,9 +237,94 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 	if (!(mp->start & (ARENA_HEAP - 1)) && pread(fd, &w, 8, (off_t)mp->start) == 8 &&
 	    w >= mp->start && w < mp->start + KIND_PAGE)
 		return PT_MK_HEAP_ARENA;
+	if (in_pymalloc_pool(fd, addr))
+		return PT_MK_PYMALLOC;
+	run = anon_run(m, i);
+	if (in_v8_chunk(k, fd, &run, addr, capped))
+		return PT_MK_V8;
 	if (in_mmapped_chunk(k, fd, m, i, addr, capped))
 		return PT_MK_HEAP_MMAPPED;
 	return PT_MK_ANON;
+}
+
+void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr, uint64_t ts)
+{
+	if (k->nqueued >= sizeof(k->early_queued) / sizeof(k->early_queued[0])) {
+		k->early_dropped++;
+		return;
+	}
+	k->early_queued[k->nqueued][0] = stack;
+	k->early_queued[k->nqueued][1] = addr;
+	k->early_queued[k->nqueued++][2] = ts;
+}
+
+void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
+{
+	struct pt_maps m = { 0 };
+	char path[64];
+	uint32_t q, ripe = 0, keep = 0;
+	uint64_t saved;
+	int fd;
+
+	/* Those settled: the queue is in event order, so a prefix. */
+	while (ripe < k->nqueued && (!now || k->early_queued[ripe][2] + PT_KIND_SETTLE_NS <= now))
+		ripe++;
+	if (!ripe)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The looks while running have a read budget of their own: they must not spend the one
+	 * the classification at the end needs (scan_reads is what the scanners count). */
+	saved = k->scan_reads;
+	k->scan_reads = k->early_reads;
+	if (fd < 0 || pt_maps_read(pid, &m)) {
+		k->early_dropped += ripe;
+		goto out;
+	}
+	for (q = 0; q < ripe; q++) {
+		uint32_t st = (uint32_t)k->early_queued[q][0];
+		uint64_t a = k->early_queued[q][1];
+		int i = map_of(&m, a);
+		uint8_t kind = 0;
+		bool capped = false;
+		struct pt_mapping run;
+
+		/* Only what is recognised is kept: a region already gone, or a header not
+		 * written yet, says nothing against an earlier heap of the same stack. */
+		if (i < 0 || !anon_rw(&m.m[i]))
+			continue;
+		run = anon_run(&m, i);
+		if (in_pymalloc_pool(fd, a))
+			kind = PT_MK_PYMALLOC;
+		else if (in_v8_chunk(k, fd, &run, a, &capped))
+			kind = PT_MK_V8;
+		else if (in_mmapped_chunk(k, fd, &m, i, a, &capped))
+			kind = PT_MK_HEAP_MMAPPED;   /* freed before the end: usual for big blocks */
+		if (!kind)
+			continue;
+		if (st >= k->nearly) {
+			uint32_t n = st + 1024;
+			uint8_t *e = realloc(k->early, n);
+
+			if (!e) {
+				k->early_dropped++;
+				continue;
+			}
+			memset(e + k->nearly, 0, n - k->nearly);
+			k->early = e;
+			k->nearly = n;
+		}
+		k->early[st] = kind;
+	}
+out:
+	k->early_reads = k->scan_reads;
+	k->scan_reads = saved;
+	for (q = ripe; q < k->nqueued; q++, keep++)
+		memcpy(k->early_queued[keep], k->early_queued[q], sizeof(k->early_queued[q]));
+	k->nqueued = keep;
+	if (fd >= 0)
+		close(fd);
+	pt_maps_free(&m);
 }
 
 int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks)
@@ -204,6 +366,12 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 				continue;
 			k->kind[i + j] = pt_mem_kind_of(k, &m, fd, st[j].rss_addr, st[j].rss_sp, &capped);
 			k->scan_capped += capped;
+			/* Unmapped by the end, or a runtime heap's pages reused as plain memory:
+			 * the heap its first fault was in. */
+			if (i + j < k->nearly && k->early[i + j] &&
+			    (k->kind[i + j] == PT_MK_GONE ||
+			     (k->kind[i + j] == PT_MK_ANON && k->early[i + j] != PT_MK_HEAP_MMAPPED)))
+				k->kind[i + j] = k->early[i + j];
 		}
 	}
 	k->read = true;
@@ -219,6 +387,7 @@ out:
 void pt_rss_kinds_free(struct pt_rss_kinds *k)
 {
 	free(k->kind);
+	free(k->early);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -301,6 +470,10 @@ void pt_rss_kinds_text(FILE *f, const struct pt_report *r)
 	if (r->rk.scan_capped)
 		fprintf(f, "; %" PRIu64 " stacks not scanned for malloc chunks (read budget spent: "
 			   "shown as anonymous mmap)", r->rk.scan_capped);
+	if (r->rss.kind_ev_skipped || r->rk.early_dropped)
+		fprintf(f, "; %" PRIu64 " faults in new regions not looked at while the target ran "
+			   "(rate limit or busy ring buffer; a heap unmapped by the end may show as "
+			   "\"unmapped by the end\")", (uint64_t)r->rss.kind_ev_skipped + r->rk.early_dropped);
 	fputc('\n', f);
 }
 
@@ -314,6 +487,63 @@ void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
 	for (i = 0; i < PT_MK_COUNT; i++)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
-		   ", \"kind_scan_capped\": %" PRIu64,
-		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped);
+		   ", \"kind_scan_capped\": %" PRIu64 ", \"kind_looks_skipped\": %" PRIu64
+		   ", \"kind_looks_dropped\": %" PRIu64,
+		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped,
+		(uint64_t)r->rss.kind_ev_skipped, r->rk.early_dropped);
+}
+
+uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k)
+{
+	uint64_t v[PT_MK_COUNT];
+
+	if (!r->rk.read || k >= PT_MK_COUNT)
+		return 0;
+	sum_kinds(r, v);
+	return v[k];
+}
+
+/* Shown unless every Python object is in the heap view: --python-objects with its probes seeing
+ * them all (a build that inlines pymalloc leaves some out: "partial"). */
+static bool python_outside(const struct pt_report *r, uint64_t *b)
+{
+	*b = pt_rss_kind_bytes(r, PT_MK_PYMALLOC);
+	return strcmp(pt_pyobj_traced(&r->pyobj), "probes") != 0 && *b > PT_PY_OUTSIDE_MIN;
+}
+
+uint64_t pt_rss_python_outside(const struct pt_report *r)
+{
+	uint64_t b;
+
+	return python_outside(r, &b) ? b : 0;
+}
+
+void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead)
+{
+	uint64_t b;
+	char s[32];
+
+	if (!python_outside(r, &b))
+		return;
+	pt_fmt_bytes(s, sizeof(s), (double)b);
+	if (lead)
+		fprintf(f, "  Python objects outside the heap view: %s of the RSS at its peak is in "
+			   "CPython's pymalloc arenas (TOP STACKS HOLDING RSS below, rss.svg by the Python "
+			   "code that grew them; --python-objects traces each object)\n", s);
+	else
+		fprintf(f, "  Python objects outside the heap view: %s at the RSS peak is in CPython's pymalloc "
+			   "arenas, which the heap figures (peak.folded, TOP STACKS LIVE AT THE HEAP PEAK) "
+			   "do not show. The page view has them by the Python code that grew them: rss.svg, "
+			   "rss.folded, the stacks below. --python-objects traces each Python object like "
+			   "malloc (slower).\n", s);
+}
+
+void pt_rss_python_note_json(FILE *f, const struct pt_report *r)
+{
+	uint64_t b;
+	bool on = python_outside(r, &b);
+
+	fprintf(f, "\"python_objects_outside_heap\": {\"shown\": %s, \"pymalloc_arenas_bytes\": %" PRIu64
+		   ", \"threshold_bytes\": %llu, \"page_view\": \"rss.svg\", \"option\": "
+		   "\"--python-objects\"}", on ? "true" : "false", b, (unsigned long long)PT_PY_OUTSIDE_MIN);
 }

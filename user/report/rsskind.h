@@ -25,6 +25,9 @@ enum pt_mem_kind {
 	PT_MK_FILE_PRIVATE,      /* private copies of a file mapping's pages (.data, .bss) */
 	PT_MK_OTHER,             /* another special mapping ([vvar], ...) */
 	PT_MK_GONE,              /* its mapping was unmapped by the end */
+	PT_MK_PYMALLOC,          /* CPython's pymalloc arenas: a pool header at the page's 16 KiB
+	                          * pool start (rsskind.c says why this test) */
+	PT_MK_V8,                /* V8's heap: a V8 page header at a 256 KiB boundary at or below */
 	PT_MK_COUNT
 };
 
@@ -39,6 +42,16 @@ struct pt_rss_kinds {
 	uint32_t n;
 	uint64_t scan_reads;     /* chunk-header reads of the target's memory */
 	uint64_t scan_capped;    /* stacks left as anonymous mmap: the read budget was spent */
+	/* The heap (PT_MK_PYMALLOC, PT_MK_V8, PT_MK_HEAP_MMAPPED, else 0) the latest region of
+	 * each stack's faults that was recognised as one was in, seen while the target ran
+	 * (pt_rss_kinds_early): the kind when its pages' mapping is gone by the end (or, for the
+	 * runtimes' heaps, plain anonymous memory). */
+	uint8_t *early;
+	uint32_t nearly;
+	uint64_t early_queued[1024][3];  /* (stack, address, ktime ns) not looked at yet */
+	uint32_t nqueued;
+	uint64_t early_dropped;  /* faults not looked at (queue full, maps or memory unreadable) */
+	uint64_t early_reads;    /* the looks' reads of the target's memory (their own budget) */
 };
 
 struct pt_maps;
@@ -47,6 +60,15 @@ struct pt_maps;
  * and reads are counted in k; *capped set when the budget ran out. */
 enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
 				uint64_t addr, uint64_t sp, bool *capped);
+
+/* A stack's fault in a new region at addr, at ts (PT_EV_RSS_STACK): queued for
+ * pt_rss_kinds_early. */
+void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr, uint64_t ts);
+/* Look at the queued faults in the live target (pid), those older than PT_KIND_SETTLE_NS at
+ * now (CLOCK_MONOTONIC ns; 0: all of them): pymalloc pools, V8 chunks, glibc mmapped chunks.
+ * The event is sent from inside the fault: the allocator writes its header only after it. */
+#define PT_KIND_SETTLE_NS 5000000ULL
+void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now);
 
 /* Read the target's maps and each stack's fault address from the stats map. 0 or -errno. */
 int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks);
@@ -60,6 +82,17 @@ struct pt_report;
 int pt_rss_kind_frames(struct pt_profile *q, uint32_t nstacks, uint32_t **pool);
 /* The by-kind line of TOP STACKS HOLDING RSS AT THE PEAK. */
 void pt_rss_kinds_text(FILE *f, const struct pt_report *r);
+/* Bytes at the RSS peak of the stacks of kind k (0 when the kinds were not read). */
+uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k);
+/* Python objects outside the heap view: when pymalloc arenas held more than
+ * PT_PY_OUTSIDE_MIN at the RSS peak and --python-objects was not given, one line saying how
+ * much, pointing to rss.svg and --python-objects (with lead: for the first screen). */
+#define PT_PY_OUTSIDE_MIN (4ULL << 20)
+void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead);
+/* The bytes that note names, 0 when it is not shown (report.html's summary). */
+uint64_t pt_rss_python_outside(const struct pt_report *r);
+/* report.json rss_attribution's "python_objects_outside_heap" member (no separator). */
+void pt_rss_python_note_json(FILE *f, const struct pt_report *r);
 /* report.json rss_attribution's kinds_read, by_kind_at_peak, kind_stacks_mixed,
  * kind_scan_capped members (no separator around them). */
 void pt_rss_kinds_json(FILE *f, const struct pt_report *r);

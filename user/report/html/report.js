@@ -222,6 +222,10 @@
   } else {
     sum.appendChild(el("p", null, "No invocation was seen (no Lambda Runtime API traffic)."));
   }
+  if (D.python_outside > 0)
+    sum.appendChild(el("p", { id: "sum-python" }, "Python objects outside the heap view: " + bytes(D.python_outside) +
+      " of the RSS at its peak was in CPython's pymalloc arenas, which the heap figures do not show. The RSS view" +
+      " (rss.svg) has them by the Python code that grew them; --python-objects traces each object."));
   app.appendChild(sum);
 
   // Memory over time.

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""wl_pykinds.py LOG: Python objects in pymalloc arenas, for the rsskinds section
+(tests/sections/rsskinds.py).
+
+build_dict() builds a dict of 400,000 short strings (~50 MiB of RSS: the strings in the
+pymalloc arenas CPython mmaps itself, the dict's table from malloc); build_tail() then 240,000
+more short strings in a list, so the RSS peak is at the end (the dict's last resize held its
+old and new tables at once, 7 MiB more than the final table: the tail is more than that).
+CPython's own accounting is the truth, logged to LOG as "NAME BYTES" lines, everything held:
+  growth          RssAnon (/proc/self/status) after both less before
+  table           sys.getsizeof(d): the dict's own table (malloc'ed, not in the arenas)
+  dict_blocks     sys._debugmallocstats' "bytes in allocated blocks" after build_dict less
+                  before: its objects' bytes in pymalloc pools (every one in a touched page)
+  blocks_growth   the same after build_tail less before both
+  arenas_bytes    "arenas allocated current" x 1 MiB at the end: all the arena address space
+                  there is (the arenas' resident pages are at most this)
+"--wait" first: write the ready line, wait for SIGUSR1 (attach mode). "--hold" after LOG: then
+write "wl: sleeping" and sleep (up to 120 s) with everything held, for a tracer that detaches
+while the target lives."""
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+
+
+def rss_anon():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    return -1
+
+
+def mallocstats():
+    """sys._debugmallocstats() writes to the C stderr: catch fd 2 in a file."""
+    with tempfile.TemporaryFile() as tmp:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("ascii", "replace")
+    num = lambda rx: int(re.search(rx, text).group(1).replace(",", ""))
+    return (num(r"# arenas allocated current\s*=\s*([\d,]+)"),
+            num(r"# bytes in allocated blocks\s*=\s*([\d,]+)"))
+
+
+def build_dict(n):
+    d = {}
+    for i in range(n):
+        d["k%07d" % i] = "value-%d" % i
+    return d
+
+
+def build_tail(n):
+    return ["t%07d" % i for i in range(n)]
+
+
+def main(argv):
+    if argv and argv[0] == "--wait":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        sys.stdout.write("wl: waiting for SIGUSR1\n")
+        sys.stdout.flush()
+        signal.sigwait({signal.SIGUSR1})
+        argv = argv[1:]
+    log = open(argv[0], "w")
+    _, blocks0 = mallocstats()
+    b = rss_anon()
+    d = build_dict(400000)
+    _, blocks1 = mallocstats()
+    t = build_tail(240000)
+    growth = rss_anon() - b
+    arenas, blocks2 = mallocstats()
+    log.write("growth %d\ntable %d\ndict_blocks %d\nblocks_growth %d\narenas_bytes %d\n"
+              % (growth, sys.getsizeof(d), blocks1 - blocks0, blocks2 - blocks0, arenas << 20))
+    log.close()
+    if argv[1:] == ["--hold"]:
+        sys.stdout.write("wl: sleeping\n")
+        sys.stdout.flush()
+        time.sleep(120)
+    return len(d) + len(t) > 0
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

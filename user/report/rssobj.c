@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * rssobj.c — file-backed and shared-memory RSS by object (rssobj.h).
+ *
+ * The kernel keeps one entry per object (inode) with its resident bytes now and, by the lazy
+ * snapshot of the stacks, at the last RSS peak. Names: the paths of the target's maps, read
+ * whenever the kernel reports new objects (session.c) and at the end, matched by device and
+ * inode; an object never seen in the maps (mapped and unmapped between two reads) keeps its
+ * dentry's name. Every name the target controls is sanitized before it is printed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "profile/profile.h"
+#include "report/report.h"
+#include "report/rssobj.h"
+#include "target/procmaps.h"
+#include "util/fmt.h"
+
+#define OBJ_TOP 10
+#define MAX_NAMES 65536
+
+static const char *const sh_kind[2] = { "file", "shmem" };
+
+static const char *const bucket_names[2][PT_RSS_SH_BUCKETS] = {
+	{ "[file pages resident before tracing]", "[file pages populated without a fault]",
+	  "[file pages added by another task]", "[file pages whose mapping was not looked up]",
+	  "[file pages: object table full]" },
+	{ "[shmem pages resident before tracing]", "[shmem pages populated without a fault]",
+	  "[shmem pages added by another task]", "[shmem pages whose mapping was not looked up]",
+	  "[shmem pages: object table full]" },
+};
+
+const char *pt_rss_sh_bucket_name(int i, int b)
+{
+	return bucket_names[i & 1][b < PT_RSS_SH_BUCKETS ? b : 0];
+}
+
+int64_t pt_rss_sh_bucket(const struct pt_rss_sh_split *s, int b)
+{
+	const int64_t v[PT_RSS_SH_BUCKETS] = { s->before, s->no_fault, s->other_task, s->vma_busy,
+					       s->table_full };
+
+	return b >= 0 && b < PT_RSS_SH_BUCKETS ? v[b] : 0;
+}
+
+/* Moves up to *over bytes out of *bucket (never below 0). */
+static void take(int64_t *bucket, int64_t *over)
+{
+	int64_t t = *over < *bucket ? *over : *bucket;
+
+	if (t > 0) {
+		*bucket -= t;
+		*over -= t;
+	}
+}
+
+void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->total = total;
+	s->attributed = f->attributed;
+	s->before = f->before;
+	s->no_fault = f->no_fault;
+	s->other_task = f->other_task;
+	s->vma_busy = f->vma_busy;
+	s->table_full = f->table_full;
+	s->over = f->released_unknown + f->reclaimed;
+	/* A decrement no object was charged with most likely took pages no object held: those
+	 * resident before tracing first (attach mode: most of them), then the other buckets; only
+	 * the rest stays as pages still counted on their objects. */
+	take(&s->before, &s->over);
+	take(&s->no_fault, &s->over);
+	take(&s->other_task, &s->over);
+	take(&s->vma_busy, &s->over);
+	take(&s->table_full, &s->over);
+	s->mismatch = total - (s->attributed + s->before + s->no_fault + s->other_task + s->vma_busy +
+			       s->table_full - s->over);
+}
+
+/* ---- names -------------------------------------------------------------------------------- */
+
+int pt_rss_names_add(struct pt_rss_objs *o, pid_t pid)
+{
+	struct pt_maps m = { 0 };
+	uint32_t j;
+	int i, err = pt_maps_read(pid, &m);
+
+	if (err)
+		return err;
+	o->maps_reads++;
+	for (i = 0; i < m.n; i++) {
+		const struct pt_mapping *mp = &m.m[i];
+		uint32_t dev = mp->dev_major << 20 | mp->dev_minor;
+		struct pt_rss_name *nn;
+
+		if (!mp->path || mp->path[0] != '/' || !mp->inode)
+			continue;
+		for (j = 0; j < o->nnames; j++)
+			if (o->names[j].dev == dev && o->names[j].ino == mp->inode)
+				break;
+		if (j < o->nnames || o->nnames >= MAX_NAMES)
+			continue;
+		nn = realloc(o->names, (o->nnames + 1) * sizeof(*nn));
+		if (!nn) {
+			err = -ENOMEM;
+			break;
+		}
+		o->names = nn;
+		nn[o->nnames].dev = dev;
+		nn[o->nnames].ino = mp->inode;
+		nn[o->nnames].deleted = mp->deleted;
+		nn[o->nnames].path = strdup(mp->path);
+		if (nn[o->nnames].path)
+			o->nnames++;
+	}
+	pt_maps_free(&m);
+	return err;
+}
+
+char *pt_rss_obj_label(const struct pt_rss_obj *ob, const struct pt_rss_name *names, uint32_t n)
+{
+	const struct pt_rss_name *nm = NULL;
+	char name[PT_RSS_OBJ_NAME + 1], raw[4200];
+	uint32_t i;
+
+	memcpy(name, ob->name, PT_RSS_OBJ_NAME);
+	name[PT_RSS_OBJ_NAME] = 0;
+	for (i = 0; i < n; i++)
+		if (names[i].dev == ob->dev && names[i].ino == ob->ino) {
+			nm = &names[i];
+			break;
+		}
+	if (!ob->ino && !ob->dev && !name[0])
+		/* no file behind the mapping (bpf/rss.bpf.h RSS_OBJ_SPECIAL) */
+		snprintf(raw, sizeof(raw), "special mappings ([vdso] and such)");
+	else if (ob->member == PT_RSS_SHMEM && !strncmp(name, "memfd:", 6))
+		snprintf(raw, sizeof(raw), "%s", name);
+	else if (ob->member == PT_RSS_SHMEM && !strcmp(name, "dev/zero"))
+		/* shmem_zero_setup()'s file: MAP_SHARED | MAP_ANONYMOUS */
+		snprintf(raw, sizeof(raw), "anonymous shared mapping");
+	else if (ob->member == PT_RSS_SHMEM && !strncmp(name, "SYSV", 4))
+		snprintf(raw, sizeof(raw), "SysV segment key 0x%s", name + 4);
+	else if (nm)
+		snprintf(raw, sizeof(raw), "%s%s", nm->path, nm->deleted ? " (deleted)" : "");
+	else
+		snprintf(raw, sizeof(raw), ".../%s (path not seen in the maps)", name);
+	return pt_sanitize_dup(raw);
+}
+
+/* ---- the objects' table ------------------------------------------------------------------- */
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct pt_rss_obj_row *x = a, *y = b;
+
+	if (x->at_peak != y->at_peak)
+		return x->at_peak < y->at_peak ? 1 : -1;
+	return x->now < y->now ? 1 : x->now > y->now ? -1 : 0;
+}
+
+int pt_rss_objs_read(struct pt_rss_objs *o, int map_fd, uint64_t peak_seq)
+{
+	__u64 key, *prev = NULL;
+	struct pt_rss_obj v;
+	int err = 0;
+
+	if (o->read || map_fd < 0)
+		return 0;
+	while (!bpf_map_get_next_key(map_fd, prev, &key)) {
+		struct pt_rss_obj_row *r, *nr;
+		size_t len;
+
+		prev = &key;
+		if (bpf_map_lookup_elem(map_fd, &key, &v))
+			continue;
+		nr = realloc(o->row, (o->n + 1) * sizeof(*nr));
+		if (!nr) {
+			err = -ENOMEM;
+			break;
+		}
+		o->row = nr;
+		r = &nr[o->n];
+		memset(r, 0, sizeof(*r));
+		r->o = v;
+		r->now = v.now;
+		/* Unchanged since the last peak: what it holds now is what it held then. */
+		r->at_peak = v.snap_seq == peak_seq ? v.peak : v.now;
+		if (r->now <= 0 && r->at_peak <= 0)
+			continue;
+		r->label = pt_rss_obj_label(&v, o->names, o->nnames);
+		len = (r->label ? strlen(r->label) : 1) + 16;
+		r->frame = malloc(len);
+		if (!r->label || !r->frame) {
+			free(r->label);
+			free(r->frame);
+			err = -ENOMEM;
+			break;
+		}
+		snprintf(r->frame, len, "[%s: %s]", v.member == PT_RSS_SHMEM ? "shmem" : "file", r->label);
+		o->n++;
+	}
+	qsort(o->row, o->n, sizeof(*o->row), cmp_rows);
+	o->read = true;
+	return err;
+}
+
+void pt_rss_objs_free(struct pt_rss_objs *o)
+{
+	uint32_t i;
+
+	for (i = 0; i < o->n; i++) {
+		free(o->row[i].label);
+		free(o->row[i].frame);
+	}
+	for (i = 0; i < o->nnames; i++)
+		free(o->names[i].path);
+	free(o->row);
+	free(o->names);
+	memset(o, 0, sizeof(*o));
+}
+
+/* ---- in the report ------------------------------------------------------------------------ */
+
+void pt_rss_sh_split_at(const struct pt_report *r, int i, bool peak, struct pt_rss_sh_split *s)
+{
+	int m = i ? PT_RSS_SHMEM : PT_RSS_FILE;
+
+	if (peak && r->rss.sh_snap_seq[i] == r->rss.peak_seq)
+		pt_rss_sh_split_of(&r->rss.sh_at_peak[i], r->rss.sh_at_peak[i].total, s);
+	else if (peak)   /* unchanged since the peak (bpf/peaktrace.h sh_snap_seq) */
+		pt_rss_sh_split_of(&r->rss.sh_now[i], r->g.rss[m], s);
+	else
+		pt_rss_sh_split_of(&r->rss.sh_now[i], r->g.rss[m], s);
+}
+
+static int64_t by_member(const struct pt_report *r, int i, bool peak)
+{
+	int64_t sum = 0;
+	uint32_t k;
+
+	for (k = 0; k < r->ro.n; k++)
+		if ((r->ro.row[k].o.member == PT_RSS_SHMEM) == (i == 1))
+			sum += peak ? r->ro.row[k].at_peak : r->ro.row[k].now;
+	return sum;
+}
+
+static void sh_line(FILE *f, const struct pt_report *r, int i)
+{
+	struct pt_rss_sh_split s;
+	char b1[32], b2[32];
+	int b;
+
+	pt_rss_sh_split_at(r, i, true, &s);
+	fprintf(f, "  %s pages at the RSS peak: %s = by %s %s", sh_kind[i],
+		pt_fmt_bytes(b1, sizeof(b1), (double)s.total), i ? "object" : "file",
+		pt_fmt_bytes(b2, sizeof(b2), (double)s.attributed));
+	for (b = 0; b < PT_RSS_SH_BUCKETS; b++)
+		if (pt_rss_sh_bucket(&s, b))
+			fprintf(f, "; %s %s", pt_rss_sh_bucket_name(i, b),
+				pt_fmt_bytes(b1, sizeof(b1), (double)pt_rss_sh_bucket(&s, b)));
+	if (s.over)
+		fprintf(f, "; released with no object known but still on their objects %s",
+			pt_fmt_bytes(b1, sizeof(b1), (double)s.over));
+	if (s.mismatch)
+		fprintf(f, "; unexplained %" PRId64 " bytes", s.mismatch);
+	fputc('\n', f);
+}
+
+void pt_rss_objs_text(FILE *f, const struct pt_report *r)
+{
+	char b1[32], b2[32];
+	uint64_t rest = 0;
+	uint32_t k;
+
+	fprintf(f, "\nFILES AND SHARED MEMORY HOLDING RSS AT THE PEAK (by the file or object their pages are in)\n");
+	sh_line(f, r, 0);
+	sh_line(f, r, 1);
+	if (r->rss.sh_vma_busy || r->rss.sh_table_full_events || r->rss.sh_split_removals)
+		fprintf(f, "  %" PRIu64 " faults whose mapping was not looked up, object table full %" PRIu64
+			   " times, %" PRIu64 " removals over several mappings (their pages: released "
+			   "with no object known)\n", (uint64_t)r->rss.sh_vma_busy,
+			(uint64_t)r->rss.sh_table_full_events, (uint64_t)r->rss.sh_split_removals);
+	for (k = 0; k < r->ro.n; k++) {
+		const struct pt_rss_obj_row *o = &r->ro.row[k];
+
+		if (k >= OBJ_TOP || (int)k >= r->top) {
+			rest += o->at_peak > 0 ? (uint64_t)o->at_peak : 0;
+			continue;
+		}
+		fprintf(f, "  #%-2u %s at the peak, %s at the end  %-5s %s\n", k + 1,
+			pt_fmt_bytes(b1, sizeof(b1), (double)o->at_peak),
+			pt_fmt_bytes(b2, sizeof(b2), (double)o->now),
+			o->o.member == PT_RSS_SHMEM ? "shmem" : "file", o->label);
+	}
+	if (rest || r->ro.n > OBJ_TOP)
+		fprintf(f, "  ... %u more objects holding %s at the peak (report.json, rss.folded)\n",
+			r->ro.n > OBJ_TOP ? r->ro.n - OBJ_TOP : 0, pt_fmt_bytes(b1, sizeof(b1), (double)rest));
+	if (!r->ro.n)
+		fprintf(f, "  (no file or shared-memory object held pages)\n");
+}
+
+static void json_sh(FILE *f, const struct pt_report *r, int i, bool peak)
+{
+	struct pt_rss_sh_split s;
+
+	pt_rss_sh_split_at(r, i, peak, &s);
+	fprintf(f, "{\"total_bytes\": %" PRId64 ", \"attributed_bytes\": %" PRId64
+		   ", \"objects_bytes\": %" PRId64 ", \"resident_before_bytes\": %" PRId64
+		   ", \"populated_without_fault_bytes\": %" PRId64 ", \"other_task_bytes\": %" PRId64
+		   ", \"mapping_not_looked_up_bytes\": %" PRId64 ", \"table_full_bytes\": %" PRId64
+		   ", \"released_unknown_object_bytes\": %" PRId64 ", \"unexplained_bytes\": %" PRId64 "}",
+		s.total, s.attributed, by_member(r, i, peak), s.before, s.no_fault, s.other_task,
+		s.vma_busy, s.table_full, s.over, s.mismatch);
+}
+
+void pt_rss_objs_json(FILE *f, const struct pt_report *r)
+{
+	uint32_t k;
+	int i;
+
+	fprintf(f, "\"file_shmem\": {");
+	for (i = 0; i < 2; i++) {
+		fprintf(f, "%s\"%s\": {\"at_peak\": ", i ? ", " : "", sh_kind[i]);
+		json_sh(f, r, i, true);
+		fprintf(f, ", \"at_end\": ");
+		json_sh(f, r, i, false);
+		fputc('}', f);
+	}
+	fprintf(f, ", \"faults\": %" PRIu64 ", \"mapping_not_looked_up_events\": %" PRIu64
+		   ", \"table_full_events\": %" PRIu64 ", \"split_removals\": %" PRIu64
+		   ", \"maps_reads\": %" PRIu64 ", \"reused_slot_events\": %" PRIu64 ", \"objects\": [",
+		(uint64_t)r->rss.sh_faults, (uint64_t)r->rss.sh_vma_busy,
+		(uint64_t)r->rss.sh_table_full_events, (uint64_t)r->rss.sh_split_removals,
+		r->ro.maps_reads, (uint64_t)r->rss.sh_obj_reused);
+	for (k = 0; k < r->ro.n; k++) {
+		const struct pt_rss_obj_row *o = &r->ro.row[k];
+
+		fprintf(f, "%s\n    {\"kind\": \"%s\", \"name\": ", k ? "," : "",
+			o->o.member == PT_RSS_SHMEM ? "shmem" : "file");
+		pt_json_str(f, o->label);
+		fprintf(f, ", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"rss_peak_bytes\": %" PRId64
+			   ", \"rss_bytes\": %" PRId64 "}", o->o.dev >> 20, o->o.dev & 0xfffff,
+			(uint64_t)o->o.ino, o->at_peak, o->now);
+	}
+	fprintf(f, "%s]}", r->ro.n ? "\n  " : "");
+}
+
+uint32_t pt_rss_obj_extra(const struct pt_report *r)
+{
+	return r->ro.n + 2 * PT_RSS_SH_BUCKETS;
+}
+
+static void add_root(struct pt_profile *q, uint32_t *fidx, const char *name, int64_t v)
+{
+	struct pt_frame *fr = &q->frames[q->nframes];
+	struct pt_stack *st = &q->stacks[q->nstacks];
+
+	memset(fr, 0, sizeof(*fr));
+	fr->func = (char *)name;
+	fr->module = (char *)"";
+	fr->kind = PT_FK_OTHER;
+	memset(st, 0, sizeof(*st));
+	*fidx = q->nframes;
+	st->nframes = 1;
+	st->frames = fidx;
+	st->v[PT_RSS_PEAK_BYTES] = (uint64_t)v;
+	q->nframes++;
+	q->nstacks++;
+}
+
+void pt_rss_obj_frames(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx)
+{
+	struct pt_rss_sh_split s;
+	uint32_t k, used = 0;
+	int i, b;
+
+	for (k = 0; k < r->ro.n; k++)
+		if (r->ro.row[k].at_peak > 0)
+			add_root(q, &fidx[used++], r->ro.row[k].frame, r->ro.row[k].at_peak);
+	for (i = 0; i < 2; i++) {
+		pt_rss_sh_split_at(r, i, true, &s);
+		for (b = 0; b < PT_RSS_SH_BUCKETS; b++)
+			if (pt_rss_sh_bucket(&s, b) > 0)
+				add_root(q, &fidx[used++], pt_rss_sh_bucket_name(i, b),
+					 pt_rss_sh_bucket(&s, b));
+	}
+}
