@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arenas/resident.h"
 #include "attach/mapread.h"
 #include "target/procmaps.h"
 #include "report/report.h"
@@ -132,21 +133,17 @@ static struct pt_mapping anon_run(const struct pt_maps *m, int i)
  * merge into one. Reading CPython's own arena table (obmalloc's `arenas` array) was the other
  * way: in 3.11 it is a static of obmalloc.c, stripped from Debian's build, and only from 3.12
  * is it inside _PyRuntime, at offsets that change per version and that user/python/ does not
- * find (its offsets are the frame walk's); the header test works the same on all three and
- * costs one 16-byte read per stack.
+ * find (its offsets are the frame walk's); the header test (arenas/resident.c, which counts
+ * the pools resident at each invocation's end with it) works the same on all three and costs
+ * one 48-byte read per stack.
  */
-#define PY_POOL 16384ULL
 static bool in_pymalloc_pool(int fd, uint64_t addr)
 {
-	uint64_t pool = addr & ~(PY_POOL - 1);
-	uint32_t w[4], size;
+	uint64_t pool = addr & ~(uint64_t)(PT_PYPOOL_SIZE - 1);
+	unsigned char hdr[PT_PYPOOL_HEADER];
 
-	if (pread(fd, w, sizeof(w), (off_t)(pool + 32)) != (ssize_t)sizeof(w))
-		return false;
-	if (w[1] >= 32)
-		return false;
-	size = (w[1] + 1) * 16;
-	return w[3] == PY_POOL - size && w[2] >= 48 && w[2] <= w[3] + size && (w[2] - 48) % size == 0;
+	return pread(fd, hdr, sizeof(hdr), (off_t)pool) == (ssize_t)sizeof(hdr) &&
+	       pt_pymalloc_pool_ok(hdr, sizeof(hdr), pool);
 }
 
 /*
