@@ -1,12 +1,22 @@
 #!/bin/sh
 # tools/rootfs.sh DIR — a Debian trixie root filesystem (minbase + python3) made with debootstrap
-# from deb.debian.org, for the container test section (tests/sections/container.py).
+# from the Debian archive this machine's apt uses (ROOTFS_MIRROR overrides), for the container test
+# section (tests/sections/container.py).
 # Built in DIR.tmp and renamed to DIR when debootstrap succeeded; DIR/.peaktrace-rootfs-complete is
 # the stamp: a DIR that has it is not rebuilt. Exit 0 when DIR is complete, non-zero with one
 # "rootfs: ..." line otherwise (no network, no debootstrap).
 set -eu
 dir=${1:?usage: tools/rootfs.sh DIR}
-mirror=${ROOTFS_MIRROR:-http://deb.debian.org/debian}
+# The archive apt already uses: the first ".../debian" URI of a deb822 sources file, else of a
+# one-line "deb URI suite ..." entry.
+apt_mirror() {
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && awk '$1 == "URIs:" { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$f"
+	done
+	[ -f /etc/apt/sources.list ] && awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\// && $i ~ /\/debian\/?$/) { print $i; exit } }' /etc/apt/sources.list
+}
+mirror=${ROOTFS_MIRROR:-$(apt_mirror | head -n 1)}
+[ -n "$mirror" ] || { echo "rootfs: no Debian archive in apt's sources (set ROOTFS_MIRROR)" >&2; exit 3; }
 stamp="$dir/.peaktrace-rootfs-complete"
 if [ -f "$stamp" ]; then
 	echo "rootfs: $dir is complete (remove it to rebuild)"
