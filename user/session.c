@@ -88,6 +88,7 @@ struct pt_session {
 	/* invocations */
 	struct pt_inv_list invs;
 	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
+	uint64_t start_ts[2];                /* each START event's time, by parity */
 	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
 	FILE *emf;               /* --emf output */
 	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
@@ -330,7 +331,7 @@ static void collect_arenas(struct pt_session *s)
 }
 
 /* An invocation (or the init phase) ended: read its half of the double buffer now. */
-static void invocation_ended(struct pt_session *s, uint64_t seq)
+static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts)
 {
 	const struct pt_inv *inv = &s->skel->bss->g.inv[seq & 1];
 	uint32_t nstk = (uint32_t)s->skel->bss->g.next_stack + 1;
@@ -351,6 +352,17 @@ static void invocation_ended(struct pt_session *s, uint64_t seq)
 		memset(&rec, 0, sizeof(rec));
 		rec.seq = seq;
 		rec.overwritten = true;
+		/* Its figures are lost, not its times: the ring buffer's START and END events keep
+		 * them, so what it allocated is still placed in it (invocation/leaks.c: records in
+		 * order of their start). */
+		rec.start_ns = s->start_ts[seq & 1];
+		rec.end_ns = end_ts;
+		if (s->invs.n) {   /* its START event lost too: no earlier than the record before */
+			const struct pt_inv_record *prev = &s->invs.r[s->invs.n - 1];
+
+			if (rec.start_ns < prev->start_ns)
+				rec.start_ns = prev->end_ns ? prev->end_ns : prev->start_ns;
+		}
 	}
 	if (!rec.id[0] && seq)
 		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
@@ -555,6 +567,7 @@ static int on_event(void *ctx, void *data, size_t len)
 			return 0;
 		pt_rapi_request_id(ie->data, ie->len < PT_RAPI_COPY ? ie->len : PT_RAPI_COPY,
 				   s->start_id[ie->seq & 1], sizeof(s->start_id[0]));
+		s->start_ts[ie->seq & 1] = ie->ts;
 		arena_reading(s);   /* the next invocation began: what the last one left, now */
 		break;
 	}
@@ -563,7 +576,7 @@ static int on_event(void *ctx, void *data, size_t len)
 
 		if (len < sizeof(*ie))
 			return 0;
-		invocation_ended(s, ie->seq);
+		invocation_ended(s, ie->seq, ie->ts);
 		break;
 	}
 	}
