@@ -48,6 +48,11 @@ handler's own statm reading (container).
                       ends by that signal as the runtime did;
   follow/supervised SIGTERM  the same with a SIGTERM to the coordinator instead of -d (the second
                       SIGTERM is the one passed on).
+  follow/supervised=no  `--supervised no` overrides: the coordinator stays in the group (no
+                      "under a supervisor" line), its sessions start (the option is the
+                      coordinator's alone), and the group's SIGKILL kills it too: no sandbox.json,
+                      while each process's session, in its own group, still writes its
+                      report.json with the invocation.
 """
 
 import json
@@ -598,7 +603,38 @@ def supervised_stops(ctx, port, how):
             os.kill(child, signal.SIGKILL)
 
 
-SUPERVISED_CASES = ("follow/supervised group SIGKILL", "follow/supervised -d", "follow/supervised SIGTERM")
+def supervised_no(ctx, port):
+    res, name = ctx.res, "follow/supervised=no"
+    got = supervised_start(ctx, name, "follow-sup-no", port, ["--supervised", "no"])
+    if not got:
+        return
+    s, child = got
+    try:
+        res.true(name + ": not under a supervisor", "under a supervisor" not in s.h.err, s.h.err[-300:])
+        res.eq(name + ": the coordinator stays in its group", supervisor.pgid(s.pt), s.pt)
+        rc, rss, _ = s.invoke(16)
+        res.eq(name + ": invoke answered", rc, 0)
+        time.sleep(0.3)
+        ids = s.ids(1)
+        os.kill(s.sup, signal.SIGUSR1)
+        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        res.eq(name + ": the group's SIGKILL kills the coordinator", m.group(1) if m else None, "signal 9")
+        # The sessions (groups of their own) live on and write their reports.
+        rdir = runtime_dir(s.outdir, s.rt)
+        deadline = time.monotonic() + 3 * TIMEOUT
+        while time.monotonic() < deadline and load(os.path.join(rdir, "report.json")) is None:
+            time.sleep(0.2)
+        rep = supervisor.load(res, name, rdir)
+        if rep:
+            supervisor.check_invocations(res, name, rep, ids, [(16, rss)])
+        res.true(name + ": no sandbox.json (the coordinator was killed)",
+                 not os.path.exists(os.path.join(s.outdir, "sandbox.json")), s.outdir)
+    finally:
+        s.stop()
+
+
+SUPERVISED_CASES = ("follow/supervised group SIGKILL", "follow/supervised -d", "follow/supervised SIGTERM",
+                    "follow/supervised=no")
 
 
 def run_section(ctx):
@@ -634,6 +670,8 @@ def run_section(ctx):
                 supervised_stops(ctx, base + 2, "-d")
             if res.wanted("follow/supervised SIGTERM"):
                 supervised_stops(ctx, base + 4, "SIGTERM")
+            if res.wanted("follow/supervised=no"):
+                supervised_no(ctx, base + 6)
     if res.wanted("follow/container") or res.wanted("follow/container static"):
         host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")
