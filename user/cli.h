@@ -9,6 +9,7 @@
 #include "report/compare.h"
 #include "report/diff.h"
 #include "invocation/boundary.h"
+#include "target/launch.h"   /* --supervised: SUPERVISED_* */
 
 /* Exit codes: distinct per failure class so scripts can tell them apart. */
 enum pt_exit {
@@ -28,8 +29,6 @@ enum pt_exit {
 enum { BOUNDARY_AUTO = 0, BOUNDARY_RUNTIME_API, BOUNDARY_NONE, BOUNDARY_AWS, BOUNDARY_UPROBE };
 extern const char *const pt_boundary_names[];
 
-/* --supervised: how a launched command lives under whoever started peaktrace (target/launch.h). */
-enum { SUPERVISED_AUTO = 0, SUPERVISED_YES, SUPERVISED_NO };
 /* -p: processes given at once (comma-separated and/or repeated). */
 #define PT_MAX_PIDS 32
 

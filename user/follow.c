@@ -93,19 +93,14 @@ struct follow {
 	int nslots;
 	pid_t root;        /* the launched command (launch mode) */
 	bool root_exited;
+	int root_status;   /* its wait status once it exited */
+	bool supervised;   /* launch mode under a supervisor (--supervised, target/launch.h) */
 	bool stopping;
 	uint64_t start_ns;
 	char self[4096];   /* our executable's path */
 };
 
-static volatile sig_atomic_t stop_sig, tick;
-
-static void on_stop_signal(int sig)
-{
-	if (stop_sig)
-		_exit(128 + sig);   /* the second one: at once (the kernel detaches every tracee) */
-	stop_sig = sig;
-}
+static volatile sig_atomic_t tick;
 
 static void on_tick(int sig)
 {
@@ -121,16 +116,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* No SA_RESTART: a signal interrupts waitpid. A periodic tick bounds every wait. */
+/* No SA_RESTART: a signal interrupts waitpid. A periodic tick bounds every wait. The stop
+ * signals are a lone session's (target/launch.c): the first stops, a second one exits at once
+ * (the kernel detaches every tracee; each session, in its own group, still writes its report),
+ * or under a supervisor goes to the command. */
 static void signals(void)
 {
 	struct sigaction sa = { 0 };
 	struct itimerval it = { { 0, 100000 }, { 0, 100000 } };
 
-	sa.sa_handler = on_stop_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	pt_stop_signals_catch("peaktrace: second signal: exiting now without sandbox.txt and "
+			      "sandbox.json (each process's session still writes its report)\n");
 	sa.sa_handler = on_tick;
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
@@ -198,15 +194,16 @@ static int build_base(struct follow *f, int argc, char **argv)
 
 		if (!strcmp(a, "--") || !strcmp(a, "--follow"))
 			continue;
+		/* --supervised is about the launched command: the coordinator's alone. */
 		if (!strcmp(a, "-p") || !strcmp(a, "--pid") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
 		    !strcmp(a, "-d") || !strcmp(a, "--duration") || !strcmp(a, "-i") ||
-		    !strcmp(a, "--interval")) {
+		    !strcmp(a, "--interval") || !strcmp(a, "--supervised")) {
 			i++;
 			continue;
 		}
 		if (!strncmp(a, "-p", 2) || !strncmp(a, "--pid=", 6) || !strncmp(a, "-o", 2) ||
 		    !strncmp(a, "--output=", 9) || !strncmp(a, "-d", 2) || !strncmp(a, "--duration=", 11) ||
-		    !strncmp(a, "-i", 2) || !strncmp(a, "--interval=", 11))
+		    !strncmp(a, "-i", 2) || !strncmp(a, "--interval=", 11) || !strncmp(a, "--supervised=", 13))
 			continue;
 		f->base[f->nbase++] = argv[i];
 	}
@@ -349,6 +346,8 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 		exec_session(f, im, ready[1]);
 	}
 	close(ready[1]);
+	if (sess > 0)
+		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
 	im->traced = sess > 0 && wait_ready(ready[0]);
 	if (!im->traced) {
 		f->c.session_failed++;
@@ -554,8 +553,11 @@ static void on_exit_status(struct follow *f, pid_t pid, int st)
 	tracee_drop(f, pid);
 	if ((p = proc_get(f, pid, false)) && !p->execd && !p->root)
 		f->c.exited_without_exec++;
-	if (pid == f->root)
+	if (pid == f->root) {
 		f->root_exited = true;
+		f->root_status = st;
+		pt_stop_pass_to(0);   /* reaped: its pid may name another process */
+	}
 }
 
 /* The command resolves through PATH to an executable (errno set when not). */
@@ -704,7 +706,7 @@ static void begin_stop(struct follow *f)
 
 static bool finished(struct follow *f, uint64_t stop_at)
 {
-	if (stop_sig || (stop_at && now_ns() >= stop_at) || (f->root && f->root_exited))
+	if (pt_stop_signal() || (stop_at && now_ns() >= stop_at) || (f->root && f->root_exited))
 		begin_stop(f);
 	if (!f->root && !live_sessions(f))
 		begin_stop(f);   /* -p: every process given has ended (its session with it) */
@@ -762,12 +764,27 @@ static int report(struct follow *f)
 		fprintf(stderr, "peaktrace: cannot write %s/sandbox.txt or .json: %s\n", f->outdir,
 			strerror(-err));
 		code = EXIT_OUTPUT;
+	} else {
+		fprintf(stderr, "peaktrace: sandbox.txt and sandbox.json written to %s/\n", f->outdir);
 	}
 	for (int i = 0; i < f->nimg && code == EXIT_OK; i++)
 		if (f->img[i].session_rc == EXIT_MAX_PEAK)
 			code = EXIT_MAX_PEAK;
 	free(sb);
 	return code;
+}
+
+/* Under a supervisor, once every report is written: the command (detached, or dead) is still
+ * ours to wait for, and its end becomes ours (target/launch.c). */
+static int stay_parent(struct follow *f, int code)
+{
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	struct pt_child c = { .pid = f->root, .go_fd = -1, .report_fd = -1, .exited = f->root_exited,
+			      .status = f->root_status };
+
+	/* The tick would be passed on as SIGALRM, which ends most commands. */
+	setitimer(ITIMER_REAL, &off, NULL);
+	return pt_child_stay_parent(&c, code);
 }
 
 int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
@@ -804,11 +821,19 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 			fprintf(stderr, "peaktrace: cannot start %s: %s\n", opt->cmd[0], strerror(-err));
 			return EXIT_FAIL;
 		}
+		/* As a lone launch: the command (forked into our group) and everything it starts
+		 * stay in the group a supervisor kills; we and the sessions (groups of their own)
+		 * do not, and write the reports when they die. */
+		f.supervised = pt_launch_supervise(opt->supervised);
 	} else {
 		attach_given(&f);
 	}
 	fprintf(stderr, "peaktrace: following %s%s into %s/\n", opt->cmd ? opt->cmd[0] : "the processes given",
 		opt->follow ? " and every process it starts" : "", f.outdir);
+	if (f.supervised) {
+		pt_stop_pass_to(f.root);
+		pt_launch_supervised_say();
+	}
 	loop(&f);
 	code = report(&f);
 	close(f.map_fd);
@@ -818,5 +843,7 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	free(f.img_sess);
 	free(f.img_sigint);
 	free(f.base);
+	if (f.supervised)
+		return stay_parent(&f, code);
 	return code;
 }

@@ -121,55 +121,19 @@ struct pt_session {
 	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
 
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t supervised_child;   /* under a supervisor: the command's pid */
 static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 
 /*
  * The first SIGINT/SIGTERM/SIGHUP stops tracing: the poll loop ends, the probes are detached
- * and the report is written. A second one exits at once, without a report: whoever sends it
- * will not wait for the orderly stop, whose slow parts (one RCU grace period per perf-event
- * uprobe to detach, symbolizing) are exactly what a "cheap" report would still need. Nothing
- * is left behind by _exit: closing the link and perf-event fds, which the kernel does as the
- * process exits, detaches every probe; a ptraced launched target is detached and resumed by
- * the kernel when its tracer exits (a group-stopped one stays stopped, as without us), and
- * one still held before exec reads EOF on its go pipe and exits (target/launch.c).
- * Under a supervisor (--supervised) signals after the first are passed to the command instead.
+ * and the report is written. A second one exits at once, without a report (target/launch.c,
+ * pt_stop_signals_catch): whoever sends it will not wait for the orderly stop, whose slow parts
+ * (one RCU grace period per perf-event uprobe to detach, symbolizing) are exactly what a "cheap"
+ * report would still need. A launched command still held before exec reads EOF on its go pipe
+ * and exits. Under a supervisor (--supervised) signals after the first are passed to the
+ * command instead.
  */
-static void on_signal(int sig)
-{
-	static const char msg[] = "peaktrace: second signal: exiting now without a report "
-				  "(the probes are detached as peaktrace exits)\n";
-
-	if (stop_signal && supervised_child > 0) {
-		/* Under a supervisor the report is still written, and the command, which the
-		 * supervisor relies on, is the one to ask: what it does with the signal is its own. */
-		kill(supervised_child, sig);
-		return;
-	}
-	if (stop_signal) {
-		ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-
-		(void)w;
-		_exit(128 + sig);
-	}
-	stop_signal = sig;
-}
-
-/* Without SA_RESTART: a blocking call (waitpid, read) returns EINTR, so a signal is never
- * left waiting behind one. */
-static void catch_stop_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
+static const char second_signal_msg[] = "peaktrace: second signal: exiting now without a report "
+					"(the probes are detached as peaktrace exits)\n";
 
 /* comm and exe are the target's to choose (prctl(PR_SET_NAME), the file name it runs): they
  * reach the terminal (stderr, report.txt) sanitized like every name in the profile. The
@@ -1037,13 +1001,7 @@ static int launch_target(struct pt_session *s)
 	s->launched = true;
 	s->pid = s->child.pid;
 	s->child.at_exec = at_child_exec;
-	s->supervised = s->opt->supervised == SUPERVISED_YES ||
-			(s->opt->supervised == SUPERVISED_AUTO && pt_launch_supervised());
-	if (s->supervised && (err = pt_launch_leave_group()))
-		fprintf(stderr, "peaktrace: --supervised: cannot leave process group %d: %s; a kill of "
-				"that group kills peaktrace too, without a report\n", (int)getpgrp(),
-			err == -ESRCH ? "the parent's group is outside this PID namespace" :
-			err == -EPERM ? "peaktrace leads its session" : strerror(-err));
+	s->supervised = pt_launch_supervise(s->opt->supervised);
 	return EXIT_OK;
 }
 
@@ -1287,7 +1245,7 @@ int pt_session_start(struct pt_session *s)
 {
 	int err;
 
-	catch_stop_signals();
+	pt_stop_signals_catch(second_signal_msg);
 	s->start_ns = now_ns();
 	if (s->launched) {
 		s->rep.startup.before_exec_ns = now_ns() - s->t0_ns;
@@ -1322,9 +1280,8 @@ int pt_session_start(struct pt_session *s)
 		pt_allocator_kind_name(s->alloc.kind), path, s->opt->light ? " (--light: not probed)" : "",
 		s->opt->duration > 0 ? "stops at the end of -d or Ctrl-C" : "Ctrl-C to stop");
 	if (s->supervised) {
-		supervised_child = s->child.pid;
-		fprintf(stderr, "peaktrace: under a supervisor: the command is left running when tracing "
-				"stops, and peaktrace stays its parent until it exits (--supervised)\n");
+		pt_stop_pass_to(s->child.pid);
+		pt_launch_supervised_say();
 	}
 	s->started = true;
 	if (s->opt->ready_fd >= 0) {
@@ -1344,7 +1301,7 @@ void pt_session_poll(struct pt_session *s)
 	int err;
 
 	last_status = last_refresh = now_ns();
-	while (!stop_signal) {
+	while (!pt_stop_signal()) {
 		uint64_t now;
 
 		err = ring_buffer__poll(s->rb, s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
@@ -1359,7 +1316,7 @@ void pt_session_poll(struct pt_session *s)
 		now = now_ns();
 		if (s->launched && pt_child_poll(&s->child, at_child_exit, s)) {
 			s->exited = true;
-			supervised_child = 0;   /* reaped: its pid may name another process */
+			pt_stop_pass_to(0);   /* reaped: its pid may name another process */
 		}
 		if (s->need_refresh && s->sym && !s->exited) {
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
@@ -1480,7 +1437,7 @@ void pt_session_stop(struct pt_session *s)
 	if (s->launched) {
 		pt_child_release(&s->child);
 		if (pt_child_poll(&s->child, at_child_exit, s))
-			supervised_child = 0;
+			pt_stop_pass_to(0);
 	}
 	arena_reading(s);
 	close_running_invocation(s);
@@ -1700,9 +1657,7 @@ int pt_session_end(struct pt_session *s, int code)
 	child = s->child;
 	pt_session_free(s);
 	malloc_trim(0);
-	if (code != EXIT_OK)
-		fprintf(stderr, "peaktrace: exit code %d replaced by the command's (--supervised)\n", code);
-	return pt_child_stay_parent(&child);
+	return pt_child_stay_parent(&child, code);
 }
 
 void pt_session_free(struct pt_session *s)

@@ -29,9 +29,34 @@ handler's own statm reading (container).
                       covers both.
   follow/container static  the same with peaktrace-static --follow inside the container, as its
                       command (in front of the supervisor; report inside the rootfs).
+  follow/supervised group SIGKILL  tests/workloads/supervise.py (as RIE: a new process group,
+                      SIGKILL to it) as the bundled host's runtime command starts `peaktrace
+                      --follow -o DIR -- sh -c 'wl_sleep & exec python3 bootstrap.py'` (a child
+                      process, then the runtime: the Python function serving ct_handler); the
+                      coordinator left the group (the runtime and wl_sleep are in it, the sessions
+                      are not); invocations through the host, then the supervisor SIGKILLs the
+                      group: the runtime and wl_sleep die, sandbox.json/.txt and every image's
+                      report.json are written; the runtime's and the sandbox's invocations carry
+                      the host's REPORT request ids (the last one too), the runtime's peaks = the
+                      handler's statm, the sandbox's = the handler's statm + wl_sleep's; the
+                      coordinator then ends by SIGKILL, as the supervisor would see the runtime;
+  follow/supervised -d  the same with -d: the reports are written with the invocations made while
+                      tracing; later invokes are answered by the same runtime (no
+                      Runtime.ExitError, the supervisor saw no exit), no process is ptraced any
+                      more, no probe left in the runtime's libc text, the coordinator is still the
+                      command's parent; a SIGTERM to it goes to the runtime, and the coordinator
+                      ends by that signal as the runtime did;
+  follow/supervised SIGTERM  the same with a SIGTERM to the coordinator instead of -d (the second
+                      SIGTERM is the one passed on).
+  follow/supervised=no  `--supervised no` overrides: the coordinator stays in the group (no
+                      "under a supervisor" line), its sessions start (the option is the
+                      coordinator's alone), and the group's SIGKILL kills it too: no sandbox.json,
+                      while each process's session, in its own group, still writes its
+                      report.json with the invocation.
 """
 
 import json
+import random
 import os
 import re
 import shutil
@@ -39,8 +64,10 @@ import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, run, short, wait_gone
+from harness import ROOT, TIMEOUT, Proc, children_of, pid_alive, run, short, wait_gone
 from sections import container
+from sections import supervisor
+from sections.cli import breakpoints_left
 
 MiB = 1 << 20
 PAGE = 4096
@@ -329,14 +356,19 @@ def container_run(res, ctx, rootfs, tmp, static):
                 if k != pt and not c.startswith("peaktrace"):
                     state["rss"][ns_pid(k) if static else k] = (c, statm_rss(k))
             os.kill(pt, signal.SIGINT)
-            return wait_gone(pt, 3 * TIMEOUT)
+            if static:
+                return wait_gone(pt, 3 * TIMEOUT)
+            # The host starts its runtime command as RIE does: supervised, the coordinator
+            # writes the reports and stays the command's parent (follow/supervised *).
+            return h.wait_for("err", r"^peaktrace: sandbox.txt and sandbox.json written", 3 * TIMEOUT)
         return stop
 
     got = container.drive(res, name, ctx, argv, port, after_start)
     if got is None:
         return
-    ids, readings, gone = got
-    res.true(name + ": peaktrace exited on SIGINT", gone, "still running")
+    ids, readings, done = got
+    res.true(name + (": peaktrace exited on SIGINT" if static else
+                     ": SIGINT: the sandbox report written (supervised: the command runs on)"), done, "no")
     check_container(res, name, outdir, ids, readings, state.get("rss", {}))
 
 
@@ -385,12 +417,232 @@ def check_container(res, name, outdir, ids, readings, rss):
              len(re.findall(r"^SANDBOX RequestId: \S+\t", txt, re.M)) == len(ids), short(txt, 1500))
 
 
+# The command under the supervisor: a child process (wl_sleep: a few known blocks, then still until
+# SIGTERM) and then the runtime, as a bootstrap script that starts a helper and execs the runtime.
+SUPERVISED_CMD = '"$0" & exec "$1" "$2"'
+
+
+def supervised_start(ctx, name, tag, port, pt_args):
+    """supervisor.Supervised with peaktrace --follow; (s, wl_sleep's pid) once the runtime's image
+    is traced, or None after saying why."""
+    res = ctx.res
+    wl = ctx.built.get("wl_sleep", {}).get("fp")
+    if not wl:
+        res.fail(name, "wl_sleep not built")
+        return None
+    shutil.rmtree(os.path.join(ctx.tmp, tag), ignore_errors=True)
+    s = supervisor.Supervised(ctx, name, tag, port, ["--follow"] + pt_args,
+                              runtime=["/bin/sh", "-c", SUPERVISED_CMD, wl, supervisor.PY,
+                                       os.path.join(ROOT, "tools/functions/python/bootstrap.py")])
+    if not s.start():     # the root's first session: sh, the pid the runtime keeps
+        return None
+    if not s.h.wait_for("err", r"^peaktrace: tracing PID %d \(python3" % s.rt, 6 * TIMEOUT):
+        res.fail(name, "the runtime's image (python3) was not traced: " + s.h.err[-800:])
+        s.stop()
+        return None
+    kids = [k for k in children_of(s.rt) if container.comm(k).startswith("wl_sleep")]
+    if not res.true(name + ": the command's child (wl_sleep) runs", len(kids) == 1, children_of(s.rt)):
+        s.stop()
+        return None
+    res.true(name + ": wl_sleep traced", s.h.wait_for("err", r"^peaktrace: tracing PID %d " % kids[0], TIMEOUT),
+             s.h.err[-600:])
+    return s, kids[0]
+
+
+def supervised_groups(res, name, s, child):
+    s.check_groups()
+    res.eq(name + ": wl_sleep is in that group too", supervisor.pgid(child), s.pt)
+    sess = [k for k in children_of(s.pt) if container.comm(k).startswith("peaktrace")]
+    res.true(name + ": every session in a group of its own, out of the kill's reach",
+             sess and all(supervisor.pgid(k) == k for k in sess),
+             [(k, supervisor.pgid(k)) for k in sess])
+
+
+def runtime_dir(outdir, rt):
+    """The runtime's report directory: its python3 image's (the root pid's last image)."""
+    dirs = sorted(d for d in (os.listdir(outdir) if os.path.isdir(outdir) else [])
+                  if d.startswith("proc-%d-python3" % rt))
+    return os.path.join(outdir, dirs[-1]) if dirs else os.path.join(outdir, "proc-%d-python3" % rt)
+
+
+def wait_sandbox(outdir, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sb = load(os.path.join(outdir, "sandbox.json"))
+        if sb is not None:
+            return sb
+        time.sleep(0.1)
+    return None
+
+
+def check_supervised(res, name, s, ids, readings, child_rss, sb):
+    """Every image's report.json; the runtime's and the sandbox's invocations vs the host and the
+    handler (plus wl_sleep, which held still, for the sandbox)."""
+    if not res.true(name + ": sandbox.json written", sb is not None, s.outdir):
+        return
+    res.true(name + ": sandbox.txt written", os.path.exists(os.path.join(s.outdir, "sandbox.txt")), s.outdir)
+    imgs = sb.get("images", [])
+    res.eq(name + ": the images: sh, then python3 (the same pid), and wl_sleep, all traced",
+           sorted((i["comm"].replace("wl_sleep_fp", "wl_sleep"), i["traced"]) for i in imgs),
+           [("python3", True), ("sh", True), ("wl_sleep", True)])
+    missing = [i["dir"] for i in imgs if load(os.path.join(s.outdir, i["dir"], "report.json")) is None]
+    res.eq(name + ": every image's report.json written", missing, [])
+    rep = supervisor.load(res, name, runtime_dir(s.outdir, s.rt))
+    if rep:
+        supervisor.check_invocations(res, name, rep, ids, readings)   # the runtime's report
+    sinv = sb.get("invocations", [])
+    res.eq(name + ": sandbox invocations' request ids = the host's REPORT lines",
+           [i.get("request_id") for i in sinv], ids)
+    for k, (mb, r) in enumerate(readings):
+        if k >= len(sinv) or r is None or child_rss is None:
+            res.fail("%s: invocation %d sandbox peak" % (name, k + 1), "no figure")
+            continue
+        want = r + child_rss
+        print("INFO %s: invocation %d (%d MiB): sandbox peak %d, handler %d + wl_sleep %d = %d (%+d B)"
+              % (name, k + 1, mb, sinv[k]["rss_peak"], r, child_rss, want, sinv[k]["rss_peak"] - want), flush=True)
+        res.true("%s: invocation %d sandbox peak = the handler's statm + wl_sleep's" % (name, k + 1),
+                 abs(sinv[k]["rss_peak"] - want) <= TOLERANCE, "peaktrace %d, truth %d" % (sinv[k]["rss_peak"], want))
+    return rep
+
+
+def supervised_group_sigkill(ctx, port):
+    res, name = ctx.res, "follow/supervised group SIGKILL"
+    got = supervised_start(ctx, name, "follow-sup-kill", port, [])
+    if not got:
+        return
+    s, child = got
+    try:
+        supervised_groups(res, name, s, child)
+        readings = []
+        for k, mb in enumerate(container.SIZES):
+            supervisor.flushed(runtime_dir(s.outdir, s.rt), k)
+            rc, rss, _ = s.invoke(mb)
+            res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+            readings.append((mb, rss))
+        time.sleep(0.3)
+        ids = s.ids(len(container.SIZES))
+        child_rss = statm_rss(child)
+        try:
+            os.kill(s.sup, signal.SIGUSR1)
+        except (OSError, TypeError):
+            pass
+        t0 = time.monotonic()
+        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt, 6 * TIMEOUT)
+        print("INFO %s: the coordinator ended %.2f s after the group's SIGKILL (every report written first)"
+              % (name, time.monotonic() - t0), flush=True)
+        res.eq(name + ": the supervisor sees its child end by SIGKILL, as the runtime did",
+               m.group(1) if m else None, "signal 9")
+        res.true(name + ": the runtime and wl_sleep are gone", wait_gone(s.rt, 10) and wait_gone(child, 10),
+                 "still there: %s" % [k for k in (s.rt, child) if pid_alive(k)])
+        rep = check_supervised(res, name, s, ids, readings, child_rss, load(os.path.join(s.outdir, "sandbox.json")))
+        if rep:
+            t = rep.get("target", {})
+            res.eq(name + ": the runtime killed by signal 9 (its report.json)", (t.get("exited"), t.get("exit_signal")),
+                   (True, 9))
+    finally:
+        s.stop()
+
+
+def supervised_stops(ctx, port, how):
+    """Tracing stops at the end of -d, or at a SIGTERM to the coordinator; the command lives on."""
+    res, name = ctx.res, "follow/supervised " + how
+    # -d counts from peaktrace's start: the three sessions' start-up (seconds each on a loaded
+    # machine) and two invocations fit.
+    got = supervised_start(ctx, name, "follow-sup" + how, port, ["-d", "45"] if how == "-d" else [])
+    if not got:
+        return
+    s, child = got
+    try:
+        supervised_groups(res, name, s, child)
+        readings, pids = [], set()
+        for k, mb in enumerate((24, 8)):
+            supervisor.flushed(runtime_dir(s.outdir, s.rt), k)
+            rc, rss, pid = s.invoke(mb)
+            res.eq("%s: invoke %d MiB while tracing answered" % (name, mb), rc, 0)
+            readings.append((mb, rss))
+            pids.add(pid)
+        supervisor.flushed(runtime_dir(s.outdir, s.rt), 2)
+        ids = s.ids(2)
+        child_rss = statm_rss(child)
+        if how == "SIGTERM":
+            os.kill(s.pt, signal.SIGTERM)
+        if not s.h.wait_for("err", r"^peaktrace: sandbox.txt and sandbox.json written", 6 * TIMEOUT):
+            res.fail(name, "no sandbox report at the end of %s: %s" % (how, s.h.err[-600:]))
+            return
+        rep = check_supervised(res, name, s, ids, readings, child_rss, load(os.path.join(s.outdir, "sandbox.json")))
+        if rep:
+            res.eq(name + ": the runtime still running (its report.json)", rep.get("target", {}).get("exited"), False)
+        time.sleep(0.5)
+        for mb in (32, 8):
+            rc, rss, pid = s.invoke(mb)
+            res.true("%s: invoke %d MiB after the stop answered by the same runtime" % (name, mb),
+                     rc == 0 and rss is not None and pid in pids,
+                     "rc %r, reading %r, pid %r (before: %s)" % (rc, rss, pid, sorted(pids, key=str)))
+        alltext = s.h.out + s.h.err
+        res.true(name + ": no Runtime.ExitError, the host saw no runtime exit",
+                 "Runtime.ExitError" not in alltext and "exited:" not in s.h.err, alltext[-400:])
+        res.eq(name + ": the host printed a REPORT per invoke", len(s.ids(4)), 4)
+        res.true(name + ": the supervisor saw no exit", "exited" not in supervisor.read_log(s.log),
+                 supervisor.read_log(s.log))
+        res.true(name + ": the coordinator is still the command's parent", pid_alive(s.pt) and s.rt in children_of(s.pt),
+                 "alive %s, its children %s" % (pid_alive(s.pt), children_of(s.pt)))
+        res.eq(name + ": no session left", [k for k in children_of(s.pt) if k != s.rt], [])
+        res.eq(name + ": neither the runtime nor wl_sleep is ptraced any more",
+               (supervisor.tracer_pid(s.rt), supervisor.tracer_pid(child)), (0, 0))
+        bad = breakpoints_left(s.rt)
+        res.true(name + ": the runtime's libc text is byte-identical to the file (no probe left)", bad == 0,
+                 "%s bytes differ" % bad)
+        os.kill(s.pt, signal.SIGTERM)
+        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        res.eq(name + ": %s SIGTERM to the coordinator goes to the runtime; it ends as the runtime did"
+               % ("a" if how == "-d" else "a second"), m.group(1) if m else None, "signal 15")
+        res.true(name + ": the runtime is gone", wait_gone(s.rt, 10), "runtime %d still there" % s.rt)
+    finally:
+        s.stop()
+        if pid_alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def supervised_no(ctx, port):
+    res, name = ctx.res, "follow/supervised=no"
+    got = supervised_start(ctx, name, "follow-sup-no", port, ["--supervised", "no"])
+    if not got:
+        return
+    s, child = got
+    try:
+        res.true(name + ": not under a supervisor", "under a supervisor" not in s.h.err, s.h.err[-300:])
+        res.eq(name + ": the coordinator stays in its group", supervisor.pgid(s.pt), s.pt)
+        rc, rss, _ = s.invoke(16)
+        res.eq(name + ": invoke answered", rc, 0)
+        time.sleep(0.3)
+        ids = s.ids(1)
+        os.kill(s.sup, signal.SIGUSR1)
+        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        res.eq(name + ": the group's SIGKILL kills the coordinator", m.group(1) if m else None, "signal 9")
+        # The sessions (groups of their own) live on and write their reports.
+        rdir = runtime_dir(s.outdir, s.rt)
+        deadline = time.monotonic() + 3 * TIMEOUT
+        while time.monotonic() < deadline and load(os.path.join(rdir, "report.json")) is None:
+            time.sleep(0.2)
+        rep = supervisor.load(res, name, rdir)
+        if rep:
+            supervisor.check_invocations(res, name, rep, ids, [(16, rss)])
+        res.true(name + ": no sandbox.json (the coordinator was killed)",
+                 not os.path.exists(os.path.join(s.outdir, "sandbox.json")), s.outdir)
+    finally:
+        s.stop()
+
+
+SUPERVISED_CASES = ("follow/supervised group SIGKILL", "follow/supervised -d", "follow/supervised SIGTERM",
+                    "follow/supervised=no")
+
+
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
     wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/untraced child",
                           "follow/hostile name",
                           "follow/container",
-                          "follow/container static") if res.wanted(n)]
+                          "follow/container static") + SUPERVISED_CASES if res.wanted(n)]
     if not wanted:
         return
     wl = ctx.built.get("wl_sandbox", {}).get("fp")
@@ -407,6 +659,19 @@ def run_section(ctx):
         follow_untraced(res, ctx, tmp)
     if res.wanted("follow/hostile name"):
         follow_hostile(res, ctx, tmp)
+    if any(res.wanted(n) for n in SUPERVISED_CASES):
+        if not all(os.access(os.path.join(ctx.build_arg, "tools", p), os.X_OK) for p in ("lambda-host", "invoke")):
+            res.skip("follow/supervised*", "lambda-host not built (make lambda-host)")
+        else:
+            base = 30000 + random.randint(0, 1000) * 8
+            if res.wanted("follow/supervised group SIGKILL"):
+                supervised_group_sigkill(ctx, base)
+            if res.wanted("follow/supervised -d"):
+                supervised_stops(ctx, base + 2, "-d")
+            if res.wanted("follow/supervised SIGTERM"):
+                supervised_stops(ctx, base + 4, "SIGTERM")
+            if res.wanted("follow/supervised=no"):
+                supervised_no(ctx, base + 6)
     if res.wanted("follow/container") or res.wanted("follow/container static"):
         host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")

@@ -368,15 +368,83 @@ int pt_launch_leave_group(void)
 	return 0;
 }
 
-static volatile sig_atomic_t pass_pid;
+bool pt_launch_supervise(int want)
+{
+	bool yes = want == SUPERVISED_YES || (want == SUPERVISED_AUTO && pt_launch_supervised());
+	int err;
+
+	if (yes && (err = pt_launch_leave_group()))
+		fprintf(stderr, "peaktrace: --supervised: cannot leave process group %d: %s; a kill of "
+				"that group kills peaktrace too, without a report\n", (int)getpgrp(),
+			err == -ESRCH ? "the parent's group is outside this PID namespace" :
+			err == -EPERM ? "peaktrace leads its session" : strerror(-err));
+	return yes;
+}
+
+void pt_launch_supervised_say(void)
+{
+	fprintf(stderr, "peaktrace: under a supervisor: the command is left running when tracing "
+			"stops, and peaktrace stays its parent until it exits (--supervised)\n");
+}
+
+/*
+ * Stop signals. The first SIGINT/SIGTERM/SIGHUP asks for the orderly stop (the report). A later
+ * one, under a supervisor, goes to the command: the report is still written, and the command,
+ * which the supervisor relies on, is the one to ask (what it does with the signal is its own).
+ * Otherwise a later one exits at once, without a report: whoever sends it will not wait for the
+ * orderly stop. Nothing is left behind by _exit: the kernel closes the probes' fds (detaching
+ * them) and detaches and resumes every ptraced process as its tracer exits.
+ */
+static volatile sig_atomic_t first_stop, pass_to;
+static const char *second_msg;
+
+static void on_stop_signal(int sig)
+{
+	if (first_stop && pass_to > 0) {
+		kill(pass_to, sig);
+		return;
+	}
+	if (first_stop) {
+		if (second_msg) {
+			ssize_t w = write(STDERR_FILENO, second_msg, strlen(second_msg));
+
+			(void)w;
+		}
+		_exit(128 + sig);
+	}
+	first_stop = sig;
+}
+
+void pt_stop_signals_catch(const char *msg)
+{
+	struct sigaction sa;
+
+	second_msg = msg;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int pt_stop_signal(void)
+{
+	return first_stop;
+}
+
+void pt_stop_pass_to(pid_t pid)
+{
+	pass_to = pid;
+}
 
 static void pass_signal(int sig)
 {
-	if (pass_pid > 0)
-		kill(pass_pid, sig);
+	if (pass_to > 0)
+		kill(pass_to, sig);
 }
 
-int pt_child_stay_parent(struct pt_child *c)
+int pt_child_stay_parent(struct pt_child *c, int code)
 {
 	static const int passed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
 				      SIGWINCH };
@@ -385,8 +453,10 @@ int pt_child_stay_parent(struct pt_child *c)
 	int st = c->status, sig;
 	sigset_t set;
 
+	if (code != 0)
+		fprintf(stderr, "peaktrace: exit code %d replaced by the command's (--supervised)\n", code);
 	if (!c->exited) {
-		pass_pid = c->pid;
+		pass_to = c->pid;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = pass_signal;
 		sigemptyset(&sa.sa_mask);
@@ -403,7 +473,7 @@ int pt_child_stay_parent(struct pt_child *c)
 			/* Still traced (the detach failed): let go now, its signal delivered. */
 			ptrace(PTRACE_DETACH, c->pid, 0, st >> 16 ? 0 : WSTOPSIG(st));
 		}
-		pass_pid = 0;
+		pass_to = 0;
 		c->exited = true;
 		c->status = st;
 	}

@@ -37,6 +37,9 @@ int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg);
 /* Stop tracing the child (detach) if it still runs. */
 void pt_child_release(struct pt_child *c);
 
+/* --supervised: auto (the default), yes, no. */
+enum { SUPERVISED_AUTO = 0, SUPERVISED_YES, SUPERVISED_NO };
+
 /* Under a supervisor (AWS's Runtime Interface Emulator starts its runtime in a new process group
  * and stops it with kill(-pgid, SIGKILL)): true when peaktrace leads its own process group, does
  * not lead its session, and that group is not the foreground group of a controlling terminal
@@ -47,8 +50,24 @@ bool pt_launch_supervised(void);
  * to leave), or -errno (EPERM: peaktrace leads its session and cannot leave; ESRCH: the parent's
  * group has its leader outside peaktrace's PID namespace and cannot be named). */
 int pt_launch_leave_group(void);
+/* The choice for a launch (a lone command, or the --follow coordinator's), made once the command
+ * was forked into peaktrace's group: want is SUPERVISED_*; when supervised, peaktrace leaves the
+ * group (a failure is said on stderr: the kill would then take peaktrace too). */
+bool pt_launch_supervise(int want);
+/* The line that says so on stderr ("peaktrace: under a supervisor: ..."). */
+void pt_launch_supervised_say(void);
+
+/* Stop signals, for whatever traces a launched command: the first SIGINT, SIGTERM or SIGHUP is
+ * kept (pt_stop_signal, 0 until then) and nothing more (no SA_RESTART: a blocking call returns
+ * EINTR); a later one goes to the process pt_stop_pass_to named (under a supervisor; 0: none),
+ * or else makes peaktrace exit at once (128 + the signal), writing second_msg (may be NULL). */
+void pt_stop_signals_catch(const char *second_msg);
+int pt_stop_signal(void);
+void pt_stop_pass_to(pid_t pid);
+
 /* After tracing, under a supervisor: stay the (detached) child's parent until it exits, passing
  * SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM and SIGWINCH to it, then end as it
- * ended: its exit status is returned, the signal that killed it is raised on peaktrace. */
-int pt_child_stay_parent(struct pt_child *c);
+ * ended: its exit status is returned, the signal that killed it is raised on peaktrace. code:
+ * peaktrace's own exit code, said on stderr when not 0, as the command's replaces it. */
+int pt_child_stay_parent(struct pt_child *c, int code);
 #endif
