@@ -36,9 +36,15 @@ def run_tap(res, name, argv, split_detail=False, require_checks=False, timeout=T
 
 
 def run_section(ctx):
-    bins = sorted(b for b in glob.glob(os.path.join(ctx.build, "tests", "unit", "test_*"))
-                  if os.path.isfile(b) and os.access(b, os.X_OK))
-    for b in bins:
-        name = "unit/" + os.path.basename(b)
-        if ctx.res.wanted(name):
-            run_tap(ctx.res, name, [b])
+    # One case per tests/unit/test_*.c: a source whose binary was not built (`make unit`) is a
+    # failure, not a test that silently did not run.
+    for src in sorted(glob.glob(os.path.join(ROOT, "tests", "unit", "test_*.c"))):
+        base = os.path.basename(src)[:-2]
+        b = os.path.join(ctx.build, "tests", "unit", base)
+        name = "unit/" + base
+        if not ctx.res.wanted(name):
+            continue
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            ctx.res.fail(name, "not built: %s is missing (make unit)" % b)
+            continue
+        run_tap(ctx.res, name, [b])
