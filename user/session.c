@@ -87,6 +87,11 @@ struct pt_session {
 	uint64_t exec_ev_ns;     /* kernel time of the last exec event not yet matched to its stop */
 	/* invocations */
 	struct pt_inv_list invs;
+	/* An exec into another root (chroot, container): its allocator and CPython are read from
+	 * its maps once its loader has mapped them (exec_settle); the note it fills. */
+	bool exec_pending;
+	uint32_t exec_pending_note;
+	uint64_t exec_pending_ns;
 	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
 	uint64_t start_ts[2];                /* each START event's time, by parity */
 	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
@@ -556,6 +561,8 @@ static bool same_file(const char *a, const char *b)
 	return a && b && !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+static void exec_use_allocator(struct pt_session *s, struct pt_allocator *na, struct pt_exec_note *x);
+
 /* The new image's allocator: probes for it when it is another object (uprobes are per inode,
  * filtered by process: the same libc keeps its probes across the exec). */
 static void exec_allocator(struct pt_session *s, char **paths, int npaths, struct pt_exec_note *x)
@@ -571,22 +578,29 @@ static void exec_allocator(struct pt_session *s, char **paths, int npaths, struc
 		pt_allocator_free(&na);
 		return;
 	}
-	if (same_file(na.open_path, s->alloc.open_path)) {
-		pt_allocator_free(&na);
+	exec_use_allocator(s, &na, x);
+}
+
+/* The new image's allocator na (taken): probed unless it is the object already probed. */
+static void exec_use_allocator(struct pt_session *s, struct pt_allocator *na, struct pt_exec_note *x)
+{
+	if ((na->ino && na->ino == s->alloc.ino && na->dev == s->alloc.dev) ||
+	    same_file(na->open_path, s->alloc.open_path)) {
+		pt_allocator_free(na);
 		return;
 	}
 	/* The report lists the probes of the allocator the target ends with. */
 	s->rep.nprobes = 0;
-	if (pt_plan_probes(&na, s->rep.probes, &s->rep.nprobes) ||
-	    pt_attach_allocator(s->skel, &s->links, &na, s->pid, s->rep.probes, s->rep.nprobes,
+	if (pt_plan_probes(na, s->rep.probes, &s->rep.nprobes) ||
+	    pt_attach_allocator(s->skel, &s->links, na, s->pid, s->rep.probes, s->rep.nprobes,
 				s->multi)) {
 		x->allocator_missing = true;
-		pt_allocator_free(&na);
+		pt_allocator_free(na);
 		return;
 	}
 	x->reprobed = true;
 	pt_allocator_free(&s->alloc);
-	s->alloc = na;
+	s->alloc = *na;
 	pt_collect_set_allocator(s->alloc.path);
 }
 
@@ -672,7 +686,8 @@ static void exec_python(struct pt_session *s, char **paths, int npaths, struct p
 
 	memset(&py, 0, sizeof(py));
 	__atomic_store_n(&s->skel->bss->py_off.runtime, 0, __ATOMIC_RELEASE);
-	if (!s->opt->fp_stacks || pt_py_detect((const char *const *)paths, npaths, &py)) {
+	if (!s->opt->fp_stacks || (paths ? pt_py_detect((const char *const *)paths, npaths, &py)
+					 : pt_py_detect_pid(s->pid, &py))) {
 		pt_py_info_free(&py);
 		return;
 	}
@@ -693,6 +708,56 @@ static void exec_python(struct pt_session *s, char **paths, int npaths, struct p
  * no allocation of the new image can be missed; else the time until its probes were in place
  * is noted.
  */
+/* An exec into another root (target_exec): true once the new image's allocator is mapped and
+ * probed (or is the one already probed), with CPython looked for in its maps too. */
+static bool exec_settle(struct pt_session *s)
+{
+	struct pt_exec_note spare, *x = &spare;
+	struct pt_allocator na;
+	uint64_t dt;
+
+	if (!s->exec_pending)
+		return true;
+	memset(&na, 0, sizeof(na));
+	na.open_fd = -1;
+	if (pt_find_allocator(s->pid, &na)) {
+		pt_allocator_free(&na);
+		return false;
+	}
+	memset(&spare, 0, sizeof(spare));
+	if (s->exec_pending_note < PT_EXECS_MAX)
+		x = &s->rep.execs.n[s->exec_pending_note];
+	x->allocator_missing = false;
+	exec_use_allocator(s, &na, x);
+	exec_python(s, NULL, 0, x);
+	s->exec_pending = false;
+	s->need_refresh = true;
+	if (x->held)   /* the libraries its loader mapped so far, before it goes on */
+		pt_unwind_refresh_held(s->unw);
+	dt = now_ns() - s->exec_pending_ns;
+	if (x->held)
+		x->held_ns = dt;
+	else
+		x->window_ns = dt;
+	return true;
+}
+
+static bool exec_settle_step(void *arg)
+{
+	return exec_settle(arg);
+}
+
+/* The new image never mapped an allocator we know (stepped to the end, or given up on): said as
+ * for any image without one. */
+static void exec_unsettled(struct pt_session *s)
+{
+	if (!s->exec_pending)
+		return;
+	if (s->exec_pending_note < PT_EXECS_MAX)
+		s->rep.execs.n[s->exec_pending_note].allocator_missing = true;
+	s->exec_pending = false;
+}
+
 static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint32_t first_stack)
 {
 	struct pt_execs *ex = &s->rep.execs;
@@ -716,7 +781,19 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 	pt_sanitize(x.to, sizeof(x.to), exe);
 	if (s->sym)
 		pt_sym_exec(s->sym, first_stack);
-	if (exe[0] == '/' && pt_load_order(exe, &nexe, &paths, &npaths) == 0) {
+	if (exe[0] == '/' && !pt_target_same_root(s->pid)) {
+		/* Another root (a chroot, a container's): the host's loader would list the host's
+		 * libraries, so the allocator and CPython are read from the new image's maps once
+		 * its own loader has mapped them (exec_settle); held, the image is stepped to that
+		 * point (target/launch.c), so nothing it allocates is missed either. */
+		s->exec_pending = true;
+		s->exec_pending_note = ex->count;
+		s->exec_pending_ns = exec_ns;
+		if (held) {
+			s->child.step = true;
+			s->child.at_step = exec_settle_step;
+		}
+	} else if (exe[0] == '/' && pt_load_order(exe, &nexe, &paths, &npaths) == 0) {
 		exec_allocator(s, paths, npaths, &x);
 		exec_python(s, paths, npaths, &x);
 		if (s->paths)
@@ -735,7 +812,7 @@ static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint3
 		pt_unwind_refresh_held(s->unw);
 	else
 		pt_unwind_refresh(s->unw);
-	if (x.reprobed && !held)
+	if (x.reprobed && !held && !s->exec_pending)
 		x.window_ns = now_ns() - exec_ns;
 	if (held)
 		x.held_ns = now_ns() - exec_ns;
@@ -1318,6 +1395,15 @@ void pt_session_poll(struct pt_session *s)
 			s->exited = true;
 			pt_stop_pass_to(0);   /* reaped: its pid may name another process */
 		}
+		if (s->child.gave_up) {   /* stepped past its loader: no allocator we know mapped */
+			exec_unsettled(s);
+			s->child.gave_up = false;
+		}
+		/* Attached, an exec into another root: probed as soon as its loader mapped it, the
+		 * time before said (window_ns); given up after 5 s. */
+		if (s->exec_pending && !s->launched && !exec_settle(s) &&
+		    now - s->exec_pending_ns > 5000000000ULL)
+			exec_unsettled(s);
 		if (s->need_refresh && s->sym && !s->exited) {
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
 			 * long enough for the runtime to reach its first get_next meanwhile. */
@@ -1409,6 +1495,7 @@ static void write_prog_stats(struct pt_session *s)
 
 void pt_session_stop(struct pt_session *s)
 {
+	exec_unsettled(s);
 	int err;
 
 	if (s->opt->prog_stats)

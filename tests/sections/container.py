@@ -38,7 +38,7 @@ import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, children_of, expand_report, pid_alive, run, wait_gone
+from harness import ROOT, TIMEOUT, Proc, children_of, expand_report, pid_alive, run, short, wait_gone
 
 MiB = 1 << 20
 # kmem:rss_stat is per-CPU batched (32 pages x 2 counters x 2 CPUs = 512 KiB here); the handler's
@@ -297,10 +297,46 @@ def host_default_ports(res, ctx):
     res.true(name + ": neither is RIE's 8080 or 9001", not ports & {8080, 9001}, "bound %s" % sorted(ports))
 
 
+CHROOT_N, CHROOT_SIZE = 64, 1000000
+CHROOT_PY = """import sys
+def grow():
+    return [bytearray(%d) for _ in range(%d)]   # each a malloc of %d bytes (PYTHONMALLOC=malloc)
+keep = grow()
+sys.stdout.write("grown %%d\\n" %% len(keep))
+""" % (CHROOT_SIZE - 1, CHROOT_N, CHROOT_SIZE)
+
+
+def chroot_launch(res, ctx, rootfs, tmp):
+    """The host's peaktrace launches `chroot ROOTFS python3.13`: the exec lands in another root,
+    whose libc the host's loader would not list; the new image's allocator must be the
+    rootfs's, found from its maps while the image is held, so grow()'s blocks are all there."""
+    name = "container/chroot launch"
+    write(os.path.join(rootfs, "tmp/chroot_grow.py"), CHROOT_PY)
+    out = os.path.join(tmp, "chroot-launch")
+    rc, o, e = run([ctx.pt, "-q", "-o", out, "--", "env", "PYTHONMALLOC=malloc", "chroot", rootfs,
+                    "/usr/bin/python3", "/tmp/chroot_grow.py"], timeout=TIMEOUT)
+    res.true(name + ": exit status 0", rc == 0, "rc %r %s" % (rc, short(e)))
+    res.true(name + ": the script ran", "grown %d" % CHROOT_N in o, short(o + e))
+    try:
+        with open(os.path.join(out, "report.json")) as f:
+            rep = expand_report(json.load(f))
+    except (OSError, ValueError) as ex:
+        res.fail(name + ": report.json", str(ex))
+        return
+    execs = (rep.get("execs") or {}).get("list") or []
+    last = execs[-1] if execs else {}
+    res.true(name + ": the last exec held and re-probed (the rootfs's libc)",
+             last.get("held") and last.get("reprobed") and not last.get("allocator_missing"), str(last)[:300])
+    grow_bytes = sum(st.get("peak_bytes", 0) for st in rep.get("stacks", [])
+                     if any(fr.get("func", "").startswith("chroot_grow:grow") for fr in st.get("frames", [])))
+    res.true(name + ": grow()'s %d blocks of %d bytes live at the peak" % (CHROOT_N, CHROOT_SIZE),
+             grow_bytes >= CHROOT_N * CHROOT_SIZE, "got %d" % grow_bytes)
+
+
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
     if not any(res.wanted(n) for n in ("container/static", "container/static/launch", "container/attach",
-                                        "container/host default ports")):
+                                        "container/host default ports", "container/chroot launch")):
         return
     host = os.path.join(ctx.build_arg, "tools", "lambda-host")
     if not os.access(host, os.X_OK):
@@ -318,6 +354,8 @@ def run_section(ctx):
         res.skip("container/attach", why)
         return
     prepare(ctx, rootfs)
+    if res.wanted("container/chroot launch"):
+        chroot_launch(res, ctx, rootfs, tmp)
     base = 24000 + random.randint(0, 2000) * 4
     if res.wanted("container/static/launch"):
         static_launch(res, ctx, rootfs, base)

@@ -18,12 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+#include <linux/ptrace.h>
 #include "target/launch.h"
 
 /* Resolve CMD through PATH like execvp. Returns malloc'd path or NULL (errno set). */
@@ -225,7 +228,8 @@ int pt_launch(char **argv, char *const *setenv_list, int nsetenv, struct pt_chil
 	c->go_fd = go[1];
 	c->report_fd = report[0];
 	/* Seize (no stop now); stop only at exit, when the mm is still there. */
-	if (ptrace(PTRACE_SEIZE, c->pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC) == 0)
+	if (ptrace(PTRACE_SEIZE, c->pid, 0, PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC |
+		   PTRACE_O_TRACESYSGOOD) == 0)
 		c->traced = true;
 	return 0;
 }
@@ -258,15 +262,49 @@ void pt_launch_abort(struct pt_child *c)
 		waitpid(c->pid, NULL, __WALL);
 }
 
+/* A system call stop while stepping: true to go on stepping. The loader maps each library
+ * with mmap(PROT_EXEC) (glibc's and musl's alike); at_step runs after each that succeeded. */
+static bool step_syscall(struct pt_child *c, void *arg)
+{
+	struct ptrace_syscall_info si;
+
+	if (!c->step)
+		return false;
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, c->pid, sizeof(si), &si) <= 0)
+		si.op = PTRACE_SYSCALL_INFO_NONE;
+	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
+		c->mmap_exec = si.entry.nr == SYS_mmap && (si.entry.args[2] & PROT_EXEC);
+	if (si.op == PTRACE_SYSCALL_INFO_EXIT && c->mmap_exec && !si.exit.is_error &&
+	    c->at_step && c->at_step(arg)) {
+		c->step = false;
+		return false;
+	}
+	if (++c->steps > PT_STEP_MAX) {
+		c->step = false;
+		c->gave_up = true;
+		return false;
+	}
+	return true;
+}
+
 int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg)
 {
 	int st;
 	pid_t r;
 
-	for (;;) {
+	for (unsigned spins = 0;;) {
 		r = waitpid(c->pid, &st, WNOHANG | __WALL);
+		/* Stepping a new image through its loader: its next system call stop comes within
+		 * microseconds; waiting here for up to 50 ms keeps a hold of ~100 steps from taking
+		 * ~100 turns of the caller's poll loop. */
+		if (r == 0 && c->step && spins++ < 5000) {
+			usleep(10);
+			continue;
+		}
 		if (r <= 0)
 			return c->exited;
+		spins = 0;
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			c->exited = true;
 			c->status = st;
@@ -286,9 +324,16 @@ int pt_child_poll(struct pt_child *c, void (*at_exit)(void *), void *arg)
 			/* Exec stop: ptrace stops are not reported to the real parent, so holding
 			 * the new image here is invisible to it (unlike a SIGSTOP). */
 			c->execs++;
+			c->step = false;
+			c->steps = 0;
 			if (c->at_exec)
 				c->at_exec(arg);
-			ptrace(PTRACE_CONT, c->pid, 0, 0);
+			ptrace(c->step ? PTRACE_SYSCALL : PTRACE_CONT, c->pid, 0, 0);
+			continue;
+		}
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			/* A system call stop (TRACESYSGOOD) of a new image held past its exec. */
+			ptrace(step_syscall(c, arg) ? PTRACE_SYSCALL : PTRACE_CONT, c->pid, 0, 0);
 			continue;
 		}
 		if (st >> 16 == PTRACE_EVENT_STOP) {

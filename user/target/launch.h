@@ -17,7 +17,17 @@ struct pt_child {
 	 * when it returns. */
 	void (*at_exec)(void *arg);
 	unsigned execs;   /* exec stops seen */
+	/* Set by at_exec to keep the new image held past its exec stop: the child is stepped from
+	 * system call to system call, and at_step is called after each mmap of code that succeeded
+	 * (its loader mapping a library) until it returns true, or PT_STEP_MAX steps went by
+	 * (stepped is then false and gave_up true). */
+	bool step;
+	bool gave_up;
+	unsigned steps;
+	bool mmap_exec;   /* the system call being stepped is an mmap of code */
+	bool (*at_step)(void *arg);
 };
+#define PT_STEP_MAX 4096
 
 char *pt_resolve_cmd(const char *cmd);
 /* The objects CMD will load, in load order: the executable first (a script's interpreter),

@@ -377,6 +377,7 @@ static int scan_object(struct pt_elf *e, const char *path, const char *open_path
 		       struct pt_allocator *out)
 {
 	struct sym_scan sc;
+	struct stat st;
 	uint64_t off;
 	int err, i;
 
@@ -398,6 +399,10 @@ static int scan_object(struct pt_elf *e, const char *path, const char *open_path
 		return 0;
 
 	memset(out, 0, sizeof(*out));
+	if (fstat(e->fd, &st) == 0) {
+		out->dev = st.st_dev;
+		out->ino = st.st_ino;
+	}
 	out->kind = classify(path, &sc);
 	out->path = strdup(path);
 	out->open_path = strdup(open_path);

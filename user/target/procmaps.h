@@ -58,6 +58,9 @@ struct pt_allocator {
 	 * launch mode). */
 	char *open_path;
 	int open_fd;       /* behind open_path when own_fd; pt_allocator_free closes it */
+	/* The inode that was read (fstat when found): the same allocator object across an exec,
+	 * whatever its open_path (a map_files link of the old image's mapping is gone after it). */
+	uint64_t dev, ino;
 	bool own_fd;
 	/* Per entry point: file offset for the uprobe (0 = not defined in this object),
 	 * and the symbol name found (e.g. "malloc", "je_malloc"). */
