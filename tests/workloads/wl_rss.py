@@ -10,13 +10,10 @@ import os
 import signal
 import sys
 
-
-def rss_anon():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return -1
+# selfmem.py (RssAnon) is the bundled Python function's, shared with it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                                "functions", "python"))
+from selfmem import rss_anon  # noqa: E402
 
 
 def build_dict(n):
