@@ -96,6 +96,33 @@ def folded(path):
     return out
 
 
+def read_folded(res, prefix, outdir, name="rss.folded"):
+    """folded() of outdir/name, or None once the failure is said."""
+    try:
+        return folded(os.path.join(outdir, name))
+    except OSError as e:
+        res.fail("%s: %s" % (prefix, name), str(e))
+        return None
+
+
+def read_truth(res, prefix, log, key):
+    """The workload's log (read_log), or None once "workload log" failed for lacking key (its
+    last line)."""
+    truth = read_log(log)
+    if not res.true("%s: workload log" % prefix, key in truth, "incomplete: %r" % truth):
+        return None
+    return truth
+
+
+def read_text(path):
+    """A text file's content ("" when unreadable), bytes that are not UTF-8 replaced."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def through(lines, rx):
     r = re.compile(rx)
     return sum(v for frames, v in lines if any(r.fullmatch(fr) for fr in frames))
@@ -183,8 +210,8 @@ def run_c(ctx, wl, thp, mode):
         res.fail(prefix, r.why)
         return
     res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "end_anon" in truth, "incomplete: %r" % truth):
+    truth = read_truth(res, prefix, log, "end_anon")
+    if truth is None:
         return
     check_thp_truth(res, prefix, thp, truth)
     rep = load_report(res, prefix, outdir)
@@ -193,10 +220,8 @@ def run_c(ctx, wl, thp, mode):
     ra = rep.get("rss_attribution")
     if not res.true("%s: report.json rss_attribution" % prefix, isinstance(ra, dict), "missing"):
         return
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     check_functions(res, prefix, lines, ra, truth)
     pk = ra.get("at_peak", {})
@@ -231,11 +256,7 @@ def check_kinds(res, prefix, mode, outdir, lines, truth, ra):
     sum equal to the attributed bytes at the peak, and the by-kind line in the text report.
     Attach mode: wl_rss has exited when tracing ends, its maps gone: kinds_read false and the
     report says "not known"."""
-    try:
-        with open(os.path.join(outdir, "report.txt")) as f:
-            text = f.read()
-    except OSError:
-        text = ""
+    text = read_text(os.path.join(outdir, "report.txt"))
     if mode == "attach":
         res.eq("%s: kinds: report.json kinds_read (the target exited)" % prefix,
                ra.get("kinds_read"), False)
@@ -385,8 +406,8 @@ def run_python(ctx, mode, light=False):
         res.fail(prefix, r.why)
         return
     res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "peak_anon" in truth, "incomplete: %r" % truth):
+    truth = read_truth(res, prefix, log, "peak_anon")
+    if truth is None:
         return
     res.true("%s: the dict grew RSS by ~50 MiB" % prefix, truth["build_dict"] >= 40 * MiB,
              "only %d bytes" % truth["build_dict"])
@@ -405,10 +426,8 @@ def run_python(ctx, mode, light=False):
         if res.true("%s: RssAnon read when tracing began" % prefix, attached.get("anon") is not None,
                     "not read"):
             left = max(0, attached["anon"] - before)
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     peaks = {}
     for st in ra.get("top_stacks", []):

@@ -38,6 +38,7 @@ import signal
 
 from harness import SLEEP_MARK, WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
+from sections.rss import folded, read_folded, read_text, read_truth
 
 PAGE = 4096
 PAGES = 8
@@ -52,35 +53,6 @@ OBJECTS = {
     "sysv": ("shmem", "SysV segment key 0x00000000"),
 }
 UNMAPPED = ("file", "memfd")   # munmap'ed before the end
-
-
-def read_log(path):
-    out = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                k, v = line.split()
-                out[k] = int(v)
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def folded(path):
-    out = []
-    with open(path) as f:
-        for line in f:
-            stack, _, v = line.rstrip("\n").rpartition(" ")
-            out.append((stack.split(";"), int(v)))
-    return out
-
-
-def read_text(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def run_objects(ctx, wl, mode):
@@ -101,8 +73,8 @@ def run_objects(ctx, wl, mode):
         res.fail(prefix, r.why)
         return
     res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "end_shmem" in truth, "incomplete: %r" % truth):
+    truth = read_truth(res, prefix, log, "end_shmem")
+    if truth is None:
         return
     rep = load_report(res, prefix, outdir)
     if rep is None:
@@ -112,10 +84,8 @@ def run_objects(ctx, wl, mode):
     if not res.true("%s: report.json rss_attribution.file_shmem" % prefix, isinstance(fs, dict),
                     "missing"):
         return
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     objs = fs.get("objects", [])
     # A fault whose mapping could not be looked up (the mmap lock's trylock failed: a writer,
@@ -218,8 +188,8 @@ def run_python(ctx, mode):
         res.fail(prefix, r.why)
         return
     res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "arenas_bytes" in truth, "incomplete: %r" % truth):
+    truth = read_truth(res, prefix, log, "arenas_bytes")
+    if truth is None:
         return
     res.true("%s: the dict's objects are ~50 MiB of pymalloc blocks" % prefix,
              truth["dict_blocks"] >= 40 * MiB, "only %d" % truth["dict_blocks"])
@@ -234,10 +204,8 @@ def run_python(ctx, mode):
              kind is not None and kind >= truth["blocks_growth"] - unattr, "")
     res.true("%s: pymalloc kind <= the script's arenas (%r <= %d)" % (prefix, kind, truth["arenas_bytes"]),
              kind is not None and kind <= truth["arenas_bytes"], "")
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     got = sum(v for f, v in lines if f[0] == "[kind: CPython pymalloc arenas]" and
               any(re.fullmatch(r"wl_pykinds:build_dict:\d+", x) for x in f))
