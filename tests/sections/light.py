@@ -27,8 +27,8 @@ from harness import TIMEOUT, run
 from tracing import load_report, trace_attach, trace_launch
 from sections.rss import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text,
                           read_truth, run_python)
-from sections.aws_lambda import (TOLERANCE, attach_traced, clear_hwm, host_runtime, invocations, stop_host,
-                                 vmhwm)
+from sections.aws_lambda import (TOLERANCE, attach_traced, clear_hwm, host_runtime, invocations, invoke_events,
+                                 stop_attached, stop_host, vmhwm)
 
 MIB = 1 << 20
 # The runtime's own pages between the handler's RssAnon reads and the reading after the end (its
@@ -297,24 +297,11 @@ def run_resident(ctx, light=True):
     if not p:
         return
     events = [{}, {"strings": 400000}, {"buffers": 20000}]
-    answers = []
-    for ev in events:
-        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=TIMEOUT)
-        res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
-        try:
-            answers.append(json.loads(out))
-        except ValueError:
-            answers.append({})
-        time.sleep(0.3)
-    p.signal(signal.SIGINT)
-    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
-    stop_host(h, TIMEOUT)
-    rep = load_report(res, name, outdir)
-    if rep is None:
+    answers = invoke_events(res, name, invoke, port, events, pause=0.3, bad={})
+    got = stop_attached(res, name, p, h, outdir, len(events))
+    if got is None:
         return
-    invs = invocations(rep)
-    if not res.eq("%s: invocations" % name, len(invs), len(events)):
-        return
+    _, invs = got
     ra = [i.get("resident_at_end") for i in invs]
     if not res.true("%s: resident_at_end in every invocation" % name,
                     all(isinstance(x, dict) for x in ra), repr(ra)[:300]):

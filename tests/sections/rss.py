@@ -552,10 +552,9 @@ def trace_attach_py(pt, py, script, log, outdir, extra=(), before_go=None):
 
 def run_lambda(ctx):
     import random
-    import signal
     import time
     from harness import TIMEOUT, run
-    from sections.aws_lambda import attach_traced, host_runtime, invocations, stop_host
+    from sections.aws_lambda import attach_traced, host_runtime, stop_attached
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
     name = "rss/lambda oom per invocation"
     if not res.wanted(name):
@@ -580,15 +579,10 @@ def run_lambda(ctx):
         rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=TIMEOUT)
         res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
     time.sleep(0.3)
-    p.signal(signal.SIGINT)
-    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
-    stop_host(h, TIMEOUT)
-    rep = load_report(res, name, outdir)
-    if rep is None:
+    got = stop_attached(res, name, p, h, outdir, len(sizes))
+    if got is None:
         return
-    invs = invocations(rep)
-    if not res.eq("%s: invocations" % name, len(invs), len(sizes)):
-        return
+    _, invs = got
     for mb, inv in zip(sizes, invs):
         top = inv.get("rss_top_stacks_at_peak") or [{}]
         funcs = [fr.get("func", "") for fr in top[0].get("frames", [])]
