@@ -114,6 +114,16 @@ def read_truth(res, prefix, log, key):
     return truth
 
 
+def traced_truth(res, prefix, r, log, key):
+    """After a traced run r: its failure said, or peaktrace's exit status checked and the
+    workload's log read (read_truth); None once a failure is said."""
+    if r.why:
+        res.fail(prefix, r.why)
+        return None
+    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
+    return read_truth(res, prefix, log, key)
+
+
 def read_text(path):
     """A text file's content ("" when unreadable), bytes that are not UTF-8 replaced."""
     try:
@@ -206,11 +216,7 @@ def run_c(ctx, wl, thp, mode):
     # --top 1000: every stack in top_stacks (the thread's 64 recursion stacks and the small
     # ones), so the per-function sums at the end are whole.
     r = trace(pt, wl, [log, thp], outdir, extra=("--top", "1000"))
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_truth(res, prefix, log, "end_anon")
+    truth = traced_truth(res, prefix, r, log, "end_anon")
     if truth is None:
         return
     check_thp_truth(res, prefix, thp, truth)
@@ -402,11 +408,7 @@ def run_python(ctx, mode, light=False):
     else:
         # trace_attach runs WORKLOAD --wait ARGS: the interpreter and the script as one argv.
         r = trace_attach_py(pt, py, script, log, outdir, extra, before_go=at_attach)
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_truth(res, prefix, log, "peak_anon")
+    truth = traced_truth(res, prefix, r, log, "peak_anon")
     if truth is None:
         return
     res.true("%s: the dict grew RSS by ~50 MiB" % prefix, truth["build_dict"] >= 40 * MiB,

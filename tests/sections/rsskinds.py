@@ -38,7 +38,7 @@ import signal
 
 from harness import SLEEP_MARK, WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
-from sections.rss import folded, read_folded, read_text, read_truth
+from sections.rss import folded, read_folded, read_text, traced_truth
 
 PAGE = 4096
 PAGES = 8
@@ -69,11 +69,7 @@ def run_objects(ctx, wl, mode):
     log = os.path.join(tmp, "rsskinds-obj-%s.log" % mode)
     trace = trace_launch if mode == "launch" else trace_attach
     r = trace(pt, wl, [log, datadir], outdir, extra=("--top", "100"))
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_truth(res, prefix, log, "end_shmem")
+    truth = traced_truth(res, prefix, r, log, "end_shmem")
     if truth is None:
         return
     rep = load_report(res, prefix, outdir)
@@ -184,11 +180,7 @@ def run_python(ctx, mode):
         r = trace_launch(pt, py, [script, log], outdir)
     else:
         r = py_attach(pt, py, script, log, outdir, tmp)
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_truth(res, prefix, log, "arenas_bytes")
+    truth = traced_truth(res, prefix, r, log, "arenas_bytes")
     if truth is None:
         return
     res.true("%s: the dict's objects are ~50 MiB of pymalloc blocks" % prefix,
