@@ -333,29 +333,48 @@ FULL_TYPES = ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "p
               "peak_space", "rss_peak_space"]
 
 
+def pprof_top(ctx, prefix, outdir, types, go_what):
+    """outdir/profile.pb.gz with its sample types checked against types, and `go tool pprof
+    -top` of it by rss_peak_space in bytes, every node (its exit status checked as go_what's;
+    skipped without go): (path, go, its stdout, its stderr), or None once the file is missing."""
+    import shutil
+    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
+    if not os.path.isfile(prof):
+        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+        return None
+    got_types, _ = pprof_rss(prof, "")
+    res.eq("%s: pprof: sample types" % prefix, got_types, types)
+    go, out, err = shutil.which("go"), "", ""
+    if go:
+        from sections.pprof import Pprof
+        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B",
+                                           "-nodefraction=0", "-nodecount=100000")
+        res.eq("%s: pprof: %s exit status" % (prefix, go_what), rc, 0)
+    else:
+        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
+    return prof, go, out, err
+
+
+def pprof_cum(out, name):
+    """The cum column (bytes, -unit=B) of function name's line in `go tool pprof -top`'s
+    output (flat flat% sum% cum cum% NAME), or None."""
+    m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+" + re.escape(name) + r"$", out, re.M)
+    return int(m.group(1)) if m else None
+
+
 def check_pprof(ctx, prefix, outdir, lines, truth, types=FULL_TYPES, funcs=None):
     """profile.pb.gz's rss_peak_space: the seventh sample type, after the six heap ones (the
     only one with --light: types); per
     workload function the same bytes as rss.folded's and the workload's own figure, read by
     `go tool pprof` (when go is there) and by the pprof section's protobuf reader."""
-    import shutil
-    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
-    if not os.path.isfile(prof):
-        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+    res = ctx.res
+    opened = pprof_top(ctx, prefix, outdir, types, "go tool pprof -sample_index=rss_peak_space")
+    if opened is None:
         return
-    got_types, _ = pprof_rss(prof, "")
-    res.eq("%s: pprof: sample types" % prefix, got_types, types)
-    go = shutil.which("go")
-    out = ""
+    prof, go, out, err = opened
     if go:
-        from sections.pprof import Pprof
-        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B",
-                                           "-nodefraction=0", "-nodecount=100000")
-        res.eq("%s: pprof: go tool pprof -sample_index=rss_peak_space exit status" % prefix, rc, 0)
         res.true("%s: pprof: go tool pprof Type: rss_peak_space" % prefix,
                  "\nType: rss_peak_space\n" in out, short(out + err, 600))
-    else:
-        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
     for fn, name in (funcs or {f: n for f, (n, _) in SCENARIOS.items()}).items():
         want = through(lines, re.escape(fn))
         _, got = pprof_rss(prof, fn)
@@ -363,11 +382,8 @@ def check_pprof(ctx, prefix, outdir, lines, truth, types=FULL_TYPES, funcs=None)
         near(res, "%s: pprof: %s rss_peak_space (decoder) == the workload's own" % (prefix, fn),
              got, truth.get(name), EXACT)
         if go:
-            # flat flat% sum% cum cum% NAME: the cum column, in bytes (-unit=B)
-            m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+" + re.escape(fn) + r"$",
-                          out, re.M)
             res.eq("%s: pprof: go tool pprof -top: %s cum == rss.folded's" % (prefix, fn),
-                   int(m.group(1)) if m else None, want)
+                   pprof_cum(out, fn), want)
 
 
 PY_FUNCS = ("build_dict", "build_buffer")
@@ -503,31 +519,19 @@ def through_main(lines, fn):
 def check_pprof_python(ctx, prefix, outdir, lines, types):
     """profile.pb.gz: each Python function's rss_peak_space (the pprof reader, and go tool
     pprof's cum column) equals rss.folded's bytes through that function's frames."""
-    import shutil
-    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
-    if not os.path.isfile(prof):
-        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+    res = ctx.res
+    opened = pprof_top(ctx, prefix, outdir, types, "go tool pprof")
+    if opened is None:
         return
-    got_types, _ = pprof_rss(prof, "")
-    res.eq("%s: pprof: sample types" % prefix, got_types, types)
-    go, out = shutil.which("go"), ""
-    if go:
-        from sections.pprof import Pprof
-        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B",
-                                           "-nodefraction=0", "-nodecount=100000")
-        res.eq("%s: pprof: go tool pprof exit status" % prefix, rc, 0)
-    else:
-        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
+    prof, go, out, _ = opened
     for fn in PY_FUNCS:
         want = through(lines, r"wl_rss:%s:\d+" % fn)
         _, got = pprof_rss(prof, "wl_rss:" + fn)
         res.eq("%s: pprof: wl_rss:%s rss_peak_space (decoder) == rss.folded's" % (prefix, fn),
                got, want)
         if go:
-            m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+wl_rss:" + re.escape(fn) + r"$",
-                          out, re.M)
             res.eq("%s: pprof: go tool pprof -top: wl_rss:%s cum == rss.folded's" % (prefix, fn),
-                   int(m.group(1)) if m else None, want)
+                   pprof_cum(out, "wl_rss:" + fn), want)
 
 
 def proc_rss_anon(pid):
