@@ -19,13 +19,13 @@ write "wl: sleeping" and sleep (up to 120 s) with everything held, for a tracer 
 while the target lives."""
 import os
 import re
-import signal
 import sys
 import time
 
 # selfmem.py (RssAnon, sys._debugmallocstats) is the bundled Python function's, shared with it.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
                                 "functions", "python"))
+from attachwait import wait_arg  # noqa: E402
 from selfmem import debugmallocstats, rss_anon  # noqa: E402
 
 
@@ -49,12 +49,7 @@ def build_tail(n):
 
 
 def main(argv):
-    if argv and argv[0] == "--wait":
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-        sys.stdout.write("wl: waiting for SIGUSR1\n")
-        sys.stdout.flush()
-        signal.sigwait({signal.SIGUSR1})
-        argv = argv[1:]
+    argv = wait_arg(argv)
     log = open(argv[0], "w")
     _, blocks0 = mallocstats()
     b = rss_anon()
