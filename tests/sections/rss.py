@@ -405,9 +405,8 @@ def run_python(ctx, mode, light=False):
     prefix = "%s/python/%s" % ("light" if light else "rss", mode)
     if not res.wanted(prefix):
         return
-    py = "/usr/bin/python3"
-    if not os.access(py, os.X_OK):
-        res.skip(prefix, "no %s" % py)
+    py = debian_python(res, prefix)
+    if py is None:
         return
     outdir = os.path.join(tmp, "rss-py-%s%s" % (tag, mode))
     log = os.path.join(tmp, "rss-py-%s%s.log" % (tag, mode))
@@ -423,7 +422,7 @@ def run_python(ctx, mode, light=False):
         r = trace_launch(pt, py, [script, log], outdir, extra=extra)
     else:
         # trace_attach runs WORKLOAD --wait ARGS: the interpreter and the script as one argv.
-        r = trace_attach_py(pt, py, script, log, outdir, extra, before_go=at_attach)
+        r = trace_attach_py(pt, py, script, [log], outdir, extra=extra, before_go=at_attach)
     truth = traced_truth(res, prefix, r, log, "peak_anon")
     if truth is None:
         return
@@ -545,15 +544,26 @@ def proc_rss_anon(pid):
     return None
 
 
-def trace_attach_py(pt, py, script, log, outdir, extra=(), before_go=None):
-    """trace_attach with `python3 script --wait log` as the target."""
+def trace_attach_py(pt, py, script, args, outdir, **kw):
+    """trace_attach (keywords kw) with `py script --wait ARGS` as the target: trace_attach runs
+    one WORKLOAD, so a wrapper named after the script (wl_rss.py: wl_rss_py) execs both."""
     import tempfile
     d = tempfile.mkdtemp(prefix="rss-py-", dir=os.path.dirname(outdir))
-    wrapper = os.path.join(d, "wl_rss_py")
+    wrapper = os.path.join(d, os.path.basename(script).replace(".", "_"))
     with open(wrapper, "w") as f:
         f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (py, script))
     os.chmod(wrapper, 0o755)
-    return trace_attach(pt, wrapper, [log], outdir, extra=extra, before_go=before_go)
+    return trace_attach(pt, wrapper, list(args), outdir, **kw)
+
+
+def debian_python(res, prefix):
+    """Debian's python3 (the workloads' frames are checked against its build), or None once
+    the case is skipped without it."""
+    py = "/usr/bin/python3"
+    if not os.access(py, os.X_OK):
+        res.skip(prefix, "no %s" % py)
+        return None
+    return py
 
 
 def run_lambda(ctx):

@@ -38,7 +38,7 @@ import signal
 
 from harness import SLEEP_MARK, WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
-from sections.rss import folded, read_folded, read_text, traced_truth
+from sections.rss import debian_python, folded, read_folded, read_text, trace_attach_py, traced_truth
 
 PAGE = 4096
 PAGES = 8
@@ -147,18 +147,13 @@ def check_no_raw(res, prefix, outdir):
              "wl_rssobj-\\x1b[31m.data" in text, "not named")
 
 
-def py_attach(pt, py, script, log, outdir, tmp):
+def py_attach(pt, py, script, log, outdir):
     """Attach to `python3 script --wait LOG --hold`; once it has logged and sleeps, stop
     peaktrace with SIGINT while it lives (its maps are read at the end), then end it."""
-    wrapper = os.path.join(tmp, "wl_pykinds_py")
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (py, script))
-    os.chmod(wrapper, 0o755)
-
     def stop_tracer(pr, wl):
         if wl.wait_for("out", re.escape(SLEEP_MARK)):
             pr.signal(signal.SIGINT)
-    r = trace_attach(pt, wrapper, [log, "--hold"], outdir, on_tracing=stop_tracer, leave_running=True)
+    r = trace_attach_py(pt, py, script, [log, "--hold"], outdir, on_tracing=stop_tracer, leave_running=True)
     if getattr(r, "wl", None):
         r.wl.kill()
     return r
@@ -169,9 +164,8 @@ def run_python(ctx, mode):
     prefix = "rsskinds/python/" + mode
     if not res.wanted(prefix):
         return
-    py = "/usr/bin/python3"
-    if not os.access(py, os.X_OK):
-        res.skip(prefix, "no %s" % py)
+    py = debian_python(res, prefix)
+    if py is None:
         return
     outdir = os.path.join(tmp, "rsskinds-py-" + mode)
     log = os.path.join(tmp, "rsskinds-py-%s.log" % mode)
@@ -179,7 +173,7 @@ def run_python(ctx, mode):
     if mode == "launch":
         r = trace_launch(pt, py, [script, log], outdir)
     else:
-        r = py_attach(pt, py, script, log, outdir, tmp)
+        r = py_attach(pt, py, script, log, outdir)
     truth = traced_truth(res, prefix, r, log, "arenas_bytes")
     if truth is None:
         return
