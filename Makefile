@@ -85,7 +85,7 @@ rootfs:
 	$(Q)tools/rootfs.sh $(OUT)/rootfs/trixie
 
 # Unit tests: each tests/unit/test_*.c links against every user/ object except main.
-$(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) tests/unit/check.h | $(OUT)/tests/unit
+$(OUT)/tests/unit/%: tests/unit/%.c $(USER_OBJS) $(wildcard tests/unit/*.h) | $(OUT)/tests/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -iquote tests/unit $< $(USER_OBJS) $(LDLIBS) -o $@
 

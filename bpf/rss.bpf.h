@@ -308,6 +308,16 @@ static __always_inline struct pt_rss_obj *rss_obj_get(struct rss_vma_ctx *c, int
 	return bpf_map_lookup_elem(&rss_objs, &c->key);
 }
 
+/* A change of d bytes to counter figures f that no object is charged with: a gain goes to
+ * bucket, a loss to released_unknown. */
+static __always_inline void rss_sh_unowned(struct pt_rss_sh_figures *f, __s64 *bucket, __s64 d)
+{
+	if (d > 0)
+		__sync_fetch_and_add(bucket, d);
+	else
+		__sync_fetch_and_add(&f->released_unknown, -d);
+}
+
 /* The counter i changed by d in a fault at addr: charge the mapping's object. */
 static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, int i, __s64 d)
 {
@@ -325,19 +335,13 @@ static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, in
 	if (!o) {
 		if (rss_vma_at(addr, &c) || !c.key) {
 			__sync_fetch_and_add(&rss_g.sh_vma_busy, 1);
-			if (d > 0)
-				__sync_fetch_and_add(&f->vma_busy, d);
-			else
-				__sync_fetch_and_add(&f->released_unknown, -d);
+			rss_sh_unowned(f, &f->vma_busy, d);
 			return;
 		}
 		o = rss_obj_get(&c, i);
 		if (!o) {
 			__sync_fetch_and_add(&rss_g.sh_table_full_events, 1);
-			if (d > 0)
-				__sync_fetch_and_add(&f->table_full, d);
-			else
-				__sync_fetch_and_add(&f->released_unknown, -d);
+			rss_sh_unowned(f, &f->table_full, d);
 			return;
 		}
 		ts->sh_addr = addr;
@@ -349,10 +353,7 @@ static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, in
 	if (o->member != (i ? PT_RSS_SHMEM : PT_RSS_FILE)) {
 		/* A private file mapping's page that was shmem (or the reverse) is not this
 		 * object's: counted, never guessed. */
-		if (d > 0)
-			__sync_fetch_and_add(&f->vma_busy, d);
-		else
-			__sync_fetch_and_add(&f->released_unknown, -d);
+		rss_sh_unowned(f, &f->vma_busy, d);
 		return;
 	}
 	if (d > 0)

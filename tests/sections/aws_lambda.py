@@ -99,6 +99,39 @@ def attach_traced(res, name, pt, rt, pt_args, h=None):
     return p
 
 
+def invoke_events(res, name, invoke, port, events, timeout=TIMEOUT, pause=0.0, bad=None):
+    """Each event to the host's invoke port (port + 1) in turn, "invoke EVENT answered" checked,
+    pause seconds after each: the answers as parsed JSON, bad for one that is not."""
+    answers = []
+    for ev in events:
+        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=timeout)
+        res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
+        try:
+            answers.append(json.loads(out))
+        except ValueError:
+            answers.append(bad)
+        if pause:
+            time.sleep(pause)
+    return answers
+
+
+def stop_attached(res, name, p, h, outdir, count):
+    """SIGINT to the attached peaktrace p (its exit status checked), the host h stopped, then
+    report.json's invocations: (report, invocations), or None once the report is unreadable or
+    the invocations are not count."""
+    from tracing import load_report as load_checked
+    p.signal(signal.SIGINT)
+    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
+    stop_host(h, TIMEOUT)
+    rep = load_checked(res, name, outdir)
+    if rep is None:
+        return None
+    invs = invocations(rep)
+    if not res.eq("%s: invocations" % name, len(invs), count):
+        return None
+    return rep, invs
+
+
 def stop_launched(h, ptpid, timeout):
     """SIGINT to peaktrace, the host's runtime command, then wait for its report. The host starts
     its runtime as RIE does (a process group of its own), so peaktrace counts itself supervised

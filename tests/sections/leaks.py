@@ -31,6 +31,7 @@ import time
 
 from harness import ROOT, TIMEOUT, Proc, expand_report, run
 from tracing import trace_launch
+from sections.aws_lambda import invoke_events
 
 MiB = 1 << 20
 
@@ -70,14 +71,7 @@ def traced_run(ctx, name, tag, runtime_argv, host_args, events, pt_args=(), env=
         p.kill()
         h.kill()
         return None
-    answers = []
-    for ev in events:
-        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=timeout)
-        res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
-        try:
-            answers.append(json.loads(out))
-        except ValueError:
-            answers.append(None)
+    answers = invoke_events(res, name, invoke, port, events, timeout)
     time.sleep(0.3)
     p.signal(signal.SIGINT)
     res.eq(name + ": peaktrace exit status", p.wait(timeout), 0)

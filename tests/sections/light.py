@@ -25,9 +25,10 @@ import time
 
 from harness import TIMEOUT, run
 from tracing import load_report, trace_attach, trace_launch
-from sections.rss import check_functions, check_identity, check_pprof, run_python, check_thp_truth, folded, read_log
-from sections.aws_lambda import (TOLERANCE, attach_traced, clear_hwm, host_runtime, invocations, stop_host,
-                                 vmhwm)
+from sections.rss import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text,
+                          read_truth, run_python)
+from sections.aws_lambda import (TOLERANCE, attach_traced, clear_hwm, host_runtime, invocations, invoke_events,
+                                 stop_attached, stop_host, vmhwm)
 
 MIB = 1 << 20
 # The runtime's own pages between the handler's RssAnon reads and the reading after the end (its
@@ -96,8 +97,8 @@ def run_wl(ctx, wl, mode, light):
                      d is not None and d > 0, "differing bytes %r" % d)
     if not light:
         return
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "end_anon" in truth, "incomplete: %r" % truth):
+    truth = read_truth(res, prefix, log, "end_anon")
+    if truth is None:
         return
     rep = load_report(res, prefix, outdir)
     if rep is None:
@@ -108,11 +109,7 @@ def run_wl(ctx, wl, mode, light):
            [rep.get(k, "missing") for k in ("totals", "stacks", "leaked")], [None, None, None])
     res.eq("%s: heap files not written" % prefix,
            [f for f in HEAP_FILES if os.path.exists(os.path.join(outdir, f))], [])
-    try:
-        with open(os.path.join(outdir, "report.txt")) as f:
-            txt = f.read()
-    except OSError:
-        txt = ""
+    txt = read_text(os.path.join(outdir, "report.txt"))
     first = "\n".join(txt.splitlines()[:8])
     res.true("%s: the text's first screen says light mode and what it lacks" % prefix,
              "LIGHT MODE" in first and "absent, not zero" in first and "per-allocation" in first
@@ -121,11 +118,7 @@ def run_wl(ctx, wl, mode, light):
     res.true("%s: report.json light_mode says what is not measured" % prefix,
              {"heap_totals", "heap_peak", "heap_stacks", "leaked"} <= set(lm.get("not_measured", []))
              and "rss_attribution" in lm.get("measured", []), repr(lm)[:300])
-    try:
-        with open(os.path.join(outdir, "report.html")) as f:
-            html = f.read()
-    except OSError:
-        html = ""
+    html = read_text(os.path.join(outdir, "report.html"))
     res.true("%s: report.html is in light mode and says what it lacks" % prefix,
              re.search(r'"light":\s*true', html) is not None
              and "no heap figures or heap stacks (per-allocation views; absent, not zero)" in html,
@@ -133,10 +126,8 @@ def run_wl(ctx, wl, mode, light):
     ra = rep.get("rss_attribution")
     if not res.true("%s: report.json rss_attribution" % prefix, isinstance(ra, dict), "missing"):
         return
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     check_thp_truth(res, prefix, "thp", truth)
     check_functions(res, prefix, lines, ra, truth)
@@ -306,24 +297,11 @@ def run_resident(ctx, light=True):
     if not p:
         return
     events = [{}, {"strings": 400000}, {"buffers": 20000}]
-    answers = []
-    for ev in events:
-        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=TIMEOUT)
-        res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
-        try:
-            answers.append(json.loads(out))
-        except ValueError:
-            answers.append({})
-        time.sleep(0.3)
-    p.signal(signal.SIGINT)
-    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
-    stop_host(h, TIMEOUT)
-    rep = load_report(res, name, outdir)
-    if rep is None:
+    answers = invoke_events(res, name, invoke, port, events, pause=0.3, bad={})
+    got = stop_attached(res, name, p, h, outdir, len(events))
+    if got is None:
         return
-    invs = invocations(rep)
-    if not res.eq("%s: invocations" % name, len(invs), len(events)):
-        return
+    _, invs = got
     ra = [i.get("resident_at_end") for i in invs]
     if not res.true("%s: resident_at_end in every invocation" % name,
                     all(isinstance(x, dict) for x in ra), repr(ra)[:300]):
@@ -363,11 +341,7 @@ def run_resident(ctx, light=True):
              % (name, SLACK_PAGES), abs(dpy + dheap - grew) <= SLACK_PAGES * 4096, "heap %+d, pymalloc %+d, RssAnon %+d" % (dheap, dpy, grew))
     res.true("%s: buffers: the malloc heap grew by at least 20,000 x 1008-byte chunks" % name,
              dheap >= 20000 * 1008, "malloc heap %+d" % dheap)
-    try:
-        with open(os.path.join(outdir, "report.txt")) as f:
-            txt = f.read()
-    except OSError:
-        txt = ""
+    txt = read_text(os.path.join(outdir, "report.txt"))
     res.eq("%s: the text's INVOCATIONS has a resident line per invocation" % name,
            len(re.findall(r"^\s+\d+\s+malloc heap .* pymalloc arenas .* pools\)$", txt, re.M)), len(events))
     try:

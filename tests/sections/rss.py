@@ -96,6 +96,43 @@ def folded(path):
     return out
 
 
+def read_folded(res, prefix, outdir, name="rss.folded"):
+    """folded() of outdir/name, or None once the failure is said."""
+    try:
+        return folded(os.path.join(outdir, name))
+    except OSError as e:
+        res.fail("%s: %s" % (prefix, name), str(e))
+        return None
+
+
+def read_truth(res, prefix, log, key):
+    """The workload's log (read_log), or None once "workload log" failed for lacking key (its
+    last line)."""
+    truth = read_log(log)
+    if not res.true("%s: workload log" % prefix, key in truth, "incomplete: %r" % truth):
+        return None
+    return truth
+
+
+def traced_truth(res, prefix, r, log, key):
+    """After a traced run r: its failure said, or peaktrace's exit status checked and the
+    workload's log read (read_truth); None once a failure is said."""
+    if r.why:
+        res.fail(prefix, r.why)
+        return None
+    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
+    return read_truth(res, prefix, log, key)
+
+
+def read_text(path):
+    """A text file's content ("" when unreadable), bytes that are not UTF-8 replaced."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def through(lines, rx):
     r = re.compile(rx)
     return sum(v for frames, v in lines if any(r.fullmatch(fr) for fr in frames))
@@ -179,12 +216,8 @@ def run_c(ctx, wl, thp, mode):
     # --top 1000: every stack in top_stacks (the thread's 64 recursion stacks and the small
     # ones), so the per-function sums at the end are whole.
     r = trace(pt, wl, [log, thp], outdir, extra=("--top", "1000"))
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "end_anon" in truth, "incomplete: %r" % truth):
+    truth = traced_truth(res, prefix, r, log, "end_anon")
+    if truth is None:
         return
     check_thp_truth(res, prefix, thp, truth)
     rep = load_report(res, prefix, outdir)
@@ -193,10 +226,8 @@ def run_c(ctx, wl, thp, mode):
     ra = rep.get("rss_attribution")
     if not res.true("%s: report.json rss_attribution" % prefix, isinstance(ra, dict), "missing"):
         return
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     check_functions(res, prefix, lines, ra, truth)
     pk = ra.get("at_peak", {})
@@ -231,11 +262,7 @@ def check_kinds(res, prefix, mode, outdir, lines, truth, ra):
     sum equal to the attributed bytes at the peak, and the by-kind line in the text report.
     Attach mode: wl_rss has exited when tracing ends, its maps gone: kinds_read false and the
     report says "not known"."""
-    try:
-        with open(os.path.join(outdir, "report.txt")) as f:
-            text = f.read()
-    except OSError:
-        text = ""
+    text = read_text(os.path.join(outdir, "report.txt"))
     if mode == "attach":
         res.eq("%s: kinds: report.json kinds_read (the target exited)" % prefix,
                ra.get("kinds_read"), False)
@@ -306,29 +333,48 @@ FULL_TYPES = ["alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "p
               "peak_space", "rss_peak_space"]
 
 
+def pprof_top(ctx, prefix, outdir, types, go_what):
+    """outdir/profile.pb.gz with its sample types checked against types, and `go tool pprof
+    -top` of it by rss_peak_space in bytes, every node (its exit status checked as go_what's;
+    skipped without go): (path, go, its stdout, its stderr), or None once the file is missing."""
+    import shutil
+    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
+    if not os.path.isfile(prof):
+        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+        return None
+    got_types, _ = pprof_rss(prof, "")
+    res.eq("%s: pprof: sample types" % prefix, got_types, types)
+    go, out, err = shutil.which("go"), "", ""
+    if go:
+        from sections.pprof import Pprof
+        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B",
+                                           "-nodefraction=0", "-nodecount=100000")
+        res.eq("%s: pprof: %s exit status" % (prefix, go_what), rc, 0)
+    else:
+        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
+    return prof, go, out, err
+
+
+def pprof_cum(out, name):
+    """The cum column (bytes, -unit=B) of function name's line in `go tool pprof -top`'s
+    output (flat flat% sum% cum cum% NAME), or None."""
+    m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+" + re.escape(name) + r"$", out, re.M)
+    return int(m.group(1)) if m else None
+
+
 def check_pprof(ctx, prefix, outdir, lines, truth, types=FULL_TYPES, funcs=None):
     """profile.pb.gz's rss_peak_space: the seventh sample type, after the six heap ones (the
     only one with --light: types); per
     workload function the same bytes as rss.folded's and the workload's own figure, read by
     `go tool pprof` (when go is there) and by the pprof section's protobuf reader."""
-    import shutil
-    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
-    if not os.path.isfile(prof):
-        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+    res = ctx.res
+    opened = pprof_top(ctx, prefix, outdir, types, "go tool pprof -sample_index=rss_peak_space")
+    if opened is None:
         return
-    got_types, _ = pprof_rss(prof, "")
-    res.eq("%s: pprof: sample types" % prefix, got_types, types)
-    go = shutil.which("go")
-    out = ""
+    prof, go, out, err = opened
     if go:
-        from sections.pprof import Pprof
-        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B",
-                                           "-nodefraction=0", "-nodecount=100000")
-        res.eq("%s: pprof: go tool pprof -sample_index=rss_peak_space exit status" % prefix, rc, 0)
         res.true("%s: pprof: go tool pprof Type: rss_peak_space" % prefix,
                  "\nType: rss_peak_space\n" in out, short(out + err, 600))
-    else:
-        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
     for fn, name in (funcs or {f: n for f, (n, _) in SCENARIOS.items()}).items():
         want = through(lines, re.escape(fn))
         _, got = pprof_rss(prof, fn)
@@ -336,11 +382,8 @@ def check_pprof(ctx, prefix, outdir, lines, truth, types=FULL_TYPES, funcs=None)
         near(res, "%s: pprof: %s rss_peak_space (decoder) == the workload's own" % (prefix, fn),
              got, truth.get(name), EXACT)
         if go:
-            # flat flat% sum% cum cum% NAME: the cum column, in bytes (-unit=B)
-            m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+" + re.escape(fn) + r"$",
-                          out, re.M)
             res.eq("%s: pprof: go tool pprof -top: %s cum == rss.folded's" % (prefix, fn),
-                   int(m.group(1)) if m else None, want)
+                   pprof_cum(out, fn), want)
 
 
 PY_FUNCS = ("build_dict", "build_buffer")
@@ -362,9 +405,8 @@ def run_python(ctx, mode, light=False):
     prefix = "%s/python/%s" % ("light" if light else "rss", mode)
     if not res.wanted(prefix):
         return
-    py = "/usr/bin/python3"
-    if not os.access(py, os.X_OK):
-        res.skip(prefix, "no %s" % py)
+    py = debian_python(res, prefix)
+    if py is None:
         return
     outdir = os.path.join(tmp, "rss-py-%s%s" % (tag, mode))
     log = os.path.join(tmp, "rss-py-%s%s.log" % (tag, mode))
@@ -380,13 +422,9 @@ def run_python(ctx, mode, light=False):
         r = trace_launch(pt, py, [script, log], outdir, extra=extra)
     else:
         # trace_attach runs WORKLOAD --wait ARGS: the interpreter and the script as one argv.
-        r = trace_attach_py(pt, py, script, log, outdir, extra, before_go=at_attach)
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "peak_anon" in truth, "incomplete: %r" % truth):
+        r = trace_attach_py(pt, py, script, [log], outdir, extra=extra, before_go=at_attach)
+    truth = traced_truth(res, prefix, r, log, "peak_anon")
+    if truth is None:
         return
     res.true("%s: the dict grew RSS by ~50 MiB" % prefix, truth["build_dict"] >= 40 * MiB,
              "only %d bytes" % truth["build_dict"])
@@ -405,10 +443,8 @@ def run_python(ctx, mode, light=False):
         if res.true("%s: RssAnon read when tracing began" % prefix, attached.get("anon") is not None,
                     "not read"):
             left = max(0, attached["anon"] - before)
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     peaks = {}
     for st in ra.get("top_stacks", []):
@@ -482,31 +518,19 @@ def through_main(lines, fn):
 def check_pprof_python(ctx, prefix, outdir, lines, types):
     """profile.pb.gz: each Python function's rss_peak_space (the pprof reader, and go tool
     pprof's cum column) equals rss.folded's bytes through that function's frames."""
-    import shutil
-    res, prof = ctx.res, os.path.join(outdir, "profile.pb.gz")
-    if not os.path.isfile(prof):
-        res.fail("%s: pprof: profile.pb.gz" % prefix, "missing")
+    res = ctx.res
+    opened = pprof_top(ctx, prefix, outdir, types, "go tool pprof")
+    if opened is None:
         return
-    got_types, _ = pprof_rss(prof, "")
-    res.eq("%s: pprof: sample types" % prefix, got_types, types)
-    go, out = shutil.which("go"), ""
-    if go:
-        from sections.pprof import Pprof
-        rc, out, err = Pprof(go, ctx.tmp)(prof, "-sample_index=rss_peak_space", "-unit=B",
-                                           "-nodefraction=0", "-nodecount=100000")
-        res.eq("%s: pprof: go tool pprof exit status" % prefix, rc, 0)
-    else:
-        res.skip("%s: pprof: go tool pprof" % prefix, "go not on PATH")
+    prof, go, out, _ = opened
     for fn in PY_FUNCS:
         want = through(lines, r"wl_rss:%s:\d+" % fn)
         _, got = pprof_rss(prof, "wl_rss:" + fn)
         res.eq("%s: pprof: wl_rss:%s rss_peak_space (decoder) == rss.folded's" % (prefix, fn),
                got, want)
         if go:
-            m = re.search(r"^\s*\S+\s+\S+%\s+\S+%\s+(\d+)B\s+\S+%\s+wl_rss:" + re.escape(fn) + r"$",
-                          out, re.M)
             res.eq("%s: pprof: go tool pprof -top: wl_rss:%s cum == rss.folded's" % (prefix, fn),
-                   int(m.group(1)) if m else None, want)
+                   pprof_cum(out, "wl_rss:" + fn), want)
 
 
 def proc_rss_anon(pid):
@@ -520,23 +544,33 @@ def proc_rss_anon(pid):
     return None
 
 
-def trace_attach_py(pt, py, script, log, outdir, extra=(), before_go=None):
-    """trace_attach with `python3 script --wait log` as the target."""
+def trace_attach_py(pt, py, script, args, outdir, **kw):
+    """trace_attach (keywords kw) with `py script --wait ARGS` as the target: trace_attach runs
+    one WORKLOAD, so a wrapper named after the script (wl_rss.py: wl_rss_py) execs both."""
     import tempfile
     d = tempfile.mkdtemp(prefix="rss-py-", dir=os.path.dirname(outdir))
-    wrapper = os.path.join(d, "wl_rss_py")
+    wrapper = os.path.join(d, os.path.basename(script).replace(".", "_"))
     with open(wrapper, "w") as f:
         f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (py, script))
     os.chmod(wrapper, 0o755)
-    return trace_attach(pt, wrapper, [log], outdir, extra=extra, before_go=before_go)
+    return trace_attach(pt, wrapper, list(args), outdir, **kw)
+
+
+def debian_python(res, prefix):
+    """Debian's python3 (the workloads' frames are checked against its build), or None once
+    the case is skipped without it."""
+    py = "/usr/bin/python3"
+    if not os.access(py, os.X_OK):
+        res.skip(prefix, "no %s" % py)
+        return None
+    return py
 
 
 def run_lambda(ctx):
     import random
-    import signal
     import time
     from harness import TIMEOUT, run
-    from sections.aws_lambda import attach_traced, host_runtime, invocations, stop_host
+    from sections.aws_lambda import attach_traced, host_runtime, stop_attached
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
     name = "rss/lambda oom per invocation"
     if not res.wanted(name):
@@ -561,15 +595,10 @@ def run_lambda(ctx):
         rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=TIMEOUT)
         res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
     time.sleep(0.3)
-    p.signal(signal.SIGINT)
-    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
-    stop_host(h, TIMEOUT)
-    rep = load_report(res, name, outdir)
-    if rep is None:
+    got = stop_attached(res, name, p, h, outdir, len(sizes))
+    if got is None:
         return
-    invs = invocations(rep)
-    if not res.eq("%s: invocations" % name, len(invs), len(sizes)):
-        return
+    _, invs = got
     for mb, inv in zip(sizes, invs):
         top = inv.get("rss_top_stacks_at_peak") or [{}]
         funcs = [fr.get("func", "") for fr in top[0].get("frames", [])]

@@ -38,6 +38,7 @@ import signal
 
 from harness import SLEEP_MARK, WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
+from sections.rss import debian_python, folded, read_folded, read_text, trace_attach_py, traced_truth
 
 PAGE = 4096
 PAGES = 8
@@ -54,35 +55,6 @@ OBJECTS = {
 UNMAPPED = ("file", "memfd")   # munmap'ed before the end
 
 
-def read_log(path):
-    out = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                k, v = line.split()
-                out[k] = int(v)
-    except (OSError, ValueError):
-        pass
-    return out
-
-
-def folded(path):
-    out = []
-    with open(path) as f:
-        for line in f:
-            stack, _, v = line.rstrip("\n").rpartition(" ")
-            out.append((stack.split(";"), int(v)))
-    return out
-
-
-def read_text(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def run_objects(ctx, wl, mode):
     res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
     prefix = "rsskinds/wl_rssobj/%s" % mode
@@ -97,12 +69,8 @@ def run_objects(ctx, wl, mode):
     log = os.path.join(tmp, "rsskinds-obj-%s.log" % mode)
     trace = trace_launch if mode == "launch" else trace_attach
     r = trace(pt, wl, [log, datadir], outdir, extra=("--top", "100"))
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "end_shmem" in truth, "incomplete: %r" % truth):
+    truth = traced_truth(res, prefix, r, log, "end_shmem")
+    if truth is None:
         return
     rep = load_report(res, prefix, outdir)
     if rep is None:
@@ -112,10 +80,8 @@ def run_objects(ctx, wl, mode):
     if not res.true("%s: report.json rss_attribution.file_shmem" % prefix, isinstance(fs, dict),
                     "missing"):
         return
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     objs = fs.get("objects", [])
     # A fault whose mapping could not be looked up (the mmap lock's trylock failed: a writer,
@@ -181,18 +147,13 @@ def check_no_raw(res, prefix, outdir):
              "wl_rssobj-\\x1b[31m.data" in text, "not named")
 
 
-def py_attach(pt, py, script, log, outdir, tmp):
+def py_attach(pt, py, script, log, outdir):
     """Attach to `python3 script --wait LOG --hold`; once it has logged and sleeps, stop
     peaktrace with SIGINT while it lives (its maps are read at the end), then end it."""
-    wrapper = os.path.join(tmp, "wl_pykinds_py")
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec %s %s \"$@\"\n" % (py, script))
-    os.chmod(wrapper, 0o755)
-
     def stop_tracer(pr, wl):
         if wl.wait_for("out", re.escape(SLEEP_MARK)):
             pr.signal(signal.SIGINT)
-    r = trace_attach(pt, wrapper, [log, "--hold"], outdir, on_tracing=stop_tracer, leave_running=True)
+    r = trace_attach_py(pt, py, script, [log, "--hold"], outdir, on_tracing=stop_tracer, leave_running=True)
     if getattr(r, "wl", None):
         r.wl.kill()
     return r
@@ -203,9 +164,8 @@ def run_python(ctx, mode):
     prefix = "rsskinds/python/" + mode
     if not res.wanted(prefix):
         return
-    py = "/usr/bin/python3"
-    if not os.access(py, os.X_OK):
-        res.skip(prefix, "no %s" % py)
+    py = debian_python(res, prefix)
+    if py is None:
         return
     outdir = os.path.join(tmp, "rsskinds-py-" + mode)
     log = os.path.join(tmp, "rsskinds-py-%s.log" % mode)
@@ -213,13 +173,9 @@ def run_python(ctx, mode):
     if mode == "launch":
         r = trace_launch(pt, py, [script, log], outdir)
     else:
-        r = py_attach(pt, py, script, log, outdir, tmp)
-    if r.why:
-        res.fail(prefix, r.why)
-        return
-    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
-    truth = read_log(log)
-    if not res.true("%s: workload log" % prefix, "arenas_bytes" in truth, "incomplete: %r" % truth):
+        r = py_attach(pt, py, script, log, outdir)
+    truth = traced_truth(res, prefix, r, log, "arenas_bytes")
+    if truth is None:
         return
     res.true("%s: the dict's objects are ~50 MiB of pymalloc blocks" % prefix,
              truth["dict_blocks"] >= 40 * MiB, "only %d" % truth["dict_blocks"])
@@ -234,10 +190,8 @@ def run_python(ctx, mode):
              kind is not None and kind >= truth["blocks_growth"] - unattr, "")
     res.true("%s: pymalloc kind <= the script's arenas (%r <= %d)" % (prefix, kind, truth["arenas_bytes"]),
              kind is not None and kind <= truth["arenas_bytes"], "")
-    try:
-        lines = folded(os.path.join(outdir, "rss.folded"))
-    except OSError as e:
-        res.fail("%s: rss.folded" % prefix, str(e))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
         return
     got = sum(v for f, v in lines if f[0] == "[kind: CPython pymalloc arenas]" and
               any(re.fullmatch(r"wl_pykinds:build_dict:\d+", x) for x in f))

@@ -10,8 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "check.h"
-#include "target/procmaps.h"
-#include "report/rsskind.h"
+#include "tests/unit/memkind.h"
 
 static char global_buf[1 << 16];
 
@@ -33,15 +32,9 @@ static void *thread_fn(void *arg)
 
 static enum pt_mem_kind kind_of(int fd, uint64_t addr, uint64_t sp)
 {
-	struct pt_rss_kinds k = { 0 };
-	struct pt_maps m = { 0 };
-	enum pt_mem_kind r;
-	bool capped = false;
+	bool capped;
+	enum pt_mem_kind r = kind_here(fd, addr, sp, &capped);
 
-	if (pt_maps_read(getpid(), &m))
-		return PT_MK_COUNT;
-	r = pt_mem_kind_of(&k, &m, fd, addr, sp, &capped);
-	pt_maps_free(&m);
 	return capped ? PT_MK_COUNT : r;
 }
 

@@ -8,8 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "check.h"
-#include "target/procmaps.h"
-#include "report/rsskind.h"
+#include "tests/unit/memkind.h"
 #include "report/rssobj.h"
 
 static struct pt_rss_obj obj(const char *name, unsigned member, uint32_t dev, uint64_t ino)
@@ -30,33 +29,34 @@ static void labels(void)
 		{ .dev = 8 << 20 | 1, .ino = 42, .path = (char *)"/usr/lib/libfoo.so" },
 		{ .dev = 1, .ino = 7, .path = (char *)"/dev/shm/cache", .deleted = true },
 	};
+	/* name in the object, its member, dev, inode; the label wanted */
+	static const struct {
+		const char *name;
+		unsigned member;
+		uint32_t dev;
+		uint64_t ino;
+		const char *want, *what;
+	} cases[] = {
+		{ "libfoo.so", PT_RSS_FILE, 8 << 20 | 1, 42, "/usr/lib/libfoo.so", "a file: its maps path" },
+		{ "libfoo.so", PT_RSS_FILE, 8 << 20 | 2, 42, ".../libfoo.so (path not seen in the maps)",
+		  "same inode on another device: not that path" },
+		{ "cache", PT_RSS_SHMEM, 1, 7, "/dev/shm/cache (deleted)", "a /dev/shm file, unlinked" },
+		{ "memfd:buf", PT_RSS_SHMEM, 1, 9, "memfd:buf", "a memfd by its name" },
+		{ "dev/zero", PT_RSS_SHMEM, 1, 10, "anonymous shared mapping",
+		  "MAP_SHARED|MAP_ANONYMOUS (shmem_zero_setup's file)" },
+		{ "SYSV0000beef", PT_RSS_SHMEM, 1, 11, "SysV segment key 0x0000beef", "a SysV segment" },
+		{ "evil\033[2J\x7f", PT_RSS_FILE, 3, 12, ".../evil\\x1b[2J\\x7f (path not seen in the maps)",
+		  "control bytes in a name are escaped" },
+	};
 	struct pt_rss_obj o;
+	size_t i;
 	char *l;
 
-	o = obj("libfoo.so", PT_RSS_FILE, 8 << 20 | 1, 42);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), "/usr/lib/libfoo.so", "a file: its maps path");
-	free(l);
-	o = obj("libfoo.so", PT_RSS_FILE, 8 << 20 | 2, 42);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), ".../libfoo.so (path not seen in the maps)",
-		  "same inode on another device: not that path");
-	free(l);
-	o = obj("cache", PT_RSS_SHMEM, 1, 7);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), "/dev/shm/cache (deleted)", "a /dev/shm file, unlinked");
-	free(l);
-	o = obj("memfd:buf", PT_RSS_SHMEM, 1, 9);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), "memfd:buf", "a memfd by its name");
-	free(l);
-	o = obj("dev/zero", PT_RSS_SHMEM, 1, 10);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), "anonymous shared mapping",
-		  "MAP_SHARED|MAP_ANONYMOUS (shmem_zero_setup's file)");
-	free(l);
-	o = obj("SYSV0000beef", PT_RSS_SHMEM, 1, 11);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), "SysV segment key 0x0000beef", "a SysV segment");
-	free(l);
-	o = obj("evil\033[2J\x7f", PT_RSS_FILE, 3, 12);
-	CHECK_STR(l = pt_rss_obj_label(&o, names, 2), ".../evil\\x1b[2J\\x7f (path not seen in the maps)",
-		  "control bytes in a name are escaped");
-	free(l);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o = obj(cases[i].name, cases[i].member, cases[i].dev, cases[i].ino);
+		CHECK_STR(l = pt_rss_obj_label(&o, names, 2), cases[i].want, cases[i].what);
+		free(l);
+	}
 	memset(o.name, 'A', sizeof(o.name));
 	l = pt_rss_obj_label(&o, NULL, 0);
 	CHECK(l && strlen(l) == strlen(".../") + PT_RSS_OBJ_NAME + strlen(" (path not seen in the maps)"), "a name filling its 48 bytes without a NUL is cut there");
@@ -89,17 +89,10 @@ static void split(void)
 
 static enum pt_mem_kind kind_of(int fd, uint64_t addr)
 {
-	struct pt_rss_kinds k = { 0 };
-	struct pt_maps m = { 0 };
-	enum pt_mem_kind r;
-	bool capped = false;
+	bool capped;
 
-	if (pt_maps_read(getpid(), &m))
-		return PT_MK_COUNT;
 	/* sp far from addr: not a thread stack */
-	r = pt_mem_kind_of(&k, &m, fd, addr, 8, &capped);
-	pt_maps_free(&m);
-	return r;
+	return kind_here(fd, addr, 8, &capped);
 }
 
 /* A pymalloc pool header (3.10-3.13): arenaindex, szidx, nextoffset, maxnextoffset at byte 32. */

@@ -19,33 +19,19 @@ write "wl: sleeping" and sleep (up to 120 s) with everything held, for a tracer 
 while the target lives."""
 import os
 import re
-import signal
 import sys
-import tempfile
 import time
 
-
-def rss_anon():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return -1
+# selfmem.py (RssAnon, sys._debugmallocstats) is the bundled Python function's, shared with it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                                "functions", "python"))
+from attachwait import wait_arg  # noqa: E402
+from selfmem import debugmallocstats, rss_anon  # noqa: E402
 
 
 def mallocstats():
-    """sys._debugmallocstats() writes to the C stderr: catch fd 2 in a file."""
-    with tempfile.TemporaryFile() as tmp:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(tmp.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        tmp.seek(0)
-        text = tmp.read().decode("ascii", "replace")
+    """(arenas allocated now, bytes in allocated blocks) from CPython's own statistics."""
+    text = debugmallocstats()
     num = lambda rx: int(re.search(rx, text).group(1).replace(",", ""))
     return (num(r"# arenas allocated current\s*=\s*([\d,]+)"),
             num(r"# bytes in allocated blocks\s*=\s*([\d,]+)"))
@@ -63,12 +49,7 @@ def build_tail(n):
 
 
 def main(argv):
-    if argv and argv[0] == "--wait":
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-        sys.stdout.write("wl: waiting for SIGUSR1\n")
-        sys.stdout.flush()
-        signal.sigwait({signal.SIGUSR1})
-        argv = argv[1:]
+    argv = wait_arg(argv)
     log = open(argv[0], "w")
     _, blocks0 = mallocstats()
     b = rss_anon()

@@ -7,16 +7,13 @@ zeroed by memset). Each logs its own effect on RssAnon (/proc/self/status) to LO
 "NAME BYTES", and "peak_anon BYTES" once both are held. "--wait" first: write the ready line,
 wait for SIGUSR1 (attach mode)."""
 import os
-import signal
 import sys
 
-
-def rss_anon():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return -1
+# selfmem.py (RssAnon) is the bundled Python function's, shared with it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                                "functions", "python"))
+from attachwait import wait_arg  # noqa: E402
+from selfmem import rss_anon  # noqa: E402
 
 
 def build_dict(n):
@@ -31,12 +28,7 @@ def build_buffer(n):
 
 
 def main(argv):
-    if argv and argv[0] == "--wait":
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-        sys.stdout.write("wl: waiting for SIGUSR1\n")
-        sys.stdout.flush()
-        signal.sigwait({signal.SIGUSR1})
-        argv = argv[1:]
+    argv = wait_arg(argv)
     log = open(argv[0], "w")
     b = rss_anon()
     d = build_dict(400000)

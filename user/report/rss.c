@@ -29,7 +29,7 @@ static const char *const bucket_names[NBUCKETS] = {
 	"[concurrent faults]",
 };
 
-static int64_t take(int64_t *from, int64_t want)
+int64_t pt_rss_take(int64_t *from, int64_t want)
 {
 	int64_t t = want < *from ? want : *from;
 
@@ -54,12 +54,12 @@ void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_r
 	s->raced = fig->raced;
 	/* A fault onto a page still attributed: the page had gone by a path not seen (reclaim,
 	 * or a decrement counted as freed_unowned): those pages were attributed ones. */
-	refaulted = take(&reclaimed, refaulted);
-	refaulted = take(&freed, refaulted);
-	freed = take(&s->no_fault, freed);
-	freed = take(&s->other_task, freed);
-	freed = take(&s->before, freed);
-	freed = take(&s->table_full, freed);
+	refaulted = pt_rss_take(&reclaimed, refaulted);
+	refaulted = pt_rss_take(&freed, refaulted);
+	freed = pt_rss_take(&s->no_fault, freed);
+	freed = pt_rss_take(&s->other_task, freed);
+	freed = pt_rss_take(&s->before, freed);
+	freed = pt_rss_take(&s->table_full, freed);
 	s->over = reclaimed - refaulted + fig->pending + freed;
 	s->unattributed = anon - s->attributed;
 	sum = s->attributed + s->before + s->no_fault + s->other_task + s->table_full + s->raced -

@@ -24,6 +24,9 @@ struct pt_rss_split {
 	int64_t mismatch;    /* anon - (the sum above): 0 unless a figure raced (two CPUs) */
 };
 
+/* Moves up to want bytes out of *from (never below 0; nothing for want <= 0); returns what
+ * is still wanted. The one step of both splits' "released pages taken from the buckets". */
+int64_t pt_rss_take(int64_t *from, int64_t want);
 void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_rss_split *s);
 
 /* TOP STACKS HOLDING RSS AT THE PEAK. */

@@ -16,6 +16,7 @@
 
 #include "profile/profile.h"
 #include "report/report.h"
+#include "report/rss.h"
 #include "report/rssobj.h"
 #include "target/procmaps.h"
 #include "util/fmt.h"
@@ -47,17 +48,6 @@ int64_t pt_rss_sh_bucket(const struct pt_rss_sh_split *s, int b)
 	return b >= 0 && b < PT_RSS_SH_BUCKETS ? v[b] : 0;
 }
 
-/* Moves up to *over bytes out of *bucket (never below 0). */
-static void take(int64_t *bucket, int64_t *over)
-{
-	int64_t t = *over < *bucket ? *over : *bucket;
-
-	if (t > 0) {
-		*bucket -= t;
-		*over -= t;
-	}
-}
-
 void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -72,11 +62,11 @@ void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct
 	/* A decrement no object was charged with most likely took pages no object held: those
 	 * resident before tracing first (attach mode: most of them), then the other buckets; only
 	 * the rest stays as pages still counted on their objects. */
-	take(&s->before, &s->over);
-	take(&s->no_fault, &s->over);
-	take(&s->other_task, &s->over);
-	take(&s->vma_busy, &s->over);
-	take(&s->table_full, &s->over);
+	s->over = pt_rss_take(&s->before, s->over);
+	s->over = pt_rss_take(&s->no_fault, s->over);
+	s->over = pt_rss_take(&s->other_task, s->over);
+	s->over = pt_rss_take(&s->vma_busy, s->over);
+	s->over = pt_rss_take(&s->table_full, s->over);
 	s->mismatch = total - (s->attributed + s->before + s->no_fault + s->other_task + s->vma_busy +
 			       s->table_full - s->over);
 }

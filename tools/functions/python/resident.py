@@ -13,10 +13,9 @@ The response: {"rss_anon_delta": RssAnon after - before (/proc/self/status), "py
 CPython's own count of its allocated arenas (sys._debugmallocstats, "# arenas allocated
 current"), "arena_bytes": its arena size}.
 """
-import os
 import re
-import sys
-import tempfile
+
+from selfmem import debugmallocstats, rss_anon
 
 SLOTS = 1 << 21
 STRS = [None] * SLOTS
@@ -24,27 +23,9 @@ BUFS = [None] * (1 << 17)
 USED = {"s": 0, "b": 0}
 
 
-def rss_anon():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return -1
-
-
 def mallocstats():
-    """(arenas allocated now, arena size) from CPython's own statistics (printed on stderr)."""
-    with tempfile.TemporaryFile(mode="w+") as t:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(t.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        t.seek(0)
-        text = t.read()
+    """(arenas allocated now, arena size) from CPython's own statistics."""
+    text = debugmallocstats()
     cur = re.search(r"# arenas allocated current\s*=\s*([\d,]+)", text)
     size = re.search(r"(\d[\d,]*) arenas \* (\d[\d,]*) bytes/arena", text)
     num = lambda s: int(s.replace(",", ""))
