@@ -224,9 +224,12 @@ def run_section(ctx):
             res.fail(name, r.why)
         else:
             res.eq("%s: exit status" % name, r.rc, 0)
-            res.true("%s: ends after ~1 s" % name, 0.9 <= r.elapsed < TIMEOUT,
-                     "took %.2f s after the tracing line" % r.elapsed)
             rep = load_report(res, name, r.outdir)
+            # -d counts from when the probes were in (the report's duration_ns), a little before
+            # the "tracing" line the harness times from: on a loaded machine that gap is ~0.1 s.
+            traced = (rep or {}).get("duration_ns", 0) / 1e9
+            res.true("%s: traced ~1 s" % name, 1.0 <= traced < 5.0 and r.elapsed < TIMEOUT,
+                     "traced %.2f s, ended %.2f s after the tracing line" % (traced, r.elapsed))
             if rep and sleep_live:
                 got = find_stack(rep, sleep_live["frame0"])
                 res.eq("%s: scn_sleep_live live_bytes" % name, got["live_bytes"], sleep_live["live_bytes"])
@@ -244,9 +247,12 @@ def run_section(ctx):
             res.fail(name, r.why)
         else:
             res.eq("%s: exit status" % name, r.rc, 0)
-            res.true("%s: ends after ~1 s" % name, 0.9 <= r.elapsed < TIMEOUT,
-                     "took %.2f s after the tracing line" % r.elapsed)
             rep = load_report(res, name, r.outdir)
+            # -d counts from when the probes were in (the report's duration_ns), a little before
+            # the "tracing" line the harness times from: on a loaded machine that gap is ~0.1 s.
+            traced = (rep or {}).get("duration_ns", 0) / 1e9
+            res.true("%s: traced ~1 s" % name, 1.0 <= traced < 5.0 and r.elapsed < TIMEOUT,
+                     "traced %.2f s, ended %.2f s after the tracing line" % (traced, r.elapsed))
             if rep and sleep_live:
                 got = find_stack(rep, sleep_live["frame0"])
                 res.eq("%s: scn_sleep_live live_bytes" % name, got["live_bytes"], sleep_live["live_bytes"])
