@@ -40,15 +40,15 @@ static __always_inline void inv_touch(struct pt_stack_stats *st)
 	__u64 seq = g.inv[p].peak_seq, qseq = g.inv[q].peak_seq;
 
 	if (st->inv_snap_seq[p] != seq) {
-		st->inv_peak_count[p] = st->live_count;
-		st->inv_peak_bytes[p] = st->live_bytes;
+		st->inv_peak_count[p] = pt_live_count_of(st);
+		st->inv_peak_bytes[p] = pt_live_bytes_of(st);
 		st->inv_snap_seq[p] = seq;
 	}
 	/* The previous invocation has ended but user space may not have read it yet: a stack that
 	 * changes now must first keep what it held at that invocation's peak too. */
 	if (st->inv_snap_seq[q] != qseq && g.inv[q].state == PT_INV_ENDED) {
-		st->inv_peak_count[q] = st->live_count;
-		st->inv_peak_bytes[q] = st->live_bytes;
+		st->inv_peak_count[q] = pt_live_count_of(st);
+		st->inv_peak_bytes[q] = pt_live_bytes_of(st);
 		st->inv_snap_seq[q] = qseq;
 	}
 }
@@ -127,16 +127,13 @@ static __always_inline void stack_account(__u32 stack, __s64 bytes, bool alloc)
 	stack_weight(bytes, &wb, &wc);
 	pt_peak_touch(st, g.peak_seq);
 	inv_touch(st);
+	/* Live is alloc - free - unheld (peak.h), not a counter of its own. */
 	if (alloc) {
 		__sync_fetch_and_add(&st->alloc_count, wc);
 		__sync_fetch_and_add(&st->alloc_bytes, wb);
-		__sync_fetch_and_add(&st->live_count, wc);
-		__sync_fetch_and_add(&st->live_bytes, wb);
 	} else {
 		__sync_fetch_and_add(&st->free_count, wc);
 		__sync_fetch_and_add(&st->free_bytes, wb);
-		__sync_fetch_and_add(&st->live_count, -wc);
-		__sync_fetch_and_add(&st->live_bytes, -wb);
 	}
 }
 
@@ -253,6 +250,8 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 				stack_weight(size, &wb, &wc);
 				__sync_fetch_and_add(&st->alloc_count, wc);
 				__sync_fetch_and_add(&st->alloc_bytes, wb);
+				__sync_fetch_and_add(&st->unheld_count, wc);
+				__sync_fetch_and_add(&st->unheld_bytes, wb);
 			}
 			if (sample_bytes && stack != PT_STACK_UNSAMPLED) {
 				__sync_fetch_and_add(&g.sampled_count, 1);

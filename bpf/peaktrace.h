@@ -140,9 +140,11 @@ _Static_assert(sizeof(struct pt_py_stack) == 8 * PT_MAX_PY_FRAMES, "pt_py_stack 
 _Static_assert(sizeof(struct pt_py_offsets) == 80, "pt_py_offsets layout");
 
 /* Counters per stack. Array map indexed by stack index; updated with atomics.
+ * What a stack holds live is not kept: it is alloc - free - unheld (pt_live_bytes_of in
+ * peak.h), two atomics fewer on every allocation and every free.
  * peak_* is what the stack held at the last live-heap peak, valid when snap_seq equals the
- * global peak_seq; otherwise the stack has not changed since that peak and live_* is it
- * (the lazy snapshot, see peak.h). */
+ * global peak_seq; otherwise the stack has not changed since that peak and its live figure is
+ * it (the lazy snapshot, see peak.h). */
 struct pt_stack_stats {
 	/* With --sample-bytes the counters of sampled stacks are weighted estimates (sample.h):
 	 * bytes in bytes, counts (*_count) in units of 2^-PT_SAMPLE_COUNT_SHIFT allocation. */
@@ -150,8 +152,10 @@ struct pt_stack_stats {
 	__u64 alloc_bytes;
 	__u64 free_count;
 	__u64 free_bytes;
-	__s64 live_count;
-	__s64 live_bytes;
+	/* Allocated but never live: the live table had no room (PT_ERR_LIVE_FULL), so no free
+	 * can ever subtract them. Rare; kept so live = alloc - free - unheld stays exact. */
+	__s64 unheld_count;
+	__s64 unheld_bytes;
 	__s64 peak_count;
 	__s64 peak_bytes;
 	__u64 snap_seq;
