@@ -195,9 +195,8 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 {
 	__u32 b = bucket_of(ptr);
 	struct pt_live_bucket *bk = bpf_map_lookup_elem(&live, &b);
-	/* ~80 ns per allocation here; the coarse clock would do for an age but uprobe programs
-	 * may not call bpf_ktime_get_coarse_ns. */
-	__u64 now = bpf_ktime_get_ns(), chunk = size;
+	/* Which invocation made the block: its epoch (pt_global.epoch), not a clock read. */
+	__u64 now = g.epoch, chunk = size;
 	bool stored = false;
 
 	/* A pymalloc block has no chunk header to read (its size says whether it is one). */

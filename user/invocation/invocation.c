@@ -160,6 +160,8 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 	rec->outcome = inv->outcome;
 	rec->start_ns = inv->start_ns;
 	rec->end_ns = inv->end_ns;
+	rec->start_epoch = inv->start_epoch;
+	rec->end_epoch = inv->end_epoch;
 	rec->rss_start = inv->rss_start;
 	rec->rss_peak = inv->rss_peak;
 	rec->rss_end = inv->rss_end;
