@@ -169,8 +169,8 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u3
 	return false;
 }
 
-/* Returns whether ptr was live (and now is not). */
-static __always_inline bool do_free(__u64 ptr, bool quiet)
+/* Returns whether ptr was live (and now is not). cur: the thread running this program. */
+static __always_inline bool do_free(__u64 ptr, bool quiet, __u32 cur)
 {
 	__u64 packed, size;
 	__u32 stack, tid;
@@ -182,7 +182,7 @@ static __always_inline bool do_free(__u64 ptr, bool quiet)
 	}
 	size = pt_size_req(packed);
 	if (glibc_arenas)
-		arena_account(tid, size, pt_size_chunk(packed), false);
+		arena_account(tid, size, pt_size_chunk(packed), false, cur);
 	stack_account(stack, size, false);
 	__sync_fetch_and_add(&g.free_count, 1);
 	__sync_fetch_and_add(&g.free_bytes, size);
@@ -193,6 +193,7 @@ static __always_inline bool do_free(__u64 ptr, bool quiet)
 static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32 stack,
 				     __u32 tid)
 {
+	__u32 cur = tid;
 	__u32 b = bucket_of(ptr);
 	struct pt_live_bucket *bk = bpf_map_lookup_elem(&live, &b);
 	/* Which invocation made the block: its epoch (pt_global.epoch), not a clock read. */
@@ -213,7 +214,7 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 		for (i = 0; i < PT_BUCKET_SLOTS; i++) {
 			if (bk->s[i].ptr == ptr) {
 				count_err(PT_ERR_STALE_LIVE);
-				do_free(ptr, true);
+				do_free(ptr, true, cur);
 				break;
 			}
 		}
@@ -264,7 +265,7 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 	size = pt_size_req(size);
 	stack_account(stack, size, true);
 	if (glibc_arenas)
-		arena_account(tid, size, chunk, true);
+		arena_account(tid, size, chunk, true, cur);
 	if (sample_bytes && stack != PT_STACK_UNSAMPLED) {
 		__sync_fetch_and_add(&g.sampled_count, 1);
 		__sync_fetch_and_add(&g.sampled_bytes, size);
@@ -359,11 +360,11 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 			/* glibc's realloc(p, 0) frees p through free() (already seen by the free
 			 * probe) and returns NULL; other failures leave p live. */
 			if (ts->size == 0 && old)
-				do_free(old, true);
+				do_free(old, true, tid);
 			return 0;
 		}
 		if (old)
-			do_free(old, false);
+			do_free(old, false, tid);
 		do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
 	case PT_FN_POSIX_MEMALIGN:
@@ -423,16 +424,21 @@ static __always_inline int alloc_enter_by_cookie(struct pt_regs *ctx)
  */
 static __always_inline int free_probe(struct pt_regs *ctx)
 {
-	__u64 ptr = PT_REGS_PARM1(ctx);
+	__u64 ptr = PT_REGS_PARM1(ctx), id;
+	__u32 cur;
 
-	if (!ptr || !is_target())
+	if (!ptr)
 		return 0;
+	id = bpf_get_current_pid_tgid();
+	if ((id >> 32) != targ_tgid)
+		return 0;
+	cur = (__u32)id;
 	if (free_checks_thread) {
 		struct thread_state *ts = thread_get(true);
 
 		if (!ts) {
 			count_err(PT_ERR_THREAD_STATE);
-			do_free(ptr, false);
+			do_free(ptr, false, cur);
 			return 0;
 		}
 		__u32 fn = ts->fn & ~PT_FN_PYOBJ;
@@ -440,11 +446,11 @@ static __always_inline int free_probe(struct pt_regs *ctx)
 		if (ts->depth && (fn == PT_FN_REALLOC || fn == PT_FN_REALLOCARRAY) && ts->arg == ptr)
 			return 0;
 		/* Quiet when this thread's previous free probe took the same pointer. */
-		if (do_free(ptr, ts->last_free == ptr))
+		if (do_free(ptr, ts->last_free == ptr, cur))
 			ts->last_free = ptr;
 		return 0;
 	}
-	do_free(ptr, false);
+	do_free(ptr, false, cur);
 	return 0;
 }
 

@@ -247,15 +247,26 @@ struct pt_arena_stats {
 _Static_assert(sizeof(struct pt_arena_stats) == 128, "pt_arena_stats layout");
 
 
+/* A thread's blocks in one arena kind. Only the thread itself allocates into its row and, in
+ * the common case, frees what it allocated: those counts are plain adds. Frees by other threads
+ * (and everything in the shared "other threads" row) go to the xfree_* fields with atomics. User
+ * space folds xfree_* into free_* and live_chunk_bytes (user/arenas/arenas.c read_thread_rows),
+ * then fills live_* (alloc - free): the kernel never keeps live_*. */
 struct pt_thread_arena {
 	__u64 alloc_count;
 	__u64 alloc_bytes;
-	__u64 free_count;        /* frees of blocks this thread allocated (by any thread) */
+	__u64 free_count;        /* frees of blocks this thread allocated (kernel: by itself) */
 	__u64 free_bytes;
-	__s64 live_count;        /* (user space: alloc - free, not kept in the kernel) */
-	__s64 live_bytes;        /* (user space: alloc - free) */
-	__s64 live_chunk_bytes;
-	__u64 pad;
+	union {
+		__s64 live_count;        /* user space: alloc - free */
+		__u64 xfree_count;       /* kernel: frees of these blocks by other threads */
+	};
+	union {
+		__s64 live_bytes;        /* user space: alloc - free */
+		__u64 xfree_bytes;
+	};
+	__s64 live_chunk_bytes;  /* kernel: less only the chunks freed by the thread itself */
+	__u64 xfree_chunk_bytes; /* chunk bytes freed by other threads (user space: 0 once folded) */
 };
 _Static_assert(sizeof(struct pt_thread_arena) == 64, "pt_thread_arena layout");
 

@@ -384,6 +384,13 @@ static int read_thread_rows(struct pt_arenas *a, int thread_slots_fd, const stru
 			memset(t, 0, sizeof(*t));
 			t->tid = (int32_t)row.tid;
 			t->st = row.c[sub];
+			/* Frees by other threads are kept apart in the kernel (plain adds for the
+			 * thread's own, bpf/peaktrace.h): fold them in before live_* (a union with
+			 * xfree_*) is filled. */
+			t->st.free_count += t->st.xfree_count;
+			t->st.free_bytes += t->st.xfree_bytes;
+			t->st.live_chunk_bytes -= (int64_t)t->st.xfree_chunk_bytes;
+			t->st.xfree_chunk_bytes = 0;
 			t->st.live_count = (int64_t)(t->st.alloc_count - t->st.free_count);
 			t->st.live_bytes = (int64_t)(t->st.alloc_bytes - t->st.free_bytes);
 			t->arena = sub == PT_TS_MAIN ? PT_ARENA_MAIN :
