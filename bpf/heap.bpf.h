@@ -184,8 +184,7 @@ static __always_inline bool do_free(__u64 ptr, bool quiet, __u32 cur)
 	if (glibc_arenas)
 		arena_account(tid, size, pt_size_chunk(packed), false, cur);
 	stack_account(stack, size, false);
-	__sync_fetch_and_add(&g.free_count, 1);
-	__sync_fetch_and_add(&g.free_bytes, size);
+	/* No free counters: frees are alloc - live - unheld (bpf/inv.h). */
 	global_add(-(__s64)size, -1);
 	return true;
 }
@@ -259,6 +258,8 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 			}
 			__sync_fetch_and_add(&g.alloc_count, 1);
 			__sync_fetch_and_add(&g.alloc_bytes, size);
+			__sync_fetch_and_add(&g.unheld_count, 1);
+			__sync_fetch_and_add(&g.unheld_bytes, size);
 			return;
 		}
 	}

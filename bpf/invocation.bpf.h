@@ -138,8 +138,8 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	inv->heap_peak_count = g.live_count;
 	inv->alloc_count0 = g.alloc_count;
 	inv->alloc_bytes0 = g.alloc_bytes;
-	inv->free_count0 = g.free_count;
-	inv->free_bytes0 = g.free_bytes;
+	inv->free_count0 = pt_free_count(&g);
+	inv->free_bytes0 = pt_free_bytes(&g);
 	inv->peak_seq = __sync_fetch_and_add(&g.inv_peak_counter, 1) + 1;
 	rss_inv_new_peak(seq);   /* rss.bpf.h: the RSS attribution's own snapshot sequence */
 	inv->boundary_fd = fd;

@@ -376,8 +376,11 @@ struct pt_global {
 	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
 	__u64 alloc_count;
 	__u64 alloc_bytes;
-	__u64 free_count;
-	__u64 free_bytes;
+	/* Frees are not counted: they are alloc - live - unheld (bpf/inv.h pt_free_count), two
+	 * atomics fewer on every free. unheld: allocated blocks the live table could not hold
+	 * (PT_ERR_LIVE_FULL), never live, never freed from us. */
+	__u64 unheld_count;
+	__u64 unheld_bytes;
 	/* RSS from kmem:rss_stat, in bytes */
 	__u64 mm_id;
 	__s64 rss[PT_RSS_COUNT];
