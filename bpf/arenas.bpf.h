@@ -153,8 +153,9 @@ unknown:
 	return pt_tid_pack(pt_owner(ts->tslot, PT_TS_UNKNOWN), PT_CHUNK_UNKNOWN, PT_ARENA_MAIN);
 }
 
-/* Count a glibc block in (alloc) or out of its arena, its chunk kind and its thread's row. */
-static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, bool alloc)
+/* Count a glibc block in (alloc) or out of its arena, its chunk kind and its thread's row; cur is
+ * the thread running this program. */
+static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, bool alloc, __u32 cur)
 {
 	__u32 kind = pt_tid_kind(tidw) & 3, idx = pt_tid_arena(tidw);
 	__s64 c = alloc ? 1 : -1, b = alloc ? (__s64)size : -(__s64)size;
@@ -175,12 +176,19 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 		if (a) {
 			__s64 now;
 
-			if (alloc) {
-				__sync_fetch_and_add(&a->alloc_count, 1);
-				__sync_fetch_and_add(&a->alloc_bytes, size);
-			} else {
-				__sync_fetch_and_add(&a->free_count, 1);
-				__sync_fetch_and_add(&a->free_bytes, size);
+			/* The main arena's counts are the sum of every thread row's PT_TS_MAIN
+			 * sub-row (a main-arena block always lands there, in the shared row too),
+			 * summed in user space (arenas.c main_from_threads): two atomics fewer a
+			 * block. A thread arena's rows can mix arenas (a third arena, the shared
+			 * row), so its own counts stay here. */
+			if (idx != PT_ARENA_MAIN) {
+				if (alloc) {
+					__sync_fetch_and_add(&a->alloc_count, 1);
+					__sync_fetch_and_add(&a->alloc_bytes, size);
+				} else {
+					__sync_fetch_and_add(&a->free_count, 1);
+					__sync_fetch_and_add(&a->free_bytes, size);
+				}
 			}
 			now = __sync_fetch_and_add(&a->live_chunk_bytes, cb) + cb;
 			if (alloc)
@@ -200,20 +208,28 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 	if (!row || sub >= PT_TS_N)
 		return;
 	t = &row->c[sub];
-	if (alloc && slot != PT_TSLOT_OTHER) {
-		/* An allocation is counted in the allocating thread's own row, and only that
-		 * thread adds to its allocations (frees, from any thread, go to other fields; a
-		 * thread's programs never overlap): plain adds, two atomics fewer a block. */
-		t->alloc_count += 1;
-		t->alloc_bytes += size;
+	if (slot != PT_TSLOT_OTHER && (alloc || row->tid == cur)) {
+		/* The row's own thread: only it allocates into its row and only it writes these
+		 * fields (other threads' frees go to xfree_*; a thread's programs never overlap),
+		 * so plain adds, three atomics fewer a block. A thread id reused after the row's
+		 * thread died is a new writer of a row its dead owner no longer writes. */
+		if (alloc) {
+			t->alloc_count += 1;
+			t->alloc_bytes += size;
+		} else {
+			t->free_count += 1;
+			t->free_bytes += size;
+		}
+		t->live_chunk_bytes += cb;
 	} else if (alloc) {
 		__sync_fetch_and_add(&t->alloc_count, 1);
 		__sync_fetch_and_add(&t->alloc_bytes, size);
+		__sync_fetch_and_add(&t->live_chunk_bytes, cb);
 	} else {
-		__sync_fetch_and_add(&t->free_count, 1);
-		__sync_fetch_and_add(&t->free_bytes, size);
+		__sync_fetch_and_add(&t->xfree_count, 1);
+		__sync_fetch_and_add(&t->xfree_bytes, size);
+		__sync_fetch_and_add(&t->xfree_chunk_bytes, chunk);
 	}
-	__sync_fetch_and_add(&t->live_chunk_bytes, cb);
 }
 
 #endif /* PEAKTRACE_ARENAS_BPF_H */

@@ -40,15 +40,15 @@ static __always_inline void inv_touch(struct pt_stack_stats *st)
 	__u64 seq = g.inv[p].peak_seq, qseq = g.inv[q].peak_seq;
 
 	if (st->inv_snap_seq[p] != seq) {
-		st->inv_peak_count[p] = st->live_count;
-		st->inv_peak_bytes[p] = st->live_bytes;
+		st->inv_peak_count[p] = pt_live_count_of(st);
+		st->inv_peak_bytes[p] = pt_live_bytes_of(st);
 		st->inv_snap_seq[p] = seq;
 	}
 	/* The previous invocation has ended but user space may not have read it yet: a stack that
 	 * changes now must first keep what it held at that invocation's peak too. */
 	if (st->inv_snap_seq[q] != qseq && g.inv[q].state == PT_INV_ENDED) {
-		st->inv_peak_count[q] = st->live_count;
-		st->inv_peak_bytes[q] = st->live_bytes;
+		st->inv_peak_count[q] = pt_live_count_of(st);
+		st->inv_peak_bytes[q] = pt_live_bytes_of(st);
 		st->inv_snap_seq[q] = qseq;
 	}
 }
@@ -127,16 +127,13 @@ static __always_inline void stack_account(__u32 stack, __s64 bytes, bool alloc)
 	stack_weight(bytes, &wb, &wc);
 	pt_peak_touch(st, g.peak_seq);
 	inv_touch(st);
+	/* Live is alloc - free - unheld (peak.h), not a counter of its own. */
 	if (alloc) {
 		__sync_fetch_and_add(&st->alloc_count, wc);
 		__sync_fetch_and_add(&st->alloc_bytes, wb);
-		__sync_fetch_and_add(&st->live_count, wc);
-		__sync_fetch_and_add(&st->live_bytes, wb);
 	} else {
 		__sync_fetch_and_add(&st->free_count, wc);
 		__sync_fetch_and_add(&st->free_bytes, wb);
-		__sync_fetch_and_add(&st->live_count, -wc);
-		__sync_fetch_and_add(&st->live_bytes, -wb);
 	}
 }
 
@@ -172,8 +169,8 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u3
 	return false;
 }
 
-/* Returns whether ptr was live (and now is not). */
-static __always_inline bool do_free(__u64 ptr, bool quiet)
+/* Returns whether ptr was live (and now is not). cur: the thread running this program. */
+static __always_inline bool do_free(__u64 ptr, bool quiet, __u32 cur)
 {
 	__u64 packed, size;
 	__u32 stack, tid;
@@ -185,10 +182,9 @@ static __always_inline bool do_free(__u64 ptr, bool quiet)
 	}
 	size = pt_size_req(packed);
 	if (glibc_arenas)
-		arena_account(tid, size, pt_size_chunk(packed), false);
+		arena_account(tid, size, pt_size_chunk(packed), false, cur);
 	stack_account(stack, size, false);
-	__sync_fetch_and_add(&g.free_count, 1);
-	__sync_fetch_and_add(&g.free_bytes, size);
+	/* No free counters: frees are alloc - live - unheld (bpf/inv.h). */
 	global_add(-(__s64)size, -1);
 	return true;
 }
@@ -196,11 +192,11 @@ static __always_inline bool do_free(__u64 ptr, bool quiet)
 static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32 stack,
 				     __u32 tid)
 {
+	__u32 cur = tid;
 	__u32 b = bucket_of(ptr);
 	struct pt_live_bucket *bk = bpf_map_lookup_elem(&live, &b);
-	/* ~80 ns per allocation here; the coarse clock would do for an age but uprobe programs
-	 * may not call bpf_ktime_get_coarse_ns. */
-	__u64 now = bpf_ktime_get_ns(), chunk = size;
+	/* Which invocation made the block: its epoch (pt_global.epoch), not a clock read. */
+	__u64 now = g.epoch, chunk = size;
 	bool stored = false;
 
 	/* A pymalloc block has no chunk header to read (its size says whether it is one). */
@@ -217,7 +213,7 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 		for (i = 0; i < PT_BUCKET_SLOTS; i++) {
 			if (bk->s[i].ptr == ptr) {
 				count_err(PT_ERR_STALE_LIVE);
-				do_free(ptr, true);
+				do_free(ptr, true, cur);
 				break;
 			}
 		}
@@ -253,6 +249,8 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 				stack_weight(size, &wb, &wc);
 				__sync_fetch_and_add(&st->alloc_count, wc);
 				__sync_fetch_and_add(&st->alloc_bytes, wb);
+				__sync_fetch_and_add(&st->unheld_count, wc);
+				__sync_fetch_and_add(&st->unheld_bytes, wb);
 			}
 			if (sample_bytes && stack != PT_STACK_UNSAMPLED) {
 				__sync_fetch_and_add(&g.sampled_count, 1);
@@ -260,13 +258,15 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 			}
 			__sync_fetch_and_add(&g.alloc_count, 1);
 			__sync_fetch_and_add(&g.alloc_bytes, size);
+			__sync_fetch_and_add(&g.unheld_count, 1);
+			__sync_fetch_and_add(&g.unheld_bytes, size);
 			return;
 		}
 	}
 	size = pt_size_req(size);
 	stack_account(stack, size, true);
 	if (glibc_arenas)
-		arena_account(tid, size, chunk, true);
+		arena_account(tid, size, chunk, true, cur);
 	if (sample_bytes && stack != PT_STACK_UNSAMPLED) {
 		__sync_fetch_and_add(&g.sampled_count, 1);
 		__sync_fetch_and_add(&g.sampled_bytes, size);
@@ -361,11 +361,11 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 			/* glibc's realloc(p, 0) frees p through free() (already seen by the free
 			 * probe) and returns NULL; other failures leave p live. */
 			if (ts->size == 0 && old)
-				do_free(old, true);
+				do_free(old, true, tid);
 			return 0;
 		}
 		if (old)
-			do_free(old, false);
+			do_free(old, false, tid);
 		do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
 	case PT_FN_POSIX_MEMALIGN:
@@ -425,16 +425,21 @@ static __always_inline int alloc_enter_by_cookie(struct pt_regs *ctx)
  */
 static __always_inline int free_probe(struct pt_regs *ctx)
 {
-	__u64 ptr = PT_REGS_PARM1(ctx);
+	__u64 ptr = PT_REGS_PARM1(ctx), id;
+	__u32 cur;
 
-	if (!ptr || !is_target())
+	if (!ptr)
 		return 0;
+	id = bpf_get_current_pid_tgid();
+	if ((id >> 32) != targ_tgid)
+		return 0;
+	cur = (__u32)id;
 	if (free_checks_thread) {
 		struct thread_state *ts = thread_get(true);
 
 		if (!ts) {
 			count_err(PT_ERR_THREAD_STATE);
-			do_free(ptr, false);
+			do_free(ptr, false, cur);
 			return 0;
 		}
 		__u32 fn = ts->fn & ~PT_FN_PYOBJ;
@@ -442,11 +447,11 @@ static __always_inline int free_probe(struct pt_regs *ctx)
 		if (ts->depth && (fn == PT_FN_REALLOC || fn == PT_FN_REALLOCARRAY) && ts->arg == ptr)
 			return 0;
 		/* Quiet when this thread's previous free probe took the same pointer. */
-		if (do_free(ptr, ts->last_free == ptr))
+		if (do_free(ptr, ts->last_free == ptr, cur))
 			ts->last_free = ptr;
 		return 0;
 	}
-	do_free(ptr, false);
+	do_free(ptr, false, cur);
 	return 0;
 }
 

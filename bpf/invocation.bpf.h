@@ -87,6 +87,7 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 	if (inv->state != PT_INV_RUNNING)
 		return;
 	pt_inv_close(inv, &g, bpf_ktime_get_ns(), outcome);
+	inv->end_epoch = __sync_add_and_fetch(&g.epoch, 1);
 	{
 		/* Pages, as VmHWM counts them; the kernel raises hiwater_rss lazily (when RSS
 		 * falls), so user space takes the larger of it and the RSS at the end. */
@@ -122,6 +123,7 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	/* Field by field: the record is too large for an inlined memset; id and traj[] are
 	 * only read up to id_len and traj_n. */
 	inv->end_ns = 0;
+	inv->end_epoch = 0;
 	inv->hwm_end = 0;
 	inv->rss_end = inv->heap_end = 0;
 	inv->alloc_count = inv->alloc_bytes = inv->free_count = inv->free_bytes = 0;
@@ -130,13 +132,14 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	inv->traj_n = 0;
 	inv->seq = seq;
 	inv->start_ns = bpf_ktime_get_ns();
+	inv->start_epoch = __sync_add_and_fetch(&g.epoch, 1);
 	inv->rss_start = inv->rss_peak = rss;
 	inv->heap_start = inv->heap_peak = g.live_bytes;
 	inv->heap_peak_count = g.live_count;
 	inv->alloc_count0 = g.alloc_count;
 	inv->alloc_bytes0 = g.alloc_bytes;
-	inv->free_count0 = g.free_count;
-	inv->free_bytes0 = g.free_bytes;
+	inv->free_count0 = pt_free_count(&g);
+	inv->free_bytes0 = pt_free_bytes(&g);
 	inv->peak_seq = __sync_fetch_and_add(&g.inv_peak_counter, 1) + 1;
 	rss_inv_new_peak(seq);   /* rss.bpf.h: the RSS attribution's own snapshot sequence */
 	inv->boundary_fd = fd;

@@ -19,11 +19,22 @@
 
 #include "peaktrace.h"
 
+/* What a stack holds live now: derived, never kept (struct pt_stack_stats). */
+static inline __s64 pt_live_bytes_of(const struct pt_stack_stats *st)
+{
+	return (__s64)(st->alloc_bytes - st->free_bytes) - st->unheld_bytes;
+}
+
+static inline __s64 pt_live_count_of(const struct pt_stack_stats *st)
+{
+	return (__s64)(st->alloc_count - st->free_count) - st->unheld_count;
+}
+
 static inline void pt_peak_touch(struct pt_stack_stats *st, __u64 peak_seq)
 {
 	if (st->snap_seq != peak_seq) {
-		st->peak_count = st->live_count;
-		st->peak_bytes = st->live_bytes;
+		st->peak_count = pt_live_count_of(st);
+		st->peak_bytes = pt_live_bytes_of(st);
 		st->snap_seq = peak_seq;
 	}
 }
@@ -31,12 +42,12 @@ static inline void pt_peak_touch(struct pt_stack_stats *st, __u64 peak_seq)
 /* What a stack held at the last peak. */
 static inline __s64 pt_peak_bytes_of(const struct pt_stack_stats *st, __u64 peak_seq)
 {
-	return st->snap_seq == peak_seq ? st->peak_bytes : st->live_bytes;
+	return st->snap_seq == peak_seq ? st->peak_bytes : pt_live_bytes_of(st);
 }
 
 static inline __s64 pt_peak_count_of(const struct pt_stack_stats *st, __u64 peak_seq)
 {
-	return st->snap_seq == peak_seq ? st->peak_count : st->live_count;
+	return st->snap_seq == peak_seq ? st->peak_count : pt_live_count_of(st);
 }
 
 /* After the live total changed to new_total: returns 1 when a new peak was set. Single-writer

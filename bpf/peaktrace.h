@@ -140,9 +140,11 @@ _Static_assert(sizeof(struct pt_py_stack) == 8 * PT_MAX_PY_FRAMES, "pt_py_stack 
 _Static_assert(sizeof(struct pt_py_offsets) == 80, "pt_py_offsets layout");
 
 /* Counters per stack. Array map indexed by stack index; updated with atomics.
+ * What a stack holds live is not kept: it is alloc - free - unheld (pt_live_bytes_of in
+ * peak.h), two atomics fewer on every allocation and every free.
  * peak_* is what the stack held at the last live-heap peak, valid when snap_seq equals the
- * global peak_seq; otherwise the stack has not changed since that peak and live_* is it
- * (the lazy snapshot, see peak.h). */
+ * global peak_seq; otherwise the stack has not changed since that peak and its live figure is
+ * it (the lazy snapshot, see peak.h). */
 struct pt_stack_stats {
 	/* With --sample-bytes the counters of sampled stacks are weighted estimates (sample.h):
 	 * bytes in bytes, counts (*_count) in units of 2^-PT_SAMPLE_COUNT_SHIFT allocation. */
@@ -150,8 +152,10 @@ struct pt_stack_stats {
 	__u64 alloc_bytes;
 	__u64 free_count;
 	__u64 free_bytes;
-	__s64 live_count;
-	__s64 live_bytes;
+	/* Allocated but never live: the live table had no room (PT_ERR_LIVE_FULL), so no free
+	 * can ever subtract them. Rare; kept so live = alloc - free - unheld stays exact. */
+	__s64 unheld_count;
+	__s64 unheld_bytes;
 	__s64 peak_count;
 	__s64 peak_bytes;
 	__u64 snap_seq;
@@ -187,7 +191,7 @@ struct pt_live_slot {
 	__u64 size;
 	__u32 stack;
 	__u32 tid;  /* allocating thread; chunk kind in the top 2 bits (chunk.h) */
-	__u64 ts;   /* bpf_ktime_get_ns() at allocation */
+	__u64 ts;   /* pt_global.epoch at allocation (which invocation made it) */
 };
 _Static_assert(sizeof(struct pt_live_slot) == 32, "pt_live_slot layout");
 
@@ -200,7 +204,7 @@ struct pt_live_info {
 	__u64 size;
 	__u32 stack;
 	__u32 tid;
-	__u64 ts;   /* bpf_ktime_get_ns() at allocation */
+	__u64 ts;   /* pt_global.epoch at allocation */
 };
 _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
 
@@ -243,15 +247,26 @@ struct pt_arena_stats {
 _Static_assert(sizeof(struct pt_arena_stats) == 128, "pt_arena_stats layout");
 
 
+/* A thread's blocks in one arena kind. Only the thread itself allocates into its row and, in
+ * the common case, frees what it allocated: those counts are plain adds. Frees by other threads
+ * (and everything in the shared "other threads" row) go to the xfree_* fields with atomics. User
+ * space folds xfree_* into free_* and live_chunk_bytes (user/arenas/arenas.c read_thread_rows),
+ * then fills live_* (alloc - free): the kernel never keeps live_*. */
 struct pt_thread_arena {
 	__u64 alloc_count;
 	__u64 alloc_bytes;
-	__u64 free_count;        /* frees of blocks this thread allocated (by any thread) */
+	__u64 free_count;        /* frees of blocks this thread allocated (kernel: by itself) */
 	__u64 free_bytes;
-	__s64 live_count;        /* (user space: alloc - free, not kept in the kernel) */
-	__s64 live_bytes;        /* (user space: alloc - free) */
-	__s64 live_chunk_bytes;
-	__u64 pad;
+	union {
+		__s64 live_count;        /* user space: alloc - free */
+		__u64 xfree_count;       /* kernel: frees of these blocks by other threads */
+	};
+	union {
+		__s64 live_bytes;        /* user space: alloc - free */
+		__u64 xfree_bytes;
+	};
+	__s64 live_chunk_bytes;  /* kernel: less only the chunks freed by the thread itself */
+	__u64 xfree_chunk_bytes; /* chunk bytes freed by other threads (user space: 0 once folded) */
 };
 _Static_assert(sizeof(struct pt_thread_arena) == 64, "pt_thread_arena layout");
 
@@ -302,6 +317,10 @@ struct pt_inv {
 	__u64 seq;
 	__u64 start_ns;
 	__u64 end_ns;
+	/* pt_global.epoch taken at its start and at its end (0: not ended): a block whose epoch
+	 * (pt_live_slot.ts) is in [start_epoch, end_epoch) was allocated inside it. */
+	__u64 start_epoch;
+	__u64 end_epoch;
 	__s64 rss_start;
 	__s64 rss_peak;        /* true peak RSS within the invocation (kmem:rss_stat) */
 	__s64 rss_end;
@@ -332,7 +351,7 @@ struct pt_inv {
 	 * /proc/PID/status read later may already be reset (clear_refs) or gone. 0 if unknown. */
 	__u64 hwm_end;
 };
-_Static_assert(sizeof(struct pt_inv) == 19 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8,
+_Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8,
 	       "pt_inv layout");
 
 /*
@@ -357,8 +376,11 @@ struct pt_global {
 	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
 	__u64 alloc_count;
 	__u64 alloc_bytes;
-	__u64 free_count;
-	__u64 free_bytes;
+	/* Frees are not counted: they are alloc - live - unheld (bpf/inv.h pt_free_count), two
+	 * atomics fewer on every free. unheld: allocated blocks the live table could not hold
+	 * (PT_ERR_LIVE_FULL), never live, never freed from us. */
+	__u64 unheld_count;
+	__u64 unheld_bytes;
 	/* RSS from kmem:rss_stat, in bytes */
 	__u64 mm_id;
 	__s64 rss[PT_RSS_COUNT];
@@ -396,6 +418,11 @@ struct pt_global {
 	 * sampling interval still shows in the sample after it. */
 	__s64 tl_rss_max;
 	__s64 tl_heap_max;
+	/* Bumped at every invocation start and end (user space seeds 1, and bumps it once more
+	 * when it closes the invocation still running): an allocation keeps the value it saw
+	 * (pt_live_slot.ts), which places it in its invocation exactly, for one plain load instead
+	 * of a clock read (bpf_ktime_get_ns, ~30 ns) on every allocation. */
+	__u64 epoch;
 };
 
 /*

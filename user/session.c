@@ -1223,6 +1223,7 @@ static void seed_globals(struct pt_session *s)
 	/* The init phase (seq 0) runs from now until the runtime first asks for work. */
 	g->inv[0].state = PT_INV_RUNNING;
 	g->inv[0].start_ns = now_ns();
+	g->inv[0].start_epoch = g->epoch = 1;   /* epoch 0 would read as "untimed" */
 	g->inv[0].peak_seq = 1;
 	g->inv_peak_counter = 1;
 	s->skel->bss->rss_g.inv_peak_seq[0] = s->skel->bss->rss_g.inv_counter = 1;   /* rss.bpf.h */
@@ -1456,6 +1457,8 @@ static void close_running_invocation(struct pt_session *s)
 	if (cur.state == PT_INV_RUNNING) {
 		/* Closed by the rule the BPF side uses at a boundary (bpf/inv.h). */
 		pt_inv_close(&cur, gg, now_ns(), PT_OUT_UNFINISHED);
+		/* Blocks allocated from here on are after it, as the BPF side's end would say. */
+		cur.end_epoch = __atomic_add_fetch(&s->skel->bss->g.epoch, 1, __ATOMIC_SEQ_CST);
 		pt_inv_capture(&rec, &cur, bpf_map__fd(s->skel->maps.stats),
 			       n < o->max_stacks ? n : o->max_stacks, o->per_invocation,
 			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);

@@ -24,8 +24,7 @@ static void test_inv_close(void)
 	inv.free_bytes0 = 400;
 	g.alloc_count = 15;
 	g.alloc_bytes = 1500;
-	g.free_count = 9;
-	g.free_bytes = 1100;
+	g.live_count = 6;       /* frees are derived: 15 - 6 = 9 blocks, 1500 - 400 = 1100 bytes */
 	g.live_bytes = 400;
 	inv.state = PT_INV_RUNNING;
 	pt_inv_close(&inv, &g, 123456789, PT_OUT_UNFINISHED);

@@ -14,8 +14,8 @@ static void rec(struct pt_inv_list *l, uint64_t seq, uint64_t start, uint64_t en
 
 	memset(&r, 0, sizeof(r));
 	r.seq = seq;
-	r.start_ns = start;
-	r.end_ns = end;
+	r.start_ns = r.start_epoch = start;
+	r.end_ns = r.end_epoch = end;
 	r.outcome = outcome;
 	pt_inv_append(l, &r);
 }

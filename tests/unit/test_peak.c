@@ -17,8 +17,13 @@ struct ev { int stack; int64_t bytes; };   /* bytes > 0 alloc, < 0 free */
 static void apply(struct pt_global *g, struct pt_stack_stats *st, int s, int64_t b)
 {
 	pt_peak_touch(&st[s], g->peak_seq);
-	st[s].live_bytes += b;
-	st[s].live_count += b > 0 ? 1 : -1;
+	if (b > 0) {
+		st[s].alloc_bytes += b;
+		st[s].alloc_count++;
+	} else {
+		st[s].free_bytes += -b;
+		st[s].free_count++;
+	}
 	g->live_bytes += b;
 	g->live_count += b > 0 ? 1 : -1;
 	if (b > 0)
@@ -100,8 +105,8 @@ static int run_weighted(unsigned seed, int nevents, uint64_t mean)
 			pt_sample_weights(mean, b.size, &wb, &wc);
 			if (b.sampled) {
 				pt_peak_touch(&st[s], g.peak_seq);
-				st[s].live_bytes -= wb;
-				st[s].live_count -= wc;
+				st[s].free_bytes += wb;
+				st[s].free_count += wc;
 				live[s] -= wb;
 			}
 			g.live_bytes -= b.size;
@@ -118,8 +123,8 @@ static int run_weighted(unsigned seed, int nevents, uint64_t mean)
 			pt_sample_weights(mean, b.size, &wb, &wc);
 			if (b.sampled) {
 				pt_peak_touch(&st[s], g.peak_seq);
-				st[s].live_bytes += wb;
-				st[s].live_count += wc;
+				st[s].alloc_bytes += wb;
+				st[s].alloc_count += wc;
 				live[s] += wb;
 			}
 			g.live_bytes += b.size;
@@ -136,7 +141,7 @@ static int run_weighted(unsigned seed, int nevents, uint64_t mean)
 	if (g.peak_bytes != peak)
 		bad++;
 	for (s = 0; s < NSTACKS; s++)
-		if (pt_peak_bytes_of(&st[s], g.peak_seq) != at_peak[s] || st[s].live_bytes != live[s])
+		if (pt_peak_bytes_of(&st[s], g.peak_seq) != at_peak[s] || pt_live_bytes_of(&st[s]) != live[s])
 			bad++;
 	return bad;
 }
@@ -165,6 +170,17 @@ int main(void)
 	CHECK_EQ_U64(g.peak_bytes, 180, "new peak");
 	CHECK_EQ_U64(pt_peak_bytes_of(&st[0], g.peak_seq), 0, "A held nothing at the new peak");
 	CHECK_EQ_U64(pt_peak_bytes_of(&st[1], g.peak_seq), 180, "B held everything at the new peak");
+
+	/* Live is derived: a block the live table could not hold is allocated, never live. */
+	memset(st, 0, sizeof(st));
+	st[0].alloc_count = 3;
+	st[0].alloc_bytes = 30;
+	st[0].free_count = 1;
+	st[0].free_bytes = 10;
+	st[0].unheld_count = 1;
+	st[0].unheld_bytes = 10;
+	CHECK_EQ_U64(pt_live_bytes_of(&st[0]), 10, "live bytes: alloc - free - unheld");
+	CHECK_EQ_U64(pt_live_count_of(&st[0]), 1, "live count: alloc - free - unheld");
 
 	for (seed = 1; seed <= 200; seed++)
 		bad += run(seed, seed < 100 ? 200 : NEVENTS);

@@ -384,6 +384,13 @@ static int read_thread_rows(struct pt_arenas *a, int thread_slots_fd, const stru
 			memset(t, 0, sizeof(*t));
 			t->tid = (int32_t)row.tid;
 			t->st = row.c[sub];
+			/* Frees by other threads are kept apart in the kernel (plain adds for the
+			 * thread's own, bpf/peaktrace.h): fold them in before live_* (a union with
+			 * xfree_*) is filled. */
+			t->st.free_count += t->st.xfree_count;
+			t->st.free_bytes += t->st.xfree_bytes;
+			t->st.live_chunk_bytes -= (int64_t)t->st.xfree_chunk_bytes;
+			t->st.xfree_chunk_bytes = 0;
 			t->st.live_count = (int64_t)(t->st.alloc_count - t->st.free_count);
 			t->st.live_bytes = (int64_t)(t->st.alloc_bytes - t->st.free_bytes);
 			t->arena = sub == PT_TS_MAIN ? PT_ARENA_MAIN :
@@ -520,6 +527,31 @@ static void read_heaps(struct pt_arenas *a, pid_t pid)
 	free(w);
 }
 
+/* The kernel counts the main arena's allocations and frees only in the thread rows' main-arena
+ * sub-rows (bpf/arenas.bpf.h arena_account): its row's figures are their sum. */
+static void main_from_threads(struct pt_arenas *a)
+{
+	for (int i = 0; i < a->nrows; i++) {
+		struct pt_arena_stats *st = &a->rows[i].st;
+
+		if (!a->rows[i].main || !a->rows[i].traced)
+			continue;
+		st->alloc_count = st->alloc_bytes = st->free_count = st->free_bytes = 0;
+		for (int k = 0; k < a->nthreads; k++) {
+			const struct pt_thread_arena *t = &a->threads[k].st;
+
+			if (a->threads[k].arena != PT_ARENA_MAIN)
+				continue;
+			st->alloc_count += t->alloc_count;
+			st->alloc_bytes += t->alloc_bytes;
+			st->free_count += t->free_count;
+			st->free_bytes += t->free_bytes;
+		}
+		st->live_count = (int64_t)(st->alloc_count - st->free_count);
+		st->live_bytes = (int64_t)(st->alloc_bytes - st->free_bytes);
+	}
+}
+
 int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_slots_fd,
 		      const struct pt_global *g)
 {
@@ -532,8 +564,10 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	a->unknown_count = g->kind_live_count[PT_CHUNK_UNKNOWN];
 	a->unknown_bytes = g->kind_live_bytes[PT_CHUNK_UNKNOWN];
 	read_settings(a, pid);
-	if ((err = read_rows(a, arenas_fd, g)) || (err = read_thread_rows(a, thread_slots_fd, g)) ||
-	    (err = link_threads(a)) || (err = sum_threads(a)))
+	if ((err = read_rows(a, arenas_fd, g)) || (err = read_thread_rows(a, thread_slots_fd, g)))
+		return err;
+	main_from_threads(a);
+	if ((err = link_threads(a)) || (err = sum_threads(a)))
 		return err;
 	read_heaps(a, pid);
 	totals(a);

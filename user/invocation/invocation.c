@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "util/fmt.h"
 #include "invocation/invocation.h"
+#include "bpf/peak.h"
 #include "target/proc.h"
 #include "profile/collect.h"
 #include "attach/mapread.h"
@@ -159,6 +160,8 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 	rec->outcome = inv->outcome;
 	rec->start_ns = inv->start_ns;
 	rec->end_ns = inv->end_ns;
+	rec->start_epoch = inv->start_epoch;
+	rec->end_epoch = inv->end_epoch;
 	rec->rss_start = inv->rss_start;
 	rec->rss_peak = inv->rss_peak;
 	rec->rss_end = inv->rss_end;
@@ -197,8 +200,8 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 			c = st.inv_peak_count[p];
 		} else {
 			/* Unchanged since that peak. */
-			b = st.live_bytes;
-			c = st.live_count;
+			b = pt_live_bytes_of(&st);
+			c = pt_live_count_of(&st);
 		}
 		if (count_shift)
 			c = (c + (1LL << (count_shift - 1))) >> count_shift;

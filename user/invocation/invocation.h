@@ -46,6 +46,7 @@ struct pt_inv_record {
 	char id[PT_SANITIZE_MAX(PT_REQID_LEN)];   /* sanitized (util/fmt.h) by pt_inv_append */
 	uint32_t outcome;      /* enum pt_inv_outcome */
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
+	uint64_t start_epoch, end_epoch;   /* pt_inv's: what a live block's ts compares to */
 	int64_t rss_start, rss_peak, rss_end;
 	int64_t heap_start, heap_peak, heap_peak_count, heap_end;
 	uint64_t alloc_count, alloc_bytes, free_count, free_bytes;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * leaks.c — leaks across invocations (leaks.h): the live table walked once tracing stops, each
- * block placed by its allocation time in the invocation that made it.
+ * block placed by its allocation epoch in the invocation that made it.
  *
- * No BPF change: every live slot already carries bpf_ktime_get_ns() of its allocation, the same
- * clock (CLOCK_MONOTONIC) the invocation records' start_ns and end_ns are read with.
+ * Every live slot carries pt_global.epoch at its allocation, a counter the BPF side bumps at every
+ * invocation start and end (cheaper than a clock read on every allocation, and exact where two
+ * clock reads could tie); the records' start_epoch and end_epoch are the values those edges took.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,7 +55,7 @@ static enum pt_leak_class origin(const struct pt_inv_list *invs, uint64_t last, 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (invs->r[mid].start_ns <= ts)
+		if (invs->r[mid].start_epoch <= ts)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -64,7 +65,7 @@ static enum pt_leak_class origin(const struct pt_inv_list *invs, uint64_t last, 
 		return PT_LEAK_INIT;
 	}
 	hit = &invs->r[lo - 1];
-	if (hit->end_ns && ts >= hit->end_ns)
+	if (hit->end_epoch && ts >= hit->end_epoch)
 		return PT_LEAK_BETWEEN;
 	if (hit->seq == 0)
 		return PT_LEAK_INIT;

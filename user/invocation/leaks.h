@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * leaks.h — leaks across invocations: the blocks still live at the end of tracing, each placed
- * in the invocation that allocated it by its allocation time (pt_live_slot.ts, CLOCK_MONOTONIC)
- * against the invocation records' [start_ns, end_ns).
+ * in the invocation that allocated it by its allocation epoch (pt_live_slot.ts, pt_global.epoch)
+ * against the invocation records' [start_epoch, end_epoch).
  *
  * A block counts as leaked by invocation N when it was allocated during N, is still live at the
  * end of tracing, and a later invocation has finished (so N's successor had its chance to free
@@ -21,7 +21,7 @@ enum pt_leak_class {
 	PT_LEAK_INIT,        /* allocated in the init phase (or before the first invocation seen) */
 	PT_LEAK_PENDING,     /* allocated in an invocation no finished invocation followed */
 	PT_LEAK_BETWEEN,     /* allocated outside every invocation record */
-	PT_LEAK_UNTIMED,     /* no allocation time (ts 0) */
+	PT_LEAK_UNTIMED,     /* no allocation epoch (ts 0) */
 	PT_LEAK_CLASSES,
 };
 
@@ -48,7 +48,7 @@ struct pt_leaks {
 	bool last_known;
 };
 
-/* Which class a block allocated at ts falls in (pure): *seq gets the invocation of origin for
+/* Which class a block allocated at epoch ts falls in (pure): *seq gets the invocation of origin for
  * PT_LEAK_LEAKED and PT_LEAK_PENDING. */
 enum pt_leak_class pt_leak_origin(const struct pt_inv_list *invs, uint64_t ts, uint64_t *seq);
 const char *pt_leak_class_name(enum pt_leak_class c);

@@ -554,11 +554,11 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 		o = &p->stacks[k];
 		c->cnt[k][0] += st->alloc_count;
 		c->cnt[k][1] += st->free_count;
-		c->cnt[k][2] += st->live_count > 0 ? st->live_count : 0;
+		c->cnt[k][2] += pt_live_count_of(st) > 0 ? pt_live_count_of(st) : 0;
 		c->cnt[k][3] += pt_peak_count_of(st, peak_seq);
 		o->v[PT_ALLOC_BYTES] += st->alloc_bytes;
 		o->v[PT_FREE_BYTES] += st->free_bytes;
-		o->v[PT_LIVE_BYTES] += st->live_bytes > 0 ? st->live_bytes : 0;
+		o->v[PT_LIVE_BYTES] += pt_live_bytes_of(st) > 0 ? pt_live_bytes_of(st) : 0;
 		o->v[PT_PEAK_BYTES] += (uint64_t)pt_peak_bytes_of(st, peak_seq);
 		o->v[PT_RSS_PEAK_BYTES] += rss_peak > 0 ? (uint64_t)rss_peak : 0;
 		o->v[PT_RSS_NOW_BYTES] += st->rss_now > 0 ? (uint64_t)st->rss_now : 0;

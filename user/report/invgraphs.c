@@ -31,7 +31,9 @@ static void heap_fill(const struct pt_inv_record *ir, struct pt_stack_stats *st,
 	for (uint32_t i = 0; i < ir->nall; i++) {
 		if (ir->all[i].stack >= nstk)
 			continue;
+		/* A heap stack (alloc_count), holding nothing live now (alloc - unheld). */
 		st[ir->all[i].stack].alloc_count = 1;
+		st[ir->all[i].stack].unheld_count = 1;
 		st[ir->all[i].stack].peak_bytes = ir->all[i].bytes;
 		st[ir->all[i].stack].peak_count = ir->all[i].count;
 		st[ir->all[i].stack].snap_seq = 1;

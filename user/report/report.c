@@ -441,8 +441,8 @@ static void text_totals(FILE *f, const struct pt_report *r)
 	fprintf(f, "\nHEAP (requested bytes, outermost allocator calls)\n");
 	fprintf(f, "  allocations      %12" PRIu64 "   %s\n", (uint64_t)g->alloc_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->alloc_bytes));
-	fprintf(f, "  frees            %12" PRIu64 "   %s\n", (uint64_t)g->free_count,
-		pt_fmt_bytes(b1, sizeof(b1), (double)g->free_bytes));
+	fprintf(f, "  frees            %12" PRIu64 "   %s\n", (uint64_t)pt_free_count(g),
+		pt_fmt_bytes(b1, sizeof(b1), (double)pt_free_bytes(g)));
 	fprintf(f, "  live at end      %12" PRId64 "   %s\n", (int64_t)g->live_count,
 		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes));
 	fprintf(f, "  peak live heap   %12" PRId64 "   %s\n", (int64_t)g->peak_count,
@@ -901,7 +901,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		   ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64 ", \"live_count\": %" PRId64
 		   ", \"live_bytes\": %" PRId64 ", \"peak_live_count\": %" PRId64
 		   ", \"peak_live_bytes\": %" PRId64 "},\n",
-		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)g->free_count, (uint64_t)g->free_bytes, (int64_t)g->live_count,
+		(uint64_t)g->alloc_count, (uint64_t)g->alloc_bytes, (uint64_t)pt_free_count(g), (uint64_t)pt_free_bytes(g), (int64_t)g->live_count,
 		(int64_t)g->live_bytes, (int64_t)g->peak_count, (int64_t)g->peak_bytes);
 	/* null: every allocation's stack is in "stacks", whose figures add up to the totals. */
 	if (r->sample_bytes)
