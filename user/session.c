@@ -322,10 +322,14 @@ static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts
 		rec.seq = seq;
 		rec.overwritten = true;
 		/* Its figures are lost, not its times: the ring buffer's START and END events keep
-		 * them, so what it allocated is still placed in it (invocation/leaks.c: records in
-		 * order of their start). */
+		 * them, for invocations.jsonl. */
 		rec.start_ns = s->start_ts[seq & 1];
 		rec.end_ns = end_ts;
+		/* And its epochs, which place blocks (invocation/leaks.c): every invocation, the init
+		 * phase (0, seeded at epoch 1) included, takes exactly one bump when it starts and
+		 * one when it ends (bpf/invocation.bpf.h: inv_start ends the one before if needed). */
+		rec.start_epoch = 2 * seq + 1;
+		rec.end_epoch = 2 * seq + 2;
 		if (s->invs.n) {   /* its START event lost too: no earlier than the record before */
 			const struct pt_inv_record *prev = &s->invs.r[s->invs.n - 1];
 
