@@ -204,7 +204,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix="pt-coldstart-")
     outdir = os.path.join(tmp, "out")
     cache = os.path.join(tmp, "cache")
-    base = [pt, "-q", "--cache-dir", cache, "-o", outdir]
+    # --supervised=no: under the host peaktrace would otherwise stay the runtime's parent after
+    # the SIGINT that ends each run (README "Under a supervisor"), and one_run waits for it to go.
+    base = [pt, "-q", "--supervised=no", "--cache-dir", cache, "-o", outdir]
     # (name, tracer command, empty the cache first)
     configs = [("untraced", [], False), ("cold", base + ["--"], True), ("warm", base + ["--"], False),
                ("fast cold", base + ["--fast-start", "--"], True), ("light", base + ["--light", "--"], False)]
