@@ -52,7 +52,6 @@
  * may make before it is let go without its allocator found. */
 #define READY_TIMEOUT_MS 120000
 #define MAX_STEPS 20000
-#define SYS_MMAP_NR 9
 /* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
 #define PT_FOLLOW_MAX_STACKS "16384"
 #define PT_FOLLOW_MAX_LIVE "262144"
@@ -450,20 +449,12 @@ static void on_exec(struct follow *f, pid_t pid)
 static void on_syscall(struct follow *f, pid_t tid)
 {
 	struct proc *p = proc_get(f, tid, false);
-	struct ptrace_syscall_info si;
 
 	if (!p || !p->stepping) {
 		ptrace(PTRACE_CONT, tid, 0, 0);
 		return;
 	}
-	memset(&si, 0, sizeof(si));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) <= 0)
-		si.op = PTRACE_SYSCALL_INFO_NONE;
-	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
-		p->mmap_exec = si.entry.nr == SYS_MMAP_NR && (si.entry.args[2] & PROT_EXEC) &&
-			       (int)si.entry.args[4] >= 0;
-	if (si.op == PTRACE_SYSCALL_INFO_EXIT && p->mmap_exec && !si.exit.is_error &&
-	    allocator_mapped(p->pid)) {
+	if (pt_step_mapped_code(tid, &p->mmap_exec) && allocator_mapped(p->pid)) {
 		p->stepping = false;
 		start_session(f, p, true);
 		ptrace(PTRACE_CONT, tid, 0, 0);

@@ -262,21 +262,26 @@ void pt_launch_abort(struct pt_child *c)
 		waitpid(c->pid, NULL, __WALL);
 }
 
-/* A system call stop while stepping: true to go on stepping. The loader maps each library
- * with mmap(PROT_EXEC) (glibc's and musl's alike); at_step runs after each that succeeded. */
-static bool step_syscall(struct pt_child *c, void *arg)
+bool pt_step_mapped_code(pid_t pid, bool *pending)
 {
 	struct ptrace_syscall_info si;
 
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(si), &si) <= 0)
+		return false;
+	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
+		*pending = si.entry.nr == SYS_mmap && (si.entry.args[2] & PROT_EXEC) &&
+			   (int)si.entry.args[4] >= 0;
+	return si.op == PTRACE_SYSCALL_INFO_EXIT && *pending && !si.exit.is_error;
+}
+
+/* A system call stop while stepping: true to go on stepping; at_step runs after each mmap of
+ * code that succeeded. */
+static bool step_syscall(struct pt_child *c, void *arg)
+{
 	if (!c->step)
 		return false;
-	memset(&si, 0, sizeof(si));
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, c->pid, sizeof(si), &si) <= 0)
-		si.op = PTRACE_SYSCALL_INFO_NONE;
-	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
-		c->mmap_exec = si.entry.nr == SYS_mmap && (si.entry.args[2] & PROT_EXEC);
-	if (si.op == PTRACE_SYSCALL_INFO_EXIT && c->mmap_exec && !si.exit.is_error &&
-	    c->at_step && c->at_step(arg)) {
+	if (pt_step_mapped_code(c->pid, &c->mmap_exec) && c->at_step && c->at_step(arg)) {
 		c->step = false;
 		return false;
 	}

@@ -29,6 +29,11 @@ struct pt_child {
 };
 #define PT_STEP_MAX 4096
 
+/* At a system call stop of a process stepped through its loader (PTRACE_SYSCALL): true at the
+ * exit of a successful file-backed mmap of code, a library mapped (glibc's and musl's loaders
+ * alike); *pending carries the entry stop's verdict to the exit stop. */
+bool pt_step_mapped_code(pid_t pid, bool *pending);
+
 char *pt_resolve_cmd(const char *cmd);
 /* The objects CMD will load, in load order: the executable first (a script's interpreter),
  * then what its dynamic loader lists. */
