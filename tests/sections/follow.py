@@ -573,17 +573,7 @@ def supervised_stops(ctx, port, how):
         if rep:
             res.eq(name + ": the runtime still running (its report.json)", rep.get("target", {}).get("exited"), False)
         time.sleep(0.5)
-        for mb in (32, 8):
-            rc, rss, pid = s.invoke(mb)
-            res.true("%s: invoke %d MiB after the stop answered by the same runtime" % (name, mb),
-                     rc == 0 and rss is not None and pid in pids,
-                     "rc %r, reading %r, pid %r (before: %s)" % (rc, rss, pid, sorted(pids, key=str)))
-        alltext = s.h.out + s.h.err
-        res.true(name + ": no Runtime.ExitError, the host saw no runtime exit",
-                 "Runtime.ExitError" not in alltext and "exited:" not in s.h.err, alltext[-400:])
-        res.eq(name + ": the host printed a REPORT per invoke", len(s.ids(4)), 4)
-        res.true(name + ": the supervisor saw no exit", "exited" not in supervisor.read_log(s.log),
-                 supervisor.read_log(s.log))
+        supervisor.runtime_kept(res, name, s, pids, "the stop")
         res.true(name + ": the coordinator is still the command's parent", pid_alive(s.pt) and s.rt in children_of(s.pt),
                  "alive %s, its children %s" % (pid_alive(s.pt), children_of(s.pt)))
         res.eq(name + ": no session left", [k for k in children_of(s.pt) if k != s.rt], [])

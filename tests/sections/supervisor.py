@@ -83,6 +83,22 @@ def read_log(path):
         return ""
 
 
+def runtime_kept(res, name, s, pids, after):
+    """After tracing stopped under the supervisor (`after`: what stopped it): two more invokes
+    answered by the same runtime (pid in pids), no Runtime.ExitError and no runtime exit at the
+    host, a REPORT per invoke, and no exit in the supervisor's log."""
+    for mb in (32, 8):
+        rc, rss, pid = s.invoke(mb)
+        res.true("%s: invoke %d MiB after %s answered by the same runtime" % (name, mb, after),
+                 rc == 0 and rss is not None and pid in pids,
+                 "rc %r, reading %r, pid %r (before: %s)" % (rc, rss, pid, sorted(pids, key=str)))
+    alltext = s.h.out + s.h.err
+    res.true(name + ": no Runtime.ExitError, the host saw no runtime exit",
+             "Runtime.ExitError" not in alltext and "exited:" not in s.h.err, alltext[-400:])
+    res.eq(name + ": the host printed a REPORT per invoke", len(s.ids(4)), 4)
+    res.true(name + ": the supervisor saw no exit", "exited" not in read_log(s.log), read_log(s.log))
+
+
 def wait_log(path, regex, timeout=TIMEOUT):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -390,16 +406,7 @@ def tracing_stops(ctx, port, how):
             check_invocations(res, name, rep, ids, readings)
             res.eq(name + ": target still running (report.json)", rep.get("target", {}).get("exited"), False)
         time.sleep(0.5)   # the detach is done before the report; the rest of the stop after it
-        for mb in (32, 8):
-            rc, rss, pid = s.invoke(mb)
-            res.true("%s: invoke %d MiB after -d answered by the same runtime" % (name, mb),
-                     rc == 0 and rss is not None and pid in pids,
-                     "rc %r, reading %r, pid %r (before: %s)" % (rc, rss, pid, sorted(pids, key=str)))
-        alltext = s.h.out + s.h.err
-        res.true(name + ": no Runtime.ExitError, the host saw no runtime exit",
-                 "Runtime.ExitError" not in alltext and "exited:" not in s.h.err, alltext[-400:])
-        res.eq(name + ": the host printed a REPORT per invoke", len(s.ids(4)), 4)
-        res.true(name + ": the supervisor saw no exit", "exited" not in read_log(s.log), read_log(s.log))
+        runtime_kept(res, name, s, pids, "-d")
         res.true(name + ": peaktrace still the runtime's parent", pid_alive(s.pt) and s.rt in children_of(s.pt),
                  "peaktrace alive %s, its children %s" % (pid_alive(s.pt), children_of(s.pt)))
         res.eq(name + ": the runtime is no longer ptraced", tracer_pid(s.rt), 0)
