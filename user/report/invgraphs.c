@@ -85,7 +85,7 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 	v->fill(ir, st, all->nstacks);
 	if (pt_collect(&cin, sym, &prof, &ms, &nms) == 0) {
 		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".%s.folded", dir, ir->seq, v->suffix);
-		if ((f = fopen(path, "w"))) {
+		if ((f = pt_report_fopen(path))) {
 			pt_write_folded(f, &prof, v->m);
 			fclose(f);
 		}
@@ -94,7 +94,7 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 			 ir->seq, v->title);
 		snprintf(sub, sizeof(sub), "%s %s: %s %s%s", comm, ir->id, v->figure,
 			 pt_fmt_bytes(b, sizeof(b), (double)v->value(ir)), v->note);
-		if ((f = fopen(path, "w"))) {
+		if ((f = pt_report_fopen(path))) {
 			pt_write_flamegraph(f, &prof, v->m, title, sub);
 			fclose(f);
 		}

@@ -258,13 +258,13 @@ int pt_leaked_write_dir(const char *dir, const struct pt_report *r)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/leaked.folded", dir);
-	if (!(f = fopen(path, "w")))
+	if (!(f = pt_report_fopen(path)))
 		return -errno;
 	err = pt_write_folded(f, &r->prof, PT_LEAKED_BYTES);
 	if (fclose(f) && !err)
 		err = -errno;
 	snprintf(path, sizeof(path), "%s/leaked.svg", dir);
-	if (!(f = fopen(path, "w")))
+	if (!(f = pt_report_fopen(path)))
 		return err ? err : -errno;
 	snprintf(sub, sizeof(sub), "PID %d (%s): %s leaked across %" PRIu64 " invocations", r->pid,
 		 r->comm, pt_fmt_bytes(b, sizeof(b), (double)r->leaks.bytes[PT_LEAK_LEAKED]),

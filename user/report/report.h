@@ -115,6 +115,9 @@ void pt_report_text(FILE *f, const struct pt_report *r);
 void pt_report_json(FILE *f, const struct pt_report *r);
 /* Writes every file into dir. Returns 0 or -errno (first failure). */
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
+/* An output file opened for writing by the thread that writes it all (fopen's NULL and errno
+ * on failure): a large buffer, and no stdio lock taken at each putc. */
+FILE *pt_report_fopen(const char *path);
 
 void pt_report_free(struct pt_report *r);
 
