@@ -101,6 +101,12 @@ const char *pt_metric_unit(enum pt_metric m);
  * by ';', a space, the metric value. Stacks whose value is 0 are skipped.
  * Identical folded lines are merged. Returns 0 or -errno. */
 int pt_write_folded(FILE *f, const struct pt_profile *p, enum pt_metric m);
+/* The same for several metrics of one profile with one sort: pt_folded_order gives every
+ * stack's index in the order the lines are written (*order: p->nstacks entries, free it), and
+ * pt_write_folded_order writes metric m from it, byte for byte what pt_write_folded writes. */
+int pt_folded_order(const struct pt_profile *p, uint32_t **order);
+int pt_write_folded_order(FILE *f, const struct pt_profile *p, enum pt_metric m,
+			  const uint32_t *order);
 
 /* Self-contained interactive SVG flame graph (search, zoom, no network). */
 int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,

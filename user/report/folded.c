@@ -125,23 +125,63 @@ static void put_folded(FILE *f, const struct pt_stack *s, char *const *labels)
 	}
 }
 
+/* The labels as the folded text shows them: a ';' inside a name is written ':'. */
+static int fold_labels(const struct pt_profile *p, enum pt_metric m, char ***labels)
+{
+	uint32_t i;
+	char *c;
+	int err = pt_writer_prepare(p, m, labels);
+
+	if (err)
+		return err;
+	/* Labels are already free of newlines (pt_clean_text); only ';' is special here. */
+	for (i = 0; i < p->nframes; i++)
+		for (c = (*labels)[i]; (c = strchr(c, ';')); c++)
+			*c = ':';
+	return 0;
+}
+
+/* The lines of metric m from idx[0..n), sorted by text: stacks of value 0 are skipped, and
+ * stacks with the same text (distinct stacks can fold to the same text: two addresses in one
+ * function) are next to each other, so they merge into one line. */
+static int fold_write(FILE *f, const struct pt_profile *p, enum pt_metric m, struct fold_ctx *ctx,
+		      const uint32_t *idx, uint32_t n)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < n; i = j) {
+		uint64_t v = p->stacks[idx[i]].v[m], w;
+
+		j = i + 1;
+		if (!v)
+			continue;
+		/* A stack of value 0 adds nothing whatever its text: no comparison needed. */
+		for (; j < n; j++) {
+			w = p->stacks[idx[j]].v[m];
+			if (w && fold_cmp(&idx[i], &idx[j], ctx) != 0)
+				break;
+			v += w;
+		}
+		put_folded(f, &p->stacks[idx[i]], ctx->labels);
+		putc(' ', f);
+		pt_put_u64(f, v);
+		if (putc('\n', f) == EOF)
+			break;	/* pt_stream_result() reports why */
+	}
+	return pt_stream_result(f);
+}
+
 int pt_write_folded(FILE *f, const struct pt_profile *p, enum pt_metric m)
 {
 	struct fold_ctx ctx = { p, NULL };
 	uint32_t *idx = NULL, i, n = 0;
 	char **labels = NULL;
-	char *c;
 	int err;
 
-	err = pt_writer_prepare(p, m, &labels);
+	err = fold_labels(p, m, &labels);
 	if (err)
 		return err;
 	ctx.labels = labels;
-	/* Labels are already free of newlines (pt_clean_text); only ';' is special here. */
-	for (i = 0; i < p->nframes; i++)
-		for (c = labels[i]; (c = strchr(c, ';')); c++)
-			*c = ':';
-
 	idx = malloc((p->nstacks ? p->nstacks : 1) * sizeof(*idx));
 	if (!idx) {
 		err = -ENOMEM;
@@ -150,25 +190,48 @@ int pt_write_folded(FILE *f, const struct pt_profile *p, enum pt_metric m)
 	for (i = 0; i < p->nstacks; i++)
 		if (p->stacks[i].v[m])
 			idx[n++] = i;
-
-	/* Distinct stacks can fold to the same text (two addresses in one function);
-	 * sorting puts them next to each other so they merge into one line. */
 	qsort_r(idx, n, sizeof(*idx), fold_cmp, &ctx);
-	for (i = 0; i < n; i++) {
-		uint64_t v = p->stacks[idx[i]].v[m];
-		uint32_t first = i;
-
-		while (i + 1 < n && fold_cmp(&idx[first], &idx[i + 1], &ctx) == 0)
-			v += p->stacks[idx[++i]].v[m];
-		put_folded(f, &p->stacks[idx[first]], labels);
-		putc(' ', f);
-		pt_put_u64(f, v);
-		if (putc('\n', f) == EOF)
-			break;	/* pt_stream_result() reports why */
-	}
-	err = pt_stream_result(f);
+	err = fold_write(f, p, m, &ctx, idx, n);
 out:
 	free(idx);
+	pt_labels_free(labels, p->nframes);
+	return err;
+}
+
+int pt_folded_order(const struct pt_profile *p, uint32_t **order)
+{
+	struct fold_ctx ctx = { p, NULL };
+	char **labels = NULL;
+	uint32_t i;
+	int err;
+
+	*order = NULL;
+	err = fold_labels(p, PT_ALLOC_BYTES, &labels);
+	if (err)
+		return err;
+	ctx.labels = labels;
+	*order = malloc((p->nstacks ? p->nstacks : 1) * sizeof(**order));
+	if (*order) {
+		for (i = 0; i < p->nstacks; i++)
+			(*order)[i] = i;
+		qsort_r(*order, p->nstacks, sizeof(**order), fold_cmp, &ctx);
+	}
+	pt_labels_free(labels, p->nframes);
+	return *order ? 0 : -ENOMEM;
+}
+
+int pt_write_folded_order(FILE *f, const struct pt_profile *p, enum pt_metric m,
+			  const uint32_t *order)
+{
+	struct fold_ctx ctx = { p, NULL };
+	char **labels = NULL;
+	int err;
+
+	err = fold_labels(p, m, &labels);
+	if (err)
+		return err;
+	ctx.labels = labels;
+	err = fold_write(f, p, m, &ctx, order, p->nstacks);
 	pt_labels_free(labels, p->nframes);
 	return err;
 }

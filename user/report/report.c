@@ -1031,9 +1031,13 @@ static int w_json(FILE *f, const struct pt_report *r, int a)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* The heap files' line order, sorted once for the three of them (NULL: each sorts its own). */
+static const uint32_t *fold_order;
+
 static int w_folded(FILE *f, const struct pt_report *r, int m)
 {
-	return pt_write_folded(f, &r->prof, m);
+	return fold_order ? pt_write_folded_order(f, &r->prof, m, fold_order)
+			  : pt_write_folded(f, &r->prof, m);
 }
 
 static const char *metric_title(int m)
@@ -1075,6 +1079,7 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		{ "peak", PT_PEAK_BYTES }, { "live", PT_LIVE_BYTES }, { "alloc", PT_ALLOC_BYTES },
 	};
 	char name[64], path[4096];
+	uint32_t *order = NULL;
 	int err = 0, e;
 	size_t i;
 
@@ -1082,6 +1087,8 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		err = e;
 	if ((e = write_file(dir, "report.json", w_json, r, 0)) && !err)
 		err = e;
+	if (!r->light && pt_folded_order(&r->prof, &order) == 0)
+		fold_order = order;
 	/* --light: no heap files (their stacks are absent, not empty). */
 	for (i = 0; !r->light && i < sizeof(views) / sizeof(views[0]); i++) {
 		snprintf(name, sizeof(name), "%s.folded", views[i].name);
@@ -1094,6 +1101,8 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 		if ((e = write_file(dir, name, w_speedscope, r, views[i].metric)) && !err)
 			err = e;
 	}
+	fold_order = NULL;
+	free(order);
 	if ((e = pt_rss_write_files(dir, r)) && !err)
 		err = e;
 	if (!r->light && (e = pt_leaked_write_dir(dir, r)) && !err)
