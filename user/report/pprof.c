@@ -516,6 +516,11 @@ static int write_all(int fd, const unsigned char *d, size_t n)
 	return 0;
 }
 
+/* zlib's level 6 (its default) spent twice the time of level 5 on the repetitive sample
+ * records of many stacks, for no gain: at 2^17 stacks (4.9 MB encoded) level 6 took 0.15 s and
+ * wrote 998 KB, level 5 0.07 s and 981 KB (level 1: 0.04 s, 1.2 MB). */
+#define PPROF_GZIP_LEVEL 5
+
 /* gzip-compress in to fd. No gz header fields are set, so mtime is 0 and the file is
  * reproducible. Streams in chunks: avail_in is 32-bit and profiles need not fit twice. */
 static int gzip_to_fd(int fd, const unsigned char *in, size_t len)
@@ -525,8 +530,7 @@ static int gzip_to_fd(int fd, const unsigned char *in, size_t len)
 	int zret, err = 0, flush;
 
 	/* windowBits 15 + 16 selects the gzip wrapper (pprof reads gzip, not zlib). */
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&zs, PPROF_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	zs.next_in = (unsigned char *)in;
 	do {
