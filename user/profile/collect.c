@@ -403,7 +403,6 @@ struct collector {
 	uint32_t **sfr, *snf, **mfr, *mnf;
 	struct pt_map_stack *ms;
 	uint32_t nms;
-	int64_t (*cnt)[5];   /* per output stack: alloc, free, live, peak, leaked counts */
 	/* The kernel's stats read through a window (in->stats NULL): never the whole table. */
 	uint32_t sfirst, scount;
 	uint32_t skeys[STATS_CHUNK];
@@ -440,15 +439,12 @@ static int collector_init(struct collector *c, uint32_t nstacks)
 	c->mm.vals = calloc(c->mm.cap, sizeof(*c->mm.vals));
 	if (!c->t.keys || !c->t.vals || !c->hm.keys || !c->hm.vals || !c->mm.keys || !c->mm.vals)
 		return -ENOMEM;
-	/* Fixed-point counts (sampling weights) are summed first and rounded once, below. */
-	c->cnt = calloc(nstacks ? nstacks : 1, sizeof(*c->cnt));
-	return c->cnt ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* Everything but the outputs (p's stacks, c->ms), which the caller owns. */
 static void collector_free(struct collector *c)
 {
-	free(c->cnt);
 	free(c->t.keys);
 	free(c->t.vals);
 	free(c->hm.keys);
@@ -552,10 +548,13 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 		if (heap_stack(c, p, fr, n, &k))
 			return -ENOMEM;
 		o = &p->stacks[k];
-		c->cnt[k][0] += st->alloc_count;
-		c->cnt[k][1] += st->free_count;
-		c->cnt[k][2] += pt_live_count_of(st) > 0 ? pt_live_count_of(st) : 0;
-		c->cnt[k][3] += pt_peak_count_of(st, peak_seq);
+		/* Fixed-point counts (sampling weights) are summed as they come, in two's
+		 * complement, and rounded once at the end (pt_collect): in place, so no array of
+		 * sums the size of the stack table (5 MiB at 2^17 stacks). */
+		o->v[PT_ALLOC_COUNT] += st->alloc_count;
+		o->v[PT_FREE_COUNT] += st->free_count;
+		o->v[PT_LIVE_COUNT] += (uint64_t)(pt_live_count_of(st) > 0 ? pt_live_count_of(st) : 0);
+		o->v[PT_PEAK_COUNT] += (uint64_t)pt_peak_count_of(st, peak_seq);
 		o->v[PT_ALLOC_BYTES] += st->alloc_bytes;
 		o->v[PT_FREE_BYTES] += st->free_bytes;
 		o->v[PT_LIVE_BYTES] += pt_live_bytes_of(st) > 0 ? pt_live_bytes_of(st) : 0;
@@ -570,7 +569,7 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 		}
 		if (leaked) {
 			o->v[PT_LEAKED_BYTES] += leaked[0] > 0 ? (uint64_t)leaked[0] : 0;
-			c->cnt[k][4] += leaked[1] > 0 ? leaked[1] : 0;
+			o->v[PT_LEAKED_COUNT] += leaked[1] > 0 ? (uint64_t)leaked[1] : 0;
 		}
 		if (out)
 			*out = k;
@@ -644,7 +643,8 @@ int pt_collect(const struct pt_collect_in *in, struct pt_symbolizer *sym, struct
 		int64_t half = in->count_shift ? 1LL << (in->count_shift - 1) : 0;
 
 		for (int j = 0; j < 5; j++)
-			p->stacks[k].v[m[j]] = (uint64_t)((c.cnt[k][j] + half) >> in->count_shift);
+			p->stacks[k].v[m[j]] = (uint64_t)(((int64_t)p->stacks[k].v[m[j]] + half) >>
+							  in->count_shift);
 	}
 out:
 	set_kinds(p);
