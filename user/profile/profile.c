@@ -7,6 +7,7 @@
  * distinguishable ("[libfoo.so+0x1234]") instead of collapsing into one "[unknown]".
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +238,88 @@ int pt_frame_ranks(const struct pt_profile *p, char *const *labels, int with_mod
 	}
 	*nranks = r + 1;
 	free(e);
+	return 0;
+}
+
+/* Stack a before stack b: more of the metric, then the lower index. */
+static inline bool top_before(const struct pt_profile *p, enum pt_metric m, uint32_t a, uint32_t b)
+{
+	uint64_t va = p->stacks[a].v[m], vb = p->stacks[b].v[m];
+
+	return va != vb ? va > vb : a < b;
+}
+
+struct top_ctx {
+	const struct pt_profile *p;
+	enum pt_metric m;
+};
+
+static int top_cmp(const void *x, const void *y, void *arg)
+{
+	const struct top_ctx *c = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a == b ? 0 : top_before(c->p, c->m, a, b) ? -1 : 1;
+}
+
+/* Sift the heap h[0..k) (the last of the best k so far at the root) down from i. */
+static void top_sift(const struct pt_profile *p, enum pt_metric m, uint32_t *h, uint32_t k,
+		     uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, w = i;
+
+		if (l < k && top_before(p, m, h[w], h[l]))
+			w = l;
+		if (l + 1 < k && top_before(p, m, h[w], h[l + 1]))
+			w = l + 1;
+		if (w == i)
+			return;
+		uint32_t t = h[i];
+		h[i] = h[w];
+		h[w] = t;
+		i = w;
+	}
+}
+
+int pt_stacks_top(const struct pt_profile *p, enum pt_metric m, uint32_t *idx, uint32_t n,
+		  uint32_t k)
+{
+	struct top_ctx c = { p, m };
+	uint32_t *h, i, o;
+	uint8_t *in;
+
+	if (k > n)
+		k = n;
+	if (!k)
+		return 0;
+	h = malloc(k * sizeof(*h));
+	in = calloc(p->nstacks ? p->nstacks : 1, 1);
+	if (!h || !in) {
+		free(h);
+		free(in);
+		return -ENOMEM;
+	}
+	memcpy(h, idx, k * sizeof(*h));
+	for (i = k / 2; i-- > 0;)
+		top_sift(p, m, h, k, i);
+	for (i = k; i < n; i++) {
+		if (top_before(p, m, idx[i], h[0])) {
+			h[0] = idx[i];
+			top_sift(p, m, h, k, 0);
+		}
+	}
+	qsort_r(h, k, sizeof(*h), top_cmp, &c);
+	for (i = 0; i < k; i++)
+		in[h[i]] = 1;
+	/* The rest keep their order behind the top k (an index appears once in idx). */
+	for (i = o = 0; i < n; i++)
+		if (!in[idx[i]])
+			idx[o++] = idx[i];
+	memmove(idx + k, idx, o * sizeof(*idx));
+	memcpy(idx, h, k * sizeof(*h));
+	free(h);
+	free(in);
 	return 0;
 }
 

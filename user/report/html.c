@@ -203,9 +203,12 @@ static void write_view(struct hctx *c, const struct pt_profile *p, uint32_t *ord
 	for (i = 0; i < p->nstacks; i++)
 		if (p->stacks[i].v[m])
 			order[n++] = i;
-	g_prof = p;
-	g_metric = m;
-	qsort(order, n, sizeof(*order), cmp_by_metric);
+	/* Only the first PT_HTML_MAX_STACKS need their order: the rest are summed. */
+	if (pt_stacks_top(p, m, order, n, PT_HTML_MAX_STACKS)) {
+		g_prof = p;
+		g_metric = m;
+		qsort(order, n, sizeof(*order), cmp_by_metric);
+	}
 	fprintf(c->f, "%s\n{\"key\": \"%s\", \"title\": \"%s\", \"stacks\": [", v ? "," : "",
 		html_views[v].key, html_views[v].title);
 	for (i = 0; i < n; i++) {

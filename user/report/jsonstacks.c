@@ -62,7 +62,9 @@ static void keep_top(const struct pt_profile *p, uint32_t *idx, int m_bytes, int
 	for (i = 0; i < p->nstacks; i++)
 		if (p->stacks[i].v[m_bytes] || p->stacks[i].v[m_count])
 			idx[k++] = i;
-	qsort_r(idx, k, sizeof(*idx), cmp_rank, &c);
+	/* The first n in order, without sorting the rest. */
+	if (pt_stacks_top(p, m_bytes, idx, k, n))
+		qsort_r(idx, k, sizeof(*idx), cmp_rank, &c);
 	for (i = 0; i < k && i < n; i++)
 		keep[idx[i]] = true;
 }

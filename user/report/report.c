@@ -259,20 +259,36 @@ static void text_frames_note(FILE *f, const struct pt_profile *p)
 			p->hidden_frames, p->collapsed_frames, p->frames_stacks_changed);
 }
 
-/* The stacks with the most of metric m, indexes into p->stacks, largest first: *n of them. */
-static uint32_t *ranked_stacks(const struct pt_profile *p, int m_bytes, int m_count, uint32_t *n)
+/* The stacks with any of metric m, indexes into p->stacks: *n of them, the first k (< 0: none)
+ * largest first, as a sort of all would place them; the others after, in no set order (the
+ * lists show the top k and sum the rest). Loader-initializer stacks are left out when asked:
+ * their count, bytes and blocks in ld[3]. */
+static uint32_t *ranked_stacks(const struct pt_profile *p, int m_bytes, int m_count, int k,
+			       uint64_t *ld, uint32_t *n)
 {
 	uint32_t *idx = calloc(p->nstacks + 1, sizeof(*idx)), i;
 
 	*n = 0;
 	if (!idx)
 		return NULL;
-	for (i = 0; i < p->nstacks; i++)
-		if (p->stacks[i].v[m_bytes] || p->stacks[i].v[m_count])
-			idx[(*n)++] = i;
-	g_sort.p = p;
-	g_sort.m = m_bytes;
-	qsort(idx, *n, sizeof(*idx), cmp_stack_desc);
+	for (i = 0; i < p->nstacks; i++) {
+		const struct pt_stack *s = &p->stacks[i];
+
+		if (!s->v[m_bytes] && !s->v[m_count])
+			continue;
+		if (ld && pt_stack_loader_init(p, s)) {
+			ld[0]++;
+			ld[1] += s->v[m_bytes];
+			ld[2] += s->v[m_count];
+			continue;
+		}
+		idx[(*n)++] = i;
+	}
+	if (k > 0 && pt_stacks_top(p, m_bytes, idx, *n, (uint32_t)k)) {
+		g_sort.p = p;   /* no room for the selection: the whole sort */
+		g_sort.m = m_bytes;
+		qsort(idx, *n, sizeof(*idx), cmp_stack_desc);
+	}
 	return idx;
 }
 
@@ -280,31 +296,28 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 		       const char *title, uint64_t total, bool first)
 {
 	const struct pt_profile *p = &r->prof;
-	uint32_t *idx, n = 0, i, j, shown = 0, ld_n = 0;
-	uint64_t ld_bytes = 0, ld_blocks = 0, rest = 0;
+	uint32_t *idx, n = 0, i, j, shown = 0, ld_n;
+	uint64_t ld_bytes, ld_blocks, rest = 0, ld[3] = { 0 };
 	char b1[32], b2[32];
 
 	fprintf(f, "\n%s (%s)\n", title, pt_fmt_bytes(b1, sizeof(b1), (double)total));
 	text_caveats(f, r, AFF_STACKS, !first);
 	if (first)
 		text_frames_note(f, p);
-	idx = ranked_stacks(p, m_bytes, m_count, &n);
+	/* Leak candidates: what the loader's initializers keep (libstdc++'s emergency pool) was
+	 * allocated before main, once, and is no leak: counted apart below. */
+	idx = ranked_stacks(p, m_bytes, m_count, r->top, m_bytes == PT_LIVE_BYTES ? ld : NULL, &n);
 	if (!idx)
 		return;
-	if (n == 0)
+	ld_n = (uint32_t)ld[0];
+	ld_bytes = ld[1];
+	ld_blocks = ld[2];
+	if (n + ld_n == 0)
 		fprintf(f, "  (none)\n");
 	for (i = 0; i < n; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 		double pct = total ? 100.0 * s->v[m_bytes] / total : 0;
 
-		/* Leak candidates: what the loader's initializers keep (libstdc++'s emergency pool)
-		 * was allocated before main, once, and is no leak: counted apart below. */
-		if (m_bytes == PT_LIVE_BYTES && pt_stack_loader_init(p, s)) {
-			ld_n++;
-			ld_bytes += s->v[m_bytes];
-			ld_blocks += s->v[m_count];
-			continue;
-		}
 		if ((int)shown >= r->top) {
 			shown++;
 			rest += s->v[m_bytes];
@@ -626,7 +639,8 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 	uint32_t *idx, n, i, j;
 	char b1[32];
 
-	idx = ranked_stacks(p, PT_PEAK_BYTES, PT_PEAK_COUNT, &n);
+	idx = ranked_stacks(p, PT_PEAK_BYTES, PT_PEAK_COUNT,
+			    r->top < SUMMARY_STACKS ? r->top : SUMMARY_STACKS, NULL, &n);
 	if (!idx)
 		return;
 	fprintf(f, "\nWHO HELD IT (top %u of %u stacks live at the heap peak; whole stacks in TOP STACKS below)\n",
