@@ -3,8 +3,9 @@
 """tools/bench/scale.py BUILD_DIR — peaktrace on 2^17 distinct allocation stacks (wl_fanout).
 
 One row per configuration and round: stacks (report.json stack_table.used), seconds from the
-target's exit to peaktrace's exit with every report written, the tracer's VmHWM and the size of
-each output file. Part of `make bench`, not of `make test`: figures, never pass/fail.
+target's exit to peaktrace's exit with every report written, the tracer's CPU time over the same
+span (the figure to compare on a loaded machine: waiting for a CPU does not count), its VmHWM and
+the size of each output file. Part of `make bench`, not of `make test`: figures, never pass/fail.
 
 Attach mode on purpose: wl_fanout --wait is this script's child, so its exit is seen exactly
 (waitpid), and peaktrace is not the target's parent; peaktrace's high-water mark is read from
@@ -28,6 +29,16 @@ FILES = ["report.json", "report.txt", "alloc.folded", "peak.folded", "live.folde
          "alloc.speedscope.json", "profile.pb.gz"]
 
 
+def cpu_of(pid):
+    """A process's user+sys CPU seconds so far (/proc/PID/stat), None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def one(opts, tmp, ptbin=pt):
     out = tempfile.mkdtemp(dir=tmp)
     w = subprocess.Popen([wl, "--wait"], stdout=subprocess.PIPE)
@@ -45,16 +56,19 @@ def one(opts, tmp, ptbin=pt):
     os.kill(w.pid, signal.SIGUSR1)
     w.wait()
     t_exit = time.monotonic()
+    cpu_exit = cpu_of(p.pid)
     # VmHWM is the high-water mark of the mm since exec and never decreases, so its last
     # reading before peaktrace exits misses at most the last 2 ms. (wait4's ru_maxrss would not
     # do: a process forked from this script inherits this script's high-water mark at exec.)
-    hwm, t_written = 0, None
+    hwm, t_written, cpu_written = 0, None, None
     while True:
+        cpu = cpu_of(p.pid)
         pid, status = os.waitpid(p.pid, os.WNOHANG)
         if pid:
             break
         if t_written is None and "peaktrace: reports written" in open(err).read():
             t_written = time.monotonic()
+            cpu_written = cpu_of(p.pid)
         try:
             with open("/proc/%d/status" % p.pid) as f:
                 hwm = max([hwm] + [int(l.split()[1]) for l in f if l.startswith("VmHWM:")])
@@ -66,9 +80,10 @@ def one(opts, tmp, ptbin=pt):
     with open(os.path.join(out, "report.json")) as f:
         rep = json.load(f)
     if t_written is None and "peaktrace: reports written" in open(err).read():
-        t_written = t_done
+        t_written, cpu_written = t_done, cpu
     row = {"stacks": rep["stack_table"]["used"], "seconds": t_done - t_exit,
            "written_s": (t_written or float("nan")) - t_exit,
+           "cpu_s": (cpu_written if cpu_written is not None else float("nan")) - cpu_exit,
            "vmhwm_mib": hwm / 1024.0,
            "vmhwm_collect_mib": rep["tracer"]["vmhwm_bytes"] / 2**20,
            "kept": len(rep["stacks"]), "left_out": (rep.get("stacks_left_out") or {}).get("stacks", 0)}
@@ -88,7 +103,7 @@ with tempfile.TemporaryDirectory() as tmp:
             rows[label].append(one(v, tmp, ptbin))
     variants = [label for label, _, _ in runs]
 print("\nSCALE: wl_fanout, 2^17 distinct allocation stacks, attach mode, median of %d rounds" % rounds)
-cols = ["stacks", "kept", "left_out", "written_s", "seconds", "vmhwm_mib", "vmhwm_collect_mib"] + FILES
+cols = ["stacks", "kept", "left_out", "written_s", "cpu_s", "seconds", "vmhwm_mib", "vmhwm_collect_mib"] + FILES
 print("  %-22s " % "options" + " ".join("%12s" % c[:12] for c in cols))
 base = None
 for v in variants:
@@ -96,7 +111,8 @@ for v in variants:
     base = base or med
     print("  %-22s " % (v or "(default)") + " ".join(
         ("%12d" % med[c]) if c in ("stacks", "kept", "left_out") else "%12.2f" % med[c] for c in cols))
-print("  written_s: target exit (waitpid) to peaktrace's \"reports written\" line (2 ms polls); seconds: to its")
+print("  written_s: target exit (waitpid) to peaktrace's \"reports written\" line (2 ms polls); cpu_s: peaktrace's")
+print("  CPU time (user+sys, 10 ms ticks) over the same span, which other jobs on the machine disturb far less; seconds: to its")
 print("  exit (detaching and freeing included); vmhwm_mib: peaktrace's")
 print("  VmHWM, its last reading before it exited; vmhwm_collect_mib: its VmHWM once the profile was built (report.json tracer);")
 print("  file columns in MiB.")
