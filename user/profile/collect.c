@@ -114,8 +114,8 @@ static int intern_frame(struct intern *t, struct pt_profile *p, uint32_t *cap,
 
 /* Merge table for stacks after truncation: one word a slot, the frame list's hash (its high
  * 32 bits; the low ones choose the slot) over the output stack's index + 1, 0 when free. One
- * word, not a key and a value in two arrays: at 2^17 stacks every probe was two cache misses and
- * the table 6 MiB. A 32-bit key that matches by chance costs a comparison of the frames. */
+ * word, not a key and a value in two arrays: every probe was two cache misses. A 32-bit key
+ * that matches by chance costs a comparison of the frames. */
 struct merge {
 	uint64_t *slot;
 	uint32_t cap;
@@ -133,16 +133,20 @@ static uint64_t frames_hash(const uint32_t *fr, uint32_t n)
 	return h | 1;
 }
 
+/* Entry k's frames (their number in *n) of the stacks a merge table indexes (ctx). */
+typedef const uint32_t *(*frames_of_fn)(const void *ctx, uint32_t k, uint32_t *n);
+
 static int merge_find(struct merge *m, uint64_t h, const uint32_t *fr, uint32_t n,
-		      uint32_t *out, const uint32_t *const *frames_of, const uint32_t *nframes_of)
+		      uint32_t *out, frames_of_fn frames_of, const void *ctx)
 {
-	uint32_t i = (uint32_t)h & (m->cap - 1);
+	uint32_t i = (uint32_t)h & (m->cap - 1), kn;
+	const uint32_t *kf;
 
 	while (m->slot[i]) {
 		uint32_t k = (uint32_t)m->slot[i] - 1;
 
-		if (MERGE_KEY(m->slot[i]) == MERGE_KEY(h) && nframes_of[k] == n &&
-		    memcmp(frames_of[k], fr, n * sizeof(*fr)) == 0) {
+		if (MERGE_KEY(m->slot[i]) == MERGE_KEY(h) && (kf = frames_of(ctx, k, &kn)) && kn == n &&
+		    memcmp(kf, fr, n * sizeof(*fr)) == 0) {
 			*out = k;
 			return 1;
 		}
@@ -439,7 +443,6 @@ struct collector {
 	struct intern t;
 	struct merge hm, mm;
 	uint32_t fcap, scap, mcap;
-	uint32_t **sfr, *snf, **mfr, *mnf;
 	struct pt_map_stack *ms;
 	uint32_t nms;
 	/* The kernel's stats read through a window (in->stats NULL): never the whole table. */
@@ -469,7 +472,9 @@ static const struct pt_stack_stats *stats_at(struct collector *c, const struct p
 static int collector_init(struct collector *c, uint32_t nstacks)
 {
 	c->t.cap = pow2_at_least((uint64_t)nstacks * 4 + 64);
-	c->hm.cap = c->mm.cap = pow2_at_least(nstacks + 16);
+	/* At most two-thirds full, linear probing's comfort (pow2_at_least's doubling alone left
+	 * it a quarter full at 2^17 stacks: 2 MiB more). */
+	c->hm.cap = c->mm.cap = pow2_at_least(((uint64_t)nstacks + 16) * 3 / 4);
 	c->t.keys = calloc(c->t.cap, sizeof(*c->t.keys));
 	c->t.vals = calloc(c->t.cap, sizeof(*c->t.vals));
 	c->hm.slot = calloc(c->hm.cap, sizeof(*c->hm.slot));
@@ -487,10 +492,22 @@ static void collector_free(struct collector *c)
 	free(c->t.cls);
 	free(c->hm.slot);
 	free(c->mm.slot);
-	free(c->sfr);
-	free(c->snf);
-	free(c->mfr);
-	free(c->mnf);
+}
+
+static const uint32_t *heap_frames(const void *ctx, uint32_t k, uint32_t *n)
+{
+	const struct pt_profile *p = ctx;
+
+	*n = p->stacks[k].nframes;
+	return p->stacks[k].frames;
+}
+
+static const uint32_t *map_frames(const void *ctx, uint32_t k, uint32_t *n)
+{
+	const struct collector *c = ctx;
+
+	*n = c->ms[k].nframes;
+	return c->ms[k].frames;
 }
 
 /* The output heap stack with frames fr[0..n), added if new: its index in *k. */
@@ -501,21 +518,17 @@ static int heap_stack(struct collector *c, struct pt_profile *p, const uint32_t 
 	struct pt_stack *o;
 	uint32_t slot;
 
-	if (merge_find(&c->hm, h, fr, n, &slot, (const uint32_t *const *)c->sfr, c->snf)) {
+	if (merge_find(&c->hm, h, fr, n, &slot, heap_frames, p)) {
 		*k = slot;
 		return 0;
 	}
 	if (p->nstacks == c->scap) {
 		uint32_t nc = c->scap ? c->scap * 2 : 256;
 		void *a = realloc(p->stacks, nc * sizeof(*p->stacks));
-		void *b = realloc(c->sfr, nc * sizeof(*c->sfr));
-		void *d = realloc(c->snf, nc * sizeof(*c->snf));
 
-		if (a) p->stacks = a;
-		if (b) c->sfr = b;
-		if (d) c->snf = d;
-		if (!a || !b || !d)
+		if (!a)
 			return -ENOMEM;
+		p->stacks = a;
 		c->scap = nc;
 	}
 	o = &p->stacks[p->nstacks];
@@ -525,8 +538,6 @@ static int heap_stack(struct collector *c, struct pt_profile *p, const uint32_t 
 		return -ENOMEM;
 	memcpy(o->frames, fr, n * sizeof(*fr));
 	o->nframes = n;
-	c->sfr[p->nstacks] = o->frames;
-	c->snf[p->nstacks] = n;
 	c->hm.slot[slot] = MERGE_KEY(h) | ++p->nstacks;
 	*k = p->nstacks - 1;
 	return 0;
@@ -538,21 +549,17 @@ static int map_stack(struct collector *c, const uint32_t *fr, uint32_t n, uint32
 	uint64_t h = frames_hash(fr, n);
 	uint32_t slot;
 
-	if (merge_find(&c->mm, h, fr, n, &slot, (const uint32_t *const *)c->mfr, c->mnf)) {
+	if (merge_find(&c->mm, h, fr, n, &slot, map_frames, c)) {
 		*k = slot;
 		return 0;
 	}
 	if (c->nms == c->mcap) {
 		uint32_t nc = c->mcap ? c->mcap * 2 : 64;
 		void *a = realloc(c->ms, nc * sizeof(*c->ms));
-		void *b = realloc(c->mfr, nc * sizeof(*c->mfr));
-		void *d = realloc(c->mnf, nc * sizeof(*c->mnf));
 
-		if (a) c->ms = a;
-		if (b) c->mfr = b;
-		if (d) c->mnf = d;
-		if (!a || !b || !d)
+		if (!a)
 			return -ENOMEM;
+		c->ms = a;
 		c->mcap = nc;
 	}
 	memset(&c->ms[c->nms], 0, sizeof(c->ms[c->nms]));
@@ -561,8 +568,6 @@ static int map_stack(struct collector *c, const uint32_t *fr, uint32_t n, uint32
 		return -ENOMEM;
 	memcpy(c->ms[c->nms].frames, fr, n * sizeof(*fr));
 	c->ms[c->nms].nframes = n;
-	c->mfr[c->nms] = c->ms[c->nms].frames;
-	c->mnf[c->nms] = n;
 	c->mm.slot[slot] = MERGE_KEY(h) | ++c->nms;
 	*k = c->nms - 1;
 	return 0;
