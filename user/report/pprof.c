@@ -81,6 +81,27 @@ struct pb {
 	int err;
 };
 
+/* Where the top-level message goes as it is made, when not kept whole (pt_write_pprof_mode):
+ * the samples are most of it (4.9 MB at 2^17 stacks), and holding all of it until the end was
+ * the tracer's largest allocation after the profile. */
+struct pb_sink {
+	int (*put)(void *ctx, const unsigned char *d, size_t n);
+	void *ctx;
+};
+#define PB_FLUSH (256u << 10)
+
+/* The top-level message's bytes so far to the sink, if any (each field is complete there). */
+static void pb_flush(struct pb *b, struct pb_sink *sink)
+{
+	int err;
+
+	if (!sink || b->err || !b->len)
+		return;
+	if ((err = sink->put(sink->ctx, b->d, b->len)))
+		b->err = err;
+	b->len = 0;
+}
+
 static void pb_raw(struct pb *b, const void *p, size_t n)
 {
 	if (b->err)
@@ -394,9 +415,29 @@ int pt_pprof_encode(const struct pt_profile *p, unsigned char **buf, size_t *len
 	return pt_pprof_encode_mode(p, false, buf, len);
 }
 
+static int encode(const struct pt_profile *p, bool light, struct pb *out, struct pb_sink *sink);
+
 int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char **buf, size_t *len)
 {
-	struct pb b = { 0 }, sub = { 0 }, sub2 = { 0 };
+	struct pb b = { 0 };
+	int err;
+
+	*buf = NULL;
+	*len = 0;
+	err = encode(p, light, &b, NULL);
+	if (err) {
+		free(b.d);
+		return err;
+	}
+	*buf = b.d;
+	*len = b.len;
+	return 0;
+}
+
+/* The whole message into *out, or through sink as it is made (out then ends empty). */
+static int encode(const struct pt_profile *p, bool light, struct pb *out, struct pb_sink *sink)
+{
+	struct pb sub = { 0 }, sub2 = { 0 }, *bp = out;
 	struct enc e = {
 		.p = p,
 		.mt = light ? light_metrics : sample_metrics,
@@ -406,8 +447,6 @@ int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char *
 	uint32_t i, j;
 	int err;
 
-	*buf = NULL;
-	*len = 0;
 	err = pt_profile_check(p);
 	if (err)
 		return err;
@@ -416,7 +455,7 @@ int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char *
 		goto out;
 
 	for (i = 0; i < e.nmt; i++)
-		put_value_type(&b, &sub, PROFILE_SAMPLE_TYPE, &e.st, pt_metric_name(e.mt[i]),
+		put_value_type(bp, &sub, PROFILE_SAMPLE_TYPE, &e.st, pt_metric_name(e.mt[i]),
 			       pt_metric_unit(e.mt[i]));
 
 	for (i = 0; i < p->nstacks; i++) {
@@ -432,7 +471,9 @@ int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char *
 		for (j = 0; j < e.nmt; j++)
 			pb_varint(&sub2, s->v[e.mt[j]]);
 		pb_sub(&sub, SAMPLE_VALUE, &sub2);
-		pb_sub(&b, PROFILE_SAMPLE, &sub);
+		pb_sub(bp, PROFILE_SAMPLE, &sub);
+		if (bp->len >= PB_FLUSH)
+			pb_flush(bp, sink);
 	}
 
 	/* In id order: pprof reads the first mapping as the main binary. */
@@ -444,7 +485,7 @@ int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char *
 		pb_uint(&sub, MAPPING_BUILD_ID, e.map_build[i]);
 		/* Names are already resolved: pprof must not try to symbolize again. */
 		pb_uint(&sub, MAPPING_HAS_FUNCTIONS, 1);
-		pb_sub(&b, PROFILE_MAPPING, &sub);
+		pb_sub(bp, PROFILE_MAPPING, &sub);
 	}
 
 	for (i = 0; i < p->nframes; i++) {
@@ -456,7 +497,7 @@ int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char *
 		pb_uint(&sub2, LINE_FUNCTION_ID, e.func_id[i]);
 		pb_uint(&sub2, LINE_LINE, p->frames[i].line);
 		pb_sub(&sub, LOCATION_LINE, &sub2);
-		pb_sub(&b, PROFILE_LOCATION, &sub);
+		pb_sub(bp, PROFILE_LOCATION, &sub);
 	}
 
 	for (i = 0; i < e.nused; i++) {
@@ -472,32 +513,27 @@ int pt_pprof_encode_mode(const struct pt_profile *p, bool light, unsigned char *
 			pb_uint(&sub, FUNCTION_SYSTEM_NAME, k->name);
 		pb_uint(&sub, FUNCTION_FILENAME, k->file);
 		pb_uint(&sub, FUNCTION_START_LINE, p->frames[k->frame].start_line);
-		pb_sub(&b, PROFILE_FUNCTION, &sub);
+		pb_sub(bp, PROFILE_FUNCTION, &sub);
 	}
 
 	/* Repeated strings are sent even when empty: entry 0 must exist. */
 	for (i = 0; i < e.st.n; i++)
-		pb_bytes(&b, PROFILE_STRING_TABLE, e.st.s[i], strlen(e.st.s[i]));
+		pb_bytes(bp, PROFILE_STRING_TABLE, e.st.s[i], strlen(e.st.s[i]));
 
-	pb_uint(&b, PROFILE_TIME_NANOS, p->time_ns);
-	pb_uint(&b, PROFILE_DURATION_NANOS, p->duration_ns);
+	pb_uint(bp, PROFILE_TIME_NANOS, p->time_ns);
+	pb_uint(bp, PROFILE_DURATION_NANOS, p->duration_ns);
 	/* Every byte is counted (no sampling period to scale by). */
-	put_value_type(&b, &sub, PROFILE_PERIOD_TYPE, &e.st, "space", "bytes");
-	pb_uint(&b, PROFILE_PERIOD, 1);
-	pb_uint(&b, PROFILE_DEFAULT_SAMPLE_TYPE, str_idx(&e.st, pt_metric_name(e.def)));
+	put_value_type(bp, &sub, PROFILE_PERIOD_TYPE, &e.st, "space", "bytes");
+	pb_uint(bp, PROFILE_PERIOD, 1);
+	pb_uint(bp, PROFILE_DEFAULT_SAMPLE_TYPE, str_idx(&e.st, pt_metric_name(e.def)));
 
-	err = b.err ? b.err : sub.err ? sub.err : sub2.err;
+	pb_flush(bp, sink);
+	err = bp->err ? bp->err : sub.err ? sub.err : sub2.err;
 out:
 	free(sub.d);
 	free(sub2.d);
 	enc_free(&e);
-	if (err) {
-		free(b.d);
-		return err;
-	}
-	*buf = b.d;
-	*len = b.len;
-	return 0;
+	return err;
 }
 
 static int write_all(int fd, const unsigned char *d, size_t n)
@@ -521,42 +557,44 @@ static int write_all(int fd, const unsigned char *d, size_t n)
  * wrote 998 KB, level 5 0.07 s and 981 KB (level 1: 0.04 s, 1.2 MB). */
 #define PPROF_GZIP_LEVEL 5
 
-/* gzip-compress in to fd. No gz header fields are set, so mtime is 0 and the file is
- * reproducible. Streams in chunks: avail_in is 32-bit and profiles need not fit twice. */
-static int gzip_to_fd(int fd, const unsigned char *in, size_t len)
-{
+/* gzip, streamed: the encoder's bytes go in as they are made. No gz header fields are set, so
+ * mtime is 0 and the file is reproducible. */
+struct gz {
+	z_stream zs;
+	int fd;
 	unsigned char out[64 * 1024];
-	z_stream zs = { 0 };
-	int zret, err = 0, flush;
+};
 
-	/* windowBits 15 + 16 selects the gzip wrapper (pprof reads gzip, not zlib). */
-	if (deflateInit2(&zs, PPROF_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	zs.next_in = (unsigned char *)in;
+/* in[0..len) through deflate with flush, every output byte written out. */
+static int gz_run(struct gz *g, const unsigned char *in, size_t len, int flush)
+{
+	int zret, err;
+
+	g->zs.next_in = (unsigned char *)in;
 	do {
+		/* avail_in is 32-bit. */
 		size_t chunk = len > (1u << 30) ? (1u << 30) : len;
+		int f = len > chunk ? Z_NO_FLUSH : flush;
 
-		zs.avail_in = chunk;
+		g->zs.avail_in = (uInt)chunk;
 		len -= chunk;
-		flush = len ? Z_NO_FLUSH : Z_FINISH;
 		do {
-			zs.next_out = out;
-			zs.avail_out = sizeof(out);
-			zret = deflate(&zs, flush);
-			if (zret == Z_STREAM_ERROR) {
-				err = -EIO;
-				goto out;
-			}
-			err = write_all(fd, out, sizeof(out) - zs.avail_out);
+			g->zs.next_out = g->out;
+			g->zs.avail_out = sizeof(g->out);
+			zret = deflate(&g->zs, f);
+			if (zret == Z_STREAM_ERROR)
+				return -EIO;
+			err = write_all(g->fd, g->out, sizeof(g->out) - g->zs.avail_out);
 			if (err)
-				goto out;
-		} while (zs.avail_out == 0);
-	} while (flush != Z_FINISH);
-	if (zret != Z_STREAM_END)
-		err = -EIO;
-out:
-	deflateEnd(&zs);
-	return err;
+				return err;
+		} while (g->zs.avail_out == 0);
+	} while (len);
+	return flush == Z_FINISH && zret != Z_STREAM_END ? -EIO : 0;
+}
+
+static int gz_put(void *ctx, const unsigned char *d, size_t n)
+{
+	return gz_run(ctx, d, n, Z_NO_FLUSH);
 }
 
 int pt_write_pprof(const char *path, const struct pt_profile *p)
@@ -566,23 +604,36 @@ int pt_write_pprof(const char *path, const struct pt_profile *p)
 
 int pt_write_pprof_mode(const char *path, const struct pt_profile *p, bool light)
 {
-	unsigned char *buf;
-	size_t len;
-	int fd, err;
+	struct gz *g = calloc(1, sizeof(*g));
+	struct pb b = { 0 };
+	struct pb_sink sink = { gz_put, g };
+	int err;
 
-	err = pt_pprof_encode_mode(p, light, &buf, &len);
-	if (err)
-		return err;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	if (!g)
+		return -ENOMEM;
+	g->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (g->fd < 0) {
 		err = -errno;
-		free(buf);
+		free(g);
 		return err;
 	}
-	err = gzip_to_fd(fd, buf, len);
+	/* windowBits 15 + 16 selects the gzip wrapper (pprof reads gzip, not zlib). */
+	if (deflateInit2(&g->zs, PPROF_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		close(g->fd);
+		unlink(path);
+		free(g);
+		return -ENOMEM;
+	}
+	err = encode(p, light, &b, &sink);
+	if (!err)
+		err = gz_run(g, NULL, 0, Z_FINISH);
+	deflateEnd(&g->zs);
 	/* close() is where NFS and friends report a failed write-back. */
-	if (close(fd) && !err)
+	if (close(g->fd) && !err)
 		err = -errno;
-	free(buf);
+	if (err)
+		unlink(path);   /* no half profile: as when the encoding failed before any write */
+	free(b.d);
+	free(g);
 	return err;
 }
