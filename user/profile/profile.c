@@ -267,7 +267,7 @@ static void top_sift(const struct pt_profile *p, enum pt_metric m, uint32_t *h, 
 		     uint32_t i)
 {
 	for (;;) {
-		uint32_t l = 2 * i + 1, w = i;
+		uint32_t l = 2 * i + 1, w = i, t;
 
 		if (l < k && top_before(p, m, h[w], h[l]))
 			w = l;
@@ -275,7 +275,7 @@ static void top_sift(const struct pt_profile *p, enum pt_metric m, uint32_t *h, 
 			w = l + 1;
 		if (w == i)
 			return;
-		uint32_t t = h[i];
+		t = h[i];
 		h[i] = h[w];
 		h[w] = t;
 		i = w;
