@@ -1171,9 +1171,68 @@ static int configure(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
+ * instructions processed, states, verification time), so what each program costs the start-up
+ * can be seen with the loader's real configuration, which `bpftool prog loadall` lacks. */
+#define PT_VLOG_SIZE 16384
+
+static char *verifier_stats_arm(struct pt_session *s)
+{
+	struct bpf_program *prog;
+	char *bufs;
+	size_t n = 0, i = 0;
+
+	bpf_object__for_each_program(prog, s->skel->obj)
+		n++;
+	if (!(bufs = calloc(n ? n : 1, PT_VLOG_SIZE)))
+		return NULL;
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		bpf_program__set_log_buf(prog, bufs + i++ * PT_VLOG_SIZE, PT_VLOG_SIZE);
+		bpf_program__set_log_level(prog, 4);
+	}
+	return bufs;
+}
+
+static unsigned long long vlog_field(const char *log, const char *key)
+{
+	const char *p = strstr(log, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P, then the sums. */
+static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns)
+{
+	struct bpf_program *prog;
+	unsigned long long us = 0, insns = 0;
+	size_t i = 0;
+	FILE *f = fopen(s->opt->verifier_stats, "w");
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->verifier_stats, strerror(errno));
+		return;
+	}
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		const char *log = bufs + i++ * PT_VLOG_SIZE;
+		unsigned long long t = vlog_field(log, "verification time "),
+				   n = vlog_field(log, "processed ");
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu\n",
+			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
+			vlog_field(log, "peak_states "));
+		us += t;
+		insns += n;
+	}
+	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f\n", us, insns, load_ns / 1e6);
+	fclose(f);
+}
+
 int pt_session_load(struct pt_session *s)
 {
-	uint64_t t = now_ns();
+	uint64_t t = now_ns(), t_load;
+	char *vbufs = NULL;
 	int code, err;
 
 	s->skel = peaktrace_bpf__open();
@@ -1191,7 +1250,13 @@ int pt_session_load(struct pt_session *s)
 			return EXIT_BPF;
 		}
 	}
+	if (s->opt->verifier_stats && !(vbufs = verifier_stats_arm(s)))
+		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
+	t_load = now_ns();
 	err = peaktrace_bpf__load(s->skel);
+	if (vbufs && !err)
+		verifier_stats_write(s, vbufs, now_ns() - t_load);
+	free(vbufs);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
 			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");
