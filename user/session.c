@@ -1200,7 +1200,20 @@ static unsigned long long vlog_field(const char *log, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P, then the sums. */
+/* The verifier's "stack depth A+B+..." (each subprogram's frame, in bytes): digits and '+'. */
+static void vlog_stack(const char *log, char *out, size_t size)
+{
+	const char *p = strstr(log, "stack depth ");
+	size_t n = 0;
+
+	if (p)
+		for (p += strlen("stack depth "); n + 1 < size && ((*p >= '0' && *p <= '9') || *p == '+'); p++)
+			out[n++] = *p;
+	out[n] = 0;
+}
+
+/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B..., then
+ * the sums. */
 static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns)
 {
 	struct bpf_program *prog;
@@ -1217,11 +1230,14 @@ static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load
 		unsigned long long t = vlog_field(log, "verification time "),
 				   n = vlog_field(log, "processed ");
 
+		char stack[64];
+
 		if (!bpf_program__autoload(prog))
 			continue;
-		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu\n",
+		vlog_stack(log, stack, sizeof(stack));
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s\n",
 			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
-			vlog_field(log, "peak_states "));
+			vlog_field(log, "peak_states "), stack);
 		us += t;
 		insns += n;
 	}
