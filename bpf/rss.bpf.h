@@ -537,15 +537,18 @@ static long rss_rm_block(__u64 i, struct rss_walk *w)
 }
 
 /* [start, end) leaves the address space or its pages are dropped: their stacks lose them now,
- * and the decrements rss_stat reports next are pre-paid in `pending`. */
-static __always_inline void rss_remove(__u64 start, __u64 end)
+ * and the decrements rss_stat reports next are pre-paid in `pending`. A global function: the
+ * memory syscalls' program (memstat.bpf.h) removes ranges for five syscalls, and the walk's
+ * nested bpf_loop callbacks (~25K instructions to verify) are then verified once, not once per
+ * call site and caller state. Returns 0. */
+__noinline int pt_rss_remove(__u64 start, __u64 end)
 {
 	struct rss_walk w = { .start = start & ~(RSS_PAGE - 1), .end = end };
 	__u64 nblk;
 
 	RSS_WALK_INIT(&w);
 	if (end <= w.start)
-		return;
+		return 0;
 	rss_sh_removal(w.start, end);
 	nblk = ((end - 1) >> RSS_BLOCK_SHIFT) - (w.start >> RSS_BLOCK_SHIFT) + 1;
 	if (nblk > RSS_MAX_BLOCKS)
@@ -553,6 +556,7 @@ static __always_inline void rss_remove(__u64 start, __u64 end)
 	bpf_loop(nblk < RSS_MAX_BLOCKS ? nblk : RSS_MAX_BLOCKS, rss_rm_block, &w, 0);
 	if (w.removed)
 		__sync_fetch_and_add(&rss_g.now.pending, w.removed);
+	return 0;
 }
 
 /* The block of address a, created if new; NULL when the table is full. */
@@ -634,7 +638,7 @@ static long rss_mv_block(__u64 i, struct rss_move *m)
 
 static __always_inline void rss_munmap(__u64 addr, __u64 len)
 {
-	rss_remove(addr, addr + ((len + RSS_PAGE - 1) & ~(RSS_PAGE - 1)));
+	pt_rss_remove(addr, addr + ((len + RSS_PAGE - 1) & ~(RSS_PAGE - 1)));
 }
 
 #define RSS_MAP_FIXED 0x10
@@ -659,7 +663,7 @@ static __always_inline void rss_mremap_enter(__u64 addr, __u64 oldl, __u64 newl)
 	oldl = (oldl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
 	newl = (newl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
 	if (newl < oldl)
-		rss_remove(addr + newl, addr + oldl);
+		pt_rss_remove(addr + newl, addr + oldl);
 }
 
 /* mremap exit: the mapping moved to `to`: its pages' owners move with them. */
@@ -688,7 +692,7 @@ static __always_inline void rss_mremap_exit(__u64 addr, __u64 oldl, __u64 newl, 
 static __always_inline void rss_brk_enter(__u64 newbrk)
 {
 	if (newbrk && g.brk_cur && newbrk < g.brk_cur && newbrk >= g.brk_start)
-		rss_remove((newbrk + RSS_PAGE - 1) & ~(RSS_PAGE - 1),
+		pt_rss_remove((newbrk + RSS_PAGE - 1) & ~(RSS_PAGE - 1),
 			   (g.brk_cur + RSS_PAGE - 1) & ~(RSS_PAGE - 1));
 }
 
