@@ -1112,6 +1112,28 @@ int pt_session_find_target(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/* Programs this run never attaches are not loaded: the verifier's time is most of the start-up
+ * (--verifier-stats). --light attaches no allocator probe; boundary_hit serves uprobe boundaries
+ * only; the Runtime API programs run only while they look for boundaries. */
+static void skip_unused_programs(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct peaktrace_bpf *skel = s->skel;
+
+	if (o->light) {
+		bpf_program__set_autoload(skel->progs.alloc_enter_prog, false);
+		bpf_program__set_autoload(skel->progs.alloc_return, false);
+		bpf_program__set_autoload(skel->progs.free_enter, false);
+	}
+	if (o->boundary != BOUNDARY_UPROBE && o->boundary != BOUNDARY_AWS)
+		bpf_program__set_autoload(skel->progs.boundary_hit, false);
+	if (!skel->rodata->rapi_boundaries && !skel->rodata->rapi_first_start) {
+		bpf_program__set_autoload(skel->progs.on_write_enter, false);
+		bpf_program__set_autoload(skel->progs.on_read_exit, false);
+		bpf_program__set_autoload(skel->progs.on_recvfrom_exit, false);
+	}
+}
+
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. */
 static int configure(struct pt_session *s)
 {
@@ -1155,6 +1177,7 @@ static int configure(struct pt_session *s)
 	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
+	skip_unused_programs(s);
 	s->rep.alloc = &s->alloc;
 	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
 		return EXIT_UNSUPPORTED;
