@@ -136,7 +136,18 @@ static __always_inline int munmap_enter(const __u64 *args)
 	rss_munmap(args[0], len);
 	__sync_fetch_and_add(&g.munmap_count, 1);
 	__sync_fetch_and_add(&g.munmap_bytes, len);
-	stack_map_account(syscall_stack(ts), len, false);
+	/* Its stack is counted at the exit (munmap_exit), whatever the result, as it was here: the
+	 * entry program then has no stack capture to verify. */
+	return 0;
+}
+
+/* munmap's exit: the stack that unmapped (the user registers are those of the entry). */
+static __always_inline int munmap_exit(void)
+{
+	struct thread_state *ts = syscall_exit(SYS_MUNMAP);
+
+	if (ts)
+		stack_map_account(syscall_stack(ts), page_round(ts->sc_arg1), false);
 	return 0;
 }
 
@@ -144,18 +155,12 @@ static __always_inline int mremap_enter(const __u64 *args)
 {
 	/* addr, old_len, new_len */
 	struct thread_state *ts = syscall_enter(SYS_MREMAP, args[0], args[1], args[2], 0);
-	__u64 oldl, newl;
 
 	if (!ts)
 		return 0;
 	__sync_fetch_and_add(&g.mremap_count, 1);
 	rss_mremap_enter(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2);
-	oldl = page_round(args[1]);
-	newl = page_round(args[2]);
-	if (newl > oldl)
-		stack_map_account(syscall_stack(ts), newl - oldl, true);
-	else if (oldl > newl)
-		stack_map_account(syscall_stack(ts), oldl - newl, false);
+	/* Its stack is counted at the exit (mremap_exit), whatever the result. */
 	return 0;
 }
 
@@ -242,22 +247,32 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 	return 0;
 }
 
-/* mremap's exit: a moved mapping takes its pages' owners along (rss.bpf.h). */
+/* mremap's exit: a moved mapping takes its pages' owners along (rss.bpf.h); the stack that grew
+ * or shrank the mapping is counted, whatever the result. */
 static __always_inline int mremap_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct thread_state *ts = syscall_exit(SYS_MREMAP);
+	__u64 oldl, newl;
 
-	if (ts)
-		rss_mremap_exit(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2, ctx->ret);
+	if (!ts)
+		return 0;
+	rss_mremap_exit(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2, ctx->ret);
+	oldl = page_round(ts->sc_arg1);
+	newl = page_round(ts->sc_arg2);
+	if (newl > oldl)
+		stack_map_account(syscall_stack(ts), newl - oldl, true);
+	else if (oldl > newl)
+		stack_map_account(syscall_stack(ts), oldl - newl, false);
 	return 0;
 }
 
 /*
- * One program for the entries of the five memory syscalls and one for the exits of mmap, mremap
- * and brk (peaktrace.bpf.c; user/attach/probes.c attaches each to its tracepoints): the syscall
- * number tells them apart. Eight programs each carried their own copy of the stack capture and
- * of the RSS range walk, and the verifier checked every copy at load (~225K instructions, over
- * a third of the start-up's verification); now each is checked once per program.
+ * One program for the entries of the five memory syscalls and one for the exits of mmap, munmap,
+ * mremap and brk (peaktrace.bpf.c; user/attach/probes.c attaches each to its tracepoints): the
+ * syscall number tells them apart. Eight programs each carried their own copy of the stack
+ * capture and of the RSS range walk, and the verifier checked every copy at load (~225K
+ * instructions, over a third of the start-up's verification). Now the entry program walks the
+ * ranges that go and the exit program captures every syscall's stack: each is checked once.
  */
 static __always_inline int mem_syscall_enter(struct trace_event_raw_sys_enter *ctx)
 {
@@ -295,6 +310,8 @@ static __always_inline int mem_syscall_exit(struct trace_event_raw_sys_exit *ctx
 	switch (ctx->id) {
 	case SYS_MMAP:
 		return mmap_exit(ctx);
+	case SYS_MUNMAP:
+		return munmap_exit();
 	case SYS_MREMAP:
 		return mremap_exit(ctx);
 	case SYS_BRK:

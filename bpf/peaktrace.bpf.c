@@ -73,7 +73,7 @@ int on_mem_enter(struct trace_event_raw_sys_enter *ctx)
 	return mem_syscall_enter(ctx);
 }
 
-/* ... and the exits of mmap, mremap and brk. */
+/* ... and the exits of mmap, munmap, mremap and brk (where each one's stack is captured). */
 SEC("tp/syscalls/sys_exit_mmap")
 int on_mem_exit(struct trace_event_raw_sys_exit *ctx)
 {

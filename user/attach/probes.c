@@ -193,7 +193,7 @@ int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bo
 	static const struct { bool exit; const char *tp; } also_mem[] = {
 		{ false, "sys_enter_munmap" }, { false, "sys_enter_mremap" },
 		{ false, "sys_enter_brk" }, { false, "sys_enter_madvise" },
-		{ true, "sys_exit_mremap" }, { true, "sys_exit_brk" },
+		{ true, "sys_exit_munmap" }, { true, "sys_exit_mremap" }, { true, "sys_exit_brk" },
 	};
 	size_t i;
 	int err;
