@@ -1236,8 +1236,18 @@ static void vlog_stack(const char *log, char *out, size_t size)
 }
 
 /* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B..., then
- * the sums. */
-static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns)
+ * the sums and the load's wall-clock and CPU time. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* load_ns: the load's wall-clock time; cpu_ns: the CPU time it took (the kernel's work in the
+ * bpf() calls included), which a machine loaded by other work does not inflate. */
+static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns, uint64_t cpu_ns)
 {
 	struct bpf_program *prog;
 	unsigned long long us = 0, insns = 0;
@@ -1264,13 +1274,14 @@ static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load
 		us += t;
 		insns += n;
 	}
-	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f\n", us, insns, load_ns / 1e6);
+	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f\n", us, insns, load_ns / 1e6,
+		cpu_ns / 1e6);
 	fclose(f);
 }
 
 int pt_session_load(struct pt_session *s)
 {
-	uint64_t t = now_ns(), t_load;
+	uint64_t t = now_ns(), t_load, cpu_load;
 	char *vbufs = NULL;
 	int code, err;
 
@@ -1292,9 +1303,10 @@ int pt_session_load(struct pt_session *s)
 	if (s->opt->verifier_stats && !(vbufs = verifier_stats_arm(s)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
+	cpu_load = thread_cpu_ns();
 	err = peaktrace_bpf__load(s->skel);
 	if (vbufs && !err)
-		verifier_stats_write(s, vbufs, now_ns() - t_load);
+		verifier_stats_write(s, vbufs, now_ns() - t_load, thread_cpu_ns() - cpu_load);
 	free(vbufs);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
