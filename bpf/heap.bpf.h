@@ -169,8 +169,10 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u3
 	return false;
 }
 
-/* Returns whether ptr was live (and now is not). cur: the thread running this program. */
-static __always_inline bool do_free(__u64 ptr, bool quiet, __u32 cur)
+/* Returns whether ptr was live (and now is not). cur: the thread running this program. A global
+ * function, verified once per program: alloc_return frees in three places (realloc's old block,
+ * realloc(p, 0), a stale live entry in pt_do_alloc), each an inlined copy before. */
+__noinline int pt_do_free(__u64 ptr, int quiet, __u32 cur)
 {
 	__u64 packed, size;
 	__u32 stack, tid;
@@ -189,8 +191,11 @@ static __always_inline bool do_free(__u64 ptr, bool quiet, __u32 cur)
 	return true;
 }
 
-static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32 stack,
-				     __u32 tid)
+/* A global function: alloc_return reaches it from realloc's, posix_memalign's and the other
+ * functions' paths, each of which re-verified the inlined body (with the frees inlined around
+ * it) under its own states. As one function it is verified once per program, for any
+ * arguments. Returns 0. */
+__noinline int pt_do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32 stack, __u32 tid)
 {
 	__u32 cur = tid;
 	__u32 b = bucket_of(ptr);
@@ -198,6 +203,9 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 	/* Which invocation made the block: its epoch (pt_global.epoch), not a clock read. */
 	__u64 now = g.epoch, chunk = size;
 	bool stored = false;
+
+	if (!ts)
+		return 0;
 
 	/* A pymalloc block has no chunk header to read (its size says whether it is one). */
 	if (glibc_arenas && !((ts->fn & PT_FN_PYOBJ) && size - 1 < PT_PYMALLOC_MAX))
@@ -213,7 +221,7 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 		for (i = 0; i < PT_BUCKET_SLOTS; i++) {
 			if (bk->s[i].ptr == ptr) {
 				count_err(PT_ERR_STALE_LIVE);
-				do_free(ptr, true, cur);
+				pt_do_free(ptr, true, cur);
 				break;
 			}
 		}
@@ -260,7 +268,7 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 			__sync_fetch_and_add(&g.alloc_bytes, size);
 			__sync_fetch_and_add(&g.unheld_count, 1);
 			__sync_fetch_and_add(&g.unheld_bytes, size);
-			return;
+			return 0;
 		}
 	}
 	size = pt_size_req(size);
@@ -274,6 +282,7 @@ static __always_inline void do_alloc(struct thread_state *ts, __u64 ptr, __u64 s
 	__sync_fetch_and_add(&g.alloc_count, 1);
 	__sync_fetch_and_add(&g.alloc_bytes, size);
 	global_add(size, 1);
+	return 0;
 }
 
 /*
@@ -361,12 +370,12 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 			/* glibc's realloc(p, 0) frees p through free() (already seen by the free
 			 * probe) and returns NULL; other failures leave p live. */
 			if (ts->size == 0 && old)
-				do_free(old, true, tid);
+				pt_do_free(old, true, tid);
 			return 0;
 		}
 		if (old)
-			do_free(old, false, tid);
-		do_alloc(ts, ret, ts->size, ts->stack, tid);
+			pt_do_free(old, false, tid);
+		pt_do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
 	case PT_FN_POSIX_MEMALIGN:
 		/* Returns an error number; the pointer is stored through memptr. */
@@ -376,12 +385,12 @@ static __always_inline int alloc_exit(struct pt_regs *ctx)
 			count_err(PT_ERR_PTR_READ);
 			return 0;
 		}
-		do_alloc(ts, ptr, ts->size, ts->stack, tid);
+		pt_do_alloc(ts, ptr, ts->size, ts->stack, tid);
 		return 0;
 	default:
 		if (!ret)
 			return 0;
-		do_alloc(ts, ret, ts->size, ts->stack, tid);
+		pt_do_alloc(ts, ret, ts->size, ts->stack, tid);
 		return 0;
 	}
 }
@@ -393,7 +402,7 @@ static __always_inline int alloc_enter_by_cookie(struct pt_regs *ctx)
 	__u64 a0 = PT_REGS_PARM1(ctx), a1 = PT_REGS_PARM2(ctx), a2 = PT_REGS_PARM3(ctx);
 	__u32 cookie = (__u32)bpf_get_attach_cookie(ctx), fn = cookie & ~PT_FN_PYOBJ;
 
-	/* The flag rides along in fn for the return (do_alloc, the switch in alloc_exit). */
+	/* The flag rides along in fn for the return (pt_do_alloc, the switch in alloc_exit). */
 	switch (fn) {
 	case PT_FN_MALLOC:
 	case PT_FN_VALLOC:
@@ -439,7 +448,7 @@ static __always_inline int free_probe(struct pt_regs *ctx)
 
 		if (!ts) {
 			count_err(PT_ERR_THREAD_STATE);
-			do_free(ptr, false, cur);
+			pt_do_free(ptr, false, cur);
 			return 0;
 		}
 		__u32 fn = ts->fn & ~PT_FN_PYOBJ;
@@ -447,11 +456,11 @@ static __always_inline int free_probe(struct pt_regs *ctx)
 		if (ts->depth && (fn == PT_FN_REALLOC || fn == PT_FN_REALLOCARRAY) && ts->arg == ptr)
 			return 0;
 		/* Quiet when this thread's previous free probe took the same pointer. */
-		if (do_free(ptr, ts->last_free == ptr, cur))
+		if (pt_do_free(ptr, ts->last_free == ptr, cur))
 			ts->last_free = ptr;
 		return 0;
 	}
-	do_free(ptr, false, cur);
+	pt_do_free(ptr, false, cur);
 	return 0;
 }
 

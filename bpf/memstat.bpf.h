@@ -96,15 +96,15 @@ static __always_inline void stack_map_account(__u32 stack, __u64 bytes, bool map
 #define SYS_MREMAP 25
 #define SYS_MADVISE 28
 
-static __always_inline int mmap_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int mmap_enter(const __u64 *args)
 {
 	/* addr, len, prot, flags, fd */
-	struct thread_state *ts = syscall_enter(SYS_MMAP, ctx->args[1], ctx->args[2], ctx->args[3],
-						 ctx->args[4]);
+	struct thread_state *ts = syscall_enter(SYS_MMAP, args[1], args[2], args[3],
+						 args[4]);
 
 	/* MAP_FIXED replaces what was mapped there: its pages go (rss.bpf.h). */
 	if (ts)
-		rss_mmap_fixed(ctx->args[0], ts->sc_arg0, ts->sc_arg2);
+		rss_mmap_fixed(args[0], ts->sc_arg0, ts->sc_arg2);
 	return 0;
 }
 
@@ -125,44 +125,49 @@ static __always_inline int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-static __always_inline int munmap_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int munmap_enter(const __u64 *args)
 {
-	struct thread_state *ts = syscall_enter(SYS_MUNMAP, ctx->args[0], ctx->args[1], 0, 0);
+	struct thread_state *ts = syscall_enter(SYS_MUNMAP, args[0], args[1], 0, 0);
 	__u64 len;
 
 	if (!ts)
 		return 0;
-	len = page_round(ctx->args[1]);
-	rss_munmap(ctx->args[0], len);
+	len = page_round(args[1]);
+	rss_munmap(args[0], len);
 	__sync_fetch_and_add(&g.munmap_count, 1);
 	__sync_fetch_and_add(&g.munmap_bytes, len);
-	stack_map_account(syscall_stack(ts), len, false);
+	/* Its stack is counted at the exit (munmap_exit), whatever the result, as it was here: the
+	 * entry program then has no stack capture to verify. */
 	return 0;
 }
 
-static __always_inline int mremap_enter(struct trace_event_raw_sys_enter *ctx)
+/* munmap's exit: the stack that unmapped (the user registers are those of the entry). */
+static __always_inline int munmap_exit(void)
+{
+	struct thread_state *ts = syscall_exit(SYS_MUNMAP);
+
+	if (ts)
+		stack_map_account(syscall_stack(ts), page_round(ts->sc_arg1), false);
+	return 0;
+}
+
+static __always_inline int mremap_enter(const __u64 *args)
 {
 	/* addr, old_len, new_len */
-	struct thread_state *ts = syscall_enter(SYS_MREMAP, ctx->args[0], ctx->args[1], ctx->args[2], 0);
-	__u64 oldl, newl;
+	struct thread_state *ts = syscall_enter(SYS_MREMAP, args[0], args[1], args[2], 0);
 
 	if (!ts)
 		return 0;
 	__sync_fetch_and_add(&g.mremap_count, 1);
 	rss_mremap_enter(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2);
-	oldl = page_round(ctx->args[1]);
-	newl = page_round(ctx->args[2]);
-	if (newl > oldl)
-		stack_map_account(syscall_stack(ts), newl - oldl, true);
-	else if (oldl > newl)
-		stack_map_account(syscall_stack(ts), oldl - newl, false);
+	/* Its stack is counted at the exit (mremap_exit), whatever the result. */
 	return 0;
 }
 
-static __always_inline int brk_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int brk_enter(const __u64 *args)
 {
-	if (syscall_enter(SYS_BRK, ctx->args[0], 0, 0, 0))
-		rss_brk_enter(ctx->args[0]);
+	if (syscall_enter(SYS_BRK, args[0], 0, 0, 0))
+		rss_brk_enter(args[0]);
 	return 0;
 }
 
@@ -186,15 +191,15 @@ static __always_inline int brk_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-static __always_inline int madvise_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int madvise_enter(const __u64 *args)
 {
 	if (is_target())
-		rss_madvise(ctx->args[0], ctx->args[1], ctx->args[2]);
+		rss_madvise(args[0], args[1], args[2]);
 	/* DONTNEED and FREE give pages back: glibc trims thread-arena heaps this way. */
-	if (!is_target() || (ctx->args[2] != MADV_DONTNEED && ctx->args[2] != MADV_FREE))
+	if (!is_target() || (args[2] != MADV_DONTNEED && args[2] != MADV_FREE))
 		return 0;
 	__sync_fetch_and_add(&g.madv_count, 1);
-	__sync_fetch_and_add(&g.madv_bytes, page_round(ctx->args[1]));
+	__sync_fetch_and_add(&g.madv_bytes, page_round(args[1]));
 	return 0;
 }
 
@@ -242,13 +247,76 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 	return 0;
 }
 
-/* mremap's exit: a moved mapping takes its pages' owners along (rss.bpf.h). */
+/* mremap's exit: a moved mapping takes its pages' owners along (rss.bpf.h); the stack that grew
+ * or shrank the mapping is counted, whatever the result. */
 static __always_inline int mremap_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct thread_state *ts = syscall_exit(SYS_MREMAP);
+	__u64 oldl, newl;
 
-	if (ts)
-		rss_mremap_exit(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2, ctx->ret);
+	if (!ts)
+		return 0;
+	rss_mremap_exit(ts->sc_arg0, ts->sc_arg1, ts->sc_arg2, ctx->ret);
+	oldl = page_round(ts->sc_arg1);
+	newl = page_round(ts->sc_arg2);
+	if (newl > oldl)
+		stack_map_account(syscall_stack(ts), newl - oldl, true);
+	else if (oldl > newl)
+		stack_map_account(syscall_stack(ts), oldl - newl, false);
+	return 0;
+}
+
+/*
+ * One program for the entries of the five memory syscalls and one for the exits of mmap, munmap,
+ * mremap and brk (peaktrace.bpf.c; user/attach/probes.c attaches each to its tracepoints): the
+ * syscall number tells them apart. Eight programs each carried their own copy of the stack
+ * capture and of the RSS range walk, and the verifier checked every copy at load (~225K
+ * instructions, over a third of the start-up's verification). Now the entry program walks the
+ * ranges that go and the exit program captures every syscall's stack: each is checked once.
+ */
+static __always_inline int mem_syscall_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct pt_regs *regs;
+	__u64 args[5];
+
+	if (!is_target())
+		return 0;
+	/* The arguments from the registers the syscall saved (x86-64: rdi, rsi, rdx, r10, r8),
+	 * not from ctx->args: the kernel refuses to attach a program to a syscall's tracepoint
+	 * if it reads ctx past that syscall's own arguments (munmap has two, brk one). */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	args[0] = BPF_CORE_READ(regs, di);
+	args[1] = BPF_CORE_READ(regs, si);
+	args[2] = BPF_CORE_READ(regs, dx);
+	args[3] = BPF_CORE_READ(regs, r10);
+	args[4] = BPF_CORE_READ(regs, r8);
+	switch (ctx->id) {
+	case SYS_MMAP:
+		return mmap_enter(args);
+	case SYS_MUNMAP:
+		return munmap_enter(args);
+	case SYS_MREMAP:
+		return mremap_enter(args);
+	case SYS_BRK:
+		return brk_enter(args);
+	case SYS_MADVISE:
+		return madvise_enter(args);
+	}
+	return 0;
+}
+
+static __always_inline int mem_syscall_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	switch (ctx->id) {
+	case SYS_MMAP:
+		return mmap_exit(ctx);
+	case SYS_MUNMAP:
+		return munmap_exit();
+	case SYS_MREMAP:
+		return mremap_exit(ctx);
+	case SYS_BRK:
+		return brk_exit(ctx);
+	}
 	return 0;
 }
 

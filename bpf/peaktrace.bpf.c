@@ -63,60 +63,22 @@ int free_enter(struct pt_regs *ctx)
 
 /* ---- memory syscalls ---------------------------------------------------------------------- */
 
+/* The entries of mmap, munmap, mremap, brk and madvise: one program, attached to the five
+ * tracepoints (user/attach/probes.c), told apart by syscall number (memstat.bpf.h), so the
+ * verifier checks the stack capture and the RSS range walk once, not once per syscall ... */
 SEC("tp/syscalls/sys_enter_mmap")
-int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+int on_mem_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	PT_FLOOR_RETURN();
-	return mmap_enter(ctx);
+	return mem_syscall_enter(ctx);
 }
 
+/* ... and the exits of mmap, munmap, mremap and brk (where each one's stack is captured). */
 SEC("tp/syscalls/sys_exit_mmap")
-int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+int on_mem_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	PT_FLOOR_RETURN();
-	return mmap_exit(ctx);
-}
-
-SEC("tp/syscalls/sys_enter_munmap")
-int on_munmap_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	PT_FLOOR_RETURN();
-	return munmap_enter(ctx);
-}
-
-SEC("tp/syscalls/sys_enter_mremap")
-int on_mremap_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	PT_FLOOR_RETURN();
-	return mremap_enter(ctx);
-}
-
-SEC("tp/syscalls/sys_exit_mremap")
-int on_mremap_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	PT_FLOOR_RETURN();
-	return mremap_exit(ctx);
-}
-
-SEC("tp/syscalls/sys_enter_brk")
-int on_brk_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	PT_FLOOR_RETURN();
-	return brk_enter(ctx);
-}
-
-SEC("tp/syscalls/sys_exit_brk")
-int on_brk_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	PT_FLOOR_RETURN();
-	return brk_exit(ctx);
-}
-
-SEC("tp/syscalls/sys_enter_madvise")
-int on_madvise_enter(struct trace_event_raw_sys_enter *ctx)
-{
-	PT_FLOOR_RETURN();
-	return madvise_enter(ctx);
+	return mem_syscall_exit(ctx);
 }
 
 /* ---- invocation boundaries ---------------------------------------------------------------- */

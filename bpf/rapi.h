@@ -49,16 +49,14 @@ static inline int pt_rapi_path_end(const char *b, __u32 len, __u32 i)
 	return b[i & (PT_RAPI_SCAN - 1)] == ' ' || b[i & (PT_RAPI_SCAN - 1)] == '?';
 }
 
-/*
- * Classify the first len bytes (len <= PT_RAPI_SCAN) of a write. For RESPONSE and ERROR the
- * request id is b[*id_off .. *id_off + *id_len).
- */
-static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u32 *id_len)
+/* pt_rapi_classify's first step: the request line's kind, or PT_RAPI_POST_ID for a POST to
+ * .../invocation/ID/ whose id ends at *end (the '/' after it). */
+#define PT_RAPI_POST_ID 5
+static inline int pt_rapi_classify_line(const char *b, __u32 len, __u32 *end)
 {
-	__u32 i, end = 0;
+	__u32 i;
 
-	*id_off = 0;
-	*id_len = 0;
+	*end = 0;
 	if (len >= PT_RAPI_NEXT_LEN && pt_rapi_prefix(b, PT_RAPI_NEXT_LINE, PT_RAPI_NEXT_LEN)) {
 		/* "next" followed by a space or '?' — not "nextfoo". */
 		if (len == PT_RAPI_NEXT_LEN || b[PT_RAPI_NEXT_LEN] == ' ' || b[PT_RAPI_NEXT_LEN] == '?')
@@ -71,16 +69,22 @@ static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u3
 		return PT_RAPI_OTHER;
 	for (i = PT_RAPI_POST_LEN; i < PT_RAPI_POST_LEN + PT_REQID_LEN && i < len && i < PT_RAPI_SCAN; i++) {
 		if (b[i] == '/') {
-			end = i;
+			*end = i;
 			break;
 		}
 		if (b[i] == ' ' || b[i] == '\r' || b[i] == '\n')
 			return PT_RAPI_OTHER;
 	}
-	if (!end || end == PT_RAPI_POST_LEN)
+	if (!*end || *end == PT_RAPI_POST_LEN)
 		return PT_RAPI_OTHER;
-	*id_off = PT_RAPI_POST_LEN;
-	*id_len = end - PT_RAPI_POST_LEN;
+	return PT_RAPI_POST_ID;
+}
+
+/* Its second step: what follows the id ending at b[end] ("/response" or "/error"). The BPF side
+ * runs the two steps as separate global functions, so the verifier checks this one once for
+ * any end, not once for each end the id search can stop at (~25K instructions inlined). */
+static inline int pt_rapi_classify_action(const char *b, __u32 len, __u32 end)
+{
 	if (end + 9 <= len && end + 9 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/response", 9) &&
 	    pt_rapi_path_end(b, len, end + 9))
 		return PT_RAPI_RESPONSE;
@@ -88,6 +92,24 @@ static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u3
 	    pt_rapi_path_end(b, len, end + 6))
 		return PT_RAPI_ERROR;
 	return PT_RAPI_OTHER;
+}
+
+/*
+ * Classify the first len bytes (len <= PT_RAPI_SCAN) of a write. For RESPONSE and ERROR the
+ * request id is b[*id_off .. *id_off + *id_len).
+ */
+static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u32 *id_len)
+{
+	__u32 end;
+	int kind = pt_rapi_classify_line(b, len, &end);
+
+	*id_off = 0;
+	*id_len = 0;
+	if (kind != PT_RAPI_POST_ID)
+		return kind;
+	*id_off = PT_RAPI_POST_LEN;
+	*id_len = end - PT_RAPI_POST_LEN;
+	return pt_rapi_classify_action(b, len, end);
 }
 
 /* A request to the Lambda Extensions API ("GET /2020-01-01/extension/event/next", "POST

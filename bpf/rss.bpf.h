@@ -115,17 +115,20 @@ static __always_inline void rss_inv_new_peak(__u32 p)
 	rss_g.inv_peak_seq[p & 1] = __sync_fetch_and_add(&rss_g.inv_counter, 1) + 1;
 }
 
-/* A stack's resident bytes change by bytes (its owner value o = stack index + 1). */
-static __always_inline void rss_owner_add(__u32 o, __s64 bytes)
+/* A stack's resident bytes change by bytes (its owner value o = stack index + 1). A global
+ * function: the page walks' bpf_loop callbacks call it, and the verifier checks a callback
+ * until its states repeat, re-checking an inlined body at every round (about half of what the
+ * removal walk cost to verify). Returns 0. */
+__noinline int pt_rss_owner_add(__u32 o, __s64 bytes)
 {
 	__u32 stack = o - 1;
 	struct pt_stack_stats *st;
 
 	if (!o || !bytes)
-		return;
+		return 0;
 	st = bpf_map_lookup_elem(&stats, &stack);
 	if (!st)
-		return;
+		return 0;
 	if (st->rss_snap_seq != rss_g.peak_seq) {
 		st->rss_peak = st->rss_now;
 		st->rss_snap_seq = rss_g.peak_seq;
@@ -133,6 +136,7 @@ static __always_inline void rss_owner_add(__u32 o, __s64 bytes)
 	rss_inv_touch(st);
 	__sync_fetch_and_add(&st->rss_now, bytes);
 	__sync_fetch_and_add(&rss_g.now.attributed, bytes);
+	return 0;
 }
 
 /* A page fault of the target: remember where, for the rss_stat that may follow. */
@@ -474,7 +478,7 @@ struct rss_walk {
 static __always_inline void rss_run_flush(struct rss_walk *w)
 {
 	if (w->run) {
-		rss_owner_add(w->owner, -w->run);
+		pt_rss_owner_add(w->owner, -w->run);
 		w->removed += w->run;
 		w->run = 0;
 	}
@@ -491,7 +495,7 @@ static long rss_fill_page(__u64 i, struct rss_walk *w)
 	old = w->b->owner[k];
 	w->b->owner[k] = w->owner;
 	if (old) {
-		rss_owner_add(old, -(__s64)RSS_PAGE);
+		pt_rss_owner_add(old, -(__s64)RSS_PAGE);
 		w->replaced += RSS_PAGE;
 	}
 	return 0;
@@ -537,15 +541,18 @@ static long rss_rm_block(__u64 i, struct rss_walk *w)
 }
 
 /* [start, end) leaves the address space or its pages are dropped: their stacks lose them now,
- * and the decrements rss_stat reports next are pre-paid in `pending`. */
-static __always_inline void rss_remove(__u64 start, __u64 end)
+ * and the decrements rss_stat reports next are pre-paid in `pending`. A global function: the
+ * memory syscalls' program (memstat.bpf.h) removes ranges for five syscalls, and the walk's
+ * nested bpf_loop callbacks (~25K instructions to verify) are then verified once, not once per
+ * call site and caller state. Returns 0. */
+__noinline int pt_rss_remove(__u64 start, __u64 end)
 {
 	struct rss_walk w = { .start = start & ~(RSS_PAGE - 1), .end = end };
 	__u64 nblk;
 
 	RSS_WALK_INIT(&w);
 	if (end <= w.start)
-		return;
+		return 0;
 	rss_sh_removal(w.start, end);
 	nblk = ((end - 1) >> RSS_BLOCK_SHIFT) - (w.start >> RSS_BLOCK_SHIFT) + 1;
 	if (nblk > RSS_MAX_BLOCKS)
@@ -553,6 +560,7 @@ static __always_inline void rss_remove(__u64 start, __u64 end)
 	bpf_loop(nblk < RSS_MAX_BLOCKS ? nblk : RSS_MAX_BLOCKS, rss_rm_block, &w, 0);
 	if (w.removed)
 		__sync_fetch_and_add(&rss_g.now.pending, w.removed);
+	return 0;
 }
 
 /* The block of address a, created if new; NULL when the table is full. */
@@ -590,7 +598,7 @@ static long rss_mv_page(__u64 i, struct rss_walk *w)
 	d = rss_block_get(to);
 	if (!d) {
 		/* The owner is lost with the table full: its bytes leave the stack, counted. */
-		rss_owner_add(o, -(__s64)RSS_PAGE);
+		pt_rss_owner_add(o, -(__s64)RSS_PAGE);
 		__sync_fetch_and_add(&rss_g.now.table_full, RSS_PAGE);
 		__sync_fetch_and_add(&rss_g.table_full_events, 1);
 		return 0;
@@ -599,7 +607,7 @@ static long rss_mv_page(__u64 i, struct rss_walk *w)
 	old = d->owner[k];
 	d->owner[k] = o;
 	if (old) {
-		rss_owner_add(old, -(__s64)RSS_PAGE);
+		pt_rss_owner_add(old, -(__s64)RSS_PAGE);
 		w->replaced += RSS_PAGE;
 	}
 	return 0;
@@ -634,7 +642,7 @@ static long rss_mv_block(__u64 i, struct rss_move *m)
 
 static __always_inline void rss_munmap(__u64 addr, __u64 len)
 {
-	rss_remove(addr, addr + ((len + RSS_PAGE - 1) & ~(RSS_PAGE - 1)));
+	pt_rss_remove(addr, addr + ((len + RSS_PAGE - 1) & ~(RSS_PAGE - 1)));
 }
 
 #define RSS_MAP_FIXED 0x10
@@ -659,7 +667,7 @@ static __always_inline void rss_mremap_enter(__u64 addr, __u64 oldl, __u64 newl)
 	oldl = (oldl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
 	newl = (newl + RSS_PAGE - 1) & ~(RSS_PAGE - 1);
 	if (newl < oldl)
-		rss_remove(addr + newl, addr + oldl);
+		pt_rss_remove(addr + newl, addr + oldl);
 }
 
 /* mremap exit: the mapping moved to `to`: its pages' owners move with them. */
@@ -688,7 +696,7 @@ static __always_inline void rss_mremap_exit(__u64 addr, __u64 oldl, __u64 newl, 
 static __always_inline void rss_brk_enter(__u64 newbrk)
 {
 	if (newbrk && g.brk_cur && newbrk < g.brk_cur && newbrk >= g.brk_start)
-		rss_remove((newbrk + RSS_PAGE - 1) & ~(RSS_PAGE - 1),
+		pt_rss_remove((newbrk + RSS_PAGE - 1) & ~(RSS_PAGE - 1),
 			   (g.brk_cur + RSS_PAGE - 1) & ~(RSS_PAGE - 1));
 }
 
@@ -796,7 +804,7 @@ static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr,
 		rss_fill_page(0, &w);
 	else
 		bpf_loop(d >> 12, rss_fill_page, &w, 0);
-	rss_owner_add(w.owner, d);
+	pt_rss_owner_add(w.owner, d);
 	rss_owner_where(w.owner, addr);
 	if (w.replaced)
 		__sync_fetch_and_add(&rss_g.now.refaulted, w.replaced);

@@ -82,7 +82,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
-       OPT_PROBE_FLOOR, OPT_PROG_STATS };
+       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -122,6 +122,8 @@ static const struct argp_option opts[] = {
 	/* The benchmark's probe floor (tools/bench/bench.sh): the same probes, empty programs. */
 	{ "probe-floor", OPT_PROBE_FLOOR, NULL, OPTION_HIDDEN, "", 0 },
 	{ "prog-stats", OPT_PROG_STATS, "FILE", OPTION_HIDDEN, "", 0 },
+	/* What each program costs the verifier at load (the start-up's largest part). */
+	{ "verifier-stats", OPT_VERIFIER_STATS, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -199,6 +201,9 @@ static bool parse_start_opt(int key, char *arg, struct pt_options *o)
 		return true;
 	case OPT_PROG_STATS:
 		o->prog_stats = arg;
+		return true;
+	case OPT_VERIFIER_STATS:
+		o->verifier_stats = arg;
 		return true;
 	}
 	return false;

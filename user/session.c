@@ -1112,6 +1112,28 @@ int pt_session_find_target(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/* Programs this run never attaches are not loaded: the verifier's time is most of the start-up
+ * (--verifier-stats). --light attaches no allocator probe; boundary_hit serves uprobe boundaries
+ * only; the Runtime API programs run only while they look for boundaries. */
+static void skip_unused_programs(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct peaktrace_bpf *skel = s->skel;
+
+	if (o->light) {
+		bpf_program__set_autoload(skel->progs.alloc_enter_prog, false);
+		bpf_program__set_autoload(skel->progs.alloc_return, false);
+		bpf_program__set_autoload(skel->progs.free_enter, false);
+	}
+	if (o->boundary != BOUNDARY_UPROBE && o->boundary != BOUNDARY_AWS)
+		bpf_program__set_autoload(skel->progs.boundary_hit, false);
+	if (!skel->rodata->rapi_boundaries && !skel->rodata->rapi_first_start) {
+		bpf_program__set_autoload(skel->progs.on_write_enter, false);
+		bpf_program__set_autoload(skel->progs.on_read_exit, false);
+		bpf_program__set_autoload(skel->progs.on_recvfrom_exit, false);
+	}
+}
+
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. */
 static int configure(struct pt_session *s)
 {
@@ -1155,6 +1177,7 @@ static int configure(struct pt_session *s)
 	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
+	skip_unused_programs(s);
 	s->rep.alloc = &s->alloc;
 	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
 		return EXIT_UNSUPPORTED;
@@ -1171,9 +1194,95 @@ static int configure(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
+ * instructions processed, states, verification time), so what each program costs the start-up
+ * can be seen with the loader's real configuration, which `bpftool prog loadall` lacks. */
+#define PT_VLOG_SIZE 16384
+
+static char *verifier_stats_arm(struct pt_session *s)
+{
+	struct bpf_program *prog;
+	char *bufs;
+	size_t n = 0, i = 0;
+
+	bpf_object__for_each_program(prog, s->skel->obj)
+		n++;
+	if (!(bufs = calloc(n ? n : 1, PT_VLOG_SIZE)))
+		return NULL;
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		bpf_program__set_log_buf(prog, bufs + i++ * PT_VLOG_SIZE, PT_VLOG_SIZE);
+		bpf_program__set_log_level(prog, 4);
+	}
+	return bufs;
+}
+
+static unsigned long long vlog_field(const char *log, const char *key)
+{
+	const char *p = strstr(log, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* The verifier's "stack depth A+B+..." (each subprogram's frame, in bytes): digits and '+'. */
+static void vlog_stack(const char *log, char *out, size_t size)
+{
+	const char *p = strstr(log, "stack depth ");
+	size_t n = 0;
+
+	if (p)
+		for (p += strlen("stack depth "); n + 1 < size && ((*p >= '0' && *p <= '9') || *p == '+'); p++)
+			out[n++] = *p;
+	out[n] = 0;
+}
+
+/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B..., then
+ * the sums and the load's wall-clock and CPU time. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* load_ns: the load's wall-clock time; cpu_ns: the CPU time it took (the kernel's work in the
+ * bpf() calls included), which a machine loaded by other work does not inflate. */
+static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns, uint64_t cpu_ns)
+{
+	struct bpf_program *prog;
+	unsigned long long us = 0, insns = 0;
+	size_t i = 0;
+	FILE *f = fopen(s->opt->verifier_stats, "w");
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->verifier_stats, strerror(errno));
+		return;
+	}
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		const char *log = bufs + i++ * PT_VLOG_SIZE;
+		unsigned long long t = vlog_field(log, "verification time "),
+				   n = vlog_field(log, "processed ");
+
+		char stack[64];
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		vlog_stack(log, stack, sizeof(stack));
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s\n",
+			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
+			vlog_field(log, "peak_states "), stack);
+		us += t;
+		insns += n;
+	}
+	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f\n", us, insns, load_ns / 1e6,
+		cpu_ns / 1e6);
+	fclose(f);
+}
+
 int pt_session_load(struct pt_session *s)
 {
-	uint64_t t = now_ns();
+	uint64_t t = now_ns(), t_load, cpu_load;
+	char *vbufs = NULL;
 	int code, err;
 
 	s->skel = peaktrace_bpf__open();
@@ -1191,7 +1300,14 @@ int pt_session_load(struct pt_session *s)
 			return EXIT_BPF;
 		}
 	}
+	if (s->opt->verifier_stats && !(vbufs = verifier_stats_arm(s)))
+		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
+	t_load = now_ns();
+	cpu_load = thread_cpu_ns();
 	err = peaktrace_bpf__load(s->skel);
+	if (vbufs && !err)
+		verifier_stats_write(s, vbufs, now_ns() - t_load, thread_cpu_ns() - cpu_load);
+	free(vbufs);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
 			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");

@@ -314,6 +314,44 @@ def run_section(ctx):
             res.eq("%s: target exit status after SIGTERM" % name, r.wl.wait(TIMEOUT), 0)
 
 
+    # ---- the hidden --verifier-stats FILE: the kernel's own verifier statistics (log level 4)
+    # of each program the run loads; the programs a run never attaches are not loaded.
+    full = ["alloc_enter_prog", "alloc_return", "free_enter", "on_mem_enter", "on_mem_exit",
+            "on_write_enter", "on_read_exit", "on_recvfrom_exit", "on_rss_stat",
+            "on_page_fault_user", "on_page_fault_kernel", "on_exec", "on_exit"]
+    for name, args, want in [
+            ("cli/verifier-stats", [], full),
+            ("cli/verifier-stats --light", ["--light"], full[3:]),
+            ("cli/verifier-stats --boundary none", ["--boundary", "none"],
+             full[:5] + full[8:]),
+            ("cli/verifier-stats --boundary uprobe", ["--boundary", "uprobe"], full + ["boundary_hit"])]:
+        if not res.wanted(name) or not wl_basic:
+            continue
+        f = out(name) + ".txt"
+        rc, _, err = run([pt, "-q", "--verifier-stats", f, "-o", out(name)] + args + ["--", wl_basic])
+        res.eq("%s: exit status" % name, rc, 0)
+        rows = {}
+        try:
+            with open(f) as fh:
+                for line in fh:
+                    parts = line.split()
+                    rows[parts[0]] = dict(kv.split("=", 1) for kv in parts[1:])
+        except (OSError, ValueError, IndexError) as e:
+            res.fail(name, "cannot read %s: %s; stderr %r" % (f, e, short(err)))
+            continue
+        total = rows.pop("total", {})
+        res.eq("%s: the programs loaded" % name, sorted(rows), sorted(want))
+        res.true("%s: every program verified (instructions processed > 0)" % name,
+                 all(int(r.get("insns", 0)) > 0 for r in rows.values()), repr(rows))
+        res.eq("%s: the total is the programs' sum" % name, int(total.get("insns", -1)),
+               sum(int(r.get("insns", 0)) for r in rows.values()))
+        # A guard against inlining coming back (docs/design.md "Cold start"): the default
+        # object took 517K instructions before global functions and merged programs, ~108K since.
+        if not args:
+            res.true("%s: under 200K instructions in all" % name, int(total.get("insns", 1 << 30)) < 200000,
+                     "total %s" % total)
+
+
 def breakpoints_left(pid):
     """Bytes of the target's executable libc mapping that differ from the file: a uprobe
     still installed is an int3 there. None if they could not be compared."""

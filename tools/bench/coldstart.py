@@ -33,7 +33,7 @@ the median's ratio to the untraced median and its difference. The machine's load
 printed with the figures (this machine is shared).
 
 Environment: ROUNDS, RUNTIMES (comma-separated subset of python,pyenv,node), BASE_PEAKTRACE (another
-peaktrace binary, e.g. an older build, run the same way as a "base" row in the same rounds).
+peaktrace binary, e.g. an older build, run as the warm row is, as a "base" row in the same rounds).
 """
 
 import json
@@ -211,7 +211,8 @@ def main():
     configs = [("untraced", [], False), ("cold", base + ["--"], True), ("warm", base + ["--"], False),
                ("fast cold", base + ["--fast-start", "--"], True), ("light", base + ["--light", "--"], False)]
     if os.environ.get("BASE_PEAKTRACE"):
-        configs.append(("base", [os.path.abspath(os.environ["BASE_PEAKTRACE"]), "-q", "-o", outdir, "--"],
+        # Run as the warm row is (same cache, not supervised), so the two compare the binaries.
+        configs.append(("base", [os.path.abspath(os.environ["BASE_PEAKTRACE"])] + base[1:] + ["--"],
                         False))
     rts = runtimes(build)
     res = {(r["key"], c[0]): [] for r in rts for c in configs}

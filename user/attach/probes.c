@@ -184,12 +184,16 @@ int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bo
 	/* The write program also sees sendto and writev (it tells them apart by syscall number). */
 	static const char *const also_write[] = { "sys_enter_sendto", "sys_enter_writev" };
 	struct bpf_program *tps[] = {
-		skel->progs.on_mmap_enter, skel->progs.on_mmap_exit, skel->progs.on_munmap_enter,
-		skel->progs.on_mremap_enter, skel->progs.on_mremap_exit,
+		skel->progs.on_mem_enter, skel->progs.on_mem_exit,
 		skel->progs.on_page_fault_user, skel->progs.on_page_fault_kernel,
-		skel->progs.on_brk_enter, skel->progs.on_brk_exit,
-		skel->progs.on_madvise_enter, skel->progs.on_rss_stat, skel->progs.on_exec,
-		skel->progs.on_exit,
+		skel->progs.on_rss_stat, skel->progs.on_exec, skel->progs.on_exit,
+	};
+	/* The memory syscalls' two programs see the other syscalls too (bpf/memstat.bpf.h tells
+	 * them apart by number): one verification each instead of one per syscall. */
+	static const struct { bool exit; const char *tp; } also_mem[] = {
+		{ false, "sys_enter_munmap" }, { false, "sys_enter_mremap" },
+		{ false, "sys_enter_brk" }, { false, "sys_enter_madvise" },
+		{ true, "sys_exit_munmap" }, { true, "sys_exit_mremap" }, { true, "sys_exit_brk" },
 	};
 	size_t i;
 	int err;
@@ -200,6 +204,16 @@ int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bo
 		if (err) {
 			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
 				bpf_program__section_name(tps[i]), strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; i < sizeof(also_mem) / sizeof(also_mem[0]); i++) {
+		struct bpf_program *p = also_mem[i].exit ? skel->progs.on_mem_exit : skel->progs.on_mem_enter;
+
+		err = pt_links_add(links, bpf_program__attach_tracepoint(p, "syscalls", also_mem[i].tp), 0);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach tp/syscalls/%s: %s\n", also_mem[i].tp,
+				strerror(-err));
 			return err;
 		}
 	}
