@@ -20,6 +20,10 @@
  * max_entries is set by the loader (live slots / PT_BUCKET_SLOTS). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* Never mmapped: the flag is for where the values start. A plain array's values follow
+	 * the kernel's struct bpf_array header (312 bytes on 6.18: 56 past a cache line), so a
+	 * bucket's pointers would straddle two lines; an mmapable array's values start on a page. */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, PT_DEF_LIVE_SLOTS / PT_BUCKET_SLOTS);
 	__type(key, __u32);
 	__type(value, struct pt_live_bucket);
