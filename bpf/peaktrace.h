@@ -365,19 +365,24 @@ _Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT
  * the record itself.
  */
 struct pt_global {
+	/* The first cache line (.bss starts on a page): what every allocation and free writes,
+	 * and the peak it compares with. Nothing an allocation only reads is kept in it: a
+	 * thread reading a line another CPU just wrote, then writing it, moves it twice. */
 	__s64 live_bytes;
 	__s64 live_count;
-	__s64 peak_bytes;     /* maximum of live_bytes */
-	__s64 peak_count;     /* live_count when peak_bytes was reached */
-	__u64 peak_seq;       /* bumped at every new live-heap peak */
-	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
 	__u64 alloc_count;
 	__u64 alloc_bytes;
+	__s64 peak_bytes;     /* maximum of live_bytes */
+	__s64 peak_count;     /* live_count when peak_bytes was reached */
 	/* Frees are not counted: they are alloc - live - unheld (bpf/inv.h pt_free_count), two
 	 * atomics fewer on every free. unheld: allocated blocks the live table could not hold
 	 * (PT_ERR_LIVE_FULL), never live, never freed from us. */
 	__u64 unheld_count;
 	__u64 unheld_bytes;
+	/* Read by every allocation and free before the counters above change (peak.h), written
+	 * only at a new peak: on the second line. */
+	__u64 peak_seq;       /* bumped at every new live-heap peak */
+	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
 	/* RSS from kmem:rss_stat, in bytes */
 	__u64 mm_id;
 	__s64 rss[PT_RSS_COUNT];
@@ -421,6 +426,7 @@ struct pt_global {
 	 * of a clock read (bpf_ktime_get_ns, ~30 ns) on every allocation. */
 	__u64 epoch;
 };
+_Static_assert(__builtin_offsetof(struct pt_global, peak_seq) == 64, "pt_global: peak_seq off the counters' line");
 
 /*
  * RSS attribution by page (bpf/rss.bpf.h), .bss rss_g. BPF writes it, except `before`, which user
