@@ -197,7 +197,7 @@ _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
 /* A bucket of the live table. The pointers, ptr[i] == 0 marking a free slot, fill one cache line
  * of their own: an insert checks every slot for a stale copy of its pointer and a free looks for
  * its pointer, and with each pointer beside its value (32-byte slots) that scan touched all four
- * lines of a bucket in a table far larger than the caches; now it touches one, and the slot's
+ * lines of a bucket in a table larger than the L2 cache; now it touches one, and the slot's
  * value one more. */
 struct pt_live_bucket {
 	__u64 ptr[PT_BUCKET_SLOTS];
