@@ -15,8 +15,9 @@
 #include "sample.h"
 
 /* The live-pointer table: key: bucket number (hash of the pointer); value: 8 slots claimed with
- * compare-and-swap, their pointers in one cache line (struct pt_live_bucket). An array lookup is inlined by the verifier, so insert and delete cost one
- * bucket scan instead of a hash-map update + delete (~2x cheaper on the free path).
+ * compare-and-swap, their pointers in one cache line (struct pt_live_bucket). An array lookup is
+ * inlined by the verifier, so insert and delete cost one bucket scan instead of a hash-map
+ * update + delete (~2x cheaper on the free path).
  * max_entries is set by the loader (live slots / PT_BUCKET_SLOTS). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
