@@ -176,12 +176,11 @@ static __always_inline void arena_account(__u32 tidw, __u64 size, __u64 chunk, b
 		if (a) {
 			__s64 now;
 
-			/* The main arena's counts are the sum of every thread row's PT_TS_MAIN
-			 * sub-row (a main-arena block always lands there, in the shared row too),
-			 * summed in user space (arenas.c main_from_threads): two atomics fewer a
-			 * block. A thread arena's rows can mix arenas (a third arena, the shared
-			 * row), so its own counts stay here. */
-			if (idx != PT_ARENA_MAIN) {
+			/* Most blocks' counts are the sum of the thread sub-rows that hold their
+			 * arena alone (chunk.h pt_arena_counts_itself), added up in user space
+			 * (arenas.c counts_from_threads): two atomics fewer a block, on a line
+			 * every thread of the arena writes. Only the rest are counted here. */
+			if (pt_arena_counts_itself(slot, sub, idx)) {
 				if (alloc) {
 					__sync_fetch_and_add(&a->alloc_count, 1);
 					__sync_fetch_and_add(&a->alloc_bytes, size);

@@ -103,6 +103,22 @@ static inline __u32 pt_owner_sub(__u32 packed)
 }
 
 /*
+ * Whether a block's arena row counts its allocation and free itself (atomics shared by every
+ * thread of the arena, bpf/arenas.bpf.h) or leaves them to the thread rows, whose counts only
+ * their own thread writes (plain adds) and user space sums per arena (user/arenas/arenas.c
+ * counts_from_threads). A sub-row that holds one arena alone can stand for it: PT_TS_MAIN of
+ * every row (the main arena), and PT_TS_ARENA0 of a thread's own row (its first thread arena).
+ * Not PT_TS_ARENA1 (a third arena or more is counted there too), not the shared row of the
+ * threads beyond the table (its arena[] is any thread's), not the arenas beyond the table.
+ */
+static inline int pt_arena_counts_itself(__u32 slot, __u32 sub, __u32 arena)
+{
+	if (arena == PT_ARENA_MAIN)
+		return 0;
+	return slot == PT_TSLOT_OTHER || sub != PT_TS_ARENA0 || arena == PT_ARENA_OTHER;
+}
+
+/*
  * The live slot's size word: requested bytes in the low 48 bits, and the chunk's slack (chunk
  * size - requested) in the top 16. glibc's slack is below 16 bytes of rounding + a remainder too
  * small to split (< 32) for heap chunks and below a page + 16 for mmapped ones; a larger slack

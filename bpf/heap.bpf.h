@@ -15,11 +15,16 @@
 #include "sample.h"
 
 /* The live-pointer table: key: bucket number (hash of the pointer); value: 8 slots claimed with
- * compare-and-swap. An array lookup is inlined by the verifier, so insert and delete cost one
- * bucket scan instead of a hash-map update + delete (~2x cheaper on the free path).
+ * compare-and-swap, their pointers in one cache line (struct pt_live_bucket). An array lookup is
+ * inlined by the verifier, so insert and delete cost one bucket scan instead of a hash-map
+ * update + delete (~2x cheaper on the free path).
  * max_entries is set by the loader (live slots / PT_BUCKET_SLOTS). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* Never mmapped: the flag is for where the values start. A plain array's values follow
+	 * the kernel's struct bpf_array header (312 bytes on 6.18: 56 past a cache line), so a
+	 * bucket's pointers would straddle two lines; an mmapable array's values start on a page. */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, PT_DEF_LIVE_SLOTS / PT_BUCKET_SLOTS);
 	__type(key, __u32);
 	__type(value, struct pt_live_bucket);
@@ -146,15 +151,15 @@ static __always_inline bool live_take(__u64 ptr, __u64 *size, __u32 *stack, __u3
 
 	if (bk) {
 		for (int i = 0; i < PT_BUCKET_SLOTS; i++) {
-			struct pt_live_slot *s = &bk->s[i];
+			struct pt_live_info *v = &bk->v[i];
 
-			if (s->ptr != ptr)
+			if (bk->ptr[i] != ptr)
 				continue;
-			*size = s->size;
-			*stack = s->stack;
-			*tid = s->tid;
+			*size = v->size;
+			*stack = v->stack;
+			*tid = v->tid;
 			/* Only one of two racing frees of the same pointer wins the slot. */
-			if (__sync_val_compare_and_swap(&s->ptr, ptr, 0) == ptr)
+			if (__sync_val_compare_and_swap(&bk->ptr[i], ptr, 0) == ptr)
 				return true;
 		}
 	}
@@ -219,22 +224,22 @@ __noinline int pt_do_alloc(struct thread_state *ts, __u64 ptr, __u64 size, __u32
 
 		/* A pointer we still hold as live means its free was missed; retire it first. */
 		for (i = 0; i < PT_BUCKET_SLOTS; i++) {
-			if (bk->s[i].ptr == ptr) {
+			if (bk->ptr[i] == ptr) {
 				count_err(PT_ERR_STALE_LIVE);
 				pt_do_free(ptr, true, cur);
 				break;
 			}
 		}
 		for (i = 0; i < PT_BUCKET_SLOTS; i++) {
-			struct pt_live_slot *s = &bk->s[i];
+			struct pt_live_info *v = &bk->v[i];
 
-			if (s->ptr == 0 && __sync_val_compare_and_swap(&s->ptr, 0, ptr) == 0) {
+			if (bk->ptr[i] == 0 && __sync_val_compare_and_swap(&bk->ptr[i], 0, ptr) == 0) {
 				/* The pointer has not reached the program yet, so no free can race
 				 * these stores. */
-				s->size = size;
-				s->stack = stack;
-				s->tid = tid;
-				s->ts = now;
+				v->size = size;
+				v->stack = stack;
+				v->tid = tid;
+				v->ts = now;
 				stored = true;
 				break;
 			}

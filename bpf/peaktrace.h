@@ -185,28 +185,25 @@ struct pt_stack_stats {
 };
 _Static_assert(sizeof(struct pt_stack_stats) == 224, "pt_stack_stats layout");
 
-/* One live allocation. ptr == 0 marks a free slot. */
-struct pt_live_slot {
-	__u64 ptr;
+/* One live allocation: the bucket's value of a slot, and the overflow map's value. */
+struct pt_live_info {
 	__u64 size;
 	__u32 stack;
 	__u32 tid;  /* allocating thread; chunk kind in the top 2 bits (chunk.h) */
 	__u64 ts;   /* pt_global.epoch at allocation (which invocation made it) */
 };
-_Static_assert(sizeof(struct pt_live_slot) == 32, "pt_live_slot layout");
-
-struct pt_live_bucket {
-	struct pt_live_slot s[PT_BUCKET_SLOTS];
-};
-
-/* Value of the overflow hash map (key: pointer). */
-struct pt_live_info {
-	__u64 size;
-	__u32 stack;
-	__u32 tid;
-	__u64 ts;   /* pt_global.epoch at allocation */
-};
 _Static_assert(sizeof(struct pt_live_info) == 24, "pt_live_info layout");
+
+/* A bucket of the live table. The pointers, ptr[i] == 0 marking a free slot, fill one cache line
+ * of their own: an insert checks every slot for a stale copy of its pointer and a free looks for
+ * its pointer, and with each pointer beside its value (32-byte slots) that scan touched all four
+ * lines of a bucket in a table larger than the L2 cache; now it touches one, and the slot's
+ * value one more. */
+struct pt_live_bucket {
+	__u64 ptr[PT_BUCKET_SLOTS];
+	struct pt_live_info v[PT_BUCKET_SLOTS];
+};
+_Static_assert(sizeof(struct pt_live_bucket) == 64 + 24 * PT_BUCKET_SLOTS, "pt_live_bucket layout");
 
 /*
  * glibc arenas. Every glibc block is attributed, from its chunk header, to the main
@@ -318,7 +315,7 @@ struct pt_inv {
 	__u64 start_ns;
 	__u64 end_ns;
 	/* pt_global.epoch taken at its start and at its end (0: not ended): a block whose epoch
-	 * (pt_live_slot.ts) is in [start_epoch, end_epoch) was allocated inside it. */
+	 * (pt_live_info.ts) is in [start_epoch, end_epoch) was allocated inside it. */
 	__u64 start_epoch;
 	__u64 end_epoch;
 	__s64 rss_start;
@@ -368,19 +365,24 @@ _Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT
  * the record itself.
  */
 struct pt_global {
+	/* The first cache line (.bss starts on a page): what every allocation and free writes,
+	 * and the peak it compares with. Nothing an allocation only reads is kept in it: a
+	 * thread reading a line another CPU just wrote, then writing it, moves it twice. */
 	__s64 live_bytes;
 	__s64 live_count;
-	__s64 peak_bytes;     /* maximum of live_bytes */
-	__s64 peak_count;     /* live_count when peak_bytes was reached */
-	__u64 peak_seq;       /* bumped at every new live-heap peak */
-	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
 	__u64 alloc_count;
 	__u64 alloc_bytes;
+	__s64 peak_bytes;     /* maximum of live_bytes */
+	__s64 peak_count;     /* live_count when peak_bytes was reached */
 	/* Frees are not counted: they are alloc - live - unheld (bpf/inv.h pt_free_count), two
 	 * atomics fewer on every free. unheld: allocated blocks the live table could not hold
 	 * (PT_ERR_LIVE_FULL), never live, never freed from us. */
 	__u64 unheld_count;
 	__u64 unheld_bytes;
+	/* Read by every allocation and free before the counters above change (peak.h), written
+	 * only at a new peak: on the second line. */
+	__u64 peak_seq;       /* bumped at every new live-heap peak */
+	__u64 next_stack;     /* stack indexes handed out (index 0 is unknown) */
 	/* RSS from kmem:rss_stat, in bytes */
 	__u64 mm_id;
 	__s64 rss[PT_RSS_COUNT];
@@ -420,10 +422,11 @@ struct pt_global {
 	__s64 tl_heap_max;
 	/* Bumped at every invocation start and end (user space seeds 1, and bumps it once more
 	 * when it closes the invocation still running): an allocation keeps the value it saw
-	 * (pt_live_slot.ts), which places it in its invocation exactly, for one plain load instead
+	 * (pt_live_info.ts), which places it in its invocation exactly, for one plain load instead
 	 * of a clock read (bpf_ktime_get_ns, ~30 ns) on every allocation. */
 	__u64 epoch;
 };
+_Static_assert(__builtin_offsetof(struct pt_global, peak_seq) == 64, "pt_global: peak_seq off the counters' line");
 
 /*
  * RSS attribution by page (bpf/rss.bpf.h), .bss rss_g. BPF writes it, except `before`, which user

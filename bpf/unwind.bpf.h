@@ -616,7 +616,10 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (w.nmaps && (mo->flags & UNW_MEMO_VALID) && mo->sp == sp && mo->pc0 == w.pc &&
 	    mo->gen == gen && mo->sel == sel && mo->mm == mm &&
 	    (!(mo->flags & UNW_MEMO_BP) || mo->bp == bp) && !pt_unw_replay(&w, ts, mo)) {
-		__builtin_memcpy(ts->pcs, mo->pcs, sizeof(ts->pcs));
+		/* Only the frames it found: the whole array is 64 words, a short stack a few,
+		 * and the words past n are never read (struct pt_stack_rec.nr). */
+		for (i = 1; i < PT_MAX_FRAMES && i < mo->n; i++)
+			ts->pcs[i] = mo->pcs[i];
 		if (mo->stop)
 			count_err(mo->stop);
 		if (mo->flags & UNW_MEMO_FP)

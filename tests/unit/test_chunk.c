@@ -81,6 +81,15 @@ int main(void)
 	CHECK_EQ_U64(pt_size_req(pt_size_pack((1ULL << 40) + 3, 0)), (1ULL << 40) + 3, "a 1 TiB request fits");
 	CHECK_EQ_U64(pt_size_chunk(pt_size_pack(64, 0)), 64, "chunk below the request means no slack");
 
+	/* Which blocks an arena's own row counts; the rest are summed from thread sub-rows. */
+	CHECK(!pt_arena_counts_itself(3, PT_TS_MAIN, PT_ARENA_MAIN), "main arena: from the thread rows");
+	CHECK(!pt_arena_counts_itself(PT_TSLOT_OTHER, PT_TS_MAIN, PT_ARENA_MAIN),
+	      "main arena, shared row: from the thread rows (PT_TS_MAIN holds the main arena alone)");
+	CHECK(!pt_arena_counts_itself(3, PT_TS_ARENA0, 5), "a thread's first arena: from its row");
+	CHECK(pt_arena_counts_itself(3, PT_TS_ARENA1, 5), "second sub-row (may mix arenas; also a thread with no row): itself");
+	CHECK(pt_arena_counts_itself(PT_TSLOT_OTHER, PT_TS_ARENA0, 5), "shared row: itself");
+	CHECK(pt_arena_counts_itself(3, PT_TS_ARENA0, PT_ARENA_OTHER), "arenas beyond the table: itself");
+
 	free(small); free(mid); free(big); free(zero); free(cal); free(al); free(th[0]); free(th[1]);
 	return CHECK_DONE();
 }

@@ -9,7 +9,10 @@ after the other, so the machine's drift (other users' load) hits every mode alik
              tracepoints attached, every program returning at once: the cost of the traps
              alone); full (default options); light (--light); sampled (--sample-bytes 512K);
              PEAKTRACE_VARIANTS adds more (';'-separated option sets). PEAKTRACE_ARGS goes to
-             every traced mode.
+             every traced mode. BASE_PEAKTRACE=PATH adds "base": full mode of another build (an
+             older binary, e.g. a copy of build/peaktrace before a change) in the same rounds, so
+             the two builds' figures share the machine's drift. MODES=REGEX keeps only the modes
+             it matches (untraced and floor always run: every ratio needs them).
   workloads  allocbench-st (one thread, OPS operations, its own loop timing), allocbench-mt
              (THREADS threads, default 2, OPS/THREADS operations each), faults (faultbench: one
              anonymous page fault per 4 KiB page of 128 MiB, THP off, ns per fault), and the
@@ -150,6 +153,14 @@ MODES = [("untraced", None), ("floor", ["--probe-floor"]), ("full", []), ("light
 for v in os.environ.get("PEAKTRACE_VARIANTS", "").split(";"):
     if v.strip():
         MODES.append(("pt " + v.strip(), shlex.split(v)))
+# The binary of each traced mode: this build's, or BASE_PEAKTRACE's for "base".
+MODE_BIN = {}
+if os.environ.get("BASE_PEAKTRACE"):
+    MODE_BIN["base"] = os.path.abspath(os.environ["BASE_PEAKTRACE"])
+    MODES.append(("base", []))
+if os.environ.get("MODES"):
+    keep = re.compile(os.environ["MODES"])
+    MODES = [m for m in MODES if m[0] in ("untraced", "floor") or keep.search(m[0])]
 last_full_dir = [None]
 
 
@@ -157,7 +168,7 @@ def run_launched(i, wl, mode, args, extra=()):
     _, argv, parser, _, cpu_parser = wl
     out = os.path.join(tmp, "%s-%s-%d" % (wl[0], mode.replace(" ", "_"), i))
     cmd = list(argv) if args is None else \
-        [peaktrace, "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
+        [MODE_BIN.get(mode, peaktrace), "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
     t0 = time.monotonic()
     pr = Proc(cmd)
     rc = pr.wait()
@@ -228,7 +239,7 @@ class Function:
         pt = None
         if args is not None:
             out = os.path.join(tmp, "%s-%s-%d" % (self.name, mode.replace(" ", "_"), i))
-            pt = Proc([peaktrace, "-q"] + peaktrace_args + args + list(extra) +
+            pt = Proc([MODE_BIN.get(mode, peaktrace), "-q"] + peaktrace_args + args + list(extra) +
                       ["-p", str(self.rt), "-o", out])
             if not pt.wait_for("err", r"^peaktrace: tracing PID"):
                 pt.kill()

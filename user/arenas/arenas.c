@@ -399,6 +399,7 @@ static int read_thread_rows(struct pt_arenas *a, int thread_slots_fd, const stru
 				   sub == PT_TS_MMAPPED ? PT_ARENA_MMAPPED : PT_ARENA_UNKNOWN;
 			if (sub == PT_TS_ARENA1)
 				t->other_arenas_count = row.extra;
+			t->arena_counted = pt_arena_counts_itself(key, sub, t->arena);
 		}
 	}
 	qsort(a->threads, a->nthreads, sizeof(a->threads[0]), cmp_thread);
@@ -527,20 +528,21 @@ static void read_heaps(struct pt_arenas *a, pid_t pid)
 	free(w);
 }
 
-/* The kernel counts the main arena's allocations and frees only in the thread rows' main-arena
- * sub-rows (bpf/arenas.bpf.h arena_account): its row's figures are their sum. */
-static void main_from_threads(struct pt_arenas *a)
+/* The kernel counts an arena's allocations and frees in its own row only for the blocks no
+ * single-arena thread sub-row holds (bpf/chunk.h pt_arena_counts_itself): the main arena's are
+ * all in the thread rows' main-arena sub-rows, a thread arena's mostly in its threads' first
+ * arena sub-row. Add those sub-rows to their arena's row. */
+static void counts_from_threads(struct pt_arenas *a)
 {
 	for (int i = 0; i < a->nrows; i++) {
 		struct pt_arena_stats *st = &a->rows[i].st;
 
-		if (!a->rows[i].main || !a->rows[i].traced)
+		if (!a->rows[i].traced)
 			continue;
-		st->alloc_count = st->alloc_bytes = st->free_count = st->free_bytes = 0;
 		for (int k = 0; k < a->nthreads; k++) {
 			const struct pt_thread_arena *t = &a->threads[k].st;
 
-			if (a->threads[k].arena != PT_ARENA_MAIN)
+			if (a->threads[k].arena != a->rows[i].idx || a->threads[k].arena_counted)
 				continue;
 			st->alloc_count += t->alloc_count;
 			st->alloc_bytes += t->alloc_bytes;
@@ -566,7 +568,7 @@ int pt_arenas_collect(struct pt_arenas *a, pid_t pid, int arenas_fd, int thread_
 	read_settings(a, pid);
 	if ((err = read_rows(a, arenas_fd, g)) || (err = read_thread_rows(a, thread_slots_fd, g)))
 		return err;
-	main_from_threads(a);
+	counts_from_threads(a);
 	if ((err = link_threads(a)) || (err = sum_threads(a)))
 		return err;
 	read_heaps(a, pid);

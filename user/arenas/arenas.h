@@ -35,6 +35,9 @@ struct pt_thread_row {
 	 * arena or more are counted in the second one (bpf/peaktrace.h pt_thread_slot.extra); this
 	 * many of st's allocations are such (only in a PT_TS_ARENA1 row). */
 	uint64_t other_arenas_count;
+	/* Its blocks are also in its arena's own row (bpf/chunk.h pt_arena_counts_itself), so its
+	 * counts are not added to that row's. */
+	bool arena_counted;
 	struct pt_thread_arena st;
 };
 

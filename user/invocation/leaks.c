@@ -182,9 +182,9 @@ static int add_bucket(struct pt_leaks *lk, const struct pt_live_bucket *bk,
 	int err = 0;
 
 	for (int i = 0; i < PT_BUCKET_SLOTS && !err; i++)
-		if (bk->s[i].ptr)
-			err = pt_leaks_add(lk, invs, bk->s[i].ts, pt_size_req(bk->s[i].size),
-					   bk->s[i].stack, sample_bytes);
+		if (bk->ptr[i])
+			err = pt_leaks_add(lk, invs, bk->v[i].ts, pt_size_req(bk->v[i].size),
+					   bk->v[i].stack, sample_bytes);
 	return err;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * leaks.h — leaks across invocations: the blocks still live at the end of tracing, each placed
- * in the invocation that allocated it by its allocation epoch (pt_live_slot.ts, pt_global.epoch)
+ * in the invocation that allocated it by its allocation epoch (pt_live_info.ts, pt_global.epoch)
  * against the invocation records' [start_epoch, end_epoch).
  *
  * A block counts as leaked by invocation N when it was allocated during N, is still live at the
