@@ -150,6 +150,17 @@ MODES = [("untraced", None), ("floor", ["--probe-floor"]), ("full", []), ("light
 for v in os.environ.get("PEAKTRACE_VARIANTS", "").split(";"):
     if v.strip():
         MODES.append(("pt " + v.strip(), shlex.split(v)))
+# BASE_PEAKTRACE: another peaktrace binary (e.g. the main branch's, copied aside) run in every
+# traced mode too, as "base MODE", interleaved with this build's in the same rounds.
+base_peaktrace = os.environ.get("BASE_PEAKTRACE")
+if base_peaktrace:
+    MODES += [("base " + m, a) for m, a in MODES if a is not None and m != "floor"]
+# MODES: a regex naming the modes to run (e.g. "untraced|light" for those alone).
+MODES = [m for m in MODES if re.search(os.environ.get("MODES", ""), m[0])]
+
+
+def pt_bin(mode):
+    return base_peaktrace if mode.startswith("base ") else peaktrace
 last_full_dir = [None]
 
 
@@ -157,7 +168,7 @@ def run_launched(i, wl, mode, args, extra=()):
     _, argv, parser, _, cpu_parser = wl
     out = os.path.join(tmp, "%s-%s-%d" % (wl[0], mode.replace(" ", "_"), i))
     cmd = list(argv) if args is None else \
-        [peaktrace, "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
+        [pt_bin(mode), "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
     t0 = time.monotonic()
     pr = Proc(cmd)
     rc = pr.wait()
@@ -228,7 +239,7 @@ class Function:
         pt = None
         if args is not None:
             out = os.path.join(tmp, "%s-%s-%d" % (self.name, mode.replace(" ", "_"), i))
-            pt = Proc([peaktrace, "-q"] + peaktrace_args + args + list(extra) +
+            pt = Proc([pt_bin(mode), "-q"] + peaktrace_args + args + list(extra) +
                       ["-p", str(self.rt), "-o", out])
             if not pt.wait_for("err", r"^peaktrace: tracing PID"):
                 pt.kill()
@@ -554,7 +565,8 @@ try:
             print("peaktrace errors: report.json unreadable: %s" % e)
     if os.environ.get("BPF_STATS", "1") != "0":
         prog_stats_pass(functions)
-    tracer_memory()
+    if any(w[0] == "allocbench-st" for w in WORKLOADS):
+        tracer_memory()
     for n in notes:
         print("note: " + n)
 finally:
