@@ -24,6 +24,7 @@ struct pt_unw_memo {
 	__u64 h;                /* the hash after the walk */
 	__u32 n, nreads;        /* pcs found, words read */
 	__u32 stop, flags;      /* the walk's cut reason (counted again on reuse), UNW_MEMO_* */
+	__u32 vmaseq, pad;      /* mm_lock_seq of the walk (UNW_MEMO_VMA: frames in JIT code) */
 	__u64 addr[PT_UNW_MEMO_READS], val[PT_UNW_MEMO_READS];
 	__u64 pcs[PT_MAX_FRAMES];
 };
@@ -67,6 +68,11 @@ struct thread_state {
 	__u64 py[PT_MAX_PY_FRAMES];
 	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
 	struct pt_unw_memo memo[2];      /* unwind.bpf.h: the last walks, to reuse */
+	__u64 unw_anon_lo, unw_anon_hi;  /* unwind.bpf.h: the anonymous VMA (JIT code) a walk met
+					  * last, valid in address space unw_anon_mm while its
+					  * mm_lock_seq is unw_anon_seq */
+	__u64 unw_anon_mm;
+	__u32 unw_anon_seq, unw_anon_pad;
 	/* stack.bpf.h: the last stack index found, for an allocator entry [0] and a fault [1],
 	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
 	__u64 last_h[2], last_pc0[2];
