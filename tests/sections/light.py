@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """light: --light, no allocator probes, a section of tests/run.py.
 
+Memo case first: tests/workloads/wl_memo.c (fp and nofp) and wl_memo.py, launched with --light:
+two callers (fill_a, fill_b) fault alternately from the same instruction with the same rsp and
+rbp under the same native frames (touch; the interpreter's frames for the Python pair), so only
+the stack words above (a return address, a Python frame) tell them apart; each holds exactly the
+bytes it wrote (the workload's own count, whose sum is its RssAnon growth) in rss.folded, and
+unexplained_bytes is 0. A memo keyed on the registers alone gives one's pages to the other.
+
 tests/workloads/wl_rss.c (see rss.py) with --light, THP as this machine has it, launch and
 attach: each function's anonymous bytes at the RSS peak (rss.folded) and at the end
 (report.json rss_attribution) equal the workload's own RssAnon deltas exactly, as without

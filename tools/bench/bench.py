@@ -9,7 +9,9 @@ after the other, so the machine's drift (other users' load) hits every mode alik
              tracepoints attached, every program returning at once: the cost of the traps
              alone); full (default options); light (--light); sampled (--sample-bytes 512K);
              PEAKTRACE_VARIANTS adds more (';'-separated option sets). PEAKTRACE_ARGS goes to
-             every traced mode.
+             every traced mode. BASE_PEAKTRACE (another peaktrace binary) adds "base MODE" for
+             each traced mode but the floor, run with that binary in the same rounds; MODES (a
+             regex) keeps only the modes it matches.
   workloads  allocbench-st (one thread, OPS operations, its own loop timing), allocbench-mt
              (THREADS threads, default 2, OPS/THREADS operations each), faults (faultbench: one
              anonymous page fault per 4 KiB page of 128 MiB, THP off, ns per fault), and the
