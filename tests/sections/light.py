@@ -3,8 +3,9 @@
 
 Memo case first: tests/workloads/wl_memo.c (fp and nofp) and wl_memo.py, launched with --light:
 two callers (fill_a, fill_b) fault alternately from the same instruction with the same rsp and
-rbp under the same native frames (touch; the interpreter's frames for the Python pair), so only
-the stack words above (a return address, a Python frame) tell them apart; each holds exactly the
+rbp under the same native frames (touch; for the Python pair the interpreter's frames and the
+Python function touch, the same code at the same instruction and frame address under either),
+so only the stack words above (a return address, the caller's Python frame) tell them apart; each holds exactly the
 bytes it wrote (the workload's own count, whose sum is its RssAnon growth) in rss.folded, and
 unexplained_bytes is 0. A memo keyed on the registers alone gives one's pages to the other.
 
@@ -376,7 +377,7 @@ def memo_split(lines, fn_rx, main_rx):
 def run_memo(ctx, flavor):
     """Two call paths that fault from the same native frame at the same instruction, rsp and
     rbp (wl_memo.c's fill_a/fill_b over touch; wl_memo.py's two Python functions over the same
-    interpreter frames), alternating fault by fault: each holds exactly the bytes it wrote
+    interpreter frames and the same Python function touch), alternating fault by fault: each holds exactly the bytes it wrote
     (the workload's own count; their sum is RssAnon's growth). A stack memo keyed on what does
     not tell the paths apart would give one path's pages to the other."""
     res, pt, tmp = ctx.res, ctx.pt, ctx.tmp

@@ -2,10 +2,12 @@
 """wl_memo.py LOG: the Python counterpart of wl_memo.c, for the light section's memo case.
 
 fill_a and fill_b are the same code in two Python functions, called alternately from one loop:
-each writes one byte of a new page of its own private anonymous mmap (madvised
-MADV_NOHUGEPAGE: one 4 KiB page per fault). The write runs in the same native frames for both
-(the interpreter loop and mmap's item assignment, at the same native rsp); only the Python frame
-differs. Logs "fill_a BYTES", "fill_b BYTES" (the pages each wrote, counted here: the truth) and
+each calls touch(), which writes one byte of a new page of the caller's own private anonymous
+mmap (madvised MADV_NOHUGEPAGE: one 4 KiB page per fault). The write runs in the same native
+frames for both (the interpreter loop and mmap's item assignment, at the same native rsp), and
+touch's Python frame is the same code at the same instruction and data-stack address under
+either caller: only the caller's Python frame differs (a memo keyed on the leaf Python frame
+would not tell them apart). Logs "fill_a BYTES", "fill_b BYTES" (the pages each wrote, counted here: the truth) and
 "grew BYTES" (RssAnon's growth over the loop). "--wait" first: the attach handshake."""
 import mmap
 import os
@@ -21,12 +23,18 @@ A_PAGES = 768     # 3 MiB
 B_PAGES = 1280    # 5 MiB
 
 
+def touch(m, k):
+    m[k * PAGE] = 1
+
+
+# The two callers have the same frame size, so touch's frame lands at the same address of the
+# data stack under either, with the same code and instruction: only the caller's frame differs.
 def fill_a(m, k):
-    m[k * PAGE] = 97
+    touch(m, k)
 
 
 def fill_b(m, k):
-    m[k * PAGE] = 98
+    touch(m, k)
 
 
 def main(argv):
