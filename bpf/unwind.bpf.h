@@ -573,9 +573,12 @@ __noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct
  */
 static __always_inline __u32 unw_mm_seq(struct task_struct *task)
 {
-	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq))
+	struct mm_struct *mm = task->mm;
+
+	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq) || !mm)
 		return 1;
-	return BPF_CORE_READ(task, mm, mm_lock_seq.sequence);
+	/* Direct loads through the task's BTF pointer: no helper call per hop. */
+	return mm->mm_lock_seq.sequence;
 }
 
 __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
