@@ -672,4 +672,35 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	return w.n;
 }
 
+/*
+ * 0 when this thread's fault walk memo (memo[1]), whose hash is h, is what a walk from a fault
+ * at (ip, sp, bp) would reuse now: the same start, publication and address space, the VMAs
+ * unchanged if it crossed JIT code, and every word it read unchanged (rss.bpf.h's fault memo
+ * asks this instead of walking).
+ */
+__noinline int pt_unw_fault_memo_holds(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp,
+				       __u64 h)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
+	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
+	__u64 mm = (__u64)task->mm;
+	struct unw_walk w = {};
+	struct pt_unw_memo *mo;
+
+	if (!ts)
+		return -1;
+	mo = &ts->memo[1];
+	if (!(mo->flags & UNW_MEMO_VALID) || mo->h != h || mo->sp != sp || mo->pc0 != ip + 1 ||
+	    mo->gen != gen || mo->sel != sel || mo->mm != mm || unw_ctl.mm != mm ||
+	    ((mo->flags & UNW_MEMO_BP) && mo->bp != bp) ||
+	    ((mo->flags & UNW_MEMO_VMA) && mo->vmaseq != unw_mm_seq(task)))
+		return -1;
+	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp))
+		return -1;
+	w.win_lo = sp;
+	w.win_hi = sp + sizeof(ts->win);
+	return pt_unw_replay(&w, ts, mo);
+}
+
 #endif /* PEAKTRACE_UNWIND_BPF_H */
