@@ -169,23 +169,151 @@ static __always_inline __u32 rss_err_key(int i)
 }
 #define RSS_ERR_N (1 + PT_ERR_UNWIND_FP_FALLBACK - PT_ERR_UNWIND_NO_CFI + 1)
 
+/*
+ * The fault memo (struct pt_rss_fmemo): consecutive faults of a thread often come from the same
+ * code (a memset over a new buffer, a string filled page by page), and their stack is then
+ * reused instead of captured again, but only when it is shown to be the same, never guessed:
+ * the registers alone are not enough (two callers of one function with equal frame sizes fault
+ * at the same ip with the same rsp and rbp; under CPython, every Python function runs in the
+ * same native frames, and one Python function called from two others can sit at the same
+ * data-stack address with the same code and instruction). Shown by: the same registers; the
+ * fault walk memo (unwind.bpf.h) that gave this stack's native frames still holding, every
+ * stack word it read unchanged; and every frame of the Python chain (thread state, current
+ * frame, then each frame's code, previous, instruction, owner and entry) as it was. What the
+ * full capture would then compute is a function of exactly these, so it is the same stack.
+ * Compared in one read of the data stack, without the walk's per-frame steps, copies, hashing
+ * or stack-table lookups.
+ */
+#define RSS_FM_VALID 1
+#define RSS_FM_CUT   2
+
+/* The current interpreter frame of thread state t. */
+static __always_inline int rss_py_current(__u64 t, __u64 *f)
+{
+	if (py_off.ts_cframe)
+		return py_read(t + py_off.ts_cframe, f) || !*f || py_read(*f + py_off.cframe_current, f);
+	return py_read(t + py_off.cframe_current, f);
+}
+
+/* The frame offsets the memo reads, checked as pt_py_frame checks them (they come from .bss). */
+static __always_inline bool rss_py_offs_ok(void)
+{
+	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
+
+	return oc <= PY_FRAME_READ - 8 && op <= PY_FRAME_READ - 8 && oi <= PY_FRAME_READ - 8 &&
+	       py_off.fr_owner < PY_FRAME_READ && py_off.fr_is_entry < PY_FRAME_READ &&
+	       !((oc | op | oi) & 7);
+}
+
+/* After a full capture: the Python chain it walked, frame by frame, if it lies in one data-stack
+ * span of at most PT_PY_WINDOW bytes and ends within PT_RSS_FM_PYF frames. 0 when kept. */
+__noinline int rss_fm_py_record(struct thread_state *ts, struct pt_rss_fmemo *fm)
+{
+	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
+	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
+	__u64 t, f = 0, lo = ~0ULL, hi = 0, fr[PY_FRAME_READ / 8];
+	__u8 owner;
+	__u32 i;
+
+	if (!ts || !fm || !rss_py_offs_ok())
+		return -1;
+	t = ts->py_tstate;
+	if (!t || rss_py_current(t, &f) || !f)
+		return -1;
+	fm->py_t = t;
+	fm->py_f = f;
+	for (i = 0; i < PT_RSS_FM_PYF && f; i++) {
+		if (bpf_probe_read_user(fr, sizeof(fr), (void *)f))
+			return -1;
+		owner = ((__u8 *)fr)[oo & (PY_FRAME_READ - 1)];
+		/* A frame the walk stops at (no code, not 3.12's shim): not kept. */
+		if (!fr[(oc / 8) & 7] && !(owner == PT_PY_OWNED_BY_CSTACK && !oe))
+			return -1;
+		fm->fr[i][0] = f;
+		fm->fr[i][1] = fr[(oc / 8) & 7];
+		fm->fr[i][2] = fr[(op / 8) & 7];
+		fm->fr[i][3] = fr[(oi / 8) & 7];
+		fm->fr_oe[i] = owner | (__u64)(oe ? ((__u8 *)fr)[oe & (PY_FRAME_READ - 1)] : 0) << 8;
+		if (f < lo)
+			lo = f;
+		if (f + PY_FRAME_READ > hi)
+			hi = f + PY_FRAME_READ;
+		f = fr[(op / 8) & 7];
+	}
+	if (f || !i || hi - lo > PT_PY_WINDOW)
+		return -1;
+	fm->py_n = i;
+	fm->py_lo = lo;
+	fm->py_len = hi - lo;
+	return 0;
+}
+
+/* 0 when the Python chain is still the one fm recorded. */
+__noinline int rss_fm_py_holds(struct thread_state *ts, struct pt_rss_fmemo *fm)
+{
+	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
+	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
+	__u64 t, f = 0, len, base;
+	__u8 *b;
+	__u32 i, n;
+
+	if (!ts || !fm || !py_off.runtime || !rss_py_offs_ok())
+		return -1;
+	t = py_tstate(ts, py_off.runtime);
+	if (!t || t != fm->py_t || rss_py_current(t, &f) || f != fm->py_f)
+		return -1;
+	len = fm->py_len;
+	asm volatile("" : "+r"(len));
+	if (len > PT_PY_WINDOW || len < PY_FRAME_READ)
+		return -1;
+	if (bpf_probe_read_user(ts->pywin, len, (void *)fm->py_lo))
+		return -1;
+	b = (__u8 *)ts->pywin;
+	n = fm->py_n;
+	for (i = 0; i < PT_RSS_FM_PYF && i < n; i++) {
+		base = fm->fr[i][0] - fm->py_lo;
+		if (base > len - PY_FRAME_READ)
+			return -1;
+		if (ts->pywin[((base + oc) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][1] ||
+		    ts->pywin[((base + op) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][2] ||
+		    ts->pywin[((base + oi) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][3] ||
+		    (b[(base + oo) & (PT_PY_WINDOW - 1)] |
+		     (__u64)(oe ? b[(base + oe) & (PT_PY_WINDOW - 1)] : 0) << 8) != fm->fr_oe[i])
+			return -1;
+	}
+	return 0;
+}
+
 static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 {
+	struct pt_rss_fmemo *fm = &ts->fmemo;
 	struct pt_regs *regs;
-	__u64 *v, cut = 0;
+	__u64 *v, cut = 0, ip, sp, bp;
 	__u32 k, stack;
 	int i;
 
 	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
 		return ts->stack;
+	/* The saved registers by direct loads (bpf_task_pt_regs gives a BTF pointer), not a
+	 * probe-read helper call each: ~10-15 ns apiece on every fault. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	ip = regs->ip;
+	sp = regs->sp;
+	bp = regs->bp;
+	if ((fm->flags & RSS_FM_VALID) && fm->ip == ip && fm->sp == sp && fm->bp == bp &&
+	    !pt_unw_fault_memo_holds(ts, ip, sp, bp, fm->nh) &&
+	    (!python || !rss_fm_py_holds(ts, fm))) {
+		if (fm->flags & RSS_FM_CUT)
+			__sync_fetch_and_add(&rss_g.stacks_cut, 1);
+		return fm->idx;
+	}
+	fm->flags = 0;
 	for (i = 0; i < RSS_ERR_N && i < 8; i++) {
 		k = rss_err_key(i);
 		v = bpf_map_lookup_elem(&errors, &k);
 		ts->rss_err[i] = v ? *v : 0;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	stack = capture_at(ts, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
-			   BPF_CORE_READ(regs, bp));
+	stack = capture_at(ts, ip, sp, bp);
 	for (i = 0; i < RSS_ERR_N && i < 8; i++) {
 		k = rss_err_key(i);
 		v = bpf_map_lookup_elem(&errors, &k);
@@ -198,6 +326,18 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	}
 	if (cut)
 		__sync_fetch_and_add(&rss_g.stacks_cut, 1);
+	/* Kept for the next fault when its native frames came from (or went into) the fault walk
+	 * memo, and its Python chain, with Python, could be recorded. */
+	if (dwarf_unwind && capture_stacks && stack != PT_STACK_UNKNOWN && ts->last_idx[1] == stack &&
+	    (ts->memo[1].flags & UNW_MEMO_VALID) && ts->memo[1].sp == sp && ts->memo[1].pc0 == ip + 1 &&
+	    (!python || ((ts->last_n[1] >> 16) && !rss_fm_py_record(ts, fm)))) {
+		fm->ip = ip;
+		fm->sp = sp;
+		fm->bp = bp;
+		fm->nh = ts->memo[1].h;
+		fm->idx = stack;
+		fm->flags = RSS_FM_VALID | (cut ? RSS_FM_CUT : 0);
+	}
 	return stack;
 }
 
@@ -765,7 +905,7 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 		rss_kind_event(stack, addr);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	st->rss_addr = addr;
-	st->rss_sp = BPF_CORE_READ(regs, sp);
+	st->rss_sp = regs->sp;
 }
 
 /* A fault made d bytes resident at addr: its pages get the fault's stack. */

@@ -24,8 +24,23 @@ struct pt_unw_memo {
 	__u64 h;                /* the hash after the walk */
 	__u32 n, nreads;        /* pcs found, words read */
 	__u32 stop, flags;      /* the walk's cut reason (counted again on reuse), UNW_MEMO_* */
+	__u32 vmaseq, pad;      /* mm_lock_seq of the walk (UNW_MEMO_VMA: frames in JIT code) */
 	__u64 addr[PT_UNW_MEMO_READS], val[PT_UNW_MEMO_READS];
 	__u64 pcs[PT_MAX_FRAMES];
+};
+
+/* rss.bpf.h: this thread's last page fault's stack and what shows a new fault's stack is the
+ * same (its registers, the fault walk memo's hash, the Python frame chain word by word). */
+#define PT_RSS_FM_PYF 32
+struct pt_rss_fmemo {
+	__u64 ip, sp, bp;       /* the fault's registers */
+	__u64 nh;               /* hash of its native walk (memo[1].h) */
+	__u64 py_t, py_f;       /* its PyThreadState and current frame (python only) */
+	__u64 py_lo, py_len;    /* the data-stack span holding every frame of the chain */
+	__u32 idx, flags;       /* the stack index; RSS_FM_* */
+	__u32 py_n, pad;        /* frames in fr[] */
+	__u64 fr[PT_RSS_FM_PYF][4];     /* per frame: address, code, previous, instr */
+	__u64 fr_oe[PT_RSS_FM_PYF];     /* per frame: owner | is_entry << 8 */
 };
 
 /* Per-thread state for the allocator call in progress. Task storage, not a per-CPU scratch:
@@ -67,6 +82,12 @@ struct thread_state {
 	__u64 py[PT_MAX_PY_FRAMES];
 	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
 	struct pt_unw_memo memo[2];      /* unwind.bpf.h: the last walks, to reuse */
+	struct pt_rss_fmemo fmemo;       /* rss.bpf.h: the last fault's stack, to reuse */
+	__u64 unw_anon_lo, unw_anon_hi;  /* unwind.bpf.h: the anonymous VMA (JIT code) a walk met
+					  * last, valid in address space unw_anon_mm while its
+					  * mm_lock_seq is unw_anon_seq */
+	__u64 unw_anon_mm;
+	__u32 unw_anon_seq, unw_anon_pad;
 	/* stack.bpf.h: the last stack index found, for an allocator entry [0] and a fault [1],
 	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
 	__u64 last_h[2], last_pc0[2];

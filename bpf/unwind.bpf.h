@@ -132,7 +132,8 @@ struct unw_walk {
 	/* mapping of the previous frame: most frames stay in one file */
 	__u64 m_start, m_end, m_bias, m_first, m_nrows;
 	__u64 m_published;      /* it came from the published array (its rows may be cached) */
-	__u64 memo;             /* UNW_MEMO_* bits of this walk, and in bits 8.. which memo */
+	__u64 memo;             /* UNW_MEMO_* bits of this walk, in bit 8 which memo, in bits
+				 * 32.. the mm_lock_seq read at its start (unw_mm_seq) */
 	__u64 nreads;           /* user words read (logged in the memo) */
 };
 
@@ -143,6 +144,8 @@ struct unw_walk {
 #define UNW_MEMO_BP_INIT 8      /* walk only: rbp is still the starting one */
 #define UNW_MEMO_NO      16     /* walk only: not reusable (a read failed, or a file lookup
 				 * through the current VMAs, which no publication fixes) */
+#define UNW_MEMO_VMA     32     /* a frame was in anonymous memory (JIT code), known from the
+				 * VMAs of the moment: reuse needs the same mm_lock_seq */
 
 /* End the walk, cut short for this reason (enum pt_err). */
 static __always_inline long unw_cut(struct unw_walk *w, __u32 why)
@@ -324,7 +327,8 @@ static long unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 
 /* pc in no published mapping: ask the kernel which file it is in, and find that file's rows.
  * 0 with *out set; -2 when the file has no entry yet (user space builds tables while the target
- * runs, and gives every file it tried an entry, rows or not); -1 otherwise. */
+ * runs, and gives every file it tried an entry, rows or not); -3 when pc is in anonymous memory
+ * (JIT code: no rows while that VMA stays); -1 otherwise. */
 __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 {
 	struct unw_vma v = {};
@@ -333,8 +337,12 @@ __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 	if (!out)
 		return -1;
 	/* -EBUSY when another thread holds mmap_lock for writing (mmap, munmap): no table. */
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unw_vma_cb, &v, 0) || !v.file)
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, unw_vma_cb, &v, 0))
 		return -1;
+	out->start = v.start;
+	out->end = v.end;
+	if (!v.file)
+		return -3;
 	f = bpf_map_lookup_elem(&unwind_files, &v.key);
 	if (!f)
 		return -2;
@@ -346,13 +354,32 @@ __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 	return 0;
 }
 
-static __always_inline bool unw_find_file(struct unw_walk *w, __u64 pc)
+static __always_inline bool unw_find_file(struct unw_walk *w, struct thread_state *ts, __u64 pc)
 {
 	struct pt_unwind_map m;
-	int err = pt_unw_file_map(pc, &m);
+	__u64 mm = (__u64)bpf_get_current_task_btf()->mm;
+	__u32 seq = w->memo >> 32;
+	int err;
 
+	/* In the anonymous VMA this thread's walks met last, in the same address space (an exec
+	 * starts another's sequence), and no VMA changed since the sequence read before that lookup: JIT code again, without bpf_find_vma (mmap_lock
+	 * trylock and a tree walk per JIT frame). */
+	if (!(seq & 1) && ts->unw_anon_seq == seq && ts->unw_anon_mm == mm &&
+	    pc >= ts->unw_anon_lo && pc < ts->unw_anon_hi) {
+		w->memo |= UNW_MEMO_VMA;
+		return false;
+	}
+	err = pt_unw_file_map(pc, &m);
 	if (err == -2)
 		w->pending = 1;
+	/* Anonymous code (V8's JIT): an answer that holds while the VMAs do (mm_lock_seq). */
+	w->memo |= err == -3 ? UNW_MEMO_VMA : UNW_MEMO_NO;
+	if (err == -3 && !(seq & 1)) {
+		ts->unw_anon_lo = m.start;
+		ts->unw_anon_hi = m.end;
+		ts->unw_anon_seq = seq;
+		ts->unw_anon_mm = mm;
+	}
 	if (err)
 		return false;
 	w->m_start = m.start;
@@ -447,9 +474,9 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 			unw_cache_put(w, look, &row);
 		}
 	} else {
-		/* Found (or not) through the VMAs of the moment, not a publication. */
-		w->memo |= UNW_MEMO_NO;
-		if (unw_find_file(w, look)) {
+		/* Found (or not) through the VMAs of the moment, not a publication: unw_find_file
+		 * says whether the memo may keep it. */
+		if (unw_find_file(w, ts, look)) {
 			w->m_published = 0;
 			r = unw_find_row(w, look);
 			if (r) {
@@ -572,6 +599,22 @@ __noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct
  * found for pc - 1, as for a return address), not a return address at [sp]. */
 #define UNW_AT_IP (1ULL << 63)
 
+/*
+ * The address space's mmap_lock write sequence (mm->mm_lock_seq, 6.4+ with per-VMA locks): odd
+ * while a writer holds the lock, bumped again at its unlock; every change of a VMA (mmap,
+ * munmap, mremap, mprotect, exec) happens under that lock. Two equal even readings bracket a
+ * stretch in which no VMA changed. 1 (odd: never reusable) on kernels without it.
+ */
+static __always_inline __u32 unw_mm_seq(struct task_struct *task)
+{
+	struct mm_struct *mm = task->mm;
+
+	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq) || !mm)
+		return 1;
+	/* Direct loads through the task's BTF pointer: no helper call per hop. */
+	return mm->mm_lock_seq.sequence;
+}
+
 __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
 			       __u64 *hash)
 {
@@ -582,6 +625,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
 	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
 	__u64 mm = (__u64)task->mm, owner = unw_ctl.mm;
+	__u32 vmaseq = unw_mm_seq(task);
 	bool at_ip = win_len & UNW_AT_IP;
 	struct pt_unw_memo *mo;
 	struct unw_walk w = {
@@ -615,7 +659,8 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	 * through one buffer). Compared, not searched: no row lookups and no hashing. */
 	if (w.nmaps && (mo->flags & UNW_MEMO_VALID) && mo->sp == sp && mo->pc0 == w.pc &&
 	    mo->gen == gen && mo->sel == sel && mo->mm == mm &&
-	    (!(mo->flags & UNW_MEMO_BP) || mo->bp == bp) && !pt_unw_replay(&w, ts, mo)) {
+	    (!(mo->flags & UNW_MEMO_BP) || mo->bp == bp) &&
+	    (!(mo->flags & UNW_MEMO_VMA) || mo->vmaseq == vmaseq) && !pt_unw_replay(&w, ts, mo)) {
 		/* Only the frames it found: the whole array is 64 words, a short stack a few,
 		 * and the words past n are never read (struct pt_stack_rec.nr). */
 		for (i = 1; i < PT_MAX_FRAMES && i < mo->n; i++)
@@ -631,7 +676,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (w.win_lo != sp)
 		w.win_lo = w.win_hi = 0;
 	mo->flags = 0;
-	w.memo = UNW_MEMO_BP_INIT | (at_ip ? 1 << 8 : 0);
+	w.memo = UNW_MEMO_BP_INIT | (at_ip ? 1 << 8 : 0) | (__u64)vmaseq << 32;
 	for (i = 0; i < PT_MAX_FRAMES; i++)
 		if (pt_unw_frame(&w, ts))
 			break;
@@ -642,6 +687,9 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (w.pending)
 		count_err(PT_ERR_UNWIND_PENDING);
 	*hash = w.h;
+	/* A frame known from the VMAs: only if none changed during the walk. */
+	if ((w.memo & UNW_MEMO_VMA) && ((vmaseq & 1) || unw_mm_seq(task) != vmaseq))
+		w.memo |= UNW_MEMO_NO;
 	if (w.nmaps && !(w.memo & UNW_MEMO_NO) && w.stop != PT_ERR_UNWIND_READ) {
 		mo->sp = sp;
 		mo->bp = bp;
@@ -652,11 +700,44 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 		mo->h = w.h;
 		mo->n = w.n;
 		mo->nreads = w.nreads;
+		mo->vmaseq = vmaseq;
 		mo->stop = w.stop;
 		__builtin_memcpy(mo->pcs, ts->pcs, sizeof(mo->pcs));
-		mo->flags = UNW_MEMO_VALID | (w.memo & UNW_MEMO_BP) | (w.fp_frames ? UNW_MEMO_FP : 0);
+		mo->flags = UNW_MEMO_VALID | (w.memo & (UNW_MEMO_BP | UNW_MEMO_VMA)) |
+			    (w.fp_frames ? UNW_MEMO_FP : 0);
 	}
 	return w.n;
+}
+
+/*
+ * 0 when this thread's fault walk memo (memo[1]), whose hash is h, is what a walk from a fault
+ * at (ip, sp, bp) would reuse now: the same start, publication and address space, the VMAs
+ * unchanged if it crossed JIT code, and every word it read unchanged (rss.bpf.h's fault memo
+ * asks this instead of walking).
+ */
+__noinline int pt_unw_fault_memo_holds(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp,
+				       __u64 h)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
+	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
+	__u64 mm = (__u64)task->mm;
+	struct unw_walk w = {};
+	struct pt_unw_memo *mo;
+
+	if (!ts)
+		return -1;
+	mo = &ts->memo[1];
+	if (!(mo->flags & UNW_MEMO_VALID) || mo->h != h || mo->sp != sp || mo->pc0 != ip + 1 ||
+	    mo->gen != gen || mo->sel != sel || mo->mm != mm || unw_ctl.mm != mm ||
+	    ((mo->flags & UNW_MEMO_BP) && mo->bp != bp) ||
+	    ((mo->flags & UNW_MEMO_VMA) && mo->vmaseq != unw_mm_seq(task)))
+		return -1;
+	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp))
+		return -1;
+	w.win_lo = sp;
+	w.win_hi = sp + sizeof(ts->win);
+	return pt_unw_replay(&w, ts, mo);
 }
 
 #endif /* PEAKTRACE_UNWIND_BPF_H */

@@ -1,6 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """light: --light, no allocator probes, a section of tests/run.py.
 
+Memo case first: tests/workloads/wl_memo.c (fp and nofp) and wl_memo.py, launched with --light:
+two callers (fill_a, fill_b) fault alternately from the same instruction with the same rsp and
+rbp under the same native frames (touch; for the Python pair the interpreter's frames and the
+Python function touch, the same code at the same instruction and frame address under either),
+so only the stack words above (a return address, the caller's Python frame) tell them apart; each holds exactly the
+bytes it wrote (the workload's own count, whose sum is its RssAnon growth) in rss.folded, and
+unexplained_bytes is 0. A memo keyed on the registers alone gives one's pages to the other.
+
 tests/workloads/wl_rss.c (see rss.py) with --light, THP as this machine has it, launch and
 attach: each function's anonymous bytes at the RSS peak (rss.folded) and at the end
 (report.json rss_attribution) equal the workload's own RssAnon deltas exactly, as without
@@ -23,7 +31,7 @@ import re
 import signal
 import time
 
-from harness import TIMEOUT, run
+from harness import TIMEOUT, WORKLOAD_SRC, run
 from tracing import load_report, trace_attach, trace_launch
 from sections.rss import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text,
                           read_truth, run_python)
@@ -353,7 +361,75 @@ def run_resident(ctx, light=True):
            [bool(x.get("resident_at_end")) for x in jl if x.get("seq")], [True] * len(events))
 
 
+def memo_split(lines, fn_rx, main_rx):
+    """Bytes of rss.folded's stacks through a frame matching fn_rx called from one matching
+    main_rx (the workload's own call, not a start-up stack), and those stacks' frames below
+    that frame (the faulting native frames)."""
+    held, below = 0, set()
+    for frames, v in lines:
+        idx = [i for i, f in enumerate(frames) if re.fullmatch(fn_rx, f)]
+        if idx and any(re.fullmatch(main_rx, f) for f in frames[:idx[0]]):
+            held += v
+            below.add(tuple(frames[idx[0] + 1:]))
+    return held, below
+
+
+def run_memo(ctx, flavor):
+    """Two call paths that fault from the same native frame at the same instruction, rsp and
+    rbp (wl_memo.c's fill_a/fill_b over touch; wl_memo.py's two Python functions over the same
+    interpreter frames and the same Python function touch), alternating fault by fault: each holds exactly the bytes it wrote
+    (the workload's own count; their sum is RssAnon's growth). A stack memo keyed on what does
+    not tell the paths apart would give one path's pages to the other."""
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
+    prefix = "light/memo/%s" % flavor
+    if not res.wanted(prefix):
+        return
+    log = os.path.join(tmp, "light-memo-%s.log" % flavor)
+    outdir = os.path.join(tmp, "light-memo-%s" % flavor)
+    if flavor == "python":
+        py = "/usr/bin/python3"
+        if not os.access(py, os.X_OK):
+            res.skip(prefix, "no %s" % py)
+            return
+        r = trace_launch(pt, py, [os.path.join(WORKLOAD_SRC, "wl_memo.py"), log], outdir,
+                         extra=("--light", "--top", "1000"))
+        fns = {"fill_a": r"wl_memo:fill_a:\d+", "fill_b": r"wl_memo:fill_b:\d+"}
+        main_rx = r"wl_memo:main:\d+"
+    else:
+        wl = ctx.built.get("wl_memo", {}).get(flavor)
+        if not wl:
+            res.fail(prefix, "wl_memo not built")
+            return
+        r = trace_launch(pt, wl, [log], outdir, extra=("--light", "--top", "1000"))
+        fns = {"fill_a": "fill_a", "fill_b": "fill_b"}
+        main_rx = "main"
+    if r.why:
+        res.fail(prefix, r.why)
+        return
+    res.eq("%s: peaktrace exit status" % prefix, r.rc, 0)
+    truth = read_truth(res, prefix, log, "fill_b")
+    if truth is None:
+        return
+    res.eq("%s: the workload's pages all became resident (RssAnon grew by their sum)" % prefix,
+           truth.get("grew"), truth.get("fill_a", 0) + truth.get("fill_b", 0))
+    lines = read_folded(res, prefix, outdir)
+    if lines is None:
+        return
+    leaves = {}
+    for fn, rx in fns.items():
+        held, leaves[fn] = memo_split(lines, rx, main_rx)
+        res.eq("%s: %s holds exactly the bytes it wrote" % (prefix, fn), held, truth.get(fn))
+    res.true("%s: both fault from the same native frames below them" % prefix,
+             len(leaves["fill_a"]) == 1 and leaves["fill_a"] == leaves["fill_b"],
+             "below fill_a %r, below fill_b %r" % (leaves["fill_a"], leaves["fill_b"]))
+    rep = load_report(res, prefix, outdir)
+    if rep is not None:
+        check_identity(res, prefix, rep.get("rss_attribution") or {}, "at_peak")
+
+
 def run_section(ctx):
+    for flavor in ("fp", "nofp", "python"):
+        run_memo(ctx, flavor)
     run_lambda(ctx)
     run_oom(ctx)
     run_resident(ctx)

@@ -9,10 +9,9 @@ after the other, so the machine's drift (other users' load) hits every mode alik
              tracepoints attached, every program returning at once: the cost of the traps
              alone); full (default options); light (--light); sampled (--sample-bytes 512K);
              PEAKTRACE_VARIANTS adds more (';'-separated option sets). PEAKTRACE_ARGS goes to
-             every traced mode. BASE_PEAKTRACE=PATH adds "base": full mode of another build (an
-             older binary, e.g. a copy of build/peaktrace before a change) in the same rounds, so
-             the two builds' figures share the machine's drift. MODES=REGEX keeps only the modes
-             it matches (untraced and floor always run: every ratio needs them).
+             every traced mode. BASE_PEAKTRACE (another peaktrace binary) adds "base MODE" for
+             each traced mode but the floor, run with that binary in the same rounds; MODES (a
+             regex) keeps only the modes it matches.
   workloads  allocbench-st (one thread, OPS operations, its own loop timing), allocbench-mt
              (THREADS threads, default 2, OPS/THREADS operations each), faults (faultbench: one
              anonymous page fault per 4 KiB page of 128 MiB, THP off, ns per fault), and the
@@ -153,14 +152,17 @@ MODES = [("untraced", None), ("floor", ["--probe-floor"]), ("full", []), ("light
 for v in os.environ.get("PEAKTRACE_VARIANTS", "").split(";"):
     if v.strip():
         MODES.append(("pt " + v.strip(), shlex.split(v)))
-# The binary of each traced mode: this build's, or BASE_PEAKTRACE's for "base".
-MODE_BIN = {}
-if os.environ.get("BASE_PEAKTRACE"):
-    MODE_BIN["base"] = os.path.abspath(os.environ["BASE_PEAKTRACE"])
-    MODES.append(("base", []))
-if os.environ.get("MODES"):
-    keep = re.compile(os.environ["MODES"])
-    MODES = [m for m in MODES if m[0] in ("untraced", "floor") or keep.search(m[0])]
+# BASE_PEAKTRACE: another peaktrace binary (e.g. the main branch's, copied aside) run in every
+# traced mode too, as "base MODE", interleaved with this build's in the same rounds.
+base_peaktrace = os.environ.get("BASE_PEAKTRACE")
+if base_peaktrace:
+    MODES += [("base " + m, a) for m, a in MODES if a is not None and m != "floor"]
+# MODES: a regex naming the modes to run (e.g. "untraced|light" for those alone).
+MODES = [m for m in MODES if re.search(os.environ.get("MODES", ""), m[0])]
+
+
+def pt_bin(mode):
+    return base_peaktrace if mode.startswith("base ") else peaktrace
 last_full_dir = [None]
 
 
@@ -168,7 +170,7 @@ def run_launched(i, wl, mode, args, extra=()):
     _, argv, parser, _, cpu_parser = wl
     out = os.path.join(tmp, "%s-%s-%d" % (wl[0], mode.replace(" ", "_"), i))
     cmd = list(argv) if args is None else \
-        [MODE_BIN.get(mode, peaktrace), "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
+        [pt_bin(mode), "-q"] + peaktrace_args + args + list(extra) + ["-o", out, "--"] + list(argv)
     t0 = time.monotonic()
     pr = Proc(cmd)
     rc = pr.wait()
@@ -239,7 +241,7 @@ class Function:
         pt = None
         if args is not None:
             out = os.path.join(tmp, "%s-%s-%d" % (self.name, mode.replace(" ", "_"), i))
-            pt = Proc([MODE_BIN.get(mode, peaktrace), "-q"] + peaktrace_args + args + list(extra) +
+            pt = Proc([pt_bin(mode), "-q"] + peaktrace_args + args + list(extra) +
                       ["-p", str(self.rt), "-o", out])
             if not pt.wait_for("err", r"^peaktrace: tracing PID"):
                 pt.kill()
@@ -565,7 +567,8 @@ try:
             print("peaktrace errors: report.json unreadable: %s" % e)
     if os.environ.get("BPF_STATS", "1") != "0":
         prog_stats_pass(functions)
-    tracer_memory()
+    if any(w[0] == "allocbench-st" for w in WORKLOADS):
+        tracer_memory()
     for n in notes:
         print("note: " + n)
 finally:

@@ -11,11 +11,11 @@
 # (allocbench-mt, default 2), INVOKES (invocations per mode and round, default 10), FN_MB (the
 # functions' event, default 8), PEAKTRACE_ARGS (extra peaktrace options for every traced mode,
 # e.g. "--unwind fp"), PEAKTRACE_VARIANTS (more modes in the same rounds, ';'-separated option
-# sets, e.g. "--no-arenas;--unwind fp"), BASE_PEAKTRACE (another build's peaktrace binary, run as
-# mode "base" in the same rounds), MODES (a regex of the modes to keep; untraced and floor always
-# run), PEERS=0 (skip memleak-bpfcc and heaptrack), BPF_STATS=0
+# sets, e.g. "--no-arenas;--unwind fp"), PEERS=0 (skip memleak-bpfcc and heaptrack), BPF_STATS=0
 # (skip the per-program kernel time pass), ONLY (a regex of the workloads to run: allocbench-st,
-# allocbench-mt, faults, fn-python, fn-node).
+# allocbench-mt, faults, fn-python, fn-node), MODES (a regex of the modes to run: untraced, floor,
+# full, light, sampled, "pt ..." variants), BASE_PEAKTRACE (another peaktrace binary, e.g. the main
+# branch's copied aside, run as "base MODE" in every traced mode of the same rounds).
 #
 # What is measured, and why this way:
 #  * Every mode and workload runs in interleaved rounds (untraced, floor, full, light, sampled,
