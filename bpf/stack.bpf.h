@@ -129,8 +129,12 @@ static __always_inline __u32 unwind(struct thread_state *ts, __u64 ip, __u64 sp,
 		}
 	}
 	/* ip: the stack of an instruction anywhere in its function (a page fault, rss.bpf.h): it
-	 * is frame 0 and the walk starts from its registers, not from a return address at [sp]. */
-	ts->pcs[0] = ip ? ip : ts->win[0];
+	 * is frame 0 and the walk starts from its registers, not from a return address at [sp].
+	 * It is kept as ip + 1, so that every frame of every stack reads as a return address:
+	 * user space names frame k by the byte before it (the call), which for the faulting
+	 * instruction itself would be the previous function's last byte when it is the first
+	 * instruction of its function. */
+	ts->pcs[0] = ip ? ip + 1 : ts->win[0];
 	h = mix64(h, ts->pcs[0]);
 	n = 1;
 	if (!capture_stacks)

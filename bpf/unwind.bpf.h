@@ -595,7 +595,7 @@ __noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct
  * entry, so the walk starts in the caller: pc = pcs[0], rsp = sp + 8, rbp unchanged.
  * ts->win holds [sp, sp + win_len). Returns the number of pcs; *hash is updated.
  */
-/* win_len | UNW_AT_IP: pcs[0] is the instruction itself, sp that frame's own rsp (the row is
+/* win_len | UNW_AT_IP: pcs[0] is the instruction itself + 1 (read as a return address), sp that frame's own rsp (the row is
  * found for pc - 1, as for a return address), not a return address at [sp]. */
 #define UNW_AT_IP (1ULL << 63)
 
@@ -638,10 +638,10 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (!ts || !hash)
 		return 1;
 	w.pc = ts->pcs[0];
-	if (at_ip) {
-		w.pc += 1;
+	/* at_ip: pcs[0] is already the faulting ip + 1 (stack.bpf.h unwind), read as a return
+	 * address like every other frame. */
+	if (at_ip)
 		w.sp = sp;
-	}
 	w.h = *hash;
 	/* The published mappings describe one address space: claim a fresh publication for
 	 * ours; after an exec (another mm) they are stale until the next refresh, and only the
@@ -693,7 +693,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	if (w.nmaps && !(w.memo & UNW_MEMO_NO) && w.stop != PT_ERR_UNWIND_READ) {
 		mo->sp = sp;
 		mo->bp = bp;
-		mo->pc0 = ts->pcs[0] + (at_ip ? 1 : 0);
+		mo->pc0 = ts->pcs[0];
 		mo->gen = gen;
 		mo->sel = sel;
 		mo->mm = mm;

@@ -422,6 +422,11 @@ def run_memo(ctx, flavor):
     res.true("%s: both fault from the same native frames below them" % prefix,
              len(leaves["fill_a"]) == 1 and leaves["fill_a"] == leaves["fill_b"],
              "below fill_a %r, below fill_b %r" % (leaves["fill_a"], leaves["fill_b"]))
+    if flavor != "python":
+        # The faulting instruction is frame 0: named by itself, not by the byte before it (at
+        # touch's first instruction, nofp, that byte is the previous function's).
+        res.eq("%s: the faulting frame is touch, by its own address" % prefix,
+               sorted(leaves["fill_a"] | leaves["fill_b"]), [("touch",)])
     rep = load_report(res, prefix, outdir)
     if rep is not None:
         check_identity(res, prefix, rep.get("rss_attribution") or {}, "at_peak")
