@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -46,6 +47,7 @@
 #include "target/procmaps.h"
 #include "target/launch.h"
 #include "report/sandbox.h"
+#include "session.h"
 #include "follow.h"
 
 /* How long a held process waits for its session to trace it, and how many syscalls its loader
@@ -55,6 +57,17 @@
 /* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
 #define PT_FOLLOW_MAX_STACKS "16384"
 #define PT_FOLLOW_MAX_LIVE "262144"
+/* Spare sessions kept loaded ahead of need (session.h): a new image takes one and waits only
+ * for its per-process work (allocator, unwind tables from the cache, probes), not for the BPF
+ * load. Two, because a runtime's start is often two images within milliseconds (a bootstrap
+ * script, a pyenv shim or `env node` execs the interpreter), faster than a replacement, started
+ * as one is taken, could load; one more at the start for the launched command itself. Each
+ * holds its BPF maps (~33 MiB at the follow defaults). */
+#define PT_SPARES 2
+#define PT_SPARE_SLOTS (PT_SPARES + 1)
+/* A replacement loads while the followed processes run (a runtime's init, often): below their
+ * priority, raised back when an image takes it before it is loaded. */
+#define PT_SPARE_NICE 10
 
 struct tracee {
 	pid_t tid;
@@ -74,6 +87,13 @@ struct proc {
 	uint64_t exec_ns;
 };
 
+struct spare {
+	pid_t pid;         /* 0: none */
+	int order_w;       /* its order goes here (struct pt_spare_order) */
+	int ready_r;       /* it says PT_SPARE_LOADED, then "1" (tracing) or PT_SPARE_UNFIT */
+	bool loaded;
+};
+
 struct follow {
 	const struct pt_options *opt;
 	const char *outdir;
@@ -89,6 +109,9 @@ struct follow {
 	bool *img_sigint;
 	int nimg;
 	struct pt_sbx_counters c;
+	struct spare spare[PT_SPARE_SLOTS];
+	bool spares_off;
+	int nice0;         /* our own nice value, a spare's once taken */   /* a spare failed: the next images get sessions of their own */
 	int nslots;
 	pid_t root;        /* the launched command (launch mode) */
 	bool root_exited;
@@ -240,32 +263,40 @@ static void dir_name(char *out, size_t cap, pid_t pid, const char *comm, int ima
 		snprintf(out, cap, "proc-%d-%s", pid, c);
 }
 
-static void exec_session(struct follow *f, const struct pt_sbx_image *im, int ready_w)
+/* A session of the image im, or with im NULL a spare that reads its order from order_r. */
+static void exec_session(struct follow *f, const struct pt_sbx_image *im, int ready_w, int order_r)
 {
-	char *argv[64 + 32], pid[16], fd[16], slot[16], rfd[16], dir[4200];
+	char *argv[64 + 32], pid[16], fd[16], slot[16], rfd[16], ofd[16], dir[4200];
 	int n = 0;
 
 	for (int i = 0; i < f->nbase && n < 64; i++)
 		argv[n++] = f->base[i];
-	snprintf(pid, sizeof(pid), "%d", im->pid);
 	snprintf(fd, sizeof(fd), "%d", f->map_fd);
-	snprintf(slot, sizeof(slot), "%d", im->slot);
 	snprintf(rfd, sizeof(rfd), "%d", ready_w);
-	snprintf(dir, sizeof(dir), "%s/%s", f->outdir, im->dir);
 	argv[n++] = (char *)"--sandbox-fd";
 	argv[n++] = fd;
-	argv[n++] = (char *)"--sandbox-slot";
-	argv[n++] = slot;
 	argv[n++] = (char *)"--ready-fd";
 	argv[n++] = rfd;
-	if (im->held)
-		argv[n++] = (char *)"--held";
-	argv[n++] = (char *)"-o";
-	argv[n++] = dir;
-	argv[n++] = (char *)"-p";
-	argv[n++] = pid;
+	if (im) {
+		snprintf(pid, sizeof(pid), "%d", im->pid);
+		snprintf(slot, sizeof(slot), "%d", im->slot);
+		snprintf(dir, sizeof(dir), "%s/%s", f->outdir, im->dir);
+		argv[n++] = (char *)"--sandbox-slot";
+		argv[n++] = slot;
+		if (im->held)
+			argv[n++] = (char *)"--held";
+		argv[n++] = (char *)"-o";
+		argv[n++] = dir;
+		argv[n++] = (char *)"-p";
+		argv[n++] = pid;
+	} else {
+		snprintf(ofd, sizeof(ofd), "%d", order_r);
+		argv[n++] = (char *)"--spare-fd";
+		argv[n++] = ofd;
+		fcntl(order_r, F_SETFD, 0);
+	}
 	argv[n] = NULL;
-	/* The map and the ready pipe are the two fds the session inherits. */
+	/* The map and the ready pipe (and a spare's order pipe) are the fds the session inherits. */
 	fcntl(f->map_fd, F_SETFD, 0);
 	fcntl(ready_w, F_SETFD, 0);
 	/* By our own path, so the session is named "peaktrace" in ps, not "exe". */
@@ -274,8 +305,9 @@ static void exec_session(struct follow *f, const struct pt_sbx_image *im, int re
 	_exit(127);
 }
 
-/* Wait until the session traces (it writes one byte) or gives up (EOF). */
-static bool wait_ready(int fd)
+/* Wait until the session traces ("1"), gives up (EOF: 0) or, a spare, cannot take the process
+ * (PT_SPARE_UNFIT). A spare's PT_SPARE_LOADED on the way is passed over. */
+static char wait_ready(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint64_t until = now_ns() + READY_TIMEOUT_MS * 1000000ull;
@@ -288,16 +320,197 @@ static bool wait_ready(int fd)
 		if (r < 0 && errno == EINTR) {
 			if (now_ns() < until)
 				continue;
-			return false;
+			return 0;
 		}
-		if (r <= 0)
-			return false;
-		return read(fd, &b, 1) == 1;
+		if (r <= 0 || read(fd, &b, 1) != 1)
+			return 0;
+		if (b != PT_SPARE_LOADED)
+			return b;
 	}
 }
 
+/* ---- spares ------------------------------------------------------------------------------ */
+
+static void spare_close(struct spare *sp)
+{
+	close(sp->order_w);
+	close(sp->ready_r);
+	sp->pid = 0;
+}
+
+/* A spare session started now (--follow only); nice: below the followed processes' priority. */
+static void spare_start(struct follow *f, struct spare *sp, bool nice)
+{
+	int order[2], ready[2];
+	pid_t pid;
+
+	if (!f->opt->follow || f->spares_off || f->stopping || sp->pid)
+		return;
+	if (pipe2(order, O_CLOEXEC))
+		return;
+	if (pipe2(ready, O_CLOEXEC)) {
+		close(order[0]);
+		close(order[1]);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);   /* out of reach of our group's kill, as every session */
+		if (nice)
+			setpriority(PRIO_PROCESS, 0, f->nice0 + PT_SPARE_NICE);
+		exec_session(f, NULL, ready[1], order[0]);
+	}
+	close(order[0]);
+	close(ready[1]);
+	*sp = (struct spare){ .pid = pid, .order_w = order[1], .ready_r = ready[0] };
+	if (pid < 0) {
+		spare_close(sp);
+		return;
+	}
+	setpgid(pid, pid);
+	f->c.spares_started++;
+}
+
+/* Spares started until n run. */
+static void spares_fill(struct follow *f, int n, bool nice)
+{
+	int live = 0;
+
+	for (int i = 0; i < PT_SPARE_SLOTS; i++)
+		live += f->spare[i].pid != 0;
+	for (int i = 0; i < PT_SPARE_SLOTS && live < n; i++)
+		if (!f->spare[i].pid) {
+			spare_start(f, &f->spare[i], nice);
+			live += f->spare[i].pid != 0;
+		}
+}
+
+/* Has it said PT_SPARE_LOADED yet (without waiting)? A spare that ended unused failed. */
+static void spare_poll(struct follow *f, struct spare *sp)
+{
+	struct pollfd pfd = { .fd = sp->ready_r, .events = POLLIN };
+	char b = 0;
+
+	if (!sp->pid || sp->loaded || poll(&pfd, 1, 0) != 1)
+		return;
+	if (read(sp->ready_r, &b, 1) == 1 && b == PT_SPARE_LOADED) {
+		sp->loaded = true;
+		return;
+	}
+	f->c.spares_failed++;
+	f->spares_off = true;
+	kill(sp->pid, SIGKILL);
+	spare_close(sp);
+}
+
+/* The image to a spare (a loaded one first): its session pid once it traces, else 0 (the spare
+ * could not take it, or failed: the caller starts a session of its own). Replaced at once. */
+static pid_t spare_take(struct follow *f, struct pt_sbx_image *im)
+{
+	struct pt_spare_order o = { .pid = im->pid, .slot = im->slot, .held = im->held };
+	struct spare *sp = NULL;
+	pid_t sess;
+	size_t put = 0;
+	char r = 0;
+
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		spare_poll(f, &f->spare[i]);
+		if (f->spare[i].pid && (!sp || (f->spare[i].loaded && !sp->loaded)))
+			sp = &f->spare[i];
+	}
+	if (!sp)
+		return 0;
+	snprintf(o.dir, sizeof(o.dir), "%s/%s", f->outdir, im->dir);
+	im->spare = sp->loaded ? PT_SBX_SPARE_LOADED : PT_SBX_SPARE_LOADING;
+	setpriority(PRIO_PROCESS, sp->pid, f->nice0);   /* a process waits for it now */
+	while (put < sizeof(o)) {
+		ssize_t n = write(sp->order_w, (char *)&o + put, sizeof(o) - put);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		put += (size_t)n;
+	}
+	if (put == sizeof(o))
+		r = wait_ready(sp->ready_r);
+	sess = sp->pid;
+	spare_close(sp);
+	if (r != '1') {
+		im->spare = PT_SBX_SPARE_NONE;
+		if (r == PT_SPARE_UNFIT) {
+			f->c.spares_unfit++;
+		} else {
+			f->c.spares_failed++;
+			f->spares_off = true;
+		}
+		kill(sess, SIGKILL);   /* unfit: it exits by itself; else held too long or failed */
+		sess = 0;
+	}
+	spares_fill(f, PT_SPARES, true);
+	return sess;
+}
+
+/* Before anything is followed: the first spares loaded (the command starts one BPF load later,
+ * as it was held for its own session's before; what it starts finds them ready). */
+static void spares_wait_loaded(struct follow *f)
+{
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		struct spare *sp = &f->spare[i];
+		struct pollfd pfd = { .fd = sp->ready_r, .events = POLLIN };
+
+		while (sp->pid && !sp->loaded) {
+			int r = poll(&pfd, 1, READY_TIMEOUT_MS);
+
+			if (r < 0 && errno == EINTR && !pt_stop_signal())
+				continue;
+			if (r == 1)
+				spare_poll(f, sp);
+			else
+				break;   /* stopped, or it never loaded: the images take it as it is */
+		}
+	}
+}
+
+/* At the end: every spare no image took reads end of file and exits, writing nothing; waited
+ * for here, so none outlives us with its BPF programs. */
+static void spares_end(struct follow *f)
+{
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		pid_t pid = f->spare[i].pid;
+
+		if (!pid)
+			continue;
+		spare_close(&f->spare[i]);
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	}
+}
+
+/* A session started for the image now: its pid, 0 if it failed (im->traced says if it traces). */
+static pid_t new_session(struct follow *f, struct pt_sbx_image *im, int ready[2])
+{
+	pid_t sess = fork();
+
+	if (sess == 0) {
+		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
+		 * reach it (a second SIGINT would drop its report); we stop it, once. */
+		setpgid(0, 0);
+		close(ready[0]);
+		exec_session(f, im, ready[1], -1);
+	}
+	close(ready[1]);
+	if (sess > 0)
+		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
+	im->traced = sess > 0 && wait_ready(ready[0]) == '1';
+	if (!im->traced && sess > 0)
+		kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
+	close(ready[0]);
+	return im->traced ? sess : 0;
+}
+
 /* Start a session for the process's image now (held: it is stopped where no code of the new
- * image has run, and stays so until the session traces it). */
+ * image has run, and stays so until the session traces it): a spare's, else a new one. */
 static void start_session(struct follow *f, struct proc *p, bool held)
 {
 	struct pt_sbx_image *im;
@@ -336,24 +549,15 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 		pt_sanitize(im->comm, sizeof(im->comm), raw);
 	}
 	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
-	sess = fork();
-	if (sess == 0) {
-		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
-		 * reach it (a second SIGINT would drop its report); we stop it, once. */
-		setpgid(0, 0);
+	if ((sess = spare_take(f, im)) > 0) {
+		im->traced = true;
 		close(ready[0]);
-		exec_session(f, im, ready[1]);
+		close(ready[1]);
+	} else {
+		sess = new_session(f, im, ready);
 	}
-	close(ready[1]);
-	if (sess > 0)
-		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
-	im->traced = sess > 0 && wait_ready(ready[0]);
-	if (!im->traced) {
+	if (!im->traced)
 		f->c.session_failed++;
-		if (sess > 0)
-			kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
-	}
-	close(ready[0]);
 	if (held)
 		im->held_ns = now_ns() - p->exec_ns;
 	f->img_sess[f->nimg] = sess > 0 ? sess : 0;
@@ -539,6 +743,13 @@ static void on_exit_status(struct follow *f, pid_t pid, int st)
 		if (f->img_sess[i] == pid) {
 			f->img_sess[i] = 0;
 			f->img[i].session_rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+			return;
+		}
+	for (int i = 0; i < PT_SPARE_SLOTS; i++)
+		if (f->spare[i].pid == pid) {   /* a spare that ended before any image took it */
+			spare_close(&f->spare[i]);
+			f->c.spares_failed++;
+			f->spares_off = true;
 			return;
 		}
 	tracee_drop(f, pid);
@@ -807,6 +1018,12 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	if (build_base(&f, argc, argv))
 		return EXIT_FAIL;
 	signals();
+	errno = 0;
+	f.nice0 = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		f.nice0 = 0;
+	spares_fill(&f, opt->cmd ? PT_SPARE_SLOTS : PT_SPARES, false);
+	spares_wait_loaded(&f);
 	if (opt->cmd) {
 		if ((err = launch(&f))) {
 			fprintf(stderr, "peaktrace: cannot start %s: %s\n", opt->cmd[0], strerror(-err));
@@ -827,6 +1044,7 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	}
 	loop(&f);
 	code = report(&f);
+	spares_end(&f);
 	close(f.map_fd);
 	free(f.t);
 	free(f.p);

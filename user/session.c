@@ -1512,7 +1512,8 @@ int pt_session_start(struct pt_session *s)
 	if (!s->launched && s->arenas)
 		s->ar.attach_resident = pt_arenas_resident_in_memory(s->pid);
 	if (!s->launched) {
-		warm_symbolizer(s);
+		if (!s->opt->held)
+			warm_symbolizer(s);
 		python_locate(s);
 		s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
 							    sizeof(s->rep.node_flags_note));
@@ -1535,6 +1536,11 @@ int pt_session_start(struct pt_session *s)
 			fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
 		close(s->opt->ready_fd);
 	}
+	/* A held image (--follow) is let go first: its symbols (its program, ld.so, libc: what
+	 * is mapped at the hold, ~70-90 ms to read here) are read while it runs, as those of
+	 * everything it maps later are. */
+	if (!s->launched && s->opt->held)
+		warm_symbolizer(s);
 	return EXIT_OK;
 }
 
