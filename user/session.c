@@ -133,6 +133,9 @@ struct pt_session {
 
 /* A spare session that no process needed (session.h): it ends with EXIT_OK. */
 #define SPARE_UNUSED (-1000)
+/* A spare's ring buffer: what a runtime's init sends while its symbols are read (python3's
+ * init: ~4,000 events in the first 100 ms, against the 64 KiB default's ~1,170). */
+#define SPARE_RINGBUF (4u << 20)
 
 static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 
@@ -481,8 +484,9 @@ static void python_new_stack(struct pt_session *s, uint32_t idx)
 }
 
 /* Load the symbol tables of everything the target maps now, so that symbolizing the first
- * invocation's stacks does not stall event handling. */
-static void warm_symbolizer(struct pt_session *s)
+ * invocation's stacks does not stall event handling. consume: the target runs (a held image
+ * let go first): its events are taken between objects, as the poll loop would. */
+static void warm_symbolizer(struct pt_session *s, bool consume)
 {
 	struct pt_maps maps = { 0 };
 	struct pt_symres res;
@@ -492,7 +496,11 @@ static void warm_symbolizer(struct pt_session *s)
 		return;
 	for (k = 0; k < maps.n; k++)
 		if (strchr(maps.m[k].perms, 'x') && maps.m[k].path && maps.m[k].path[0] == '/')
+		{
 			pt_sym_resolve(s->sym, maps.m[k].start, &res);
+			if (consume)
+				ring_buffer__consume(s->rb);
+		}
 	pt_maps_free(&maps);
 }
 
@@ -1306,6 +1314,8 @@ static int load_bpf(struct pt_session *s)
 			return EXIT_BPF;
 		}
 	}
+	if (s->opt->spare_fd >= 0)
+		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
 	if (s->opt->spare_fd >= 0 && (err = spare_rodata(s))) {
 		fprintf(stderr, "peaktrace: cannot make a spare session's settings map: %s\n", strerror(-err));
 		return EXIT_BPF;
@@ -1513,7 +1523,7 @@ int pt_session_start(struct pt_session *s)
 		s->ar.attach_resident = pt_arenas_resident_in_memory(s->pid);
 	if (!s->launched) {
 		if (!s->opt->held)
-			warm_symbolizer(s);
+			warm_symbolizer(s, false);
 		python_locate(s);
 		s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
 							    sizeof(s->rep.node_flags_note));
@@ -1537,10 +1547,11 @@ int pt_session_start(struct pt_session *s)
 		close(s->opt->ready_fd);
 	}
 	/* A held image (--follow) is let go first: its symbols (its program, ld.so, libc: what
-	 * is mapped at the hold, ~70-90 ms to read here) are read while it runs, as those of
-	 * everything it maps later are. */
+	 * is mapped at the hold, 70-130 ms to read here for python3) are read while it runs, as
+	 * those of everything it maps later are; its events meanwhile wait in the ring buffer,
+	 * larger for a spare's sessions (SPARE_RINGBUF). */
 	if (!s->launched && s->opt->held)
-		warm_symbolizer(s);
+		warm_symbolizer(s, true);
 	return EXIT_OK;
 }
 
