@@ -307,8 +307,8 @@ static void exec_session(struct follow *f, const struct pt_sbx_image *im, int re
 }
 
 /* Wait until the session traces ("1"), gives up (EOF: 0) or, a spare, cannot take the process
- * (PT_SPARE_UNFIT). A spare's PT_SPARE_LOADED on the way is passed over. */
-static char wait_ready(int fd)
+ * (PT_SPARE_UNFIT). A spare's PT_SPARE_LOADED on the way is passed over (*loaded set). */
+static char wait_ready(int fd, bool *loaded)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint64_t until = now_ns() + READY_TIMEOUT_MS * 1000000ull;
@@ -327,6 +327,8 @@ static char wait_ready(int fd)
 			return 0;
 		if (b != PT_SPARE_LOADED)
 			return b;
+		if (loaded)
+			*loaded = true;
 	}
 }
 
@@ -404,8 +406,10 @@ static void spare_poll(struct follow *f, struct spare *sp)
 	spare_close(sp);
 }
 
-/* The image to a spare (a loaded one first): its session pid once it traces, else 0 (the spare
- * could not take it, or failed: the caller starts a session of its own). Replaced at once. */
+/* The image to a spare (a loaded one first): its session pid once it traces; 0: the spare could
+ * not take it (unfit) or never loaded: the caller starts a session of its own; -1: the loaded
+ * spare failed with this process (gone, or nothing to trace: a fresh session would fail alike).
+ * Replaced at once. */
 static pid_t spare_take(struct follow *f, struct pt_sbx_image *im)
 {
 	struct pt_spare_order o = { .pid = im->pid, .slot = im->slot, .held = im->held };
@@ -434,20 +438,22 @@ static pid_t spare_take(struct follow *f, struct pt_sbx_image *im)
 		put += (size_t)n;
 	}
 	if (put == sizeof(o))
-		r = wait_ready(sp->ready_r);
+		r = wait_ready(sp->ready_r, &sp->loaded);
 	sess = sp->pid;
 	spare_close(sp);
 	if (r != '1') {
-		im->spare = PT_SBX_SPARE_NONE;
 		if (r == PT_SPARE_UNFIT) {
 			f->c.spares_unfit++;
-		} else {
+		} else if (!sp->loaded) {
 			f->c.spares_failed++;
 			f->spares_off = true;
 		}
 		kill(sess, SIGKILL);   /* unfit: it exits by itself; else held too long or failed */
-		sess = 0;
+		sess = r == PT_SPARE_UNFIT || !sp->loaded ? 0 : -1;
+		if (!sess)
+			im->spare = PT_SBX_SPARE_NONE;
 	}
+	sp->loaded = false;
 	spares_fill(f, PT_SPARES, true);
 	return sess;
 }
@@ -473,8 +479,10 @@ static void spares_wait_loaded(struct follow *f)
 	}
 }
 
-/* At the end: every spare no image took reads end of file and exits, writing nothing; waited
- * for here, so none outlives us with its BPF programs. */
+/* At the end: every spare no image took reads end of file and exits, writing nothing; one still
+ * loading (a replacement, at a lower priority: seconds on a loaded machine) is killed, its load
+ * of no use now. Waited for here, before the sandbox report, so none outlives us with its BPF
+ * programs nor is left beside a command we stay the parent of. */
 static void spares_end(struct follow *f)
 {
 	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
@@ -482,7 +490,12 @@ static void spares_end(struct follow *f)
 
 		if (!pid)
 			continue;
-		spare_close(&f->spare[i]);
+		spare_poll(f, &f->spare[i]);   /* a failed one is killed, closed and counted */
+		if (f->spare[i].pid) {
+			if (!f->spare[i].loaded)
+				kill(pid, SIGKILL);
+			spare_close(&f->spare[i]);
+		}
 		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 			;
 	}
@@ -503,7 +516,7 @@ static pid_t new_session(struct follow *f, struct pt_sbx_image *im, int ready[2]
 	close(ready[1]);
 	if (sess > 0)
 		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
-	im->traced = sess > 0 && wait_ready(ready[0]) == '1';
+	im->traced = sess > 0 && wait_ready(ready[0], NULL) == '1';
 	if (!im->traced && sess > 0)
 		kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
 	close(ready[0]);
@@ -550,8 +563,9 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 		pt_sanitize(im->comm, sizeof(im->comm), raw);
 	}
 	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
-	if ((sess = spare_take(f, im)) > 0) {
-		im->traced = true;
+	if ((sess = spare_take(f, im)) != 0) {
+		im->traced = sess > 0;
+		sess = sess > 0 ? sess : 0;
 		close(ready[0]);
 		close(ready[1]);
 	} else {
@@ -1114,8 +1128,8 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 		pt_launch_supervised_say();
 	}
 	loop(&f);
-	code = report(&f);
 	spares_end(&f);
+	code = report(&f);
 	close(f.map_fd);
 	free(f.t);
 	free(f.p);

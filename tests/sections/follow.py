@@ -16,7 +16,8 @@ handler's own statm reading (container).
   follow/pid --follow --follow -p on a shell that execs the supervisor once traced: its new image
                       held, then the two processes it starts: the same checks.
   follow/untraced child  a child peaktrace cannot trace (stripped static wl_static): followed, let
-                      go untraced, counted in session_failed, "traced": false; the command runs on.
+                      go untraced, counted in session_failed (not in spares.failed: the spare that
+                      tried it failed with the process), "traced": false; the command runs on.
   follow/spare        spare sessions (loaded before any process needs one): `peaktrace --follow --
                       sh -c 'read t < /proc/uptime; exec sh -c ...'`: the shell notes the uptime
                       before its exec, the new image its own as its first command (the workload's
@@ -266,6 +267,7 @@ def follow_untraced(res, ctx, tmp):
     if not res.true(name + ": sandbox.json written", sb is not None, err[-500:]):
         return
     res.eq(name + ": counted (session_failed)", sb["not_traced"]["session_failed"], 1)
+    res.eq(name + ": not a spare's failure (spares go on)", sb.get("spares", {}).get("failed"), 0)
     res.eq(name + ": the images, traced or not", sorted((i["comm"], i["traced"]) for i in sb["images"]),
            [("sh", True), ("wl_static", False)])
 
