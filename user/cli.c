@@ -388,6 +388,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
 		if (!o->pid && !o->cmd && o->spare_fd < 0)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->spare_fd >= 0 && (o->pid || o->cmd || o->ready_fd < 0 || o->follow))
+			die_usage(st, "%s", "--spare-fd is the --follow coordinator's: with --ready-fd, without -p or a command");
 		if (o->supervised != SUPERVISED_AUTO && !o->cmd)
 			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
 		if (o->follow && o->ncompare)

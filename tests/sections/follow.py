@@ -342,8 +342,10 @@ def follow_spare(res, ctx, tmp):
                      gap < load_ms, (gap, load_ms))
     want = {"sandbox.txt", "sandbox.json"} | {i["dir"] for i in imgs}
     res.eq(name + ": no report directory but the traced images'", sorted(os.listdir(outdir)), sorted(want))
-    res.true(name + ": spares seen while it ran, with their BPF programs", len(seen) >= 2 and
-             all(seen.values()), {k: len(v) for k, v in seen.items()})
+    # The first spares are loaded before the command starts; a replacement may be seen before
+    # its load, or killed during it at the end.
+    res.true(name + ": spares seen while it ran, with their BPF programs",
+             sum(1 for v in seen.values() if v) >= 2, {k: len(v) for k, v in seen.items()})
     res.eq(name + ": no spare process left", [p for p in seen if pid_alive(p)], [])
     left = []
     for ids in seen.values():
