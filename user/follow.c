@@ -111,8 +111,8 @@ struct follow {
 	int nimg;
 	struct pt_sbx_counters c;
 	struct spare spare[PT_SPARE_SLOTS];
-	bool spares_off;
-	int nice0;         /* our own nice value, a spare's once taken */   /* a spare failed: the next images get sessions of their own */
+	bool spares_off;   /* a spare failed: the next images get sessions of their own */
+	int nice0;         /* our own nice value, a spare's once taken */
 	int nslots;
 	pid_t root;        /* the launched command (launch mode) */
 	bool root_exited;

@@ -494,13 +494,13 @@ static void warm_symbolizer(struct pt_session *s, bool consume)
 
 	if (!s->sym || pt_maps_read(s->pid, &maps))
 		return;
-	for (k = 0; k < maps.n; k++)
-		if (strchr(maps.m[k].perms, 'x') && maps.m[k].path && maps.m[k].path[0] == '/')
-		{
-			pt_sym_resolve(s->sym, maps.m[k].start, &res);
-			if (consume)
-				ring_buffer__consume(s->rb);
-		}
+	for (k = 0; k < maps.n; k++) {
+		if (!strchr(maps.m[k].perms, 'x') || !maps.m[k].path || maps.m[k].path[0] != '/')
+			continue;
+		pt_sym_resolve(s->sym, maps.m[k].start, &res);
+		if (consume)
+			ring_buffer__consume(s->rb);
+	}
 	pt_maps_free(&maps);
 }
 
