@@ -563,7 +563,14 @@ def supervised_start(ctx, name, tag, port, pt_args):
         res.fail(name, "the runtime's image (python3) was not traced: " + s.h.err[-800:])
         s.stop()
         return None
-    kids = [k for k in children_of(s.rt) if container.comm(k).startswith("wl_sleep")]
+    # The child is forked before the shell's exec into python3 but may exec after python3's
+    # session is up (a spare takes it in milliseconds): wait for its exec.
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        kids = [k for k in children_of(s.rt) if container.comm(k).startswith("wl_sleep")]
+        if kids or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     if not res.true(name + ": the command's child (wl_sleep) runs", len(kids) == 1, children_of(s.rt)):
         s.stop()
         return None
