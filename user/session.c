@@ -133,8 +133,9 @@ struct pt_session {
 
 /* A spare session that no process needed (session.h): it ends with EXIT_OK. */
 #define SPARE_UNUSED (-1000)
-/* A spare's ring buffer: what a runtime's init sends while its symbols are read (python3's
- * init: ~4,000 events in the first 100 ms, against the 64 KiB default's ~1,170). */
+/* A held image's session's ring buffer (a spare's, or one started for the image): what a
+ * runtime's init sends while its symbols are read after its release (python3's init: ~4,000
+ * events in the first 100 ms, against the 64 KiB default's ~1,170). */
 #define SPARE_RINGBUF (4u << 20)
 
 static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
@@ -1314,7 +1315,7 @@ static int load_bpf(struct pt_session *s)
 			return EXIT_BPF;
 		}
 	}
-	if (s->opt->spare_fd >= 0)
+	if (s->opt->spare_fd >= 0 || s->opt->held)   /* let go before its symbols are read */
 		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
 	if (s->opt->spare_fd >= 0 && (err = spare_rodata(s))) {
 		fprintf(stderr, "peaktrace: cannot make a spare session's settings map: %s\n", strerror(-err));
