@@ -32,6 +32,7 @@ static const struct pt_options defaults = {
 	.supervised = SUPERVISED_AUTO,        /* --supervised auto */
 	.sandbox_fd = -1,
 	.ready_fd = -1,
+	.spare_fd = -1,
 };
 
 const char *const pt_boundary_names[] = { "auto", "runtime-api", "none", "uprobe", "uprobe" };
@@ -80,7 +81,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
-       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_PY_OBJECTS,
+       OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
        OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS };
 
@@ -91,6 +92,7 @@ static const struct argp_option opts[] = {
 	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
 	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "held", OPT_HELD, NULL, OPTION_HIDDEN, "", 0 },
+	{ "spare-fd", OPT_SPARE_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C); a launched CMD still running is then sent SIGTERM, unless --supervised", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
@@ -249,11 +251,12 @@ static bool parse_follow(int key, char *arg, struct argp_state *st, struct pt_op
 	case OPT_SANDBOX_FD:
 	case OPT_SANDBOX_SLOT:
 	case OPT_READY_FD:
+	case OPT_SPARE_FD:
 		v = strtol(arg, &end, 10);
 		if (*end || v < 0 || v > INT_MAX)
 			die_usage(st, "invalid number: %s", arg);
-		*(key == OPT_SANDBOX_FD ? &o->sandbox_fd : key == OPT_READY_FD ? &o->ready_fd
-									       : &o->sandbox_slot) = (int)v;
+		*(key == OPT_SANDBOX_FD ? &o->sandbox_fd : key == OPT_READY_FD ? &o->ready_fd :
+		  key == OPT_SPARE_FD ? &o->spare_fd : &o->sandbox_slot) = (int)v;
 		return true;
 	}
 	return false;
@@ -388,8 +391,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_END:
 		if (o->pid && o->cmd)
 			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
-		if (!o->pid && !o->cmd)
+		if (!o->pid && !o->cmd && o->spare_fd < 0)
 			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+		if (o->spare_fd >= 0 && (o->pid || o->cmd || o->ready_fd < 0 || o->follow))
+			die_usage(st, "%s", "--spare-fd is the --follow coordinator's: with --ready-fd, without -p or a command");
 		if (o->supervised != SUPERVISED_AUTO && !o->cmd)
 			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
 		if (o->follow && o->ncompare)

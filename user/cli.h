@@ -42,6 +42,8 @@ struct pt_options {
 	int ready_fd;            /* (internal) written once tracing, -1: none */
 	bool held;               /* (internal) -p of a process held by the coordinator before its
 				  * new image ran: traced from its first instruction */
+	int spare_fd;            /* (internal) a spare session (--follow): loaded before its
+				  * process is known, it reads which one from this fd */
 	char **cmd;              /* -- CMD ARGS: launch */
 	double duration;         /* -d: seconds, 0 = until exit or Ctrl-C */
 	double interval;         /* -i: status line period, seconds */

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -46,6 +47,7 @@
 #include "target/procmaps.h"
 #include "target/launch.h"
 #include "report/sandbox.h"
+#include "session.h"
 #include "follow.h"
 
 /* How long a held process waits for its session to trace it, and how many syscalls its loader
@@ -55,6 +57,17 @@
 /* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
 #define PT_FOLLOW_MAX_STACKS "16384"
 #define PT_FOLLOW_MAX_LIVE "262144"
+/* Spare sessions kept loaded ahead of need (session.h): a new image takes one and waits only
+ * for its per-process work (allocator, unwind tables from the cache, probes), not for the BPF
+ * load. Two, because a runtime's start is often two images within milliseconds (a bootstrap
+ * script, a pyenv shim or `env node` execs the interpreter), faster than a replacement, started
+ * as one is taken, could load; one more at the start for the launched command itself. Each
+ * holds its BPF maps (~33 MiB at the follow defaults). */
+#define PT_SPARES 2
+#define PT_SPARE_SLOTS (PT_SPARES + 1)
+/* A replacement loads while the followed processes run (a runtime's init, often): below their
+ * priority, raised back when an image takes it before it is loaded. */
+#define PT_SPARE_NICE 10
 
 struct tracee {
 	pid_t tid;
@@ -70,8 +83,16 @@ struct proc {
 	bool execd;
 	bool stepping;     /* after an exec: syscall by syscall until its allocator is mapped */
 	bool mmap_exec;    /* the syscall being stepped maps code */
+	int mmap_fd;       /* from which of its fds */
 	int steps;
 	uint64_t exec_ns;
+};
+
+struct spare {
+	pid_t pid;         /* 0: none */
+	int order_w;       /* its order goes here (struct pt_spare_order) */
+	int ready_r;       /* it says PT_SPARE_LOADED, then "1" (tracing) or PT_SPARE_UNFIT */
+	bool loaded;
 };
 
 struct follow {
@@ -89,6 +110,9 @@ struct follow {
 	bool *img_sigint;
 	int nimg;
 	struct pt_sbx_counters c;
+	struct spare spare[PT_SPARE_SLOTS];
+	bool spares_off;   /* a spare failed: the next images get sessions of their own */
+	int nice0;         /* our own nice value, a spare's once taken */
 	int nslots;
 	pid_t root;        /* the launched command (launch mode) */
 	bool root_exited;
@@ -240,32 +264,40 @@ static void dir_name(char *out, size_t cap, pid_t pid, const char *comm, int ima
 		snprintf(out, cap, "proc-%d-%s", pid, c);
 }
 
-static void exec_session(struct follow *f, const struct pt_sbx_image *im, int ready_w)
+/* A session of the image im, or with im NULL a spare that reads its order from order_r. */
+static void exec_session(struct follow *f, const struct pt_sbx_image *im, int ready_w, int order_r)
 {
-	char *argv[64 + 32], pid[16], fd[16], slot[16], rfd[16], dir[4200];
+	char *argv[64 + 32], pid[16], fd[16], slot[16], rfd[16], ofd[16], dir[4200];
 	int n = 0;
 
 	for (int i = 0; i < f->nbase && n < 64; i++)
 		argv[n++] = f->base[i];
-	snprintf(pid, sizeof(pid), "%d", im->pid);
 	snprintf(fd, sizeof(fd), "%d", f->map_fd);
-	snprintf(slot, sizeof(slot), "%d", im->slot);
 	snprintf(rfd, sizeof(rfd), "%d", ready_w);
-	snprintf(dir, sizeof(dir), "%s/%s", f->outdir, im->dir);
 	argv[n++] = (char *)"--sandbox-fd";
 	argv[n++] = fd;
-	argv[n++] = (char *)"--sandbox-slot";
-	argv[n++] = slot;
 	argv[n++] = (char *)"--ready-fd";
 	argv[n++] = rfd;
-	if (im->held)
-		argv[n++] = (char *)"--held";
-	argv[n++] = (char *)"-o";
-	argv[n++] = dir;
-	argv[n++] = (char *)"-p";
-	argv[n++] = pid;
+	if (im) {
+		snprintf(pid, sizeof(pid), "%d", im->pid);
+		snprintf(slot, sizeof(slot), "%d", im->slot);
+		snprintf(dir, sizeof(dir), "%s/%s", f->outdir, im->dir);
+		argv[n++] = (char *)"--sandbox-slot";
+		argv[n++] = slot;
+		if (im->held)
+			argv[n++] = (char *)"--held";
+		argv[n++] = (char *)"-o";
+		argv[n++] = dir;
+		argv[n++] = (char *)"-p";
+		argv[n++] = pid;
+	} else {
+		snprintf(ofd, sizeof(ofd), "%d", order_r);
+		argv[n++] = (char *)"--spare-fd";
+		argv[n++] = ofd;
+		fcntl(order_r, F_SETFD, 0);
+	}
 	argv[n] = NULL;
-	/* The map and the ready pipe are the two fds the session inherits. */
+	/* The map and the ready pipe (and a spare's order pipe) are the fds the session inherits. */
 	fcntl(f->map_fd, F_SETFD, 0);
 	fcntl(ready_w, F_SETFD, 0);
 	/* By our own path, so the session is named "peaktrace" in ps, not "exe". */
@@ -274,8 +306,9 @@ static void exec_session(struct follow *f, const struct pt_sbx_image *im, int re
 	_exit(127);
 }
 
-/* Wait until the session traces (it writes one byte) or gives up (EOF). */
-static bool wait_ready(int fd)
+/* Wait until the session traces ("1"), gives up (EOF: 0) or, a spare, cannot take the process
+ * (PT_SPARE_UNFIT). A spare's PT_SPARE_LOADED on the way is passed over (*loaded set). */
+static char wait_ready(int fd, bool *loaded)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint64_t until = now_ns() + READY_TIMEOUT_MS * 1000000ull;
@@ -288,16 +321,210 @@ static bool wait_ready(int fd)
 		if (r < 0 && errno == EINTR) {
 			if (now_ns() < until)
 				continue;
-			return false;
+			return 0;
 		}
-		if (r <= 0)
-			return false;
-		return read(fd, &b, 1) == 1;
+		if (r <= 0 || read(fd, &b, 1) != 1)
+			return 0;
+		if (b != PT_SPARE_LOADED)
+			return b;
+		if (loaded)
+			*loaded = true;
 	}
 }
 
+/* ---- spares ------------------------------------------------------------------------------ */
+
+static void spare_close(struct spare *sp)
+{
+	close(sp->order_w);
+	close(sp->ready_r);
+	sp->pid = 0;
+}
+
+/* A spare session started now (--follow only); nice: below the followed processes' priority. */
+static void spare_start(struct follow *f, struct spare *sp, bool nice)
+{
+	int order[2], ready[2];
+	pid_t pid;
+
+	if (!f->opt->follow || f->spares_off || f->stopping || sp->pid)
+		return;
+	if (pipe2(order, O_CLOEXEC))
+		return;
+	if (pipe2(ready, O_CLOEXEC)) {
+		close(order[0]);
+		close(order[1]);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);   /* out of reach of our group's kill, as every session */
+		if (nice)
+			setpriority(PRIO_PROCESS, 0, f->nice0 + PT_SPARE_NICE);
+		exec_session(f, NULL, ready[1], order[0]);
+	}
+	close(order[0]);
+	close(ready[1]);
+	*sp = (struct spare){ .pid = pid, .order_w = order[1], .ready_r = ready[0] };
+	if (pid < 0) {
+		spare_close(sp);
+		return;
+	}
+	setpgid(pid, pid);
+	f->c.spares_started++;
+}
+
+/* Spares started until n run. */
+static void spares_fill(struct follow *f, int n, bool nice)
+{
+	int live = 0;
+
+	for (int i = 0; i < PT_SPARE_SLOTS; i++)
+		live += f->spare[i].pid != 0;
+	for (int i = 0; i < PT_SPARE_SLOTS && live < n; i++)
+		if (!f->spare[i].pid) {
+			spare_start(f, &f->spare[i], nice);
+			live += f->spare[i].pid != 0;
+		}
+}
+
+/* Has it said PT_SPARE_LOADED yet (without waiting)? A spare that ended unused failed. */
+static void spare_poll(struct follow *f, struct spare *sp)
+{
+	struct pollfd pfd = { .fd = sp->ready_r, .events = POLLIN };
+	char b = 0;
+
+	if (!sp->pid || sp->loaded || poll(&pfd, 1, 0) != 1)
+		return;
+	if (read(sp->ready_r, &b, 1) == 1 && b == PT_SPARE_LOADED) {
+		sp->loaded = true;
+		return;
+	}
+	f->c.spares_failed++;
+	f->spares_off = true;
+	kill(sp->pid, SIGKILL);
+	spare_close(sp);
+}
+
+/* The image to a spare (a loaded one first): its session pid once it traces; 0: the spare could
+ * not take it (unfit) or never loaded: the caller starts a session of its own; -1: the loaded
+ * spare failed with this process (gone, or nothing to trace: a fresh session would fail alike).
+ * Replaced at once. */
+static pid_t spare_take(struct follow *f, struct pt_sbx_image *im)
+{
+	struct pt_spare_order o = { .pid = im->pid, .slot = im->slot, .held = im->held };
+	struct spare *sp = NULL;
+	pid_t sess;
+	size_t put = 0;
+	char r = 0;
+
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		spare_poll(f, &f->spare[i]);
+		if (f->spare[i].pid && (!sp || (f->spare[i].loaded && !sp->loaded)))
+			sp = &f->spare[i];
+	}
+	if (!sp)
+		return 0;
+	snprintf(o.dir, sizeof(o.dir), "%s/%s", f->outdir, im->dir);
+	im->spare = sp->loaded ? PT_SBX_SPARE_LOADED : PT_SBX_SPARE_LOADING;
+	setpriority(PRIO_PROCESS, sp->pid, f->nice0);   /* a process waits for it now */
+	while (put < sizeof(o)) {
+		ssize_t n = write(sp->order_w, (char *)&o + put, sizeof(o) - put);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		put += (size_t)n;
+	}
+	if (put == sizeof(o))
+		r = wait_ready(sp->ready_r, &sp->loaded);
+	sess = sp->pid;
+	spare_close(sp);
+	if (r != '1') {
+		if (r == PT_SPARE_UNFIT) {
+			f->c.spares_unfit++;
+		} else if (!sp->loaded) {
+			f->c.spares_failed++;
+			f->spares_off = true;
+		}
+		kill(sess, SIGKILL);   /* unfit: it exits by itself; else held too long or failed */
+		sess = r == PT_SPARE_UNFIT || !sp->loaded ? 0 : -1;
+		if (!sess)
+			im->spare = PT_SBX_SPARE_NONE;
+	}
+	sp->loaded = false;
+	spares_fill(f, PT_SPARES, true);
+	return sess;
+}
+
+/* Before anything is followed: the first spares loaded (the command starts one BPF load later,
+ * as it was held for its own session's before; what it starts finds them ready). */
+static void spares_wait_loaded(struct follow *f)
+{
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		struct spare *sp = &f->spare[i];
+		struct pollfd pfd = { .fd = sp->ready_r, .events = POLLIN };
+
+		while (sp->pid && !sp->loaded) {
+			int r = poll(&pfd, 1, READY_TIMEOUT_MS);
+
+			if (r < 0 && errno == EINTR && !pt_stop_signal())
+				continue;
+			if (r == 1)
+				spare_poll(f, sp);
+			else
+				break;   /* stopped, or it never loaded: the images take it as it is */
+		}
+	}
+}
+
+/* At the end: every spare no image took reads end of file and exits, writing nothing; one still
+ * loading (a replacement, at a lower priority: seconds on a loaded machine) is killed, its load
+ * of no use now. Waited for here, before the sandbox report, so none outlives us with its BPF
+ * programs nor is left beside a command we stay the parent of. */
+static void spares_end(struct follow *f)
+{
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		pid_t pid = f->spare[i].pid;
+
+		if (!pid)
+			continue;
+		spare_poll(f, &f->spare[i]);   /* a failed one is killed, closed and counted */
+		if (f->spare[i].pid) {
+			if (!f->spare[i].loaded)
+				kill(pid, SIGKILL);
+			spare_close(&f->spare[i]);
+		}
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	}
+}
+
+/* A session started for the image now: its pid, 0 if it failed (im->traced says if it traces). */
+static pid_t new_session(struct follow *f, struct pt_sbx_image *im, int ready[2])
+{
+	pid_t sess = fork();
+
+	if (sess == 0) {
+		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
+		 * reach it (a second SIGINT would drop its report); we stop it, once. */
+		setpgid(0, 0);
+		close(ready[0]);
+		exec_session(f, im, ready[1], -1);
+	}
+	close(ready[1]);
+	if (sess > 0)
+		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
+	im->traced = sess > 0 && wait_ready(ready[0], NULL) == '1';
+	if (!im->traced && sess > 0)
+		kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
+	close(ready[0]);
+	return im->traced ? sess : 0;
+}
+
 /* Start a session for the process's image now (held: it is stopped where no code of the new
- * image has run, and stays so until the session traces it). */
+ * image has run, and stays so until the session traces it): a spare's, else a new one. */
 static void start_session(struct follow *f, struct proc *p, bool held)
 {
 	struct pt_sbx_image *im;
@@ -336,24 +563,16 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 		pt_sanitize(im->comm, sizeof(im->comm), raw);
 	}
 	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
-	sess = fork();
-	if (sess == 0) {
-		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
-		 * reach it (a second SIGINT would drop its report); we stop it, once. */
-		setpgid(0, 0);
+	if ((sess = spare_take(f, im)) != 0) {
+		im->traced = sess > 0;
+		sess = sess > 0 ? sess : 0;
 		close(ready[0]);
-		exec_session(f, im, ready[1]);
+		close(ready[1]);
+	} else {
+		sess = new_session(f, im, ready);
 	}
-	close(ready[1]);
-	if (sess > 0)
-		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
-	im->traced = sess > 0 && wait_ready(ready[0]);
-	if (!im->traced) {
+	if (!im->traced)
 		f->c.session_failed++;
-		if (sess > 0)
-			kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
-	}
-	close(ready[0]);
 	if (held)
 		im->held_ns = now_ns() - p->exec_ns;
 	f->img_sess[f->nimg] = sess > 0 ? sess : 0;
@@ -379,14 +598,54 @@ static void resume(struct follow *f, pid_t tid, int sig)
 	ptrace(p && p->stepping ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 }
 
-/* A static executable has no loader: its malloc is in the image already mapped. */
-static bool has_interp(pid_t pid)
+/* Does the open file fd (ours; regular) define malloc? 1 yes, 0 no, -1 not known. */
+static int file_defines_malloc(int fd)
+{
+	struct pt_allocator a;
+	char path[32];
+	const char *paths[1] = { path };
+	struct stat st;
+	int r;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	memset(&a, 0, sizeof(a));
+	a.open_fd = -1;
+	r = pt_find_allocator_in(paths, 1, &a);
+	pt_allocator_free(&a);
+	close(fd);
+	return r == 0 ? 1 : r == -ENOENT ? 0 : -1;
+}
+
+/* The object the loader just mapped code of (the target's fd, opened through /proc/PID/fd:
+ * the file it has open, whatever its root; a device or other non-regular file is no library),
+ * 1 when it defines malloc. Only it: walking every mapped object at each mapping (the full
+ * load-order search, pt_find_allocator) read node's ~100 MB executable again each time, 55 to
+ * 130 ms a mapping at load 9, 0.6 s of node's hold. */
+static int mapped_defines_malloc(pid_t pid, int tfd)
 {
 	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, tfd);
+	return file_defines_malloc(open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+}
+
+/* A static executable has no loader: its malloc is in the image already mapped. A dynamic
+ * one's interpreter may be the libc (musl): interp_malloc says if it defines malloc. */
+static bool has_interp(pid_t pid, int *interp_malloc)
+{
+	char path[64], ipath[256];
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
 	bool interp = true;   /* not readable: step as for a dynamic one */
 	int fd;
+
+	*interp_malloc = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -397,8 +656,15 @@ static bool has_interp(pid_t pid)
 		interp = false;
 		for (int i = 0; i < eh.e_phnum; i++)
 			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
-			    (ssize_t)sizeof(ph) && ph.p_type == PT_INTERP)
+			    (ssize_t)sizeof(ph) && ph.p_type == PT_INTERP) {
 				interp = true;
+				/* Its path is the target's: opened inside its root (target/proc.h). */
+				if (ph.p_filesz > 1 && ph.p_filesz < sizeof(ipath) &&
+				    pread(fd, ipath, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz) {
+					ipath[ph.p_filesz - 1] = 0;
+					*interp_malloc = file_defines_malloc(pt_target_open(pid, ipath, 0));
+				}
+			}
 	}
 	close(fd);
 	return interp;
@@ -420,6 +686,7 @@ static void on_exec(struct follow *f, pid_t pid)
 {
 	unsigned long former = 0;
 	struct proc *p = proc_get(f, pid, true);
+	int interp_malloc;
 
 	if (!ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) && (pid_t)former != pid)
 		tracee_drop(f, (pid_t)former);   /* a thread exec'd: it has the leader's id now */
@@ -435,14 +702,36 @@ static void on_exec(struct follow *f, pid_t pid)
 	p->exec_ns = now_ns();
 	p->steps = 0;
 	p->mmap_exec = false;
-	/* Static, or a loader that is the libc too (musl): its malloc is mapped already. */
-	if (!has_interp(pid) || allocator_mapped(pid)) {
+	/* Static, or a loader that is the libc too (musl): its malloc is mapped already. An
+	 * executable that defines malloc itself is taken by its session once the first library
+	 * that does (libc) is mapped: it comes first in load order, and neither has run. */
+	if (!has_interp(pid, &interp_malloc) || interp_malloc == 1 ||
+	    (interp_malloc < 0 && allocator_mapped(pid))) {
 		start_session(f, p, true);
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}
 	p->stepping = true;
 	ptrace(PTRACE_SYSCALL, pid, 0, 0);
+}
+
+/* pt_step_mapped_code, and at the mmap's entry the fd it maps. */
+static bool step_mapped_code(pid_t tid, struct proc *p)
+{
+	struct ptrace_syscall_info si;
+
+	memset(&si, 0, sizeof(si));
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) > 0 && si.op == PTRACE_SYSCALL_INFO_ENTRY)
+		p->mmap_fd = (int)si.entry.args[4];
+	return pt_step_mapped_code(tid, &p->mmap_exec);
+}
+
+/* The code just mapped is a malloc's (not known: the full search decides). */
+static bool mapped_malloc(struct proc *p)
+{
+	int r = mapped_defines_malloc(p->pid, p->mmap_fd);
+
+	return r < 0 ? allocator_mapped(p->pid) : r == 1;
 }
 
 /* A syscall stop of a process being stepped after its exec. */
@@ -454,7 +743,7 @@ static void on_syscall(struct follow *f, pid_t tid)
 		ptrace(PTRACE_CONT, tid, 0, 0);
 		return;
 	}
-	if (pt_step_mapped_code(tid, &p->mmap_exec) && allocator_mapped(p->pid)) {
+	if (step_mapped_code(tid, p) && mapped_malloc(p)) {
 		p->stepping = false;
 		start_session(f, p, true);
 		ptrace(PTRACE_CONT, tid, 0, 0);
@@ -539,6 +828,13 @@ static void on_exit_status(struct follow *f, pid_t pid, int st)
 		if (f->img_sess[i] == pid) {
 			f->img_sess[i] = 0;
 			f->img[i].session_rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+			return;
+		}
+	for (int i = 0; i < PT_SPARE_SLOTS; i++)
+		if (f->spare[i].pid == pid) {   /* a spare that ended before any image took it */
+			spare_close(&f->spare[i]);
+			f->c.spares_failed++;
+			f->spares_off = true;
 			return;
 		}
 	tracee_drop(f, pid);
@@ -807,6 +1103,12 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	if (build_base(&f, argc, argv))
 		return EXIT_FAIL;
 	signals();
+	errno = 0;
+	f.nice0 = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		f.nice0 = 0;
+	spares_fill(&f, opt->cmd ? PT_SPARE_SLOTS : PT_SPARES, false);
+	spares_wait_loaded(&f);
 	if (opt->cmd) {
 		if ((err = launch(&f))) {
 			fprintf(stderr, "peaktrace: cannot start %s: %s\n", opt->cmd[0], strerror(-err));
@@ -826,6 +1128,7 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 		pt_launch_supervised_say();
 	}
 	loop(&f);
+	spares_end(&f);
 	code = report(&f);
 	close(f.map_fd);
 	free(f.t);

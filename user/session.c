@@ -53,6 +53,11 @@
 
 struct pt_session {
 	const struct pt_options *opt;
+	/* A spare session (session.h): the options with the order's process, slot and directory;
+	 * preloaded once its BPF object is loaded without a target. */
+	struct pt_options spare_opt;
+	char spare_dir[4096];
+	bool preloaded;
 	/* target */
 	struct pt_child child;
 	pid_t pid;
@@ -125,6 +130,13 @@ struct pt_session {
 	struct pt_timeline tl;   /* memory over time (report/timeline.h) */
 	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
+
+/* A spare session that no process needed (session.h): it ends with EXIT_OK. */
+#define SPARE_UNUSED (-1000)
+/* A held image's session's ring buffer (a spare's, or one started for the image): what a
+ * runtime's init sends while its symbols are read after its release (python3's init: ~4,000
+ * events in the first 100 ms, against the 64 KiB default's ~1,170). */
+#define SPARE_RINGBUF (4u << 20)
 
 static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 
@@ -473,8 +485,9 @@ static void python_new_stack(struct pt_session *s, uint32_t idx)
 }
 
 /* Load the symbol tables of everything the target maps now, so that symbolizing the first
- * invocation's stacks does not stall event handling. */
-static void warm_symbolizer(struct pt_session *s)
+ * invocation's stacks does not stall event handling. consume: the target runs (a held image
+ * let go first): its events are taken between objects, as the poll loop would. */
+static void warm_symbolizer(struct pt_session *s, bool consume)
 {
 	struct pt_maps maps = { 0 };
 	struct pt_symres res;
@@ -482,9 +495,13 @@ static void warm_symbolizer(struct pt_session *s)
 
 	if (!s->sym || pt_maps_read(s->pid, &maps))
 		return;
-	for (k = 0; k < maps.n; k++)
-		if (strchr(maps.m[k].perms, 'x') && maps.m[k].path && maps.m[k].path[0] == '/')
-			pt_sym_resolve(s->sym, maps.m[k].start, &res);
+	for (k = 0; k < maps.n; k++) {
+		if (!strchr(maps.m[k].perms, 'x') || !maps.m[k].path || maps.m[k].path[0] != '/')
+			continue;
+		pt_sym_resolve(s->sym, maps.m[k].start, &res);
+		if (consume)
+			ring_buffer__consume(s->rb);
+	}
 	pt_maps_free(&maps);
 }
 
@@ -1051,6 +1068,49 @@ static int launch_env(struct pt_session *s, char **env)
 	return n;
 }
 
+static int load_bpf(struct pt_session *s);
+
+/* One byte to the coordinator on the ready fd (session.h). */
+static void spare_say(struct pt_session *s, char c)
+{
+	if (write(s->opt->ready_fd, &c, 1) != 1)
+		fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
+}
+
+/* A spare (session.h): the BPF programs loaded with no target, then the order read. Returns
+ * SPARE_UNUSED at end of file (the coordinator is done with us). */
+static int spare_serve(struct pt_session *s)
+{
+	struct pt_spare_order o;
+	size_t got = 0;
+	int code;
+
+	if ((code = load_bpf(s)) != EXIT_OK)
+		return code;
+	s->preloaded = true;
+	spare_say(s, PT_SPARE_LOADED);
+	while (got < sizeof(o)) {
+		ssize_t n = read(s->opt->spare_fd, (char *)&o + got, sizeof(o) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return SPARE_UNUSED;
+		got += (size_t)n;
+	}
+	close(s->opt->spare_fd);
+	o.dir[sizeof(o.dir) - 1] = 0;
+	s->spare_opt = *s->opt;
+	s->spare_opt.pid = s->spare_opt.pids[0] = o.pid;
+	s->spare_opt.npids = 1;
+	s->spare_opt.sandbox_slot = o.slot;
+	s->spare_opt.held = o.held != 0;
+	memcpy(s->spare_dir, o.dir, sizeof(o.dir));
+	s->spare_opt.outdir = s->spare_dir;
+	s->opt = &s->spare_opt;
+	return EXIT_OK;
+}
+
 /* -- CMD: which allocator the command will load, then start it, held before exec. */
 static int launch_target(struct pt_session *s)
 {
@@ -1088,9 +1148,12 @@ static int launch_target(struct pt_session *s)
 
 int pt_session_find_target(struct pt_session *s)
 {
-	/* Which allocator, before anything runs. */
-	int code = s->opt->pid ? attach_target(s) : launch_target(s), err;
+	int code, err;
 
+	if (s->opt->spare_fd >= 0 && (code = spare_serve(s)) != EXIT_OK)
+		return code;
+	/* Which allocator, before anything runs. */
+	code = s->opt->pid ? attach_target(s) : launch_target(s);
 	if (code != EXIT_OK)
 		return code;
 	/* CPython in the target: its frames are read in the kernel (python.bpf.h). */
@@ -1109,6 +1172,43 @@ int pt_session_find_target(struct pt_session *s)
 	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
 		fprintf(stderr, "peaktrace: warning: cannot mount tracefs on /sys/kernel/tracing: %s\n",
 			strerror(errno));
+	return EXIT_OK;
+}
+
+/* The target's host PID (attach/nspid.h), as the BPF programs see it. */
+static int host_pid(struct pt_session *s)
+{
+	int err = pt_host_tgid(s->pid, &s->host_pid);
+
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot find which host PID PID %d is (peaktrace runs in a PID "
+				"namespace of its own): %s\n", s->pid, strerror(-err));
+		return err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
+	}
+	return EXIT_OK;
+}
+
+/* The glibc arena accounting and the free path's thread lookup, as the allocator needs them. */
+static bool wants_arenas(const struct pt_session *s)
+{
+	return s->opt->arenas && !s->opt->light && s->alloc.kind == PT_ALLOC_GLIBC;
+}
+
+static bool wants_free_checks(const struct pt_session *s)
+{
+	/* --python-objects: PyObject_Free of a block over 512 bytes reaches free() too. */
+	return s->opt->python_objects || s->alloc.kind == PT_ALLOC_JEMALLOC ||
+	       s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
+}
+
+/* The probe plan for the allocator found (after the load too, for a spare). */
+static int plan_probes(struct pt_session *s)
+{
+	s->rep.alloc = &s->alloc;
+	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
+		return EXIT_UNSUPPORTED;
+	if (s->opt->light)      /* --light: no probe on the allocator, the report lists none */
+		s->rep.nprobes = 0;
 	return EXIT_OK;
 }
 
@@ -1134,33 +1234,29 @@ static void skip_unused_programs(struct pt_session *s)
 	}
 }
 
-/* Between open and load: rodata, map sizes, and the program types the probe plan needs. */
+/* Between open and load: rodata, map sizes, and the program types the probe plan needs. A
+ * spare has no target yet: its target-dependent settings are the glibc ones (session.h). */
 static int configure(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
 	struct peaktrace_bpf *skel = s->skel;
 	uint32_t buckets = 1;
-	int err;
+	int code;
 
 	while (buckets * PT_BUCKET_SLOTS < o->live_slots)
 		buckets <<= 1;
-	err = pt_host_tgid(s->pid, &s->host_pid);
-
-	if (err) {
-		fprintf(stderr, "peaktrace: cannot find which host PID PID %d is (peaktrace runs in a PID "
-				"namespace of its own): %s\n", s->pid, strerror(-err));
-		return err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
-	}
+	if (!s->preloaded && o->spare_fd >= 0)
+		s->alloc.kind = PT_ALLOC_GLIBC;
+	else if ((code = host_pid(s)) != EXIT_OK)
+		return code;
 	skel->rodata->targ_tgid = (uint32_t)s->host_pid;
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = o->max_stacks;
 	skel->rodata->capture_stacks = o->fp_stacks;
 	skel->rodata->sample_bytes = o->sample_bytes;
 	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
-	skel->rodata->glibc_arenas = o->arenas && !o->light && s->alloc.kind == PT_ALLOC_GLIBC;
-	/* --python-objects: PyObject_Free of a block over 512 bytes reaches free() too. */
-	skel->rodata->free_checks_thread = o->python_objects || s->alloc.kind == PT_ALLOC_JEMALLOC ||
-					   s->alloc.kind == PT_ALLOC_TCMALLOC || s->alloc.kind == PT_ALLOC_MIMALLOC;
+	skel->rodata->glibc_arenas = wants_arenas(s);
+	skel->rodata->free_checks_thread = wants_free_checks(s);
 	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
 	skel->rodata->rapi_first_start = o->boundary == BOUNDARY_AWS;
 	bpf_map__set_max_entries(skel->maps.live, buckets);
@@ -1178,11 +1274,8 @@ static int configure(struct pt_session *s)
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
 	skip_unused_programs(s);
-	s->rep.alloc = &s->alloc;
-	if (pt_plan_probes(&s->alloc, s->rep.probes, &s->rep.nprobes))
-		return EXIT_UNSUPPORTED;
-	if (o->light)           /* --light: no probe on the allocator, the report lists none */
-		s->rep.nprobes = 0;
+	if (o->spare_fd < 0 && (code = plan_probes(s)) != EXIT_OK)
+		return code;
 	s->tl.light = o->light;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
 	s->multi = !o->perf_uprobes && pt_umulti_supported();
@@ -1192,6 +1285,36 @@ static int configure(struct pt_session *s)
 		bpf_program__set_expected_attach_type(skel->progs.free_enter, PT_BPF_TRACE_UPROBE_MULTI);
 	}
 	return EXIT_OK;
+}
+
+/*
+ * A spare's .rodata: a map of our own that is not frozen, reused by the object. libbpf freezes
+ * the .rodata it creates, and the verifier then reads the settings as constants (and drops the
+ * code a false flag disables); this one it reads as values, so the target's PID and sandbox slot
+ * can be written once the process is known (spare_target). What that costs: a spare's programs
+ * keep every setting's branches (a load and a compare each) and take longer to verify, before
+ * any process waits for them.
+ */
+static int spare_rodata(struct pt_session *s)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_RDONLY_PROG | BPF_F_MMAPABLE);
+	struct bpf_map *m = s->skel->maps.rodata;
+	size_t sz = 0;
+	const void *init = bpf_map__initial_value(m, &sz);
+	__u32 zero = 0;
+	int fd, err = 0;
+
+	if (!init)
+		return -EINVAL;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_spare_ro", sizeof(__u32), (__u32)sz, 1, &mo);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &zero, init, BPF_ANY))
+		err = -errno;
+	else
+		err = bpf_map__reuse_fd(m, fd);   /* a copy of the fd: ours is closed */
+	close(fd);
+	return err;
 }
 
 /* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
@@ -1279,7 +1402,8 @@ static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load
 	fclose(f);
 }
 
-int pt_session_load(struct pt_session *s)
+/* Open the BPF object, configure it, load it (a spare: without its target). */
+static int load_bpf(struct pt_session *s)
 {
 	uint64_t t = now_ns(), t_load, cpu_load;
 	char *vbufs = NULL;
@@ -1300,6 +1424,12 @@ int pt_session_load(struct pt_session *s)
 			return EXIT_BPF;
 		}
 	}
+	if (s->opt->spare_fd >= 0 || s->opt->held)   /* let go before its symbols are read */
+		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
+	if (s->opt->spare_fd >= 0 && (err = spare_rodata(s))) {
+		fprintf(stderr, "peaktrace: cannot make a spare session's settings map: %s\n", strerror(-err));
+		return EXIT_BPF;
+	}
 	if (s->opt->verifier_stats && !(vbufs = verifier_stats_arm(s)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
@@ -1314,6 +1444,50 @@ int pt_session_load(struct pt_session *s)
 		return err == -EPERM ? EXIT_PERM : EXIT_BPF;
 	}
 	s->rep.startup.bpf_load_ns = now_ns() - t;
+	return EXIT_OK;
+}
+
+/* A spare's process is known: the settings its programs were loaded with must be the ones its
+ * allocator needs; then its PID and slot go into the (not frozen) .rodata, before any attach. */
+static int spare_target(struct pt_session *s)
+{
+	struct peaktrace_bpf *skel = s->skel;
+	size_t sz = bpf_map__value_size(skel->maps.rodata);
+	struct peaktrace_bpf__rodata *ro;
+	__u32 zero = 0;
+	int code, err = 0;
+
+	if (skel->rodata->glibc_arenas != wants_arenas(s) ||
+	    skel->rodata->free_checks_thread != wants_free_checks(s)) {
+		spare_say(s, PT_SPARE_UNFIT);   /* the coordinator starts a session of its own */
+		return EXIT_UNSUPPORTED;
+	}
+	if ((code = host_pid(s)) != EXIT_OK || (code = plan_probes(s)) != EXIT_OK)
+		return code;
+	if (!(ro = malloc(sz)))
+		return EXIT_FAIL;
+	memcpy(ro, skel->rodata, sz);
+	ro->targ_tgid = (uint32_t)s->host_pid;
+	if (s->opt->sandbox_fd >= 0)
+		ro->sbx_slot = s->opt->sandbox_slot;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rodata), &zero, ro, BPF_ANY))
+		err = -errno;
+	free(ro);
+	if (err) {
+		fprintf(stderr, "peaktrace: cannot set a spare session's target: %s\n", strerror(-err));
+		return EXIT_BPF;
+	}
+	/* Last: no report directory for a process this session does not trace. */
+	return check_outdir(s->opt->outdir);
+}
+
+int pt_session_load(struct pt_session *s)
+{
+	uint64_t t;
+	int code;
+
+	if ((code = s->preloaded ? spare_target(s) : load_bpf(s)) != EXIT_OK)
+		return code;
 	s->arenas = s->skel->rodata->glibc_arenas;
 	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
 	t = now_ns();
@@ -1465,7 +1639,8 @@ int pt_session_start(struct pt_session *s)
 	if (!s->launched && s->arenas)
 		s->ar.attach_resident = pt_arenas_resident_in_memory(s->pid);
 	if (!s->launched) {
-		warm_symbolizer(s);
+		if (!s->opt->held)
+			warm_symbolizer(s, false);
 		python_locate(s);
 		s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
 							    sizeof(s->rep.node_flags_note));
@@ -1488,6 +1663,12 @@ int pt_session_start(struct pt_session *s)
 			fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
 		close(s->opt->ready_fd);
 	}
+	/* A held image (--follow) is let go first: its symbols (its program, ld.so, libc: what
+	 * is mapped at the hold, 70-130 ms to read here for python3) are read while it runs, as
+	 * those of everything it maps later are; its events meanwhile wait in the ring buffer,
+	 * larger for a spare's sessions (SPARE_RINGBUF). */
+	if (!s->launched && s->opt->held)
+		warm_symbolizer(s, true);
 	return EXIT_OK;
 }
 
@@ -1858,6 +2039,8 @@ int pt_session_end(struct pt_session *s, int code)
 {
 	struct pt_child child;
 
+	if (code == SPARE_UNUSED)
+		code = EXIT_OK;   /* a spare no process needed: nothing written */
 	if (!s || !s->supervised || !s->started) {
 		pt_session_free(s);
 		return code;

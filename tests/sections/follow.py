@@ -16,7 +16,21 @@ handler's own statm reading (container).
   follow/pid --follow --follow -p on a shell that execs the supervisor once traced: its new image
                       held, then the two processes it starts: the same checks.
   follow/untraced child  a child peaktrace cannot trace (stripped static wl_static): followed, let
-                      go untraced, counted in session_failed, "traced": false; the command runs on.
+                      go untraced, counted in session_failed (not in spares.failed: the spare that
+                      tried it failed with the process), "traced": false; the command runs on.
+  follow/spare        spare sessions (loaded before any process needs one): `peaktrace --follow --
+                      sh -c 'read t < /proc/uptime; exec sh -c ...'`: the shell notes the uptime
+                      before its exec, the new image its own as its first command (the workload's
+                      own clock: 10 ms resolution). Both images taken by a spare already loaded
+                      ("spare": "loaded" in sandbox.json), each one's hold shorter than its own
+                      session's BPF load (report.json startup.bpf_load_ns, so that load cannot have
+                      been in the hold), and the exec-to-first-command time the workload measured
+                      too; no report directory but the traced images'; after the run no spare
+                      process left, and none of the BPF programs the spares held (read from their
+                      /proc/PID/fdinfo while they ran) still loaded (bpftool prog show id).
+  follow/spare unfit  an image whose allocator needs other BPF settings (LD_PRELOAD jemalloc): the
+                      spare says it cannot take it and exits without a report directory; a session
+                      started for it traces it ("spare": "none", spares.unfit 1, traced).
   follow/hostile name a followed program named with ESC and BEL: escaped in sandbox.txt, .json and
                       on stdout, its directory name reduced to [A-Za-z0-9._-].
   follow/container    peaktrace --follow in the bundled host's command, launching the whole trixie
@@ -253,8 +267,117 @@ def follow_untraced(res, ctx, tmp):
     if not res.true(name + ": sandbox.json written", sb is not None, err[-500:]):
         return
     res.eq(name + ": counted (session_failed)", sb["not_traced"]["session_failed"], 1)
+    res.eq(name + ": not a spare's failure (spares go on)", sb.get("spares", {}).get("failed"), 0)
     res.eq(name + ": the images, traced or not", sorted((i["comm"], i["traced"]) for i in sb["images"]),
            [("sh", True), ("wl_static", False)])
+
+
+def spare_watch(pt, stop, seen):
+    """While the run lasts: every spare session of this peaktrace binary (its --spare-fd) and the
+    BPF programs it holds, from /proc (seen: {pid: set of prog ids})."""
+    exe = os.path.realpath(pt)
+    while not stop.is_set():
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                if os.readlink("/proc/%s/exe" % d) != exe:
+                    continue
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    if b"--spare-fd" not in f.read():
+                        continue
+                ids = seen.setdefault(int(d), set())
+                for fd in os.listdir("/proc/%s/fdinfo" % d):
+                    with open("/proc/%s/fdinfo/%s" % (d, fd)) as f:
+                        m = re.search(r"^prog_id:\s*(\d+)", f.read(), re.M)
+                    if m:
+                        ids.add(int(m.group(1)))
+            except OSError:
+                continue
+        stop.wait(0.02)
+
+
+def follow_spare(res, ctx, tmp):
+    """Images taken by spare sessions: their holds hold no BPF load; nothing left behind."""
+    import threading
+    name = "follow/spare"
+    outdir = os.path.join(tmp, "follow-spare")
+    t1, t2 = os.path.join(tmp, "spare-t1"), os.path.join(tmp, "spare-t2")
+    script = ('read t rest < /proc/uptime; echo $t > "$0"; '
+              'exec /bin/sh -c \'read t rest < /proc/uptime; echo $t > "$0"\' "$1"')
+    stop, seen = threading.Event(), {}
+    w = threading.Thread(target=spare_watch, args=(ctx.pt, stop, seen), daemon=True)
+    w.start()
+    rc, out, err = run([ctx.pt, "--follow", "-q", "-o", outdir, "--", "/bin/sh", "-c", script, t1, t2],
+                       timeout=5 * TIMEOUT)
+    # Spares no image took end with the coordinator (it waits for them).
+    stop.set()
+    w.join()
+    res.eq(name + ": exit status", rc, 0)
+    sb = load(os.path.join(outdir, "sandbox.json"))
+    if not res.true(name + ": sandbox.json written", sb is not None, err[-600:]):
+        return
+    imgs = sb["images"]
+    res.eq(name + ": the shell and its exec, both traced", [(i["comm"], i["image"], i["traced"]) for i in imgs],
+           [("sh", 1, True), ("sh", 2, True)])
+    res.true(name + ": both taken by a spare already loaded", all(i.get("spare") == "loaded" for i in imgs),
+             [(i["image"], i.get("spare")) for i in imgs])
+    for im in imgs:
+        rep = load(os.path.join(outdir, im["dir"], "report.json")) or {}
+        load_ms = rep.get("startup", {}).get("bpf_load_ns", 0) / 1e6
+        print("INFO %s: image %d held %.1f ms, its session's BPF load %.1f ms" % (name, im["image"], im["held_ms"],
+                                                                               load_ms), flush=True)
+        res.true("%s: image %d held less than its session's BPF load took" % (name, im["image"]),
+                 0 < im["held_ms"] < load_ms, (im["held_ms"], load_ms))
+        if im["image"] == 2:
+            try:
+                with open(t1) as f1, open(t2) as f2:
+                    gap = (float(f2.read()) - float(f1.read())) * 1000
+            except (OSError, ValueError) as e:
+                res.fail(name + ": the workload's own times", str(e))
+                continue
+            print("INFO %s: exec to the new image's first command %.0f ms by the workload's clock" % (name, gap),
+                  flush=True)
+            res.true(name + ": exec to first command (the workload's clock) shorter than the BPF load",
+                     gap < load_ms, (gap, load_ms))
+    want = {"sandbox.txt", "sandbox.json"} | {i["dir"] for i in imgs}
+    res.eq(name + ": no report directory but the traced images'", sorted(os.listdir(outdir)), sorted(want))
+    # The first spares are loaded before the command starts; a replacement may be seen before
+    # its load, or killed during it at the end.
+    res.true(name + ": spares seen while it ran, with their BPF programs",
+             sum(1 for v in seen.values() if v) >= 2, {k: len(v) for k, v in seen.items()})
+    res.eq(name + ": no spare process left", [p for p in seen if pid_alive(p)], [])
+    left = []
+    for ids in seen.values():
+        for i in sorted(ids):
+            if run(["bpftool", "prog", "show", "id", str(i)])[0] == 0:
+                left.append(i)
+    res.eq(name + ": none of the spares' BPF programs still loaded", left, [])
+
+
+def follow_spare_unfit(res, ctx, tmp):
+    """A spare cannot take an image whose allocator needs other settings: a session of its own."""
+    name = "follow/spare unfit"
+    je = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+    if not os.path.exists(je):
+        res.skip(name, "libjemalloc2 not installed")
+        return
+    outdir = os.path.join(tmp, "follow-spare-unfit")
+    rc, out, err = run([ctx.pt, "--follow", "-q", "-o", outdir, "--", "/usr/bin/env", "LD_PRELOAD=" + je,
+                        "/bin/sleep", "0.2"], timeout=5 * TIMEOUT)
+    res.eq(name + ": exit status", rc, 0)
+    sb = load(os.path.join(outdir, "sandbox.json"))
+    if not res.true(name + ": sandbox.json written", sb is not None, err[-600:]):
+        return
+    imgs = [(i["comm"], i["traced"], i.get("spare")) for i in sb["images"]]
+    res.eq(name + ": env by a spare, sleep (jemalloc) by a session of its own, both traced", imgs,
+           [("env", True, "loaded"), ("sleep", True, "none")])
+    res.eq(name + ": counted", sb.get("spares", {}).get("unfit"), 1)
+    rep = load(os.path.join(outdir, sb["images"][-1]["dir"], "report.json")) or {}
+    res.eq(name + ": sleep traced with jemalloc", rep.get("allocator", {}).get("kind") if
+           isinstance(rep.get("allocator"), dict) else rep.get("allocator"), "jemalloc")
+    want = {"sandbox.txt", "sandbox.json"} | {i["dir"] for i in sb["images"]}
+    res.eq(name + ": no report directory but the traced images'", sorted(os.listdir(outdir)), sorted(want))
 
 
 def follow_hostile(res, ctx, tmp):
@@ -440,7 +563,14 @@ def supervised_start(ctx, name, tag, port, pt_args):
         res.fail(name, "the runtime's image (python3) was not traced: " + s.h.err[-800:])
         s.stop()
         return None
-    kids = [k for k in children_of(s.rt) if container.comm(k).startswith("wl_sleep")]
+    # The child is forked before the shell's exec into python3 but may exec after python3's
+    # session is up (a spare takes it in milliseconds): wait for its exec.
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        kids = [k for k in children_of(s.rt) if container.comm(k).startswith("wl_sleep")]
+        if kids or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     if not res.true(name + ": the command's child (wl_sleep) runs", len(kids) == 1, children_of(s.rt)):
         s.stop()
         return None
@@ -630,7 +760,7 @@ SUPERVISED_CASES = ("follow/supervised group SIGKILL", "follow/supervised -d", "
 def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
     wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/untraced child",
-                          "follow/hostile name",
+                          "follow/spare", "follow/spare unfit", "follow/hostile name",
                           "follow/container",
                           "follow/container static") + SUPERVISED_CASES if res.wanted(n)]
     if not wanted:
@@ -647,6 +777,10 @@ def run_section(ctx):
         follow_pid(res, ctx, wl, tmp)
     if res.wanted("follow/untraced child"):
         follow_untraced(res, ctx, tmp)
+    if res.wanted("follow/spare"):
+        follow_spare(res, ctx, tmp)
+    if res.wanted("follow/spare unfit"):
+        follow_spare_unfit(res, ctx, tmp)
     if res.wanted("follow/hostile name"):
         follow_hostile(res, ctx, tmp)
     if any(res.wanted(n) for n in SUPERVISED_CASES):

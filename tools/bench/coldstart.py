@@ -14,14 +14,24 @@ REPORT line's `Init Duration` runs from starting the runtime command to the runt
   fast cold    --fast-start, C emptied: the command is not held for the tables; they are built
                while it runs (stacks taken before them: 'not covered')
   light        --light, warm: no allocator probes at all
+  follow       peaktrace --follow --cache-dir C -o DIR -- lambda-host ... -- RUNTIME (C warm):
+               peaktrace starts BEFORE the host, which starts the runtime at once; every image
+               of the runtime (and the host) is held at its exec until a session traces it,
+               taken by a spare session loaded before (README "The whole sandbox")
+  follow light the same with --light
 
-With peaktrace in the host's command, peaktrace's own start-up (BPF programs verified and
+With peaktrace in the host's command (cold, warm, fast cold, light), peaktrace's own start-up (BPF programs verified and
 loaded, unwind tables, probes attached; the command held before its exec and at each exec stop)
 is inside the host's init figure, as it is inside RIE's when peaktrace is put into RIE's
 command. The table says how much: report.json's `startup` (before_exec_ns + held_ns). The
 light row has the same start-up and no allocator probe: the difference between it and the warm
 row is what tracing every allocation of the init phase costs (each allocation and each free is
-a uprobe trap, several microseconds here), not start-up work.
+a uprobe trap, several microseconds here), not start-up work. With --follow around the host
+(follow, follow light) peaktrace's own start-up (the coordinator, its first spare sessions'
+BPF loads, the host's session) is over before the host starts the runtime: NOT in the init
+figure; what is in it is each runtime image's hold at its exec (sandbox.json `held_ms`, summed
+over the runtime's images: a bootstrap that execs is two) and tracing itself, with replacement
+spares loading (at a lower priority) beside the runtime's init.
 
 Runtimes: Python (the bundled stdlib runtime, tools/functions/python/bootstrap.py) under
 Debian's /usr/bin/python3, the same through `python3` on PATH when that is another program (a
@@ -89,6 +99,38 @@ def wait_gone(pid, timeout):
         time.sleep(0.05)
 
 
+def children(pid):
+    kids = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def follow_report(outdir, rt_pid):
+    """--follow: the runtime's images (its pid's) in sandbox.json; a report.json-like dict with
+    its holds summed as the start-up and the last image's init allocations."""
+    try:
+        with open(os.path.join(outdir, "sandbox.json")) as f:
+            sb = json.load(f)
+    except (OSError, ValueError):
+        return None
+    imgs = [i for i in sb.get("images", []) if i["pid"] == rt_pid]
+    if not imgs:
+        return None
+    try:
+        with open(os.path.join(outdir, imgs[-1]["dir"], "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError):
+        rep = {}
+    rep["follow_held_ms"] = sum(i["held_ms"] for i in imgs)
+    rep["follow_spares"] = [i.get("spare") for i in imgs]
+    return rep
+
+
 def one_run(build, runtime, tracer, outdir, tmp):
     """One cold start under the host: (init ms, report.json or None). The runtime is invoked
     once (the host prints Init Duration on that first REPORT), then peaktrace is stopped with
@@ -101,17 +143,41 @@ def one_run(build, runtime, tracer, outdir, tmp):
     for p in (pidfile, ready):
         if os.path.exists(p):
             os.unlink(p)
+    follow = "--follow" in tracer
     cmd = [host, "-q", "-m", "1024", "--runtime-port", str(port), "--invoke-port", str(port + 1),
            "--init-timeout", "120", "-t", "60", "--pid-file", pidfile,
-           "--ready-file", ready, "--task-root", runtime["task_root"], "--"] + tracer + runtime["argv"]
+           "--ready-file", ready, "--task-root", runtime["task_root"], "--"]
+    cmd = (tracer + cmd + runtime["argv"]) if follow else (cmd + tracer + runtime["argv"])
     h = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=runtime.get("env"))
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + (90 if follow else 30)
     while not os.path.exists(ready) and h.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     rc = subprocess.run([invoke, "--port", str(port + 1), '{"mb": 1}'], capture_output=True,
                         timeout=180).returncode
     rep = None
+    if follow:
+        # The host ends (SIGTERM: it stops the runtime), then the coordinator, every report
+        # written, as its command exited.
+        try:
+            with open(pidfile) as f:
+                rt_pid = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            rt_pid = None
+        for k in children(h.pid):   # the host; not the sessions (a signal stops them)
+            try:
+                if os.path.realpath("/proc/%d/exe" % k) == os.path.realpath(host):
+                    os.kill(k, signal.SIGTERM)
+            except OSError:
+                pass
+        out, err = h.communicate(timeout=180)
+        m = re.search(r"^REPORT RequestId: \S+\t.*Init Duration: ([0-9.]+) ms", out, re.M)
+        rep = follow_report(outdir, rt_pid) if rt_pid else None
+        if rc != 0 or not m:
+            sys.stderr.write("coldstart: %s follow: no Init Duration (invoke rc %d)\n%s\n" %
+                             (runtime["name"], rc, (out + err)[-600:]))
+            return None, rep
+        return float(m.group(1)), rep
     if tracer:
         try:
             with open(pidfile) as f:
@@ -173,6 +239,8 @@ def runtimes(build):
 
 
 def startup_ms(rep):
+    if rep and "follow_held_ms" in rep:
+        return rep["follow_held_ms"]
     st = (rep or {}).get("startup") or {}
     if "before_exec_ns" not in st:
         return None
@@ -210,6 +278,10 @@ def main():
     # (name, tracer command, empty the cache first)
     configs = [("untraced", [], False), ("cold", base + ["--"], True), ("warm", base + ["--"], False),
                ("fast cold", base + ["--fast-start", "--"], True), ("light", base + ["--light", "--"], False)]
+    # --follow around the host: peaktrace starts first (--supervised=no: stopped by the host's
+    # exit, it does not stay anyone's parent).
+    follow = [pt, "-q", "--follow", "--supervised=no", "--cache-dir", cache, "-o", outdir]
+    configs += [("follow", follow + ["--"], False), ("follow light", follow + ["--light", "--"], False)]
     if os.environ.get("BASE_PEAKTRACE"):
         # Run as the warm row is (same cache, not supervised), so the two compare the binaries.
         configs.append(("base", [os.path.abspath(os.environ["BASE_PEAKTRACE"])] + base[1:] + ["--"],
@@ -234,14 +306,16 @@ def main():
         print("coldstart: round %d/%d done, load %s" % (k + 1, rounds, loads[-1]), flush=True)
     print()
     print("Init Duration (lambda-host's REPORT) per runtime, ms; %d interleaved rounds" % rounds)
-    print("peaktrace's start-up is INSIDE the traced figures (peaktrace is the host's runtime command):")
-    print("'start-up' = time the command waited for peaktrace (before its exec + held at exec stops),")
-    print("median, from report.json's startup; 'init allocs' = allocations traced in the init phase;")
+    print("'pt start in init': yes = peaktrace's own start-up is INSIDE the figure (peaktrace is the")
+    print("host's runtime command; 'start-up' = the time the command waited for it, before its exec +")
+    print("held at exec stops, report.json's startup); no = --follow around the host: peaktrace had")
+    print("started before the runtime ('start-up' = the runtime's images' holds at their execs,")
+    print("sandbox.json held_ms summed); medians; 'init allocs' = allocations traced in the init phase;")
     print("'not covered' = stacks taken before their unwind tables were in (unwind_not_yet_covered)")
     print()
-    hdr = "%-24s %-10s %7s %7s %7s %7s %7s %8s %11s %11s" % (
-        "runtime", "config", "median", "min", "max", "x untr", "+ms", "start-up", "init allocs",
-        "not covered")
+    hdr = "%-24s %-12s %7s %7s %7s %7s %7s %9s %8s %11s %11s" % (
+        "runtime", "config", "median", "min", "max", "x untr", "+ms", "pt start", "start-up",
+        "init allocs", "not covered")
     print(hdr)
     print("-" * len(hdr))
     for r in rts:
@@ -250,15 +324,16 @@ def main():
         for name, _, _ in configs:
             xs = res[(r["key"], name)]
             if not xs:
-                print("%-24s %-10s %7s" % (r["name"][:24], name, "failed"))
+                print("%-24s %-12s %7s" % (r["name"][:24], name, "failed"))
                 continue
             ms = [x[0] for x in xs]
             med = statistics.median(ms)
             col = [[x[i] for x in xs if x[i] is not None] for i in (1, 2, 3)]
-            print("%-24s %-10s %7.0f %7.0f %7.0f %7s %7s %8s %11s %11s" % (
+            print("%-24s %-12s %7.0f %7.0f %7.0f %7s %7s %9s %8s %11s %11s" % (
                 r["name"][:24], name, med, min(ms), max(ms),
                 fmt(med / bmed if bmed else None, "%.2f"),
                 fmt(med - bmed if bmed is not None and name != "untraced" else None, "%+.0f"),
+                "-" if name == "untraced" else "no" if name.startswith("follow") else "yes",
                 *(fmt(statistics.median(c) if c else None) for c in col)))
     print()
     print("load average (1, 5, 15 min) at start and after each round: " + "; ".join(loads))

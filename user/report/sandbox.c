@@ -181,13 +181,17 @@ static void text_invocations(FILE *f, const struct pt_sbx_report *r)
 	}
 }
 
+const char *const pt_sbx_spare_names[] = { "none", "loaded", "loading" };
+
 static void text_follow(FILE *f, const struct pt_sbx_report *r)
 {
 	const struct pt_sbx_counters *c = &r->c;
-	uint64_t held = 0, sum = 0, max = 0, traced = 0;
+	uint64_t held = 0, sum = 0, max = 0, traced = 0, spare[3] = { 0 };
 
 	for (int i = 0; i < r->nimg; i++) {
 		traced += r->img[i].traced;
+		if (r->img[i].traced && r->img[i].spare >= 0 && r->img[i].spare < 3)
+			spare[r->img[i].spare]++;
 		if (!r->img[i].held || !r->img[i].traced)
 			continue;
 		held++;
@@ -198,6 +202,11 @@ static void text_follow(FILE *f, const struct pt_sbx_report *r)
 	fprintf(f, "  following: %" PRIu64 " process images traced (%" PRIu64 " held at their exec until "
 		   "traced: %.0f ms each on average, at most %.0f ms)\n", traced, held,
 		held ? sum / 1e6 / held : 0.0, max / 1e6);
+	fprintf(f, "  sessions: %" PRIu64 " images taken by a spare session already loaded, %" PRIu64
+		   " by one still loading, %" PRIu64 " by a session started for them (%" PRIu64 " spares "
+		   "started, %" PRIu64 " images unfit for one, %" PRIu64 " spares failed)\n",
+		spare[PT_SBX_SPARE_LOADED], spare[PT_SBX_SPARE_LOADING], spare[PT_SBX_SPARE_NONE],
+		c->spares_started, c->spares_unfit, c->spares_failed);
 	fprintf(f, "  not traced: %" PRIu64 " processes ended before an exec, %" PRIu64 " past %d "
 		   "processes, %" PRIu64 " whose session failed, %" PRIu64 " let go before their "
 		   "allocator was mapped; %" PRIu64 " invocations overlapping another process's (not "
@@ -254,11 +263,12 @@ static void json_images(FILE *f, const struct pt_sbx_report *r)
 		pt_json_str(f, im->comm);
 		fprintf(f, ", \"dir\": ");
 		pt_json_str(f, im->dir);
-		fprintf(f, ", \"role\": \"%s\", \"traced\": %s, \"held\": %s, \"held_ms\": %.3f, \"session_exit\": %d, "
+		fprintf(f, ", \"role\": \"%s\", \"traced\": %s, \"held\": %s, \"held_ms\": %.3f, \"spare\": \"%s\", "
+			   "\"session_exit\": %d, "
 			   "\"share_at_peak\": %" PRId64 ", \"own_peak\": %" PRId64 ", "
 			   "\"extension_requests\": %u, \"invocations\": %u}",
 			pt_sbx_role(sb, im->slot), im->traced ? "true" : "false", im->held ? "true" : "false",
-			im->held_ns / 1e6,
+			im->held_ns / 1e6, pt_sbx_spare_names[im->spare >= 0 && im->spare < 3 ? im->spare : 0],
 			im->session_rc, (int64_t)sb->at_peak[im->slot], (int64_t)sb->own_peak[im->slot],
 			sb->extension[im->slot], sb->runtime[im->slot]);
 	}
@@ -307,9 +317,11 @@ static void write_json(FILE *f, const struct pt_sbx_report *r)
 	json_invocations(f, r);
 	fprintf(f, "  \"not_traced\": {\"exited_without_exec\": %" PRIu64 ", \"slots_full\": %" PRIu64
 		   ", \"session_failed\": %" PRIu64 ", \"allocator_not_found\": %" PRIu64 "},\n"
+		   "  \"spares\": {\"started\": %" PRIu64 ", \"unfit\": %" PRIu64 ", \"failed\": %" PRIu64 "},\n"
 		   "  \"processes_started\": %" PRIu64 ",\n  \"execs\": %" PRIu64 ",\n"
 		   "  \"invocations_overlapping\": %" PRIu64 ",\n  \"invocation_running_at_end\": %s\n}\n",
-		c->exited_without_exec, c->slots_full, c->session_failed, c->alloc_not_found, c->processes,
+		c->exited_without_exec, c->slots_full, c->session_failed, c->alloc_not_found,
+		c->spares_started, c->spares_unfit, c->spares_failed, c->processes,
 		c->execs, (uint64_t)sb->inv_overlap, sb->inv_owner ? "true" : "false");
 }
 

@@ -22,8 +22,17 @@ struct pt_sbx_image {
 	bool traced;             /* its session started (else the process ran untraced) */
 	bool held;               /* held at its exec until traced: from its first instruction */
 	uint64_t held_ns;        /* how long it was held (what following cost it at start) */
+	int spare;               /* its session: PT_SBX_SPARE_* */
 	int session_rc;          /* its session's exit code; -1: killed or not known */
 };
+
+/* Which session traced an image (--follow keeps spare sessions loaded ahead of need). */
+enum {
+	PT_SBX_SPARE_NONE = 0,   /* a session started for it: its hold includes a whole BPF load */
+	PT_SBX_SPARE_LOADED,     /* a spare whose BPF programs were loaded when the image needed it */
+	PT_SBX_SPARE_LOADING,    /* a spare still loading then: the hold includes the rest */
+};
+extern const char *const pt_sbx_spare_names[];
 
 /* What could not be followed, and what following did. */
 struct pt_sbx_counters {
@@ -33,6 +42,10 @@ struct pt_sbx_counters {
 	uint64_t slots_full;         /* processes past PT_SBX_SLOTS: not traced */
 	uint64_t session_failed;     /* sessions that did not start (the process ran untraced) */
 	uint64_t alloc_not_found;    /* images let go before their allocator was mapped */
+	uint64_t spares_started;     /* spare sessions started (each loads the BPF programs) */
+	uint64_t spares_unfit;       /* images a spare could not take (an allocator other than
+				      * glibc's needs other settings): a session started for them */
+	uint64_t spares_failed;      /* spares that ended before serving (no more were started) */
 };
 
 struct pt_sbx_report {
