@@ -70,6 +70,29 @@ static inline void wl_say(int fd, const char *s)
 	}
 }
 
+/* "NAME VALUE\n" to fd: a figure for the test to read, written without allocating. */
+static inline void wl_say_val(int fd, const char *name, long v)
+{
+	char line[128], tmp[24];
+	size_t o = 0;
+	unsigned long u = v < 0 ? (unsigned long)-v : (unsigned long)v;
+	int n = 0;
+
+	while (*name && o < 80)
+		line[o++] = *name++;
+	line[o++] = ' ';
+	if (v < 0)
+		line[o++] = '-';
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	while (n)
+		line[o++] = tmp[--n];
+	line[o++] = '\n';
+	line[o] = 0;
+	wl_say(fd, line);
+}
+
 /* Block `sig` for the whole process (threads created later inherit the mask) so
  * it can be consumed with sigwait(). Call first thing in main(). */
 static inline void wl_block_signal(sigset_t *set, int sig)

@@ -56,28 +56,6 @@ static long rss_anon(void)
 	return v;
 }
 
-static void log_val(const char *name, long v)
-{
-	char line[128], tmp[24];
-	size_t o = 0;
-	unsigned long u = v < 0 ? (unsigned long)-v : (unsigned long)v;
-	int n = 0;
-
-	while (*name && o < 80)
-		line[o++] = *name++;
-	line[o++] = ' ';
-	if (v < 0)
-		line[o++] = '-';
-	do
-		tmp[n++] = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	while (n)
-		line[o++] = tmp[--n];
-	line[o++] = '\n';
-	line[o] = 0;
-	wl_say(log_fd, line);
-}
-
 /* The faulting frame both paths share: one byte of a new page. */
 static WL_SCENARIO int touch(char *p, char c)
 {
@@ -133,8 +111,8 @@ int main(int argc, char **argv)
 			nb++;
 		}
 	}
-	log_val("grew", rss_anon() - before);
-	log_val("fill_a", na * (long)PAGE);
-	log_val("fill_b", nb * (long)PAGE);
+	wl_say_val(log_fd, "grew", rss_anon() - before);
+	wl_say_val(log_fd, "fill_a", na * (long)PAGE);
+	wl_say_val(log_fd, "fill_b", nb * (long)PAGE);
 	return 0;
 }

@@ -95,28 +95,6 @@ static long status_kb(const char *key)
 	return field_kb("/proc/self/smaps_rollup", key);
 }
 
-static void log_val(const char *name, long v)
-{
-	char line[128], tmp[24];
-	size_t o = 0;
-	unsigned long u = v < 0 ? (unsigned long)-v : (unsigned long)v;
-	int n = 0;
-
-	while (*name && o < 80)
-		line[o++] = *name++;
-	line[o++] = ' ';
-	if (v < 0)
-		line[o++] = '-';
-	do
-		tmp[n++] = (char)('0' + u % 10);
-	while ((u /= 10) != 0);
-	while (n)
-		line[o++] = tmp[--n];
-	line[o++] = '\n';
-	line[o] = 0;
-	wl_say(log_fd, line);
-}
-
 
 /* "thp": huge pages where the kernel may use them (no fault happens here). */
 static void want_thp(void *p, size_t len)
@@ -203,10 +181,10 @@ static void *thread_main(void *arg)
 	before = rss_anon();
 
 	scn_stack_deep(64);
-	log_val("stack_deep", rss_anon() - before);
+	wl_say_val(log_fd, "stack_deep", rss_anon() - before);
 	before = rss_anon();
 	scn_arena_small();
-	log_val("arena_small", rss_anon() - before);
+	wl_say_val(log_fd, "arena_small", rss_anon() - before);
 	stack_logged = 1;
 	/* Alive until the peak is past: at its exit glibc gives most of its stack back. */
 	pthread_barrier_wait(&peak_passed);
@@ -305,10 +283,10 @@ WL_SCENARIO void scn_munmap(char *p, size_t len)
 	munmap(p, len);
 }
 
-#define MEASURE(name, expr) do { long b_ = rss_anon(); expr; log_val(name, rss_anon() - b_); } while (0)
+#define MEASURE(name, expr) do { long b_ = rss_anon(); expr; wl_say_val(log_fd, name, rss_anon() - b_); } while (0)
 /* The same, and the change of AnonHugePages (smaps_rollup) as NAME_huge. */
 #define MEASURE_HUGE(name, expr) do { long h_ = status_kb("AnonHugePages:"); \
-	MEASURE(name, expr); log_val(name "_huge", (status_kb("AnonHugePages:") - h_) * 1024); } while (0)
+	MEASURE(name, expr); wl_say_val(log_fd, name "_huge", (status_kb("AnonHugePages:") - h_) * 1024); } while (0)
 
 int main(int argc, char **argv)
 {
@@ -325,7 +303,7 @@ int main(int argc, char **argv)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	thp = !strcmp(argv[a + 1], "thp");
 	pthread_barrier_init(&peak_passed, NULL, 2);
-	log_val("start_anon", rss_anon());
+	wl_say_val(log_fd, "start_anon", rss_anon());
 	MEASURE("malloc_memset", wl_sink(scn_malloc_memset()));
 	MEASURE("mmap_touch", mt = scn_mmap_touch(32 * MiB));
 	MEASURE("heap_small", scn_heap_small());
@@ -344,11 +322,11 @@ int main(int argc, char **argv)
 	wl_sink(mr);
 	wl_sink(rd);
 	wl_sink(pp);
-	log_val("peak_anon", rss_anon());
-	log_val("huge", status_kb("AnonHugePages:") * 1024);
+	wl_say_val(log_fd, "peak_anon", rss_anon());
+	wl_say_val(log_fd, "huge", status_kb("AnonHugePages:") * 1024);
 	MEASURE("thread_exit", (pthread_barrier_wait(&peak_passed), pthread_join(th, NULL)));
 	MEASURE("dontneed", scn_dontneed(mt + 16 * MiB, 16 * MiB));
 	MEASURE("munmap", scn_munmap(mu, 16 * MiB));
-	log_val("end_anon", rss_anon());
+	wl_say_val(log_fd, "end_anon", rss_anon());
 	return 0;
 }
