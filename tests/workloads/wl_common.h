@@ -23,6 +23,7 @@
 #ifndef PEAKTRACE_WL_COMMON_H
 #define PEAKTRACE_WL_COMMON_H
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +69,43 @@ static inline void wl_say(int fd, const char *s)
 		s += w;
 		n -= (size_t)w;
 	}
+}
+
+/* The number after KEY in a /proc file ("RssAnon:   1234 kB" gives 1234), -1 if absent: one
+ * read into a stack buffer, no allocation, so reading it changes no heap figure. */
+static inline long wl_field_kb(const char *path, const char *key)
+{
+	char buf[8192];
+	ssize_t n;
+	long v = -1;
+	char *p;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strstr(buf, key);
+	if (p) {
+		p += strlen(key);
+		while (*p == ' ' || *p == '\t')
+			p++;
+		v = 0;
+		while (*p >= '0' && *p <= '9')
+			v = v * 10 + (*p++ - '0');
+	}
+	return v;
+}
+
+/* RssAnon in bytes (the counter kmem:rss_stat reports), -1 if unreadable. */
+static inline long wl_rss_anon(void)
+{
+	long kb = wl_field_kb("/proc/self/status", "RssAnon:");
+
+	return kb < 0 ? kb : kb * 1024;
 }
 
 /* "NAME VALUE\n" to fd: a figure for the test to read, written without allocating. */

@@ -31,31 +31,6 @@
 static int log_fd = -1;
 static volatile long sink;
 
-static long rss_anon(void)
-{
-	char buf[8192], *p;
-	long v = -1;
-	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	p = strstr(buf, "RssAnon:");
-	if (p) {
-		for (p += 8; *p == ' ' || *p == '\t'; p++)
-			;
-		for (v = 0; *p >= '0' && *p <= '9'; p++)
-			v = v * 10 + (*p - '0');
-		v *= 1024;
-	}
-	return v;
-}
-
 /* The faulting frame both paths share: one byte of a new page. */
 static WL_SCENARIO int touch(char *p, char c)
 {
@@ -99,8 +74,8 @@ int main(int argc, char **argv)
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	ra = map_anon(A_PAGES * PAGE);
 	rb = map_anon(B_PAGES * PAGE);
-	rss_anon();
-	before = rss_anon();
+	wl_rss_anon();
+	before = wl_rss_anon();
 	for (k = 0; k < A_PAGES || k < B_PAGES; k++) {
 		if (k < A_PAGES) {
 			fill_a(ra + k * PAGE);
@@ -111,7 +86,7 @@ int main(int argc, char **argv)
 			nb++;
 		}
 	}
-	wl_say_val(log_fd, "grew", rss_anon() - before);
+	wl_say_val(log_fd, "grew", wl_rss_anon() - before);
 	wl_say_val(log_fd, "fill_a", na * (long)PAGE);
 	wl_say_val(log_fd, "fill_b", nb * (long)PAGE);
 	return 0;

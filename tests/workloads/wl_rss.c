@@ -56,43 +56,9 @@ static int thp;   /* "thp": madvise(MADV_HUGEPAGE) each region (THP is "madvise"
 static pthread_barrier_t peak_passed;
 static volatile int stack_logged;
 
-static long field_kb(const char *path, const char *key)
-{
-	char buf[8192];
-	ssize_t n;
-	long v = -1;
-	char *p;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	p = strstr(buf, key);
-	if (p) {
-		p += strlen(key);
-		while (*p == ' ' || *p == '\t')
-			p++;
-		v = 0;
-		while (*p >= '0' && *p <= '9')
-			v = v * 10 + (*p++ - '0');
-	}
-	return v;
-}
-
-static long rss_anon(void)
-{
-	long kb = field_kb("/proc/self/status", "RssAnon:");
-
-	return kb < 0 ? kb : kb * 1024;
-}
-
 static long status_kb(const char *key)
 {
-	return field_kb("/proc/self/smaps_rollup", key);
+	return wl_field_kb("/proc/self/smaps_rollup", key);
 }
 
 
@@ -174,17 +140,17 @@ static void *thread_main(void *arg)
 {
 	long before;
 
-	/* The first measurement's own page: read() fills field_kb's buffer after the kernel took
+	/* The first measurement's own page: read() fills wl_field_kb's buffer after the kernel took
 	 * the counter, so that page would land in the next delta although read() faulted it
 	 * (and peaktrace rightly gives it to read's stack). Measured once first, it is resident. */
-	rss_anon();
-	before = rss_anon();
+	wl_rss_anon();
+	before = wl_rss_anon();
 
 	scn_stack_deep(64);
-	wl_say_val(log_fd, "stack_deep", rss_anon() - before);
-	before = rss_anon();
+	wl_say_val(log_fd, "stack_deep", wl_rss_anon() - before);
+	before = wl_rss_anon();
 	scn_arena_small();
-	wl_say_val(log_fd, "arena_small", rss_anon() - before);
+	wl_say_val(log_fd, "arena_small", wl_rss_anon() - before);
 	stack_logged = 1;
 	/* Alive until the peak is past: at its exit glibc gives most of its stack back. */
 	pthread_barrier_wait(&peak_passed);
@@ -283,7 +249,7 @@ WL_SCENARIO void scn_munmap(char *p, size_t len)
 	munmap(p, len);
 }
 
-#define MEASURE(name, expr) do { long b_ = rss_anon(); expr; wl_say_val(log_fd, name, rss_anon() - b_); } while (0)
+#define MEASURE(name, expr) do { long b_ = wl_rss_anon(); expr; wl_say_val(log_fd, name, wl_rss_anon() - b_); } while (0)
 /* The same, and the change of AnonHugePages (smaps_rollup) as NAME_huge. */
 #define MEASURE_HUGE(name, expr) do { long h_ = status_kb("AnonHugePages:"); \
 	MEASURE(name, expr); wl_say_val(log_fd, name "_huge", (status_kb("AnonHugePages:") - h_) * 1024); } while (0)
@@ -303,7 +269,7 @@ int main(int argc, char **argv)
 		prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	thp = !strcmp(argv[a + 1], "thp");
 	pthread_barrier_init(&peak_passed, NULL, 2);
-	wl_say_val(log_fd, "start_anon", rss_anon());
+	wl_say_val(log_fd, "start_anon", wl_rss_anon());
 	MEASURE("malloc_memset", wl_sink(scn_malloc_memset()));
 	MEASURE("mmap_touch", mt = scn_mmap_touch(32 * MiB));
 	MEASURE("heap_small", scn_heap_small());
@@ -322,11 +288,11 @@ int main(int argc, char **argv)
 	wl_sink(mr);
 	wl_sink(rd);
 	wl_sink(pp);
-	wl_say_val(log_fd, "peak_anon", rss_anon());
+	wl_say_val(log_fd, "peak_anon", wl_rss_anon());
 	wl_say_val(log_fd, "huge", status_kb("AnonHugePages:") * 1024);
 	MEASURE("thread_exit", (pthread_barrier_wait(&peak_passed), pthread_join(th, NULL)));
 	MEASURE("dontneed", scn_dontneed(mt + 16 * MiB, 16 * MiB));
 	MEASURE("munmap", scn_munmap(mu, 16 * MiB));
-	wl_say_val(log_fd, "end_anon", rss_anon());
+	wl_say_val(log_fd, "end_anon", wl_rss_anon());
 	return 0;
 }
