@@ -1763,6 +1763,10 @@ static void close_running_invocation(struct pt_session *s)
 		pt_inv_capture(&rec, &cur, bpf_map__fd(s->skel->maps.stats),
 			       n < o->max_stacks ? n : o->max_stacks, o->per_invocation,
 			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
+		/* And its RSS stacks, as invocation_ended reads them at a boundary. */
+		pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[cur.seq & 1],
+				   bpf_map__fd(s->skel->maps.stats), n < o->max_stacks ? n : o->max_stacks,
+				   o->per_invocation);
 		if (!rec.id[0] && rec.seq)
 			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
 		rec.attached = !s->launched && !s->opt->held;

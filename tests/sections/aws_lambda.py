@@ -774,6 +774,71 @@ def run_lambda_many(ctx):
            (int(sm.group(1)), int(sm.group(2))) if sm else None, (n + 1 - left, n + 1))
 
 
+def rss_anon(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def run_stopped_mid_invocation(ctx):
+    """Tracing stopped (SIGINT) while an invocation runs: the bundled Python function renders
+    16 MiB ({"mb": 16, "sleep": 5}: 16 MiB of 64 KiB strings, then their join) and holds it.
+    invocations.jsonl's record of that invocation is "unfinished" and has its RSS top stacks,
+    as a finished one has: the stacks under the handler's render() hold at least the 16 MiB of
+    strings the event asked for and at most what the runtime's own RssAnon grew by."""
+    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    invoke = os.path.join(build, "tools", "invoke")
+    fdir = os.path.join(ROOT, "tools", "functions", "python")
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+    name = "lambda/stopped mid-invocation"
+    if not res.wanted(name):
+        return
+    if not os.access(os.path.join(build, "tools", "lambda-host"), os.X_OK):
+        res.skip(name, "lambda-host not built")
+        return
+    port = 29000 + random.randint(0, 400) * 2
+    got = host_runtime(res, name, build, tmp, "midinv", 512, port, [py, os.path.join(fdir, "bootstrap.py")],
+                       ("--handler", "function.handler", "--task-root", fdir))
+    if not got:
+        return
+    h, rt = got
+    time.sleep(1.0)
+    outdir = os.path.join(tmp, "lambda-midinv")
+    p = attach_traced(res, name, pt, rt, ["-o", outdir], h)
+    if not p:
+        return
+    invoke_events(res, name, invoke, port, [{"mb": 1}])
+    before = rss_anon(rt)
+    slow = Proc([invoke, "--port", str(port + 1), json.dumps({"mb": 16, "sleep": 5})])
+    deadline = time.monotonic() + TIMEOUT
+    grown = 0
+    while time.monotonic() < deadline and grown < 32 * MiB:   # the strings and their join
+        time.sleep(0.1)
+        grown = rss_anon(rt) - before
+    time.sleep(0.3)
+    grown = rss_anon(rt) - before
+    p.signal(signal.SIGINT)
+    res.eq(name + ": peaktrace exit status", p.wait(TIMEOUT), 0)
+    slow.wait(TIMEOUT)
+    stop_host(h, TIMEOUT)
+    try:
+        with open(os.path.join(outdir, "invocations.jsonl")) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        res.fail(name, "invocations.jsonl: %s" % e)
+        return
+    last = rows[-1] if rows else {}
+    res.eq(name + ": the last record is the running invocation, unfinished",
+           (last.get("phase"), last.get("outcome")), ("invocation", "unfinished"))
+    held = sum(t["rss_bytes"] for t in last.get("rss_top_stacks_at_peak") or []
+               if any(re.fullmatch(r"function:render:\d+", fr.get("func", "")) for fr in t["frames"]))
+    res.true(name + ": its RSS top stacks under render() hold the 16 MiB of strings, at most "
+             "the runtime's RssAnon growth (%d B)" % grown, 16 * MiB <= held <= grown + TOLERANCE,
+             "held %d B" % held)
+
+
 def run_section(ctx):
     run_exit_outcomes(ctx)
     run_lambda_section(ctx)
@@ -782,5 +847,6 @@ def run_section(ctx):
     run_lambda_node_launch_uprobe(ctx)
     run_uprobe_no_runtime(ctx)
     run_lambda_streaming(ctx)
+    run_stopped_mid_invocation(ctx)
     run_rapi_page_edge(ctx)
     run_lambda_many(ctx)

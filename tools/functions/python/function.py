@@ -5,7 +5,8 @@ Run it with the bundled runtime (bootstrap.py) under lambda-host:
 
     lambda-host --handler function.handler -- python3 tools/functions/python/bootstrap.py
 
-Event: {"mb": N, "return_body": false, "fail": false}   (all optional; default N = 1, at most 1024)
+Event: {"mb": N, "return_body": false, "fail": false, "sleep": S}   (all optional; default N = 1,
+at most 1024; "sleep": hold the result S seconds before returning, at most 60)
 
 Per invocation, on top of the interpreter's ~10 MiB baseline:
   * copies its context: copy.deepcopy(CONTEXT), where CONTEXT (built once at import) is 2048
@@ -23,6 +24,7 @@ Per invocation, on top of the interpreter's ~10 MiB baseline:
 """
 
 import copy
+import time
 
 CHUNK = 64 * 1024
 MAX_MB = 1024
@@ -47,6 +49,9 @@ def handler(event, context):
         raise RuntimeError("the event asked to fail")
     ctx = copy.deepcopy(CONTEXT)
     chunks, body = render(mb)
+    # Hold what it made for a while (a slow handler: tracing stopped during an invocation).
+    if event.get("sleep"):
+        time.sleep(min(float(event["sleep"]), 60.0))
     if event.get("return_body"):
         return body
     return {"request_id": context.aws_request_id, "bytes": len(body), "chunks": len(chunks),
