@@ -14,7 +14,10 @@
 #include "peaktrace.h"
 
 /* Configuration, set by the loader between open and load. */
-const volatile __u32 targ_tgid = 0;
+/* The target's host tgid: in .bss, not .rodata, so that a spare session (loaded before its
+ * process is known, user/session.c) can be given it after the load with every setting still a
+ * constant to the verifier; one load from the map value per check. */
+__u32 targ_tgid = 0;
 const volatile __u32 live_bucket_mask = 0;  /* live buckets - 1 (power of two) */
 const volatile __u32 max_stacks = PT_DEF_MAX_STACKS;
 const volatile bool capture_stacks = true;

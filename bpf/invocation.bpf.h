@@ -291,7 +291,7 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
 	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
 		return;
-	if (sbx_slot >= 0 && pt_rapi_is_extension(sc->buf, len)) {
+	if (sbx_on && pt_rapi_is_extension(sc->buf, len)) {
 		sbx_extension();
 		return;
 	}

@@ -2,15 +2,17 @@
 /*
  * sandbox.bpf.h — this process's part of the sandbox's summed RSS (struct pt_sandbox,
  * peaktrace.h): the map is shared by every traced process's object, each writing its own slot.
- * sbx_slot < 0 (a session of its own): the verifier drops all of it.
+ * sbx_on false (a session of its own): the verifier drops all of it.
  */
 #ifndef PEAKTRACE_SANDBOX_BPF_H
 #define PEAKTRACE_SANDBOX_BPF_H
 
 #include "config.bpf.h"
 
-/* This process's slot in the sandbox map, or -1. */
-const volatile __s32 sbx_slot = -1;
+/* One process of a sandbox (a setting), and its slot in the sandbox map: the slot in .bss, so a
+ * spare session loaded before its process is known is given it after the load. */
+const volatile bool sbx_on = false;
+__u32 sbx_slot = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -23,7 +25,7 @@ static __always_inline struct pt_sandbox *sbx_get(void)
 {
 	__u32 zero = 0;
 
-	if (sbx_slot < 0 || sbx_slot >= PT_SBX_SLOTS)
+	if (!sbx_on || sbx_slot >= PT_SBX_SLOTS)
 		return NULL;
 	return bpf_map_lookup_elem(&sandbox, &zero);
 }

@@ -1249,7 +1249,7 @@ static int configure(struct pt_session *s)
 		s->alloc.kind = PT_ALLOC_GLIBC;
 	else if ((code = host_pid(s)) != EXIT_OK)
 		return code;
-	skel->rodata->targ_tgid = (uint32_t)s->host_pid;
+	skel->bss->targ_tgid = (uint32_t)s->host_pid;
 	skel->rodata->live_bucket_mask = buckets - 1;
 	skel->rodata->max_stacks = o->max_stacks;
 	skel->rodata->capture_stacks = o->fp_stacks;
@@ -1285,36 +1285,6 @@ static int configure(struct pt_session *s)
 		bpf_program__set_expected_attach_type(skel->progs.free_enter, PT_BPF_TRACE_UPROBE_MULTI);
 	}
 	return EXIT_OK;
-}
-
-/*
- * A spare's .rodata: a map of our own that is not frozen, reused by the object. libbpf freezes
- * the .rodata it creates, and the verifier then reads the settings as constants (and drops the
- * code a false flag disables); this one it reads as values, so the target's PID and sandbox slot
- * can be written once the process is known (spare_target). What that costs: a spare's programs
- * keep every setting's branches (a load and a compare each) and take longer to verify, before
- * any process waits for them.
- */
-static int spare_rodata(struct pt_session *s)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_RDONLY_PROG | BPF_F_MMAPABLE);
-	struct bpf_map *m = s->skel->maps.rodata;
-	size_t sz = 0;
-	const void *init = bpf_map__initial_value(m, &sz);
-	__u32 zero = 0;
-	int fd, err = 0;
-
-	if (!init)
-		return -EINVAL;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pt_spare_ro", sizeof(__u32), (__u32)sz, 1, &mo);
-	if (fd < 0)
-		return -errno;
-	if (bpf_map_update_elem(fd, &zero, init, BPF_ANY))
-		err = -errno;
-	else
-		err = bpf_map__reuse_fd(m, fd);   /* a copy of the fd: ours is closed */
-	close(fd);
-	return err;
 }
 
 /* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
@@ -1418,7 +1388,8 @@ static int load_bpf(struct pt_session *s)
 		return code;
 	/* One process of a sandbox (--follow, several -p): the coordinator's map and our slot. */
 	if (s->opt->sandbox_fd >= 0) {
-		s->skel->rodata->sbx_slot = s->opt->sandbox_slot;
+		s->skel->rodata->sbx_on = true;
+		s->skel->bss->sbx_slot = (uint32_t)s->opt->sandbox_slot;   /* a spare's: its order's */
 		if ((err = bpf_map__reuse_fd(s->skel->maps.sandbox, s->opt->sandbox_fd))) {
 			fprintf(stderr, "peaktrace: cannot share the sandbox map: %s\n", strerror(-err));
 			return EXIT_BPF;
@@ -1426,10 +1397,6 @@ static int load_bpf(struct pt_session *s)
 	}
 	if (s->opt->spare_fd >= 0 || s->opt->held)   /* let go before its symbols are read */
 		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
-	if (s->opt->spare_fd >= 0 && (err = spare_rodata(s))) {
-		fprintf(stderr, "peaktrace: cannot make a spare session's settings map: %s\n", strerror(-err));
-		return EXIT_BPF;
-	}
 	if (s->opt->verifier_stats && !(vbufs = verifier_stats_arm(s)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
@@ -1448,14 +1415,12 @@ static int load_bpf(struct pt_session *s)
 }
 
 /* A spare's process is known: the settings its programs were loaded with must be the ones its
- * allocator needs; then its PID and slot go into the (not frozen) .rodata, before any attach. */
+ * allocator needs; then its PID and slot go into .bss (mmapped: the programs see them at once),
+ * before any attach. */
 static int spare_target(struct pt_session *s)
 {
 	struct peaktrace_bpf *skel = s->skel;
-	size_t sz = bpf_map__value_size(skel->maps.rodata);
-	struct peaktrace_bpf__rodata *ro;
-	__u32 zero = 0;
-	int code, err = 0;
+	int code;
 
 	if (skel->rodata->glibc_arenas != wants_arenas(s) ||
 	    skel->rodata->free_checks_thread != wants_free_checks(s)) {
@@ -1464,19 +1429,9 @@ static int spare_target(struct pt_session *s)
 	}
 	if ((code = host_pid(s)) != EXIT_OK || (code = plan_probes(s)) != EXIT_OK)
 		return code;
-	if (!(ro = malloc(sz)))
-		return EXIT_FAIL;
-	memcpy(ro, skel->rodata, sz);
-	ro->targ_tgid = (uint32_t)s->host_pid;
+	skel->bss->targ_tgid = (uint32_t)s->host_pid;
 	if (s->opt->sandbox_fd >= 0)
-		ro->sbx_slot = s->opt->sandbox_slot;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rodata), &zero, ro, BPF_ANY))
-		err = -errno;
-	free(ro);
-	if (err) {
-		fprintf(stderr, "peaktrace: cannot set a spare session's target: %s\n", strerror(-err));
-		return EXIT_BPF;
-	}
+		skel->bss->sbx_slot = (uint32_t)s->opt->sandbox_slot;
 	/* Last: no report directory for a process this session does not trace. */
 	return check_outdir(s->opt->outdir);
 }
