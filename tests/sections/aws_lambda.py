@@ -26,12 +26,17 @@ MiB = 1 << 20
 TOLERANCE = 1 * MiB
 
 
-def vmhwm(pid):
+def status_bytes(pid, key):
+    """A "KEY: N kB" line of /proc/PID/status, in bytes (0 if absent)."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def vmhwm(pid):
+    return status_bytes(pid, "VmHWM")
 
 
 def clear_hwm(pid):
@@ -774,14 +779,6 @@ def run_lambda_many(ctx):
            (int(sm.group(1)), int(sm.group(2))) if sm else None, (n + 1 - left, n + 1))
 
 
-def rss_anon(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def run_stopped_mid_invocation(ctx):
     """Tracing stopped (SIGINT) while an invocation runs: the bundled Python function renders
     16 MiB ({"mb": 16, "sleep": 5}: 16 MiB of 64 KiB strings, then their join) and holds it.
@@ -810,15 +807,15 @@ def run_stopped_mid_invocation(ctx):
     if not p:
         return
     invoke_events(res, name, invoke, port, [{"mb": 1}])
-    before = rss_anon(rt)
+    before = status_bytes(rt, "RssAnon")
     slow = Proc([invoke, "--port", str(port + 1), json.dumps({"mb": 16, "sleep": 5})])
     deadline = time.monotonic() + TIMEOUT
     grown = 0
     while time.monotonic() < deadline and grown < 32 * MiB:   # the strings and their join
         time.sleep(0.1)
-        grown = rss_anon(rt) - before
+        grown = status_bytes(rt, "RssAnon") - before
     time.sleep(0.3)
-    grown = rss_anon(rt) - before
+    grown = status_bytes(rt, "RssAnon") - before
     p.signal(signal.SIGINT)
     res.eq(name + ": peaktrace exit status", p.wait(TIMEOUT), 0)
     slow.wait(TIMEOUT)

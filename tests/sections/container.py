@@ -133,19 +133,26 @@ def check_static_binary(res, ctx, tmp):
     return True
 
 
-def check_run(res, name, rep, ids, readings):
-    """Invocations against the host's log, peaks against the handler's readings, Python frames."""
+def check_invocations(res, name, rep, ids, readings):
+    """Every invocation under the host's request id, in order, each peak vs the handler's statm."""
     invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
     res.eq(name + ": invocations' seq", [i.get("seq") for i in invs], list(range(1, len(ids) + 1)))
-    res.eq(name + ": request ids = the host's REPORT lines", [i.get("request_id") for i in invs], ids)
+    res.eq(name + ": request ids = the host's REPORT lines (the last one too)",
+           [i.get("request_id") for i in invs], ids)
     for k, (mb, rss) in enumerate(readings):
-        peak = invs[k].get("rss_peak_bytes", 0) if k < len(invs) else None
+        peak = invs[k].get("rss_peak_bytes") if k < len(invs) else None
         if peak is not None and rss is not None:
             print("INFO %s: invocation %d (%d MiB): peaktrace peak RSS %d, handler's statm %d, diff %+d bytes"
                   % (name, k + 1, mb, peak, rss, peak - rss), flush=True)
         res.true("%s: invocation %d (%d MiB) peak RSS vs the handler's statm" % (name, k + 1, mb),
                  peak is not None and rss is not None and abs(peak - rss) <= TOLERANCE,
                  "peaktrace %s, handler %s" % (peak, rss))
+
+
+def check_run(res, name, rep, ids, readings):
+    """Invocations against the host's log, peaks against the handler's readings, Python frames."""
+    check_invocations(res, name, rep, ids, readings)
+    invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
     frames = [f.get("func", "") for s in rep.get("stacks", []) for f in s.get("frames", [])]
     frames += [f.get("func", "") for i in invs for s in i.get("top_stacks_at_peak", [])
                for f in s.get("frames", [])]
@@ -153,6 +160,23 @@ def check_run(res, name, rep, ids, readings):
              "no ct_handler:grow frame; python errors %s; frames seen: %s" % (
                  {k: v for k, v in rep.get("errors", {}).items() if k.startswith("python") and v},
                  sorted(set(frames))[:8]))
+
+
+def invoke_sizes(res, ctx, name, rtport, before=None):
+    """Each of SIZES invoked in turn on the host at rtport (before(k) first, if given): the
+    [(mb, handler's own rss_bytes or None)] readings, "invoke N MiB answered" checked."""
+    readings = []
+    invoke = os.path.join(ctx.build_arg, "tools", "invoke")
+    for k, mb in enumerate(SIZES):
+        if before:
+            before(k)
+        rc, out, err = run([invoke, "--port", str(rtport + 1), "-t", "60", json.dumps({"mb": mb})], timeout=90)
+        try:
+            readings.append((mb, int(json.loads(out)["rss_bytes"])))
+        except (ValueError, KeyError, TypeError):
+            readings.append((mb, None))
+        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    return readings
 
 
 def drive(res, name, ctx, host_argv, rtport, after_start):
@@ -164,15 +188,7 @@ def drive(res, name, ctx, host_argv, rtport, after_start):
         h.kill()
         return None
     stop = started
-    readings = []
-    invoke = os.path.join(ctx.build_arg, "tools", "invoke")
-    for mb in SIZES:
-        rc, out, err = run([invoke, "--port", str(rtport + 1), "-t", "60", json.dumps({"mb": mb})], timeout=90)
-        try:
-            readings.append((mb, int(json.loads(out)["rss_bytes"])))
-        except (ValueError, KeyError, TypeError):
-            readings.append((mb, None))
-        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+    readings = invoke_sizes(res, ctx, name, rtport)
     time.sleep(0.3)
     result = stop()
     ids = report_ids(h.out)

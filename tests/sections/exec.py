@@ -16,13 +16,13 @@
 #   exec/python-env/launch the same through env (sh -> env -> python3: two execs)
 #   exec/python-pyenv/launch  `python3` on PATH when it is a pyenv shim (a skip otherwise)
 #   exec/python/attach     attached to a shell that later execs python3 (wl_python --wait)
-import json
 import os
 import re
 import signal
 
-from harness import READY_MARK, TIMEOUT, WORKLOAD_SRC, Proc, run, short, expand_report
+from harness import READY_MARK, TIMEOUT, WORKLOAD_SRC, Proc, run, short
 from sections import python as pysec
+from tracing import load_report as load
 
 ONE_N, ONE_SIZE, TWO_N, TWO_SIZE = 5, 300001, 7, 200003
 WL_C = os.path.join(WORKLOAD_SRC, "wl_exec.c")
@@ -41,15 +41,6 @@ def build(res, tmp):
         if rc and k != "je":
             res.fail("exec/build wl_exec_" + k, short(err))
     return out
-
-
-def load(res, name, outdir):
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            return expand_report(json.load(f))
-    except (OSError, ValueError) as e:
-        res.fail(name + ": report.json", str(e))
-        return None
 
 
 def site(rep, func):

@@ -55,8 +55,10 @@ import subprocess
 import sys
 import time
 
-from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, expand_report, pid_alive, run, wait_gone
+from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, pid_alive, run, wait_gone
 from sections import container
+from sections.container import check_invocations
+from tracing import load_report as load
 from sections.cli import breakpoints_left
 
 MiB = 1 << 20
@@ -219,31 +221,6 @@ class Supervised:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-
-
-def load(res, name, outdir):
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            return expand_report(json.load(f))
-    except (OSError, ValueError) as e:
-        res.fail(name + ": report.json", str(e))
-        return None
-
-
-def check_invocations(res, name, rep, ids, readings):
-    """Every invocation under the host's request id, in order, each peak vs the handler's statm."""
-    invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
-    res.eq(name + ": invocations' seq", [i.get("seq") for i in invs], list(range(1, len(ids) + 1)))
-    res.eq(name + ": request ids = the host's REPORT lines (the last one too)",
-           [i.get("request_id") for i in invs], ids)
-    for k, (mb, rss) in enumerate(readings):
-        peak = invs[k].get("rss_peak_bytes") if k < len(invs) else None
-        if peak is not None and rss is not None:
-            print("INFO %s: invocation %d (%d MiB): peaktrace peak RSS %d, handler's statm %d, diff %+d bytes"
-                  % (name, k + 1, mb, peak, rss, peak - rss), flush=True)
-        res.true("%s: invocation %d (%d MiB) peak RSS vs the handler's statm" % (name, k + 1, mb),
-                 peak is not None and rss is not None and abs(peak - rss) <= TOLERANCE,
-                 "peaktrace %s, handler %s" % (peak, rss))
 
 
 def group_sigkill(ctx, port):
@@ -564,16 +541,7 @@ def in_container(ctx, port):
             res.fail(name, "peaktrace-static did not start under the container's supervisor: " + h.err[-400:])
             return
         sup = next((k for k in container.descendants(h.pid) if b"supervise.py" in cmdline(k)), None)
-        readings = []
-        for k, mb in enumerate(container.SIZES):
-            flushed(outdir, k)
-            rc, out, _ = run([os.path.join(ctx.build_arg, "tools", "invoke"), "--port", str(port + 1), "-t", "60",
-                              json.dumps({"mb": mb})], timeout=90)
-            try:
-                readings.append((mb, int(json.loads(out)["rss_bytes"])))
-            except (ValueError, KeyError, TypeError):
-                readings.append((mb, None))
-            res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
+        readings = container.invoke_sizes(res, ctx, name, port, lambda k: flushed(outdir, k))
         time.sleep(0.3)
         ids = wait_ids(h, len(container.SIZES))
         try:
