@@ -43,6 +43,7 @@
 #include <elf.h>
 #include <bpf/bpf.h>
 #include "util/fmt.h"
+#include "util/wake.h"
 #include "target/proc.h"
 #include "target/procmaps.h"
 #include "target/launch.h"
@@ -300,6 +301,7 @@ static void exec_session(struct follow *f, const struct pt_sbx_image *im, int re
 	/* The map and the ready pipe (and a spare's order pipe) are the fds the session inherits. */
 	fcntl(f->map_fd, F_SETFD, 0);
 	fcntl(ready_w, F_SETFD, 0);
+	pt_sigmask_restore();   /* its main() blocks SIGCHLD again, keeping what we were started with */
 	/* By our own path, so the session is named "peaktrace" in ps, not "exe". */
 	execv(f->self[0] ? f->self : "/proc/self/exe", argv);
 	execv("/proc/self/exe", argv);
@@ -874,6 +876,7 @@ static int launch(struct follow *f)
 		return -errno;
 	if (pid == 0) {
 		close(go[1]);
+		pt_sigmask_restore();   /* the command gets the mask peaktrace was started with */
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);
 		execvp(f->opt->cmd[0], f->opt->cmd);

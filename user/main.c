@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "session.h"
 #include "follow.h"
+#include "util/wake.h"
 
 /* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (report/diff.h). */
 static int run_diff(int argc, char **argv)
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
 	struct pt_session *s;
 	int code;
 
+	/* Before any thread: the poll loops wake on SIGCHLD through a signalfd (util/wake.h). */
+	pt_sigchld_block();
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
 		return run_diff(argc, argv);
 	pt_cli_parse(argc, argv, &opt);

@@ -13,14 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "util/fmt.h"
+#include "util/wake.h"
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
 #include "bpf/inv.h"
@@ -83,6 +86,11 @@ struct pt_session {
 	bool multi;              /* uprobe-multi links */
 	struct pt_links links;
 	struct ring_buffer *rb;
+	/* The poll loop's own epoll set (pt_session_poll): the ring buffer's epoll fd and what
+	 * wakes on the target's state changes: SIGCHLD's signalfd for a launched command (its
+	 * ptrace stops and exit), a pidfd for an attached one (its exit). -1 until the loop. */
+	int wake_ep;
+	int pidfd;
 	struct pt_unwinder *unw;
 	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
 	struct pt_symbolizer *sym;
@@ -970,6 +978,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->opt = opt;
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
+	s->wake_ep = s->pidfd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
@@ -1627,6 +1636,67 @@ int pt_session_start(struct pt_session *s)
 	return EXIT_OK;
 }
 
+/*
+ * The loop's epoll set. Not libbpf's own epoll fd with ours added to it: libbpf reads each
+ * event's data as the index of one of its rings. Without it (no epoll, no signalfd) the loop
+ * wakes on the ring buffer and its timeout alone, as it did before.
+ */
+static void wake_setup(struct pt_session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = s->launched ? pt_sigchld_fd() : (int)syscall(SYS_pidfd_open, s->pid, 0);
+
+	if (!s->launched)
+		s->pidfd = fd;
+	s->wake_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s->wake_ep < 0)
+		return;
+	ev.data.u32 = 0;
+	if (epoll_ctl(s->wake_ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
+		goto fail;
+	ev.data.u32 = 1;
+	if (fd >= 0 && epoll_ctl(s->wake_ep, EPOLL_CTL_ADD, fd, &ev))
+		goto fail;
+	return;
+fail:
+	close(s->wake_ep);
+	s->wake_ep = -1;
+}
+
+/* Sleep until an event, a state change of the target, or timeout_ms; then the events. Returns
+ * ring_buffer__consume's count or -errno. */
+static int wait_events(struct pt_session *s, int timeout_ms)
+{
+	struct epoll_event ev[2];
+	int n, i;
+
+	if (s->wake_ep < 0)
+		return ring_buffer__poll(s->rb, timeout_ms);
+	n = epoll_wait(s->wake_ep, ev, 2, timeout_ms);
+	if (n < 0)
+		return -errno;
+	for (i = 0; i < n; i++)
+		if (ev[i].data.u32 == 1 && s->launched)
+			pt_sigchld_drain();   /* the child's changes are reaped below, WNOHANG */
+	return ring_buffer__consume(s->rb);
+}
+
+/* The loop's sleep: 10 ms while RSS kinds wait to be read, 20 while an arena reading is due,
+ * else 100; never past the end of -d. */
+static int poll_timeout(const struct pt_session *s, uint64_t now)
+{
+	int ms = s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100;
+
+	if (s->opt->duration > 0) {
+		uint64_t end = s->start_ns + (uint64_t)(s->opt->duration * 1e9);
+		uint64_t left = end > now ? (end - now + 999999) / 1000000 : 0;
+
+		if (left < (uint64_t)ms)
+			ms = (int)left;
+	}
+	return ms;
+}
+
 void pt_session_poll(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -1635,10 +1705,11 @@ void pt_session_poll(struct pt_session *s)
 	int err;
 
 	last_status = last_refresh = now_ns();
+	wake_setup(s);
 	while (!pt_stop_signal()) {
 		uint64_t now;
 
-		err = ring_buffer__poll(s->rb, s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
+		err = wait_events(s, poll_timeout(s, now_ns()));
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
@@ -2021,6 +2092,10 @@ void pt_session_free(struct pt_session *s)
 		pt_launch_abort(&s->child);
 	pt_links_detach(&s->links);
 	ring_buffer__free(s->rb);
+	if (s->wake_ep >= 0)
+		close(s->wake_ep);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
 	if (s->py_words) {
 		for (uint32_t k = 0; k < s->nstk; k++)
 			free(s->py_words[k]);

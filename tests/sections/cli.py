@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import time
 
 from harness import READY_MARK, SLEEP_MARK, TIMEOUT, Proc, pid_alive, run, short
@@ -350,6 +351,47 @@ def run_section(ctx):
         if not args:
             res.true("%s: under 200K instructions in all" % name, int(total.get("insns", 1 << 30)) < 200000,
                      "total %s" % total)
+
+    # ---- the command's signal mask is the one peaktrace was started with (peaktrace blocks
+    # SIGCHLD in itself for its signalfd: util/wake.c), launched alone and under --follow, with
+    # nothing blocked and with SIGUSR2 and SIGCHLD itself blocked.
+    for mode in ("launch", "--follow"):
+        for blocked in ([], [signal.SIGUSR2, signal.SIGCHLD]):
+            name = "cli/signal mask: %s, %s blocked" % (
+                mode, "+".join(s.name for s in blocked) or "nothing")
+            if res.wanted(name):
+                check_sigmask(res, name, pt, out(name), mode, blocked)
+
+
+def sigblk(path):
+    """SigBlk of a /proc/PID/status copy, as an int; None when missing."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("SigBlk:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def check_sigmask(res, name, pt, outdir, mode, blocked):
+    """cp copies its own /proc/self/status (no shell between: nothing else touches the mask)."""
+    copy = outdir + ".status"
+    want = sum(1 << (int(s) - 1) for s in blocked)
+    argv = [pt, "-q", "-o", outdir] + (["--follow"] if mode != "launch" else []) + \
+        ["--", "/bin/cp", "/proc/self/status", copy]
+    try:
+        cp = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, timeout=TIMEOUT, start_new_session=True,
+                            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, blocked))
+        rc, err = cp.returncode, cp.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        rc, err = None, "timed out"
+    res.eq("%s: exit status" % name, rc, 0)
+    got = sigblk(copy)
+    res.true("%s: the command's SigBlk is %#x, the mask peaktrace was started with" % (name, want),
+             got == want, "SigBlk %s; stderr %r" % (None if got is None else "%#x" % got, short(err)))
 
 
 def breakpoints_left(pid):

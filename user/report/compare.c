@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "util/fmt.h"
+#include "util/wake.h"
 #include "bpf/inv.h"
 #include "report/compare.h"
 #include "report/report.h"
@@ -262,6 +263,7 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 			k ? "with " : "", labels[k]);
 		pid = fork();
 		if (pid == 0) {
+			pt_sigmask_restore();
 			execv(self, argv);
 			fprintf(stderr, "peaktrace: cannot run %s: %s\n", self, strerror(errno));
 			_exit(1);

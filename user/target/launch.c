@@ -27,6 +27,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
+#include "util/wake.h"
 #include "target/launch.h"
 
 /* Resolve CMD through PATH like execvp. Returns malloc'd path or NULL (errno set). */
@@ -156,6 +157,7 @@ int pt_load_order(const char *cmd, char **exe_out, char ***paths_out, int *n_out
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_RDWR);
 
+		pt_sigmask_restore();
 		dup2(pfd[1], 1);
 		if (devnull >= 0)
 			dup2(devnull, 2);
@@ -211,6 +213,7 @@ int pt_launch(char **argv, char *const *setenv_list, int nsetenv, struct pt_chil
 
 		close(go[1]);
 		close(report[0]);
+		pt_sigmask_restore();   /* the command gets the mask peaktrace was started with */
 		/* Held here until the probes are attached. EOF means the tracer gave up. */
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);
