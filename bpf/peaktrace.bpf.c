@@ -125,34 +125,50 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	return rss_stat(ctx);
 }
 
+/*
+ * The tracepoints below are BTF raw tracepoints (tp_btf): their programs get the tracepoint's
+ * own arguments, with no perf record filled first, and their links' release does not wait for
+ * a grace period under the kernel's event_mutex, as a perf-event tracepoint's close does
+ * (~35 ms each, one after the other: attach/links.c). kmem:rss_stat stays a perf-event
+ * tracepoint: its record's size is the counter summed over the CPUs under the counter's lock,
+ * which its raw arguments (mm, member) do not give. The syscalls' stay per-syscall: a raw
+ * sys_enter program would run for every system call of every process.
+ */
+
 /* ---- RSS attribution by page (rss.bpf.h) ------------------------------------------------- */
 
-SEC("tp/exceptions/page_fault_user")
-int on_page_fault_user(struct pt_fault_ctx *ctx)
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
 	PT_FLOOR_RETURN();
-	return rss_fault(ctx);
+	return rss_fault(address);
 }
 
-SEC("tp/exceptions/page_fault_kernel")
-int on_page_fault_kernel(struct pt_fault_ctx *ctx)
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(on_page_fault_kernel, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
 	PT_FLOOR_RETURN();
-	return rss_fault(ctx);
+	return rss_fault(address);
 }
 
 /* ---- process lifetime --------------------------------------------------------------------- */
 
-SEC("tp/sched/sched_process_exec")
-int on_exec(void *ctx)
+SEC("tp_btf/sched_process_exec")
+int on_exec(__u64 *ctx)
 {
 	PT_FLOOR_RETURN();
 	return process_exec();
 }
 
-SEC("tp/sched/sched_process_exit")
-int on_exit(struct trace_event_raw_sched_process_exit *ctx)
+/* sched_process_exit's raw arguments are (task, group_dead) since 6.16, (task) before: the
+ * event record's group_dead field came with the argument, and its existence (a CO-RE
+ * relocation) drops the read of a second argument on an older kernel before the verifier
+ * checks it. */
+SEC("tp_btf/sched_process_exit")
+int on_exit(__u64 *ctx)
 {
 	PT_FLOOR_RETURN();
-	return process_exit(ctx);
+	if (bpf_core_field_exists(((struct trace_event_raw_sched_process_exit *)0)->group_dead))
+		return process_exit(true, (bool)ctx[1]);
+	return process_exit(false, false);
 }

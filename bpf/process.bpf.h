@@ -29,7 +29,8 @@ static __always_inline int process_exec(void)
 	return 0;
 }
 
-static __always_inline int process_exit(struct trace_event_raw_sched_process_exit *ctx)
+/* has_group_dead: the kernel says group_dead (6.16+: sched_process_exit's second argument). */
+static __always_inline int process_exit(bool has_group_dead, bool group_dead)
 {
 	struct task_struct *task;
 	struct pt_event *e;
@@ -39,8 +40,8 @@ static __always_inline int process_exit(struct trace_event_raw_sched_process_exi
 	if ((id >> 32) != targ_tgid)
 		return 0;
 	/* group_dead (kernel 6.16+) says the last thread is leaving; older kernels: the leader. */
-	if (bpf_core_field_exists(ctx->group_dead)) {
-		if (!ctx->group_dead)
+	if (has_group_dead) {
+		if (!group_dead)
 			return 0;
 	} else if ((__u32)id != targ_tgid) {
 		return 0;

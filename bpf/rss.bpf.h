@@ -84,14 +84,6 @@ struct {
 	__type(value, struct rss_block);
 } rss_zero SEC(".maps");
 
-/* The page-fault tracepoints' record (exceptions:page_fault_user/kernel; not in vmlinux.h). */
-struct pt_fault_ctx {
-	__u64 common;
-	__u64 address;
-	__u64 ip;
-	__u64 error_code;
-};
-
 /* Before a stack's rss_now changes: keep what it held at the running invocation's RSS peak,
  * and at the last one's if that has ended but may not have been read (heap.bpf.h inv_touch). */
 static __always_inline void rss_inv_touch(struct pt_stack_stats *st)
@@ -140,18 +132,20 @@ __noinline int pt_rss_owner_add(__u32 o, __s64 bytes)
 }
 
 /* A page fault of the target: remember where, for the rss_stat that may follow. */
-static __always_inline int rss_fault(struct pt_fault_ctx *ctx)
+/* exceptions:page_fault_user/kernel's faulting address (their raw arguments: address, regs,
+ * error_code). */
+static __always_inline int rss_fault(__u64 address)
 {
 	struct thread_state *ts;
 
-	if (!is_target() || (__s64)ctx->address < 0)
+	if (!is_target() || (__s64)address < 0)
 		return 0;
 	ts = thread_get(true);
 	if (!ts) {
 		count_err(PT_ERR_THREAD_STATE);
 		return 0;
 	}
-	ts->pf_addr = ctx->address ? ctx->address : 1;
+	ts->pf_addr = address ? address : 1;
 	ts->sh_addr = 0;
 	__sync_fetch_and_add(&rss_g.faults, 1);
 	return 0;

@@ -1850,10 +1850,11 @@ void pt_session_stop(struct pt_session *s)
 		if (hwm > s->vmhwm)
 			s->vmhwm = hwm;
 	}
-	/* A live target stops paying for the probes now. For one that has exited nothing more can
-	 * arrive: detaching (~100 ms of grace period per uprobe) waits until the report is out. */
-	if (!s->exited)
-		pt_links_detach(&s->links);
+	/* A live target stops paying for the probes now (the tracepoints' events, whose closes
+	 * wait ~35 ms each, are closed in the background while the report is made). For one that
+	 * has exited nothing more can arrive: every detach (grace periods) runs in the background
+	 * meanwhile; pt_session_free waits for it. */
+	pt_links_stop(&s->links, s->exited);
 	ring_buffer__poll(s->rb, 0);
 	if (s->launched) {
 		pt_child_release(&s->child);

@@ -9,9 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "util/fmt.h"
+#include "util/file.h"
 #include "bpf/peaktrace.h"
 #include "peaktrace.skel.h"
 #include "attach/probes.h"
@@ -176,60 +179,106 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 	return 0;
 }
 
+/* A tracepoint's id in tracefs (where libbpf reads it too), or -errno. */
+static int tracepoint_id(const char *cat, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], *txt = NULL;
+	int id = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !txt; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], cat, name);
+		txt = pt_read_file(path, 32, NULL);
+	}
+	if (txt) {
+		id = atoi(txt) > 0 ? atoi(txt) : -EINVAL;
+		free(txt);
+	} else {
+		id = -errno;
+	}
+	return id;
+}
+
+/*
+ * A tracepoint through a perf event of our own (what bpf_program__attach_tracepoint does), its
+ * fd duplicated into the table: the link's release takes the program off the event at once, and
+ * the close that waits for the grace period (links.c) is the duplicate's, in the background.
+ */
+static int attach_tp(struct pt_links *links, struct bpf_program *p, const char *cat, const char *name)
+{
+	struct perf_event_attr attr;
+	struct bpf_link *l;
+	int id = tracepoint_id(cat, name), pfd, dup, err;
+
+	if (id < 0)
+		return id;
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = (uint64_t)id;
+	pfd = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	dup = fcntl(pfd, F_DUPFD_CLOEXEC, 0);
+	l = bpf_program__attach_perf_event(p, pfd);   /* owns pfd once it succeeds */
+	if (!l || dup < 0) {
+		err = !l ? -errno : -EMFILE;
+		if (l)
+			bpf_link__destroy(l);
+		else
+			close(pfd);
+		if (dup >= 0)
+			close(dup);
+		return err;
+	}
+	return pt_links_add_tp(links, l, dup, 0);
+}
+
 int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bool boundaries)
 {
-	struct bpf_program *rapi[] = {
-		skel->progs.on_write_enter, skel->progs.on_read_exit, skel->progs.on_recvfrom_exit,
-	};
-	/* The write program also sees sendto and writev (it tells them apart by syscall number). */
-	static const char *const also_write[] = { "sys_enter_sendto", "sys_enter_writev" };
-	struct bpf_program *tps[] = {
-		skel->progs.on_mem_enter, skel->progs.on_mem_exit,
-		skel->progs.on_page_fault_user, skel->progs.on_page_fault_kernel,
-		skel->progs.on_rss_stat, skel->progs.on_exec, skel->progs.on_exit,
-	};
 	/* The memory syscalls' two programs see the other syscalls too (bpf/memstat.bpf.h tells
-	 * them apart by number): one verification each instead of one per syscall. */
-	static const struct { bool exit; const char *tp; } also_mem[] = {
-		{ false, "sys_enter_munmap" }, { false, "sys_enter_mremap" },
-		{ false, "sys_enter_brk" }, { false, "sys_enter_madvise" },
-		{ true, "sys_exit_munmap" }, { true, "sys_exit_mremap" }, { true, "sys_exit_brk" },
+	 * them apart by number): one verification each instead of one per syscall. The write
+	 * program also sees sendto and writev (it tells them apart by syscall number). Group 0:
+	 * detached last, with free. */
+	const struct { struct bpf_program *p; const char *cat, *tp; bool rapi; } tps[] = {
+		{ skel->progs.on_mem_enter, "syscalls", "sys_enter_mmap", false },
+		{ skel->progs.on_mem_exit, "syscalls", "sys_exit_mmap", false },
+		{ skel->progs.on_rss_stat, "kmem", "rss_stat", false },
+		{ skel->progs.on_mem_enter, "syscalls", "sys_enter_munmap", false },
+		{ skel->progs.on_mem_enter, "syscalls", "sys_enter_mremap", false },
+		{ skel->progs.on_mem_enter, "syscalls", "sys_enter_brk", false },
+		{ skel->progs.on_mem_enter, "syscalls", "sys_enter_madvise", false },
+		{ skel->progs.on_mem_exit, "syscalls", "sys_exit_munmap", false },
+		{ skel->progs.on_mem_exit, "syscalls", "sys_exit_mremap", false },
+		{ skel->progs.on_mem_exit, "syscalls", "sys_exit_brk", false },
+		{ skel->progs.on_write_enter, "syscalls", "sys_enter_write", true },
+		{ skel->progs.on_read_exit, "syscalls", "sys_exit_read", true },
+		{ skel->progs.on_recvfrom_exit, "syscalls", "sys_exit_recvfrom", true },
+		{ skel->progs.on_write_enter, "syscalls", "sys_enter_sendto", true },
+		{ skel->progs.on_write_enter, "syscalls", "sys_enter_writev", true },
+	};
+	/* BTF raw tracepoints (bpf/peaktrace.bpf.c says why): their own links. */
+	struct bpf_program *raw[] = {
+		skel->progs.on_page_fault_user, skel->progs.on_page_fault_kernel, skel->progs.on_exec,
+		skel->progs.on_exit,
 	};
 	size_t i;
 	int err;
 
+	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		err = pt_links_add(links, bpf_program__attach(raw[i]), 0);
+		if (err) {
+			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
+				bpf_program__section_name(raw[i]), strerror(-err));
+			return err;
+		}
+	}
 	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		/* Group 0: detached last, with free. */
-		err = pt_links_add(links, bpf_program__attach(tps[i]), 0);
+		if (tps[i].rapi && !boundaries)
+			continue;
+		err = attach_tp(links, tps[i].p, tps[i].cat, tps[i].tp);
 		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
-				bpf_program__section_name(tps[i]), strerror(-err));
-			return err;
-		}
-	}
-	for (i = 0; i < sizeof(also_mem) / sizeof(also_mem[0]); i++) {
-		struct bpf_program *p = also_mem[i].exit ? skel->progs.on_mem_exit : skel->progs.on_mem_enter;
-
-		err = pt_links_add(links, bpf_program__attach_tracepoint(p, "syscalls", also_mem[i].tp), 0);
-		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach tp/syscalls/%s: %s\n", also_mem[i].tp,
-				strerror(-err));
-			return err;
-		}
-	}
-	for (i = 0; boundaries && i < sizeof(rapi) / sizeof(rapi[0]); i++) {
-		err = pt_links_add(links, bpf_program__attach(rapi[i]), 0);
-		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
-				bpf_program__section_name(rapi[i]), strerror(-err));
-			return err;
-		}
-	}
-	for (i = 0; boundaries && i < sizeof(also_write) / sizeof(also_write[0]); i++) {
-		err = pt_links_add(links, bpf_program__attach_tracepoint(skel->progs.on_write_enter,
-									  "syscalls", also_write[i]), 0);
-		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach tp/syscalls/%s: %s\n", also_write[i],
+			fprintf(stderr, "peaktrace: failed to attach tp/%s/%s: %s\n", tps[i].cat, tps[i].tp,
 				strerror(-err));
 			return err;
 		}
