@@ -91,6 +91,7 @@ struct pt_session {
 	 * ptrace stops and exit), a pidfd for an attached one (its exit). -1 until the loop. */
 	int wake_ep;
 	int pidfd;
+	bool pidfd_exited;       /* the pidfd said so: every thread has exited (a zombie, maybe) */
 	struct pt_unwinder *unw;
 	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
 	struct pt_symbolizer *sym;
@@ -1675,9 +1676,18 @@ static int wait_events(struct pt_session *s, int timeout_ms)
 	n = epoll_wait(s->wake_ep, ev, 2, timeout_ms);
 	if (n < 0)
 		return -errno;
-	for (i = 0; i < n; i++)
-		if (ev[i].data.u32 == 1 && s->launched)
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.u32 != 1)
+			continue;
+		if (s->launched) {
 			pt_sigchld_drain();   /* the child's changes are reaped below, WNOHANG */
+		} else {
+			/* Readable for good once the process has exited, reaped or not (its parent
+			 * may never reap it): out of the set, or the loop would spin. */
+			epoll_ctl(s->wake_ep, EPOLL_CTL_DEL, s->pidfd, NULL);
+			s->pidfd_exited = true;
+		}
+	}
 	return ring_buffer__consume(s->rb);
 }
 
@@ -1747,7 +1757,7 @@ void pt_session_poll(struct pt_session *s)
 		}
 		if (s->exited)
 			break;
-		if (!s->launched && kill(s->pid, 0) && errno == ESRCH) {
+		if (!s->launched && (s->pidfd_exited || (kill(s->pid, 0) && errno == ESRCH))) {
 			s->exited = true;
 			break;
 		}
