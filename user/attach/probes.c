@@ -109,14 +109,20 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
 	uint64_t ent_off[PT_PROBES_MAX], ret_off[PT_PROBES_MAX], cookie[PT_PROBES_MAX];
-	uint32_t n = 0;
+	uint64_t free_off[PT_PROBES_MAX], free_cookie[PT_PROBES_MAX];
+	uint32_t n = 0, nfree = 0;
 	int k, err = 0, pass;
 
 	for (k = 0; k < nprobes; k++) {
 		const struct pt_probe_info *pi = &probes[k];
 
-		if (pi->shared_with >= 0 || pi->forwards || pi->fn == PT_FN_FREE)
+		if (pi->shared_with >= 0 || pi->forwards)
 			continue;
+		if (pi->fn == PT_FN_FREE) {
+			free_off[nfree] = pi->offset;
+			free_cookie[nfree++] = PT_FN_FREE;
+			continue;
+		}
 		ent_off[n] = pi->offset;
 		ret_off[n] = pi->entry;
 		cookie[n++] = (uint64_t)pi->fn | a->cookie_flags;
@@ -132,14 +138,12 @@ int pt_attach_allocator(struct peaktrace_bpf *skel, struct pt_links *links,
 					a->open_path, pass == 1 ? ret_off : ent_off, cookie, n, pass == 1, pid), pass);
 				continue;
 			}
-			for (k = 0; k < nprobes && !err; k++) {
-				uint64_t off = probes[k].offset, c = PT_FN_FREE;
-
-				if (probes[k].fn == PT_FN_FREE && probes[k].shared_with < 0 &&
-				    !probes[k].forwards)
-					err = pt_links_add_fd(links, pt_umulti_attach(bpf_program__fd(skel->progs.free_enter),
-										      a->open_path, &off, &c, 1, false, pid), pass);
-			}
+			/* Every free-like entry point in one link: one release (one grace period) at
+			 * the detach, as for the other two programs. */
+			if (nfree)
+				err = pt_links_add_fd(links, pt_umulti_attach(bpf_program__fd(skel->progs.free_enter),
+									      a->open_path, free_off, free_cookie, nfree,
+									      false, pid), pass);
 			continue;
 		}
 		for (k = 0; k < nprobes && !err; k++) {
