@@ -106,6 +106,7 @@ struct pt_session {
 	/* CPython in the target (python.h): found before load; located (runtime address known to
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
+	bool py_events;         /* PT_EV_PY_STACK records taken since the last poll */
 	struct pt_py_info py;
 	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
 	struct pt_py_resolver *py_res;
@@ -537,6 +538,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		s->need_refresh = true;
 		break;
 	case PT_EV_PY_STACK:
+		s->py_events = true;
 		if (len >= sizeof(*e))
 			python_new_stack(s, (uint32_t)e->addr);
 		break;
@@ -1638,7 +1640,13 @@ void pt_session_poll(struct pt_session *s)
 	while (!pt_stop_signal()) {
 		uint64_t now;
 
-		err = ring_buffer__poll(s->rb, s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
+		/* After new Python stacks, a short wait: the kernel wakes this loop for them at
+		 * most once a millisecond (bpf/state.bpf.h ev_py_wake_flags), so the last ones of a
+		 * burst are found by this timeout while their code objects are still alive. */
+		bool py_recent = s->py_events;
+
+		s->py_events = false;
+		err = ring_buffer__poll(s->rb, py_recent ? 1 : s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
