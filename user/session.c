@@ -382,6 +382,7 @@ static struct pt_stack_src inv_src(struct pt_session *s)
 	struct pt_stack_src src = {
 		.stacks_fd = bpf_map__fd(s->skel->maps.stacks),
 		.py_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_stacks) : -1,
+		.py_chunks_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_chunks) : -1,
 		.py = s->py_res,
 		.sym = s->sym,
 	};
@@ -480,7 +481,8 @@ static void python_new_stack(struct pt_session *s, uint32_t idx)
 	struct pt_stack_rec rec;
 
 	if (!s->py_res || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &idx, &rec) ||
-	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &idx, &ps))
+	    pt_py_words_read(bpf_map__fd(s->skel->maps.py_chunks), bpf_map__fd(s->skel->maps.py_stacks),
+			     idx, &rec, &ps))
 		return;
 	pt_py_resolve_stack(s->py_res, idx, ps.w, rec.py_nr);
 }
@@ -972,7 +974,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->opt = opt;
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
-	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
+	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
 	libbpf_set_print(libbpf_print);
@@ -1273,6 +1275,10 @@ static int configure(struct pt_session *s)
 		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
 				"the report's figures are all zero (a benchmark's floor, not a measurement)\n");
 	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
+	/* The pool of Python words: a chunk (128 bytes) per stack the table holds, 8 MiB at the
+	 * default; stacks average two on a CPython import, so the hash map takes the words of the
+	 * later half of a full table. */
+	bpf_map__set_max_entries(skel->maps.py_chunks, o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
 	skip_unused_programs(s);
@@ -1642,11 +1648,14 @@ void pt_session_poll(struct pt_session *s)
 
 		/* After new Python stacks, a short wait: the kernel wakes this loop for them at
 		 * most once a millisecond (bpf/state.bpf.h ev_py_wake_flags), so the last ones of a
-		 * burst are found by this timeout while their code objects are still alive. */
+		 * burst are taken after this timeout while their code objects are still alive.
+		 * Records nobody was woken for make no epoll event: poll does not take them. */
 		bool py_recent = s->py_events;
 
 		s->py_events = false;
 		err = ring_buffer__poll(s->rb, py_recent ? 1 : s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
+		if (err == 0 && py_recent)
+			err = ring_buffer__consume(s->rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
@@ -1791,7 +1800,8 @@ void pt_session_stop(struct pt_session *s)
 	 * arrive: detaching (~100 ms of grace period per uprobe) waits until the report is out. */
 	if (!s->exited)
 		pt_links_detach(&s->links);
-	ring_buffer__poll(s->rb, 0);
+	/* Every record left, woken for or not (bpf/state.bpf.h ev_py_wake_flags). */
+	ring_buffer__consume(s->rb);
 	if (s->launched) {
 		pt_child_release(&s->child);
 		if (pt_child_poll(&s->child, at_child_exit, s))
@@ -1866,9 +1876,13 @@ static void read_py_words(struct pt_session *s)
 
 	s->py_words = calloc(s->nstk ? s->nstk : 1, sizeof(*s->py_words));
 	for (uint32_t k = 0; s->py_words && k < s->nstk; k++) {
+		struct pt_stack_rec rec;
+
 		if (!pt_stack_table_py_nr(&s->stacks_map, k) || !(s->py_words[k] = malloc(sizeof(*s->py_words[k]))))
 			continue;
-		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &k, s->py_words[k])) {
+		pt_stack_table_get(&s->stacks_map, k, &rec);
+		if (pt_py_words_read(bpf_map__fd(s->skel->maps.py_chunks),
+				     bpf_map__fd(s->skel->maps.py_stacks), k, &rec, s->py_words[k])) {
 			free(s->py_words[k]);
 			s->py_words[k] = NULL;
 		}

@@ -153,6 +153,27 @@ uint32_t pt_stack_table_py_nr(const struct pt_stack_table *t, uint32_t k)
 	return window_at(t, k)->py_nr;
 }
 
+int pt_py_words_read(int py_chunks_fd, int py_fd, uint32_t idx, const struct pt_stack_rec *rec,
+		     struct pt_py_stack *out)
+{
+	uint32_t n = rec->py_nr < PT_MAX_PY_FRAMES ? rec->py_nr : PT_MAX_PY_FRAMES, c;
+
+	if (!n)
+		return -1;
+	if (!rec->py_at)
+		return py_fd >= 0 && bpf_map_lookup_elem(py_fd, &idx, out) == 0 ? 0 : -1;
+	if (py_chunks_fd < 0)
+		return -1;
+	/* The stack's chunks, consecutive from py_at (stack.bpf.h pt_py_pool_store). */
+	for (c = 0; c * PT_PY_CHUNK_WORDS < n; c++) {
+		uint32_t key = rec->py_at + c;
+
+		if (bpf_map_lookup_elem(py_chunks_fd, &key, &out->w[c * PT_PY_CHUNK_WORDS]))
+			return -1;
+	}
+	return 0;
+}
+
 uint64_t pt_stack_table_failed(const struct pt_stack_table *t)
 {
 	return t->win ? t->win->failed : 0;
