@@ -147,18 +147,24 @@ static __always_inline __u64 mix64(__u64 h, __u64 v)
 /*
  * Waking the reader. A submit that wakes user space costs the producing thread ~3.7 µs here
  * (irq_work: a self-IPI in this virtualized guest, then the wake-up of the reader, inside the
- * probe), and the kernel wakes the reader for every record that finds it caught up: during a
- * CPython import, one new Python stack every few microseconds was ~20 ms of a 28 ms import's
- * ~70 ms of BPF time. So new-stack events (PT_EV_PY_STACK, which are many) wake the reader at
- * most once per EV_WAKE_NS, or when the ring is filling; the ones in between wait for the
- * next wake-up or the reader's short poll after a batch of them (user/session.c, poll loop).
- * A record that does not wake leaves the reader behind, and the kernel then wakes it for no
- * later record: every other event (rare, and some urgent: exec, exit, invocation edges) forces
- * the wake-up when records are pending.
+ * probe; a forced one while the reader is busy, up to ~13 µs), and the kernel wakes the reader
+ * for every record that finds it caught up: during a CPython import, one new Python stack
+ * every few microseconds was ~20 ms of a 28 ms import's ~70 ms of BPF time. So the events that
+ * come in bursts (PT_EV_PY_STACK, PT_EV_RSS_STACK) wake the reader at most once per
+ * EV_WAKE_NS, or when the ring is filling; the ones in between wait for the next wake-up or the
+ * reader's short poll after a batch of them (user/session.c, poll loop). A record that does
+ * not wake leaves the reader behind, and the kernel then wakes it for no later record: the
+ * other events (rare, and urgent: exec, exit, new code, invocation edges) force the wake-up
+ * when records are pending.
  */
 #define EV_WAKE_NS 1000000ULL
-/* The last PT_EV_PY_STACK submitted with a wake-up (written by BPF only). */
+/* The last burst event submitted with a wake-up (written by BPF only). */
 __u64 ev_wake_ns = 0;
+
+static __always_inline bool ev_bursty(__u32 type)
+{
+	return type == PT_EV_PY_STACK || type == PT_EV_RSS_STACK;
+}
 
 /* Flags for a rare event's submit, asked before its reserve: records pending (not woken for)
  * need a forced wake-up; none, the kernel's own rule wakes a reader that is waiting. */
@@ -167,8 +173,8 @@ static __always_inline __u64 ev_wake_flags(void)
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) ? BPF_RB_FORCE_WAKEUP : 0;
 }
 
-/* Flags for a PT_EV_PY_STACK: wake once per EV_WAKE_NS, or when the ring is a quarter full. */
-static __always_inline __u64 ev_py_wake_flags(__u64 now)
+/* Flags for a burst event: a wake-up once per EV_WAKE_NS, or when the ring is a quarter full. */
+static __always_inline __u64 ev_burst_wake_flags(__u64 now)
 {
 	if (now - ev_wake_ns < EV_WAKE_NS &&
 	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < 16 * 1024)
@@ -179,7 +185,7 @@ static __always_inline __u64 ev_py_wake_flags(__u64 now)
 
 static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len)
 {
-	__u64 flags = type == PT_EV_PY_STACK ? 0 : ev_wake_flags();
+	__u64 flags = ev_bursty(type) ? 0 : ev_wake_flags();
 	struct pt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u64 id = bpf_get_current_pid_tgid();
 
@@ -194,8 +200,8 @@ static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len)
 	e->ts = bpf_ktime_get_ns();
 	e->addr = addr;
 	e->len = len;
-	if (type == PT_EV_PY_STACK)
-		flags = ev_py_wake_flags(e->ts);
+	if (ev_bursty(type))
+		flags = ev_burst_wake_flags(e->ts);
 	bpf_ringbuf_submit(e, flags);
 }
 

@@ -106,7 +106,7 @@ struct pt_session {
 	/* CPython in the target (python.h): found before load; located (runtime address known to
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
-	bool py_events;         /* PT_EV_PY_STACK records taken since the last poll */
+	bool burst_events;      /* PT_EV_PY_STACK, PT_EV_RSS_STACK records taken since the last poll */
 	struct pt_py_info py;
 	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
 	struct pt_py_resolver *py_res;
@@ -540,13 +540,14 @@ static int on_event(void *ctx, void *data, size_t len)
 		s->need_refresh = true;
 		break;
 	case PT_EV_PY_STACK:
-		s->py_events = true;
+		s->burst_events = true;
 		if (len >= sizeof(*e))
 			python_new_stack(s, (uint32_t)e->addr);
 		break;
 	case PT_EV_RSS_OBJ:
 		break;   /* woke the poll loop: it reads the maps after this batch (rss_obj_names) */
 	case PT_EV_RSS_STACK:
+		s->burst_events = true;
 		if (len >= sizeof(*e))
 			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
 		if (s->rep.rk.nqueued >= 1024)   /* full: the settled ones, else all, settled or not */
@@ -1646,15 +1647,16 @@ void pt_session_poll(struct pt_session *s)
 	while (!pt_stop_signal()) {
 		uint64_t now;
 
-		/* After new Python stacks, a short wait: the kernel wakes this loop for them at
-		 * most once a millisecond (bpf/state.bpf.h ev_py_wake_flags), so the last ones of a
-		 * burst are taken after this timeout while their code objects are still alive.
-		 * Records nobody was woken for make no epoll event: poll does not take them. */
-		bool py_recent = s->py_events;
+		/* After new Python stacks (or RSS stacks), a short wait: the kernel wakes this loop
+		 * for them at most once a millisecond (bpf/state.bpf.h ev_burst_wake_flags), so the
+		 * last ones of a burst are taken after this timeout while their code objects (their
+		 * pages) are still there. Records nobody was woken for make no epoll event: poll
+		 * does not take them. */
+		bool burst = s->burst_events;
 
-		s->py_events = false;
-		err = ring_buffer__poll(s->rb, py_recent ? 1 : s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
-		if (err == 0 && py_recent)
+		s->burst_events = false;
+		err = ring_buffer__poll(s->rb, burst ? 1 : s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100);
+		if (err == 0 && burst)
 			err = ring_buffer__consume(s->rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
@@ -1800,7 +1802,7 @@ void pt_session_stop(struct pt_session *s)
 	 * arrive: detaching (~100 ms of grace period per uprobe) waits until the report is out. */
 	if (!s->exited)
 		pt_links_detach(&s->links);
-	/* Every record left, woken for or not (bpf/state.bpf.h ev_py_wake_flags). */
+	/* Every record left, woken for or not (bpf/state.bpf.h ev_burst_wake_flags). */
 	ring_buffer__consume(s->rb);
 	if (s->launched) {
 		pt_child_release(&s->child);
