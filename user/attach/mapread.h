@@ -21,7 +21,7 @@ struct pt_stack_rec;
 
 /* The kernel's stack table, entries [0, n), read from the map through a window of a few
  * hundred records: readers go through it in index order, so the tracer never holds a copy
- * of the whole table (528 bytes a stack: 69 MB at 131k stacks). The map must stay open and
+ * of the whole table (536 bytes a stack: 70 MB at 131k stacks). The map must stay open and
  * unchanged (tracing stopped) while it is read. */
 struct pt_stack_window;
 struct pt_stack_table {
