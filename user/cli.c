@@ -87,7 +87,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
-	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~33 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~36 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
 	{ "sandbox-fd", OPT_SANDBOX_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
 	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
