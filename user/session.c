@@ -1279,7 +1279,7 @@ static int configure(struct pt_session *s)
 	/* The pool of Python words: a chunk (128 bytes) per stack the table holds, 8 MiB at the
 	 * default; stacks average two on a CPython import, so the hash map takes the words of the
 	 * later half of a full table. */
-	bpf_map__set_max_entries(skel->maps.py_chunks, o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.py_chunks, o->py_chunks ? o->py_chunks : o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
 	skip_unused_programs(s);
