@@ -50,6 +50,7 @@ struct {
 
 static __always_inline void inv_emit(__u32 type, __u64 seq, __u32 fd, const void *data, __u32 len)
 {
+	__u64 flags = ev_wake_flags();
 	struct pt_inv_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u64 id = bpf_get_current_pid_tgid();
 
@@ -75,7 +76,7 @@ static __always_inline void inv_emit(__u32 type, __u64 seq, __u32 fd, const void
 		if (bpf_probe_read_user(e->data, n, data) == 0)
 			e->len = n;
 	}
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, flags);
 }
 
 /* End the running invocation (or init phase). id may be NULL. */

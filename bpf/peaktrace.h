@@ -126,17 +126,30 @@ enum pt_err {
 struct pt_stack_rec {
 	__u64 hash;
 	__u32 nr;
-	__u32 py_nr;    /* Python words of this stack, in py_stacks[index] (0: none) */
+	__u32 py_nr;    /* Python words of this stack (0: none), ... */
+	__u32 py_at;    /* ... in py_chunks[py_at ..] (py_nr words, PT_PY_CHUNK_WORDS a chunk);
+			 * 0: in py_stacks[index] */
+	__u32 pad;
 	__u64 pcs[PT_MAX_FRAMES];
 };
-_Static_assert(sizeof(struct pt_stack_rec) == 16 + 8 * PT_MAX_FRAMES, "pt_stack_rec layout");
+_Static_assert(sizeof(struct pt_stack_rec) == 24 + 8 * PT_MAX_FRAMES, "pt_stack_rec layout");
 
 /* The Python words of a stack (pyframe.h), leaf first. Hash map keyed by stack index, only
- * created for stacks that have Python frames (a non-Python target pays no memory for it). */
+ * created for stacks that have Python frames (a non-Python target pays no memory for it):
+ * where a stack's words go when the pool of chunks below is used up. */
 struct pt_py_stack {
 	__u64 w[PT_MAX_PY_FRAMES];
 };
 _Static_assert(sizeof(struct pt_py_stack) == 8 * PT_MAX_PY_FRAMES, "pt_py_stack layout");
+
+/* The pool of Python words (stack.bpf.h py_chunks): an array of chunks handed out in order, a
+ * stack's words in consecutive chunks from its py_at; chunk 0 is never handed out. */
+#define PT_PY_CHUNK_WORDS 16
+struct pt_py_chunk {
+	__u64 w[PT_PY_CHUNK_WORDS];
+};
+_Static_assert(sizeof(struct pt_py_chunk) == 8 * PT_PY_CHUNK_WORDS, "pt_py_chunk layout");
+_Static_assert(PT_MAX_PY_FRAMES % PT_PY_CHUNK_WORDS == 0, "whole chunks per stack");
 _Static_assert(sizeof(struct pt_py_offsets) == 80, "pt_py_offsets layout");
 
 /* Counters per stack. Array map indexed by stack index; updated with atomics.

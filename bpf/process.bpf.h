@@ -35,7 +35,7 @@ static __always_inline int process_exit(bool has_group_dead, bool group_dead)
 	struct task_struct *task;
 	struct pt_event *e;
 	struct mm_struct *mm;
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), flags;
 
 	if ((id >> 32) != targ_tgid)
 		return 0;
@@ -49,6 +49,7 @@ static __always_inline int process_exit(bool has_group_dead, bool group_dead)
 	/* The mm is torn down next: RSS falls to zero, which is no figure of the program's. */
 	g.exited = 1;
 	sbx_exit();
+	flags = ev_wake_flags();
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count_err(PT_ERR_RINGBUF_LOST);
@@ -67,7 +68,7 @@ static __always_inline int process_exit(bool has_group_dead, bool group_dead)
 	mm = BPF_CORE_READ(task, mm);
 	if (mm)
 		e->hiwater_rss = BPF_CORE_READ(mm, hiwater_rss) * 4096;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, flags);
 	/* After the exit event, so user space knows the high-water mark when it reads the
 	 * invocation the process died in. */
 	inv_end(PT_OUT_KILLED, NULL, 0, 0);

@@ -27,8 +27,28 @@ struct {
 	__type(value, struct pt_stack_rec);
 } stacks SEC(".maps");
 
-/* key: stack index; value: its Python words (pyframe.h). Only stacks with Python frames have
- * an entry; not preallocated, so a target without Python costs nothing here. */
+/*
+ * The Python words of new stacks. A chunk pool first: an insert into a hash map that is not
+ * preallocated cost ~2.8 µs here (its allocator refills its per-CPU cache from irq_work, a
+ * self-IPI in this guest, every few 1 KiB elements); a CPython import makes a new stack every
+ * few microseconds (~15 ms of a 28 ms import's BPF time). Chunks of an array are preallocated
+ * and handed out in order, as many as a stack's words need (25 words on average on that
+ * import: two chunks). When the pool is used up, py_stacks takes the words, as it took all of
+ * them before, so capacity stays max_stacks stacks.
+ */
+/* key: chunk index; value: PT_PY_CHUNK_WORDS words of one stack. max_entries set by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pt_py_chunk);
+} py_chunks SEC(".maps");
+
+/* Chunks of py_chunks handed out (written by BPF only; chunk 0 is never handed out). */
+__u64 py_chunk_next = 0;
+
+/* key: stack index; value: its Python words (pyframe.h), for stacks the pool had no room for;
+ * not preallocated, so a target without Python costs nothing here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -113,7 +133,7 @@ static __always_inline __u32 unwind(struct thread_state *ts, __u64 ip, __u64 sp,
 	bool whole = true;
 	__u64 win_len = 8;
 
-	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp)) {
+	if (bpf_probe_read_user(ts->win, PT_STACK_WINDOW, (void *)sp)) {
 		/* The stack top is less than a window above sp (deep in a short stack): read just
 		 * the return address and walk with single reads. */
 		whole = false;
@@ -152,6 +172,34 @@ out:
 	return n;
 }
 
+/* The n Python words in ts->py into consecutive chunks of the pool: the first chunk's index,
+ * or 0 when the pool has no room (the chunks past its end are never looked up: a lookup beyond
+ * the array fails). A global function: verified once. */
+__noinline __u32 pt_py_pool_store(struct thread_state *ts, __u32 n)
+{
+	__u64 nch, at;
+	__u32 key, c;
+	struct pt_py_chunk *ch;
+
+	if (!ts || !n || n > PT_MAX_PY_FRAMES)
+		return 0;
+	nch = (n + PT_PY_CHUNK_WORDS - 1) / PT_PY_CHUNK_WORDS;
+	at = __sync_fetch_and_add(&py_chunk_next, nch) + 1;
+	if (at + nch > 0xffffffffULL)
+		return 0;
+	key = at + nch - 1;
+	if (!bpf_map_lookup_elem(&py_chunks, &key))
+		return 0;
+	for (c = 0; c < PT_MAX_PY_FRAMES / PT_PY_CHUNK_WORDS && c < nch; c++) {
+		key = at + c;
+		ch = bpf_map_lookup_elem(&py_chunks, &key);
+		if (!ch)
+			return 0;
+		__builtin_memcpy(ch->w, &ts->py[c * PT_PY_CHUNK_WORDS], sizeof(ch->w));
+	}
+	return at;
+}
+
 /* Map the stack in ts->pcs to its index, creating it if new. Never fails: a stack that cannot
  * be stored is counted under PT_STACK_UNKNOWN and in an error counter. */
 static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32 py_n, __u64 h)
@@ -185,10 +233,14 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
 	rec->nr = n;
 	rec->hash = h;
 	rec->py_nr = 0;
+	rec->py_at = 0;
 	if (py_n) {
-		/* A new stack is rare: the hash-map insert is off the hot path. A stack whose words
-		 * could not be stored keeps its native frames only, and is counted. */
-		if (bpf_map_update_elem(&py_stacks, &idx, ts->py, BPF_ANY))
+		/* The pool, else the hash map. A stack whose words could not be stored keeps its
+		 * native frames only, and is counted. */
+		rec->py_at = pt_py_pool_store(ts, py_n);
+		if (rec->py_at)
+			rec->py_nr = py_n;
+		else if (bpf_map_update_elem(&py_stacks, &idx, ts->py, BPF_ANY))
 			count_err(PT_ERR_PY_STORE);
 		else
 			rec->py_nr = py_n;

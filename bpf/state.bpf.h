@@ -43,6 +43,8 @@ struct pt_rss_fmemo {
 	__u64 fr_oe[PT_RSS_FM_PYF];     /* per frame: owner | is_entry << 8 */
 };
 
+#define UNW_WIN_BYTES 4096
+
 /* Per-thread state for the allocator call in progress. Task storage, not a per-CPU scratch:
  * a thread can migrate between the entry probe and the return probe, and a uprobe program
  * may be preempted, so anything that must survive (and the stack scratch) belongs to the task. */
@@ -72,7 +74,10 @@ struct thread_state {
 			  * mapping generation (pt_rss_global.map_gen) is sh_gen */
 	__u64 rm_obj;    /* rss.bpf.h: the file/shmem object a removal syscall in progress spans */
 	__u64 rm_nr;     /* ... and that syscall's number (orig_ax): valid only inside it */
-	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
+	/* Copy of the user stack: PT_STACK_WINDOW bytes from rsp at a capture's start (every
+	 * capture reads that much: kept short), up to all of it at the .eh_frame walk's later
+	 * reads (unwind.bpf.h pt_unw_rewindow: deep stacks, one read per UNW_WIN_BYTES). */
+	__u64 win[UNW_WIN_BYTES / 8];
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread
 	 * list head last searched in vain, the Python words of the stack being captured, and the
@@ -88,6 +93,8 @@ struct thread_state {
 					  * mm_lock_seq is unw_anon_seq */
 	__u64 unw_anon_mm;
 	__u32 unw_anon_seq, unw_anon_pad;
+	__u64 unw_top, unw_top_mm;       /* unwind.bpf.h: where this thread's stack ends (0: not
+					  * known), in address space unw_top_mm */
 	/* stack.bpf.h: the last stack index found, for an allocator entry [0] and a fault [1],
 	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
 	__u64 last_h[2], last_pc0[2];
@@ -114,7 +121,10 @@ struct {
  * (struct pt_event, struct pt_inv_event). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
+	/* 1 MiB: a burst of new Python stacks (a CPython import: one every few microseconds,
+	 * woken for once a millisecond) outran the reader of 64 KiB under load
+	 * (ringbuf_lost ~270 on a test's workload at load 4). */
+	__uint(max_entries, 1024 * 1024);
 } events SEC(".maps");
 
 static __always_inline void count_err(__u32 e)
@@ -144,8 +154,48 @@ static __always_inline __u64 mix64(__u64 h, __u64 v)
 	return h ^ (h >> 29);
 }
 
+/*
+ * Waking the reader. A submit that wakes user space costs the producing thread ~3.7 µs here
+ * (irq_work: a self-IPI in this virtualized guest, then the wake-up of the reader, inside the
+ * probe; a forced one while the reader is busy, up to ~13 µs), and the kernel wakes the reader
+ * for every record that finds it caught up: during a CPython import, one new Python stack
+ * every few microseconds was ~20 ms of a 28 ms import's ~70 ms of BPF time. So the events that
+ * come in bursts (PT_EV_PY_STACK, PT_EV_RSS_STACK) wake the reader at most once per
+ * EV_WAKE_NS, or when the ring is filling; the ones in between wait for the next wake-up or the
+ * reader's short poll after a batch of them (user/session.c, poll loop). A record that does
+ * not wake leaves the reader behind, and the kernel then wakes it for no later record: the
+ * other events (rare, and urgent: exec, exit, new code, invocation edges) force the wake-up
+ * when records are pending.
+ */
+#define EV_WAKE_NS 1000000ULL
+/* The last burst event submitted with a wake-up (written by BPF only). */
+__u64 ev_wake_ns = 0;
+
+static __always_inline bool ev_bursty(__u32 type)
+{
+	return type == PT_EV_PY_STACK || type == PT_EV_RSS_STACK;
+}
+
+/* Flags for a rare event's submit, asked before its reserve: records pending (not woken for)
+ * need a forced wake-up; none, the kernel's own rule wakes a reader that is waiting. */
+static __always_inline __u64 ev_wake_flags(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) ? BPF_RB_FORCE_WAKEUP : 0;
+}
+
+/* Flags for a burst event: a wake-up once per EV_WAKE_NS, or when the ring is a quarter full. */
+static __always_inline __u64 ev_burst_wake_flags(__u64 now)
+{
+	if (now - ev_wake_ns < EV_WAKE_NS &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < 16 * 1024)
+		return BPF_RB_NO_WAKEUP;
+	ev_wake_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len)
 {
+	__u64 flags = ev_bursty(type) ? 0 : ev_wake_flags();
 	struct pt_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	__u64 id = bpf_get_current_pid_tgid();
 
@@ -160,7 +210,9 @@ static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len)
 	e->ts = bpf_ktime_get_ns();
 	e->addr = addr;
 	e->len = len;
-	bpf_ringbuf_submit(e, 0);
+	if (ev_bursty(type))
+		flags = ev_burst_wake_flags(e->ts);
+	bpf_ringbuf_submit(e, flags);
 }
 
 #endif /* PEAKTRACE_STATE_BPF_H */

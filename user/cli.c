@@ -83,11 +83,11 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
-       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS };
+       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
-	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~33 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
+	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~36 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
 	{ "sandbox-fd", OPT_SANDBOX_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
 	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
@@ -124,6 +124,7 @@ static const struct argp_option opts[] = {
 	/* The benchmark's probe floor (tools/bench/bench.sh): the same probes, empty programs. */
 	{ "probe-floor", OPT_PROBE_FLOOR, NULL, OPTION_HIDDEN, "", 0 },
 	{ "prog-stats", OPT_PROG_STATS, "FILE", OPTION_HIDDEN, "", 0 },
+	{ "py-chunks", OPT_PY_CHUNKS, "N", OPTION_HIDDEN, "", 0 },
 	/* What each program costs the verifier at load (the start-up's largest part). */
 	{ "verifier-stats", OPT_VERIFIER_STATS, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
@@ -293,6 +294,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_JSON_STACKS:
 		o->json_stacks = strcmp(arg, "all") ? (uint32_t)parse_count(st, arg) : 0;
+		break;
+	case OPT_PY_CHUNKS:
+		o->py_chunks = (uint32_t)parse_count(st, arg);
 		break;
 	case OPT_MAX_STACKS:
 		o->max_stacks = (uint32_t)parse_count(st, arg);

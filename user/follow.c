@@ -63,7 +63,7 @@
  * load. Two, because a runtime's start is often two images within milliseconds (a bootstrap
  * script, a pyenv shim or `env node` execs the interpreter), faster than a replacement, started
  * as one is taken, could load; one more at the start for the launched command itself. Each
- * holds its BPF maps (~33 MiB at the follow defaults). */
+ * holds its BPF maps (~36 MiB at the follow defaults). */
 #define PT_SPARES 2
 #define PT_SPARE_SLOTS (PT_SPARES + 1)
 /* A replacement loads while the followed processes run (a runtime's init, often): below their
@@ -235,7 +235,7 @@ static int build_base(struct follow *f, int argc, char **argv)
 	f->base[f->nbase++] = (char *)"-i";
 	f->base[f->nbase++] = (char *)"0";
 	/* Every session's tables are kernel memory charged to our memory cgroup, which under a
-	 * supervisor is the function's own (~100 MiB each at the defaults): smaller ones unless
+	 * supervisor is the function's own (~110 MiB each at the defaults): smaller ones unless
 	 * asked for (full tables are counted in each report as usual). */
 	if (f->opt->max_stacks == PT_DEF_MAX_STACKS) {
 		f->base[f->nbase++] = (char *)"--max-stacks";

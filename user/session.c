@@ -115,6 +115,7 @@ struct pt_session {
 	/* CPython in the target (python.h): found before load; located (runtime address known to
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
+	bool burst_events;      /* PT_EV_PY_STACK, PT_EV_RSS_STACK records taken since the last poll */
 	struct pt_py_info py;
 	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
 	struct pt_py_resolver *py_res;
@@ -390,6 +391,7 @@ static struct pt_stack_src inv_src(struct pt_session *s)
 	struct pt_stack_src src = {
 		.stacks_fd = bpf_map__fd(s->skel->maps.stacks),
 		.py_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_stacks) : -1,
+		.py_chunks_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_chunks) : -1,
 		.py = s->py_res,
 		.sym = s->sym,
 	};
@@ -488,7 +490,8 @@ static void python_new_stack(struct pt_session *s, uint32_t idx)
 	struct pt_stack_rec rec;
 
 	if (!s->py_res || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &idx, &rec) ||
-	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &idx, &ps))
+	    pt_py_words_read(bpf_map__fd(s->skel->maps.py_chunks), bpf_map__fd(s->skel->maps.py_stacks),
+			     idx, &rec, &ps))
 		return;
 	pt_py_resolve_stack(s->py_res, idx, ps.w, rec.py_nr);
 }
@@ -546,12 +549,14 @@ static int on_event(void *ctx, void *data, size_t len)
 		s->need_refresh = true;
 		break;
 	case PT_EV_PY_STACK:
+		s->burst_events = true;
 		if (len >= sizeof(*e))
 			python_new_stack(s, (uint32_t)e->addr);
 		break;
 	case PT_EV_RSS_OBJ:
 		break;   /* woke the poll loop: it reads the maps after this batch (rss_obj_names) */
 	case PT_EV_RSS_STACK:
+		s->burst_events = true;
 		if (len >= sizeof(*e))
 			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
 		if (s->rep.rk.nqueued >= 1024)   /* full: the settled ones, else all, settled or not */
@@ -980,7 +985,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
 	s->wake_ep = s->pidfd = -1;
-	s->rep.src.stacks_fd = s->rep.src.py_fd = -1;
+	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
 	libbpf_set_print(libbpf_print);
@@ -1281,6 +1286,10 @@ static int configure(struct pt_session *s)
 		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
 				"the report's figures are all zero (a benchmark's floor, not a measurement)\n");
 	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
+	/* The pool of Python words: a chunk (128 bytes) per stack the table holds, 8 MiB at the
+	 * default; stacks average two on a CPython import, so the hash map takes the words of the
+	 * later half of a full table. */
+	bpf_map__set_max_entries(skel->maps.py_chunks, o->py_chunks ? o->py_chunks : o->max_stacks);
 	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
 
 	skip_unused_programs(s);
@@ -1671,8 +1680,12 @@ static int wait_events(struct pt_session *s, int timeout_ms)
 	struct epoll_event ev[2];
 	int n, i;
 
-	if (s->wake_ep < 0)
-		return ring_buffer__poll(s->rb, timeout_ms);
+	if (s->wake_ep < 0) {
+		/* Records nobody was woken for make no epoll event: consume after the poll. */
+		n = ring_buffer__poll(s->rb, timeout_ms);
+		i = n < 0 ? n : ring_buffer__consume(s->rb);
+		return n < 0 ? n : i < 0 ? i : n + i;
+	}
 	n = epoll_wait(s->wake_ep, ev, 2, timeout_ms);
 	if (n < 0)
 		return -errno;
@@ -1719,7 +1732,15 @@ void pt_session_poll(struct pt_session *s)
 	while (!pt_stop_signal()) {
 		uint64_t now;
 
-		err = wait_events(s, poll_timeout(s, now_ns()));
+		/* After new Python stacks (or RSS stacks), a short wait: the kernel wakes this loop
+		 * for them at most once a millisecond (bpf/state.bpf.h ev_burst_wake_flags), so the
+		 * last ones of a burst are taken after this timeout while their code objects (their
+		 * pages) are still there. Records nobody was woken for make no epoll event:
+		 * wait_events takes them (a consume, not a poll). */
+		bool burst = s->burst_events;
+
+		s->burst_events = false;
+		err = wait_events(s, burst ? 1 : poll_timeout(s, now_ns()));
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
@@ -1865,7 +1886,8 @@ void pt_session_stop(struct pt_session *s)
 	 * has exited nothing more can arrive: every detach (grace periods) runs in the background
 	 * meanwhile; pt_session_free waits for it. */
 	pt_links_stop(&s->links, s->exited);
-	ring_buffer__poll(s->rb, 0);
+	/* Every record left, woken for or not (bpf/state.bpf.h ev_burst_wake_flags). */
+	ring_buffer__consume(s->rb);
 	if (s->launched) {
 		pt_child_release(&s->child);
 		if (pt_child_poll(&s->child, at_child_exit, s))
@@ -1940,9 +1962,13 @@ static void read_py_words(struct pt_session *s)
 
 	s->py_words = calloc(s->nstk ? s->nstk : 1, sizeof(*s->py_words));
 	for (uint32_t k = 0; s->py_words && k < s->nstk; k++) {
+		struct pt_stack_rec rec;
+
 		if (!pt_stack_table_py_nr(&s->stacks_map, k) || !(s->py_words[k] = malloc(sizeof(*s->py_words[k]))))
 			continue;
-		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.py_stacks), &k, s->py_words[k])) {
+		pt_stack_table_get(&s->stacks_map, k, &rec);
+		if (pt_py_words_read(bpf_map__fd(s->skel->maps.py_chunks),
+				     bpf_map__fd(s->skel->maps.py_stacks), k, &rec, s->py_words[k])) {
 			free(s->py_words[k]);
 			s->py_words[k] = NULL;
 		}

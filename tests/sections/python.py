@@ -141,6 +141,7 @@ def run_section(ctx):
             check_svg_kinds(res, name, out, mode == "launch")
             if mode == "launch":
                 check_frames_python(res, pt, name, tmp, exe, want, timeout)
+                check_frames_python(res, pt, name, tmp, exe, want, timeout, pool=POOL_SMALL)
 
 
 def check_outputs(res, name, out, want):
@@ -286,14 +287,23 @@ def check_collapsed(res, name, out, exe):
              fr)
 
 
-def check_frames_python(res, pt, name, tmp, exe, want, timeout):
+# The Python words' pool (bpf/stack.bpf.h py_chunks) cut to this many chunks (the hidden
+# --py-chunks): chunk 0 is never handed out and a stack takes one at least, so a run with more
+# Python stacks than this has put the words of the later ones in the py_stacks hash map.
+POOL_SMALL = 64
+
+
+def check_frames_python(res, pt, name, tmp, exe, want, timeout, pool=None):
     """--frames python: every folded stack is Python frames plus exactly one native frame, the
-    allocating one, at the leaf end; each site's Python frames and bytes as in the full run."""
-    t = name + "/frames-python"
+    allocating one, at the leaf end; each site's Python frames and bytes as in the full run.
+    pool: the same with the Python words' pool that small, so that most stacks' words are in the
+    hash map it falls back to: the same frames and names either way."""
+    t = name + "/frames-python" + (" pool full" if pool else "")
     if not res.wanted(t):
         return
-    out = os.path.join(tmp, "py-frames-" + name.replace("/", "-"))
-    pr = Proc([pt, "-q", "--frames", "python", "-o", out, "--", exe, WL, "--linger"])
+    out = os.path.join(tmp, "py-frames-" + name.replace("/", "-") + ("-pool" if pool else ""))
+    pr = Proc([pt, "-q", "--frames", "python", "-o", out] + (["--py-chunks", str(pool)] if pool else []) +
+              ["--", exe, WL, "--linger"])
     rc = pr.wait(timeout)
     if rc != 0:
         res.fail(t, "peaktrace exit %s: %s" % (rc, pr.err[-300:]))
@@ -314,6 +324,13 @@ def check_frames_python(res, pt, name, tmp, exe, want, timeout):
         fr = json.load(f).get("frames", {})
     res.true("%s: report.json says frames were hidden" % t,
              fr.get("mode") == "python" and fr.get("hidden_frames", 0) > 0, fr)
+    if pool:
+        with open(os.path.join(out, "report.json")) as f:
+            errs = json.load(f).get("errors", {})
+        pystacks = sum(1 for fr, _ in folded if any(is_py(x) for x in fr))
+        res.true("%s: more stacks with Python frames than the pool has chunks" % t, pystacks > pool,
+                 "%d stacks with Python frames, %d chunks" % (pystacks, pool))
+        res.eq("%s: python_store_failed" % t, errs.get("python_store_failed"), 0)
 
 
 def run_trixie(ctx):

@@ -153,6 +153,25 @@ uint32_t pt_stack_table_py_nr(const struct pt_stack_table *t, uint32_t k)
 	return window_at(t, k)->py_nr;
 }
 
+int pt_py_words_read(int py_chunks_fd, int py_fd, uint32_t idx, const struct pt_stack_rec *rec,
+		     struct pt_py_stack *out)
+{
+	uint32_t n = rec->py_nr < PT_MAX_PY_FRAMES ? rec->py_nr : PT_MAX_PY_FRAMES, c;
+	uint32_t keys[PT_MAX_PY_FRAMES / PT_PY_CHUNK_WORDS];
+
+	if (!n)
+		return -1;
+	if (!rec->py_at)
+		return py_fd >= 0 && bpf_map_lookup_elem(py_fd, &idx, out) == 0 ? 0 : -1;
+	if (py_chunks_fd < 0)
+		return -1;
+	/* The stack's chunks, consecutive from py_at (stack.bpf.h pt_py_pool_store), in one
+	 * batch: the reader keeps pace with a burst of new stacks (a CPython import). */
+	c = (n + PT_PY_CHUNK_WORDS - 1) / PT_PY_CHUNK_WORDS;
+	return pt_map_read_range(py_chunks_fd, rec->py_at, c, keys, out->w, sizeof(struct pt_py_chunk)) ==
+	       (int)c ? 0 : -1;
+}
+
 uint64_t pt_stack_table_failed(const struct pt_stack_table *t)
 {
 	return t->win ? t->win->failed : 0;

@@ -21,7 +21,7 @@ struct pt_stack_rec;
 
 /* The kernel's stack table, entries [0, n), read from the map through a window of a few
  * hundred records: readers go through it in index order, so the tracer never holds a copy
- * of the whole table (528 bytes a stack: 69 MB at 131k stacks). The map must stay open and
+ * of the whole table (536 bytes a stack: 70 MB at 131k stacks). The map must stay open and
  * unchanged (tracing stopped) while it is read. */
 struct pt_stack_window;
 struct pt_stack_table {
@@ -38,6 +38,12 @@ void pt_stack_table_get(const struct pt_stack_table *t, uint32_t k, struct pt_st
 uint32_t pt_stack_table_nr(const struct pt_stack_table *t, uint32_t k);
 uint32_t pt_stack_table_py_nr(const struct pt_stack_table *t, uint32_t k);
 uint64_t pt_stack_table_failed(const struct pt_stack_table *t);
+
+struct pt_py_stack;
+/* The Python words of stack idx, whose record is rec, into out (rec->py_nr of them): from the
+ * chunk pool py_chunks_fd (rec->py_at), else the hash map py_fd. 0, or -1 (none, or unread). */
+int pt_py_words_read(int py_chunks_fd, int py_fd, uint32_t idx, const struct pt_stack_rec *rec,
+		     struct pt_py_stack *out);
 void pt_stack_table_free(struct pt_stack_table *t);
 
 #endif

@@ -311,7 +311,8 @@ int pt_inv_stack_frames(const struct pt_stack_src *src, uint32_t idx, struct pt_
 	if (!src || src->stacks_fd < 0 || idx == PT_STACK_UNKNOWN ||
 	    bpf_map_lookup_elem(src->stacks_fd, &idx, &rec))
 		return -1;
-	if (rec.py_nr && src->py_fd >= 0 && bpf_map_lookup_elem(src->py_fd, &idx, &pys) == 0)
+	if (rec.py_nr && src->py_fd >= 0 &&
+	    pt_py_words_read(src->py_chunks_fd, src->py_fd, idx, &rec, &pys) == 0)
 		have_py = true;
 	if (pt_stack_one(src->sym, idx, &rec, have_py ? &pys : NULL, src->py, p, fr, n)) {
 		pt_profile_free(p);

@@ -29,6 +29,7 @@ struct pt_profile;
 struct pt_stack_src {
 	int stacks_fd;
 	int py_fd;
+	int py_chunks_fd;
 	struct pt_py_resolver *py;
 	struct pt_symbolizer *sym;
 };
