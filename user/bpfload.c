@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bpfload.c — the BPF object loaded on two cores.
+ *
+ * In launch mode the command waits while the programs load, and libbpf loads an object's
+ * programs one after another (verification is most of it), on one core while the other idles.
+ * So the configured skeleton creates the maps and loads no program, and its programs are loaded
+ * by PT_LOAD_PARTS copies of the same embedded object, one per thread, each reusing every map
+ * of the first: the same frozen .rodata (the verifier drops the same dead code), the same .bss,
+ * ring buffer and tables. The big preallocated maps (the kernel zeroes tens of MiB for them) are
+ * created first, on both cores too. Measured in docs/design.md "Cold start".
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "bpfload.h"
+
+#define PT_MAX_MAPS 64
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int pt_skel_nprogs(const struct peaktrace_bpf *skel)
+{
+	return skel->skeleton->prog_cnt;
+}
+
+static struct bpf_prog_skeleton *skel_prog_at(const struct peaktrace_bpf *skel, int i)
+{
+	return (struct bpf_prog_skeleton *)((char *)skel->skeleton->progs +
+					     (size_t)i * skel->skeleton->prog_skel_sz);
+}
+
+struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i)
+{
+	return skel_prog_at(skel, i)->prog;
+}
+
+/* ---- the maps, created on both cores ----------------------------------------------------- */
+
+/* One thread's share: maps to create, then the copy of the object it opens meanwhile. */
+struct share {
+	struct bpf_map *map[PT_MAX_MAPS];
+	int fd[PT_MAX_MAPS];
+	int n;
+	int btf_fd;   /* the object's BTF, for the maps' key and value types; -1 without */
+	int err;
+	/* the copy */
+	struct peaktrace_bpf *skel, *copy;
+	const int *part;
+	int k;
+	char *logs;
+	size_t log_size;
+};
+
+/* What creating the map costs the kernel, in bytes it allocates and zeroes at once. */
+static uint64_t prealloc_bytes(const struct bpf_map *m)
+{
+	uint64_t per;
+
+	if (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC)
+		return 0;
+	if (bpf_map__type(m) == BPF_MAP_TYPE_ARRAY)
+		per = bpf_map__value_size(m);
+	else if (bpf_map__type(m) == BPF_MAP_TYPE_HASH)
+		per = (uint64_t)bpf_map__key_size(m) + bpf_map__value_size(m);
+	else
+		return 0;
+	return per * bpf_map__max_entries(m);
+}
+
+static struct peaktrace_bpf *open_part(struct share *sh);
+
+static void *create_share(void *arg)
+{
+	struct share *b = arg;
+
+	for (int i = 0; i < b->n; i++) {
+		const struct bpf_map *m = b->map[i];
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m),
+			    .map_extra = bpf_map__map_extra(m), .numa_node = bpf_map__numa_node(m));
+
+		if (b->btf_fd >= 0 && bpf_map__btf_value_type_id(m)) {
+			o.btf_fd = b->btf_fd;
+			o.btf_key_type_id = bpf_map__btf_key_type_id(m);
+			o.btf_value_type_id = bpf_map__btf_value_type_id(m);
+		}
+		b->fd[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+					  bpf_map__value_size(m), bpf_map__max_entries(m), &o);
+		if (b->fd[i] < 0) {
+			b->err = -errno;
+			return NULL;
+		}
+	}
+	if (!(b->copy = open_part(b)))
+		b->err = -errno;
+	return NULL;
+}
+
+/* The object's BTF loaded on its own, for the maps' key and value types (the task storage
+ * map needs them); -1 when the kernel refuses it. */
+static int object_btf_fd(struct peaktrace_bpf *skel)
+{
+	const struct btf *btf = bpf_object__btf(skel->obj);
+	const void *raw;
+	struct btf *copy;
+	__u32 size;
+	int fd = -1;
+
+	if (!btf || !(raw = btf__raw_data(btf, &size)))
+		return -1;
+	copy = btf__new(raw, size);
+	if (libbpf_get_error(copy))
+		return -1;
+	if (!btf__load_into_kernel(copy))
+		fd = dup(btf__fd(copy));
+	btf__free(copy);
+	return fd;
+}
+
+/* Global data (.bss, .rodata): its initial value (the settings written before the load) in
+ * the map, .rodata frozen (the verifier reads it as constants), and the skeleton's pointer
+ * onto the map's memory, as libbpf's own load does. */
+static int fill_global_data(struct peaktrace_bpf *skel)
+{
+	const struct bpf_object_skeleton *sk = skel->skeleton;
+
+	for (int i = 0; i < sk->map_cnt; i++) {
+		const struct bpf_map_skeleton *ms =
+			(const void *)((const char *)sk->maps + (size_t)i * sk->map_skel_sz);
+		struct bpf_map *m = *ms->map;
+		__u32 flags = bpf_map__map_flags(m), zero = 0;
+		long page = sysconf(_SC_PAGE_SIZE);
+		size_t size, len;
+		void *init;
+
+		if (!bpf_map__is_internal(m) || !(init = (void *)bpf_map__initial_value(m, &size)))
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(m), &zero, init, 0) ||
+		    ((flags & BPF_F_RDONLY_PROG) && bpf_map_freeze(bpf_map__fd(m))))
+			return -errno;
+		if (!ms->mmaped)
+			continue;
+		if (!(flags & BPF_F_MMAPABLE)) {
+			*ms->mmaped = NULL;
+			continue;
+		}
+		len = ((size + 7) / 8 * 8 * bpf_map__max_entries(m) + page - 1) / page * page;
+		if (mmap(*ms->mmaped, len, (flags & BPF_F_RDONLY_PROG) ? PROT_READ : PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, bpf_map__fd(m), 0) == MAP_FAILED)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Every map skel does not share already, the largest first onto the less loaded core; each
+ * thread then opens its copy of the object. */
+static int create_maps(struct share sh[2])
+{
+	struct peaktrace_bpf *skel = sh[0].skel;
+	uint64_t load[2] = { 0, 0 }, size[PT_MAX_MAPS];
+	struct bpf_map *m, *pick[PT_MAX_MAPS];
+	int n = 0, err = 0;
+	pthread_t t;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		int j;
+
+		if (bpf_map__fd(m) >= 0)   /* reused: the sandbox's */
+			continue;
+		if (n == PT_MAX_MAPS)
+			return -E2BIG;
+		for (j = n++; j > 0 && size[j - 1] < prealloc_bytes(m); j--) {
+			pick[j] = pick[j - 1];
+			size[j] = size[j - 1];
+		}
+		pick[j] = m;
+		size[j] = prealloc_bytes(m);
+	}
+	for (int i = 0; i < n; i++) {
+		int c = load[1] < load[0];
+
+		sh[c].map[sh[c].n++] = pick[i];
+		load[c] += size[i];
+	}
+	sh[0].btf_fd = sh[1].btf_fd = object_btf_fd(skel);
+	if (pthread_create(&t, NULL, create_share, &sh[1])) {
+		create_share(&sh[1]);
+		create_share(&sh[0]);
+	} else {
+		create_share(&sh[0]);
+		pthread_join(t, NULL);
+	}
+	for (int c = 0; c < 2; c++) {
+		for (int i = 0; i < sh[c].n; i++) {
+			if (!err && !sh[c].err)
+				err = bpf_map__reuse_fd(sh[c].map[i], sh[c].fd[i]);
+			if (sh[c].fd[i] >= 0)
+				close(sh[c].fd[i]);   /* reuse_fd took its own copy */
+		}
+		if (!err)
+			err = sh[c].err;
+	}
+	if (sh[0].btf_fd >= 0)
+		close(sh[0].btf_fd);
+	return err ? err : fill_global_data(skel);
+}
+
+/* ---- the programs, verified on both cores ------------------------------------------------ */
+
+/*
+ * What each program costs the verifier (usec, --verifier-stats at a quiet moment, default
+ * configuration): the programs are dealt out by it, the dearest first, so the two threads end
+ * together. A program not listed (a small one) counts as the smallest.
+ */
+static const struct { const char *name; unsigned cost; } verify_cost[] = {
+	{ "on_rss_stat", 28000 },   { "alloc_enter_prog", 15400 }, { "on_mem_exit", 14300 },
+	{ "on_write_enter", 8700 }, { "on_mem_enter", 8600 },      { "alloc_return", 5200 },
+	{ "boundary_hit", 2000 },
+};
+
+static unsigned prog_cost(const char *name)
+{
+	for (size_t i = 0; i < sizeof(verify_cost) / sizeof(verify_cost[0]); i++)
+		if (!strcmp(verify_cost[i].name, name))
+			return verify_cost[i].cost;
+	return 300;
+}
+
+/* part[i]: which copy loads the skeleton's i-th program, -1 for none. */
+static void deal_programs(struct peaktrace_bpf *skel, int *part)
+{
+	int n = pt_skel_nprogs(skel);
+	unsigned load[PT_LOAD_PARTS] = { 0 };
+
+	for (int i = 0; i < n; i++)
+		part[i] = bpf_program__autoload(*pt_skel_prog(skel, i)) ? -2 : -1;
+	for (;;) {
+		int best = -1, p = 0;
+
+		for (int i = 0; i < n; i++)
+			if (part[i] == -2 && (best < 0 || prog_cost(skel_prog_at(skel, i)->name) >
+							  prog_cost(skel_prog_at(skel, best)->name)))
+				best = i;
+		if (best < 0)
+			return;
+		for (int k = 1; k < PT_LOAD_PARTS; k++)
+			if (load[k] < load[p])
+				p = k;
+		part[best] = p;
+		load[p] += prog_cost(skel_prog_at(skel, best)->name);
+	}
+}
+
+/* A copy of the object, set to load the programs dealt to it (sh->k). */
+static struct peaktrace_bpf *open_part(struct share *sh)
+{
+	struct peaktrace_bpf *c = peaktrace_bpf__open();
+
+	if (!c)
+		return NULL;
+	for (int i = 0; i < pt_skel_nprogs(sh->skel); i++) {
+		struct bpf_program *p = *pt_skel_prog(c, i), *orig = *pt_skel_prog(sh->skel, i);
+		bool mine = sh->part[i] == sh->k;
+
+		bpf_program__set_autoload(p, mine);
+		bpf_program__set_expected_attach_type(p, bpf_program__expected_attach_type(orig));
+		if (sh->logs && mine) {
+			bpf_program__set_log_buf(p, sh->logs + (size_t)i * sh->log_size, sh->log_size);
+			bpf_program__set_log_level(p, 4);
+		}
+	}
+	return c;
+}
+
+/* The copy uses skel's maps: the same object, so the same maps in the same order. */
+static int share_maps(struct peaktrace_bpf *skel, struct peaktrace_bpf *c)
+{
+	struct bpf_map *m, *own = bpf_object__next_map(c->obj, NULL);
+	int err;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		if (!own || strcmp(bpf_map__name(own), bpf_map__name(m)))
+			return -EINVAL;
+		if ((err = bpf_map__reuse_fd(own, bpf_map__fd(m))))
+			return err;
+		own = bpf_object__next_map(c->obj, own);
+	}
+	return own ? -EINVAL : 0;
+}
+
+static void *load_part(void *arg)
+{
+	struct peaktrace_bpf *c = arg;
+
+	return (void *)(long)peaktrace_bpf__load(c);
+}
+
+/* skel->progs.X: the copy's program X where a copy loaded it. */
+static void point_at_loaded(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, const int *part)
+{
+	for (int i = 0; i < pt_skel_nprogs(skel); i++)
+		if (part[i] >= 0)
+			*pt_skel_prog(skel, i) = *pt_skel_prog(parts->part[part[i]], i);
+}
+
+_Static_assert(PT_LOAD_PARTS == 2, "one copy on this thread, one on another");
+
+int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *logs, size_t log_size)
+{
+	int part[PT_MAX_MAPS], n = pt_skel_nprogs(skel), err;
+	struct share sh[2];
+	uint64_t t0, t1;
+	long rc = 0;
+	pthread_t t;
+
+	memset(parts, 0, sizeof(*parts));
+	if (n > (int)sizeof(parts->loaded_by))
+		return -E2BIG;
+	deal_programs(skel, part);
+	t0 = now_ns();
+	memset(sh, 0, sizeof(sh));
+	for (int k = 0; k < 2; k++) {
+		sh[k].skel = skel;
+		sh[k].part = part;
+		sh[k].k = k;
+		sh[k].logs = logs;
+		sh[k].log_size = log_size;
+	}
+	err = create_maps(sh);
+	for (int k = 0; k < PT_LOAD_PARTS; k++) {
+		parts->part[k] = sh[k].copy;
+		if (!err && !parts->part[k])
+			err = -ENOMEM;
+		if (!err)
+			err = share_maps(skel, parts->part[k]);
+	}
+	if (err)
+		return err;
+	t1 = now_ns();
+	parts->maps_ns = t1 - t0;
+	if (pthread_create(&t, NULL, load_part, parts->part[1])) {
+		rc = (long)load_part(parts->part[1]);
+		err = peaktrace_bpf__load(parts->part[0]);
+	} else {
+		err = peaktrace_bpf__load(parts->part[0]);
+		pthread_join(t, (void **)&rc);
+	}
+	parts->progs_ns = now_ns() - t1;
+	if (err || (err = (int)rc))
+		return err;
+	point_at_loaded(skel, parts, part);
+	for (int i = 0; i < n; i++)
+		parts->loaded_by[i] = (signed char)part[i];
+	return 0;
+}
+
+void pt_bpf_parts_free(struct pt_bpf_parts *parts)
+{
+	for (int k = 0; k < PT_LOAD_PARTS; k++) {
+		peaktrace_bpf__destroy(parts->part[k]);
+		parts->part[k] = NULL;
+	}
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* bpfload.h — the BPF object loaded on two cores (docs/design.md "Cold start"). */
+#ifndef PEAKTRACE_BPFLOAD_H
+#define PEAKTRACE_BPFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf/peaktrace.h"   /* the .bss types the skeleton names */
+#include "peaktrace.skel.h"
+
+#define PT_LOAD_PARTS 2
+
+/* The objects that loaded the programs; the maps are the configured skeleton's. */
+struct pt_bpf_parts {
+	struct peaktrace_bpf *part[PT_LOAD_PARTS];
+	signed char loaded_by[64];   /* the skeleton's i-th program: its part, -1 not loaded */
+	uint64_t maps_ns;            /* wall-clock: the maps created and the copies opened */
+	uint64_t progs_ns;           /* wall-clock: the programs loaded */
+};
+
+/*
+ * skel: opened and configured (settings, map sizes, the programs to load and their expected
+ * attach types). Creates its maps (the big preallocated ones on both cores), then verifies its
+ * programs in PT_LOAD_PARTS copies of the object, one per thread, each reusing every map of
+ * skel, so all see the same frozen .rodata. Afterwards skel->progs.X names the program that was
+ * loaded, whichever copy loaded it; skel's own programs stay unloaded. logs: NULL, or one
+ * buffer of log_size bytes per program in skeleton order, armed at log level 4 (the verifier's
+ * statistics). Returns 0 or -errno; *parts must be freed with pt_bpf_parts_free either way,
+ * after skel's links are gone.
+ */
+int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *logs, size_t log_size);
+void pt_bpf_parts_free(struct pt_bpf_parts *parts);
+
+/* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */
+struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i);
+int pt_skel_nprogs(const struct peaktrace_bpf *skel);
+
+#endif
