@@ -11,6 +11,7 @@
  * created first, on both cores too. Measured in docs/design.md "Cold start".
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,8 @@ struct share {
 	int n;
 	int btf_fd;   /* the object's BTF, for the maps' key and value types; -1 without */
 	int err;
-	/* the copy */
+	/* the copy, if this thread opens one */
+	bool open;
 	struct peaktrace_bpf *skel, *copy;
 	const int *part;
 	int k;
@@ -104,7 +106,7 @@ static void *create_share(void *arg)
 			return NULL;
 		}
 	}
-	if (!(b->copy = open_part(b)))
+	if (b->open && !(b->copy = open_part(b)))
 		b->err = -errno;
 	return NULL;
 }
@@ -239,8 +241,8 @@ static unsigned prog_cost(const char *name)
 	return 300;
 }
 
-/* part[i]: which copy loads the skeleton's i-th program, -1 for none. */
-static void deal_programs(struct peaktrace_bpf *skel, int *part)
+/* part[i]: which of the nparts copies loads the skeleton's i-th program, -1 for none. */
+static void deal_programs(struct peaktrace_bpf *skel, int *part, int nparts)
 {
 	int n = pt_skel_nprogs(skel);
 	unsigned load[PT_LOAD_PARTS] = { 0 };
@@ -256,7 +258,7 @@ static void deal_programs(struct peaktrace_bpf *skel, int *part)
 				best = i;
 		if (best < 0)
 			return;
-		for (int k = 1; k < PT_LOAD_PARTS; k++)
+		for (int k = 1; k < nparts; k++)
 			if (load[k] < load[p])
 				p = k;
 		part[best] = p;
@@ -318,7 +320,8 @@ static void point_at_loaded(struct peaktrace_bpf *skel, struct pt_bpf_parts *par
 
 _Static_assert(PT_LOAD_PARTS == 2, "one copy on this thread, one on another");
 
-int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *logs, size_t log_size)
+int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, int nparts, char *logs,
+		size_t log_size)
 {
 	int part[PT_MAX_MAPS], n = pt_skel_nprogs(skel), err;
 	struct share sh[2];
@@ -329,10 +332,13 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *lo
 	memset(parts, 0, sizeof(*parts));
 	if (n > (int)sizeof(parts->loaded_by))
 		return -E2BIG;
-	deal_programs(skel, part);
+	if (nparts < 1 || nparts > PT_LOAD_PARTS)
+		nparts = PT_LOAD_PARTS;
+	deal_programs(skel, part, nparts);
 	t0 = now_ns();
 	memset(sh, 0, sizeof(sh));
 	for (int k = 0; k < 2; k++) {
+		sh[k].open = k < nparts;
 		sh[k].skel = skel;
 		sh[k].part = part;
 		sh[k].k = k;
@@ -340,7 +346,7 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *lo
 		sh[k].log_size = log_size;
 	}
 	err = create_maps(sh);
-	for (int k = 0; k < PT_LOAD_PARTS; k++) {
+	for (int k = 0; k < nparts; k++) {
 		parts->part[k] = sh[k].copy;
 		if (!err && !parts->part[k])
 			err = -ENOMEM;
@@ -351,7 +357,9 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *lo
 		return err;
 	t1 = now_ns();
 	parts->maps_ns = t1 - t0;
-	if (pthread_create(&t, NULL, load_part, parts->part[1])) {
+	if (nparts == 1) {
+		err = peaktrace_bpf__load(parts->part[0]);
+	} else if (pthread_create(&t, NULL, load_part, parts->part[1])) {
 		rc = (long)load_part(parts->part[1]);
 		err = peaktrace_bpf__load(parts->part[0]);
 	} else {
@@ -370,7 +378,7 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *lo
 void pt_bpf_parts_free(struct pt_bpf_parts *parts)
 {
 	for (int k = 0; k < PT_LOAD_PARTS; k++) {
-		peaktrace_bpf__destroy(parts->part[k]);
+		peaktrace_bpf__destroy(parts->part[k]);   /* NULL: nothing */
 		parts->part[k] = NULL;
 	}
 }

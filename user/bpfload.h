@@ -20,15 +20,17 @@ struct pt_bpf_parts {
 
 /*
  * skel: opened and configured (settings, map sizes, the programs to load and their expected
- * attach types). Creates its maps (the big preallocated ones on both cores), then verifies its
- * programs in PT_LOAD_PARTS copies of the object, one per thread, each reusing every map of
- * skel, so all see the same frozen .rodata. Afterwards skel->progs.X names the program that was
+ * attach types). Creates its maps on two threads, then verifies its programs in nparts (1 or
+ * PT_LOAD_PARTS) copies of the object, one per thread, each reusing every map of skel, so all
+ * see the same frozen .rodata. One copy costs less CPU in all (each copy parses the kernel's
+ * BTF and relocates against it): for loads that run beside others anyway. Afterwards skel->progs.X names the program that was
  * loaded, whichever copy loaded it; skel's own programs stay unloaded. logs: NULL, or one
  * buffer of log_size bytes per program in skeleton order, armed at log level 4 (the verifier's
  * statistics). Returns 0 or -errno; *parts must be freed with pt_bpf_parts_free either way,
  * after skel's links are gone.
  */
-int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, char *logs, size_t log_size);
+int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, int nparts, char *logs,
+		size_t log_size);
 void pt_bpf_parts_free(struct pt_bpf_parts *parts);
 
 /* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */

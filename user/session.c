@@ -1394,7 +1394,10 @@ static int load_bpf(struct pt_session *s)
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
 	cpu_load = process_cpu_ns();
-	err = pt_bpf_load(s->skel, &s->parts, vbufs, PT_VLOG_SIZE);
+	/* A spare loads beside the others (--follow starts three at once) or beside the processes
+	 * it follows, at nice +10: one copy, the least CPU. A session something waits for: two. */
+	err = pt_bpf_load(s->skel, &s->parts, s->opt->spare_fd >= 0 ? 1 : PT_LOAD_PARTS, vbufs,
+			  PT_VLOG_SIZE);
 	if (vbufs && !err)
 		verifier_stats_write(s, vbufs, now_ns() - t_load, process_cpu_ns() - cpu_load);
 	free(vbufs);
