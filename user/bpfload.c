@@ -49,6 +49,33 @@ struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i)
 	return skel_prog_at(skel, i)->prog;
 }
 
+/* ---- dealing work out ------------------------------------------------------------------- */
+
+void pt_deal(const uint64_t *cost, int n, int nparts, int *part)
+{
+	uint64_t load[PT_LOAD_PARTS] = { 0 };
+
+	if (nparts < 1 || nparts > PT_LOAD_PARTS)
+		nparts = PT_LOAD_PARTS;
+	for (int i = 0; i < n; i++)
+		if (part[i] >= 0)
+			part[i] = -2;   /* to deal */
+	for (;;) {
+		int best = -1, p = 0;
+
+		for (int i = 0; i < n; i++)
+			if (part[i] == -2 && (best < 0 || cost[i] > cost[best]))
+				best = i;
+		if (best < 0)
+			return;
+		for (int k = 1; k < nparts; k++)
+			if (load[k] < load[p])
+				p = k;
+		part[best] = p;
+		load[p] += cost[best];
+	}
+}
+
 /* ---- the maps, created on both cores ----------------------------------------------------- */
 
 /* One thread's share: maps to create, then the copy of the object it opens meanwhile. */
@@ -167,35 +194,31 @@ static int fill_global_data(struct peaktrace_bpf *skel)
 	return 0;
 }
 
-/* Every map skel does not share already, the largest first onto the less loaded core; each
- * thread then opens its copy of the object. */
+/* Every map skel does not share already, dealt by size to the two threads; each thread then
+ * opens its copy of the object. */
 static int create_maps(struct share sh[2])
 {
 	struct peaktrace_bpf *skel = sh[0].skel;
-	uint64_t load[2] = { 0, 0 }, size[PT_MAX_MAPS];
+	uint64_t size[PT_MAX_MAPS] = { 0 };
 	struct bpf_map *m, *pick[PT_MAX_MAPS];
-	int n = 0, err = 0;
+	int to[PT_MAX_MAPS], n = 0, err = 0;
 	pthread_t t;
 
 	bpf_object__for_each_map(m, skel->obj) {
-		int j;
-
 		if (bpf_map__fd(m) >= 0)   /* reused: the sandbox's */
 			continue;
 		if (n == PT_MAX_MAPS)
 			return -E2BIG;
-		for (j = n++; j > 0 && size[j - 1] < prealloc_bytes(m); j--) {
-			pick[j] = pick[j - 1];
-			size[j] = size[j - 1];
-		}
-		pick[j] = m;
-		size[j] = prealloc_bytes(m);
+		pick[n] = m;
+		size[n] = prealloc_bytes(m);
+		to[n++] = 0;
 	}
+	pt_deal(size, n, 2, to);
 	for (int i = 0; i < n; i++) {
-		int c = load[1] < load[0];
+		struct share *c = &sh[to[i]];
 
-		sh[c].map[sh[c].n++] = pick[i];
-		load[c] += size[i];
+		c->fd[c->n] = -1;   /* until created */
+		c->map[c->n++] = pick[i];
 	}
 	sh[0].btf_fd = sh[1].btf_fd = object_btf_fd(skel);
 	if (pthread_create(&t, NULL, create_share, &sh[1])) {
@@ -244,26 +267,14 @@ static unsigned prog_cost(const char *name)
 /* part[i]: which of the nparts copies loads the skeleton's i-th program, -1 for none. */
 static void deal_programs(struct peaktrace_bpf *skel, int *part, int nparts)
 {
+	uint64_t cost[PT_MAX_MAPS];
 	int n = pt_skel_nprogs(skel);
-	unsigned load[PT_LOAD_PARTS] = { 0 };
 
-	for (int i = 0; i < n; i++)
-		part[i] = bpf_program__autoload(*pt_skel_prog(skel, i)) ? -2 : -1;
-	for (;;) {
-		int best = -1, p = 0;
-
-		for (int i = 0; i < n; i++)
-			if (part[i] == -2 && (best < 0 || prog_cost(skel_prog_at(skel, i)->name) >
-							  prog_cost(skel_prog_at(skel, best)->name)))
-				best = i;
-		if (best < 0)
-			return;
-		for (int k = 1; k < nparts; k++)
-			if (load[k] < load[p])
-				p = k;
-		part[best] = p;
-		load[p] += prog_cost(skel_prog_at(skel, best)->name);
+	for (int i = 0; i < n; i++) {
+		part[i] = bpf_program__autoload(*pt_skel_prog(skel, i)) ? 0 : -1;
+		cost[i] = prog_cost(skel_prog_at(skel, i)->name);
 	}
+	pt_deal(cost, n, nparts, part);
 }
 
 /* A copy of the object, set to load the programs dealt to it (sh->k). */

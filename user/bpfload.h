@@ -33,6 +33,11 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, int npar
 		size_t log_size);
 void pt_bpf_parts_free(struct pt_bpf_parts *parts);
 
+/* Deals n items of cost[i] to nparts (1..PT_LOAD_PARTS) workers, the dearest first, each to
+ * the worker with the least so far, so they end together: part[i] < 0 on entry is left alone
+ * (not dealt), else becomes the item's worker. Ties go to the lowest index and worker. */
+void pt_deal(const uint64_t *cost, int n, int nparts, int *part);
+
 /* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */
 struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i);
 int pt_skel_nprogs(const struct peaktrace_bpf *skel);
