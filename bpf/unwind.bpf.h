@@ -49,10 +49,12 @@
 #include "state.bpf.h"
 #include "unwind.h"
 
-/* key: row index; value: one CFI row (unwind.h). max_entries set by the loader (rows). */
+/* key: row index; value: one CFI row (unwind.h). max_entries set by the loader (rows).
+ * Mmapable: user space copies the rows in (unwind_maps.c) instead of a syscall per 1024. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct pt_unwind_row);
 } unwind_rows SEC(".maps");
