@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1531,6 +1532,46 @@ static int attach_aws(struct pt_session *s, const char *const *paths, bool retry
 	return err == -ENOENT ? 0 : err;
 }
 
+struct tp_attach {
+	struct peaktrace_bpf *skel;
+	struct pt_links links;
+	bool boundaries;
+	int err;
+};
+
+static void *attach_tracepoints(void *arg)
+{
+	struct tp_attach *a = arg;
+
+	a->err = pt_attach_tracepoints(a->skel, &a->links, a->boundaries);
+	return NULL;
+}
+
+/* The allocator's probes, then the tracepoints. Launched, both at once on two threads (the
+ * uprobe-multi link alone is ~9 ms of kernel work, the tracepoints ~0.5 ms each): the command
+ * is held before its exec, nothing of it runs, so their order makes no difference there.
+ * Attached, in that order, as always. */
+static int attach_probes(struct pt_session *s)
+{
+	struct tp_attach a = { .skel = s->skel, .boundaries = s->skel->rodata->rapi_boundaries ||
+								  s->skel->rodata->rapi_first_start };
+	pthread_t t;
+	int err;
+
+	if (!s->launched || pthread_create(&t, NULL, attach_tracepoints, &a)) {
+		return pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes,
+					   s->rep.nprobes, s->multi) ||
+		       pt_attach_tracepoints(s->skel, &s->links, a.boundaries);
+	}
+	err = pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
+				  s->multi);
+	pthread_join(t, NULL);
+	/* Kept (and detached at the end) whether or not either failed. */
+	if (pt_links_take(&s->links, &a.links) && !err)
+		err = -ENOMEM;
+	return err || a.err;
+}
+
 int pt_session_attach(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -1546,9 +1587,7 @@ int pt_session_attach(struct pt_session *s)
 		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
 		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid, s->host_pid);
-	if (pt_attach_allocator(skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
-				s->multi) ||
-	    pt_attach_tracepoints(skel, &s->links, skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) ||
+	if (attach_probes(s) ||
 	    (o->boundary == BOUNDARY_UPROBE &&
 	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
 				  s->launched, o->verbose)) ||

@@ -39,6 +39,21 @@ int pt_links_add_fd(struct pt_links *t, int fd, int group)
 	return fd < 0 ? fd : keep(t, NULL, fd, group);
 }
 
+int pt_links_take(struct pt_links *t, struct pt_links *from)
+{
+	int err = 0;
+
+	for (int i = 0; i < from->n; i++) {
+		int e = keep(t, from->l[i].link, from->l[i].fd, from->l[i].group);
+
+		err = err ? err : e;
+	}
+	free(from->l);
+	from->l = NULL;
+	from->n = from->cap = 0;
+	return err;
+}
+
 static void *destroy_link(void *arg)
 {
 	struct pt_link *e = arg;

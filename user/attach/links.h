@@ -23,6 +23,9 @@ struct pt_links {
 int pt_links_add(struct pt_links *t, struct bpf_link *l, int group);
 /* Keep a raw link fd (negative: -errno of the failed attach). Returns 0 or that -errno. */
 int pt_links_add_fd(struct pt_links *t, int fd, int group);
+/* Move every link of from into t (from is empty afterwards). Returns 0 or -ENOMEM (the links
+ * that could not be kept were destroyed). */
+int pt_links_take(struct pt_links *t, struct pt_links *from);
 /* Detach every link, highest group first; the table is empty (and freed) afterwards. */
 void pt_links_detach(struct pt_links *t);
 
