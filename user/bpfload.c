@@ -4,11 +4,12 @@
  *
  * In launch mode the command waits while the programs load, and libbpf loads an object's
  * programs one after another (verification is most of it), on one core while the other idles.
- * So the configured skeleton creates the maps and loads no program, and its programs are loaded
- * by PT_LOAD_PARTS copies of the same embedded object, one per thread, each reusing every map
- * of the first: the same frozen .rodata (the verifier drops the same dead code), the same .bss,
- * ring buffer and tables. The big preallocated maps (the kernel zeroes tens of MiB for them) are
- * created first, on both cores too. Measured in docs/design.md "Cold start".
+ * So the configured skeleton creates every map itself, on both cores (the kernel zeroes tens of
+ * MiB for the preallocated tables), as libbpf's load would (.bss and .rodata filled, .rodata
+ * frozen, both mmapped where the skeleton points), and loads no program; its programs are
+ * loaded by PT_LOAD_PARTS copies of the same embedded object, one per thread, each reusing
+ * every map of the first: the same frozen .rodata (the verifier drops the same dead code), the
+ * same .bss, ring buffer and tables. Measured in docs/design.md "Cold start".
  */
 #include <errno.h>
 #include <stdbool.h>
