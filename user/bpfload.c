@@ -12,6 +12,8 @@
  * same .bss, ring buffer and tables. Measured in docs/design.md "Cold start".
  */
 #include <errno.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpfload.h"
+#include "util/file.h"
 
 #define PT_MAX_MAPS 64
 
@@ -48,6 +51,77 @@ static struct bpf_prog_skeleton *skel_prog_at(const struct peaktrace_bpf *skel, 
 struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i)
 {
 	return skel_prog_at(skel, i)->prog;
+}
+
+/* ---- how many copies ---------------------------------------------------------------------- */
+
+int pt_load_parts_for(int cpus, double quota_cpus, double load1)
+{
+	double usable = cpus;
+
+	if (quota_cpus > 0 && quota_cpus < usable)
+		usable = quota_cpus;
+	/* A second copy costs its own BTF parse and CO-RE pass: it pays only with a second core
+	 * free for it (on average over the last minute). */
+	return usable >= 2 && load1 <= usable - 1 ? PT_LOAD_PARTS : 1;
+}
+
+/* The two numbers of a cgroup file (cpu.max "QUOTA PERIOD", or v1's quota and period in two
+ * files) as CPUs; 0 for no limit ("max", -1) or unreadable. */
+static double quota_over_period(const char *quota_path, const char *period_path)
+{
+	char *q = pt_read_file(quota_path, 64, NULL), *per = period_path ? pt_read_file(period_path, 64, NULL) : NULL;
+	double quota = 0, period = 0, cpus = 0;
+
+	if (q && period_path ? per && sscanf(q, "%lf", &quota) == 1 && sscanf(per, "%lf", &period) == 1 :
+	    q && sscanf(q, "%lf %lf", &quota, &period) == 2)
+		cpus = quota > 0 && period > 0 ? quota / period : 0;
+	free(q);
+	free(per);
+	return cpus;
+}
+
+/* Our cgroup's CPU limit in CPUs, 0 for none or unknown: cgroup v2's cpu.max, else v1's cpu
+ * controller (cpu.cfs_quota_us / cpu.cfs_period_us). */
+static double cgroup_cpus(void)
+{
+	char *cg = pt_read_file("/proc/self/cgroup", 4096, NULL), *line, *save = NULL;
+	char q[4300], per[4300];
+	double cpus = 0;
+
+	for (line = cg ? strtok_r(cg, "\n", &save) : NULL; line && !cpus; line = strtok_r(NULL, "\n", &save)) {
+		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!path)
+			continue;
+		*path++ = 0;
+		ctl++;
+		if (!*ctl) {                                  /* v2: "0::/PATH" */
+			snprintf(q, sizeof(q), "/sys/fs/cgroup%s/cpu.max", path);
+			cpus = quota_over_period(q, NULL);
+		} else if (!strcmp(ctl, "cpu") || !strcmp(ctl, "cpu,cpuacct")) {
+			snprintf(q, sizeof(q), "/sys/fs/cgroup/%s%s/cpu.cfs_quota_us", ctl, path);
+			snprintf(per, sizeof(per), "/sys/fs/cgroup/%s%s/cpu.cfs_period_us", ctl, path);
+			cpus = quota_over_period(q, per);
+		}
+	}
+	free(cg);
+	return cpus;
+}
+
+int pt_load_parts_here(void)
+{
+	cpu_set_t set;
+	char *la = pt_read_file("/proc/loadavg", 128, NULL);
+	double load1 = 0;
+	int cpus = 1;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		cpus = CPU_COUNT(&set);
+	if (!la || sscanf(la, "%lf", &load1) != 1)
+		load1 = 0;
+	free(la);
+	return pt_load_parts_for(cpus, cgroup_cpus(), load1);
 }
 
 /* ---- dealing work out ------------------------------------------------------------------- */

@@ -33,6 +33,12 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, int npar
 		size_t log_size);
 void pt_bpf_parts_free(struct pt_bpf_parts *parts);
 
+/* How many copies to load with: PT_LOAD_PARTS when a second core is there and idle enough to
+ * take one (cpus: the CPUs we may run on; quota_cpus: our cgroup's CPU limit, 0 for none;
+ * load1: the 1-minute load average), else 1. pt_load_parts_here asks this machine. */
+int pt_load_parts_for(int cpus, double quota_cpus, double load1);
+int pt_load_parts_here(void);
+
 /* Deals n items of cost[i] to nparts (1..PT_LOAD_PARTS) workers, the dearest first, each to
  * the worker with the least so far, so they end together: part[i] < 0 on entry is left alone
  * (not dealt), else becomes the item's worker. Ties go to the lowest index and worker. */

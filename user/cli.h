@@ -77,6 +77,7 @@ struct pt_options {
 	bool probe_floor;        /* (internal) --probe-floor: every BPF program returns at once */
 	const char *prog_stats;  /* (internal) --prog-stats FILE: each program's run count and ns */
 	const char *verifier_stats; /* (internal) --verifier-stats FILE: each program's verifier cost */
+	int load_parts;             /* (internal) --load-parts N: copies loading the programs; 0: the machine decides */
 	char *target_env[PT_MAX_COMPARE]; /* (internal) --target-env: set in the launched command */
 	int ntarget_env;
 	unsigned timeline_ms;    /* --timeline-interval: memory sampled every MS, 0 = off */

@@ -1396,9 +1396,11 @@ static int load_bpf(struct pt_session *s)
 	t_load = now_ns();
 	cpu_load = process_cpu_ns();
 	/* A spare loads beside the others (--follow starts three at once) or beside the processes
-	 * it follows, at nice +10: one copy, the least CPU. A session something waits for: two. */
-	err = pt_bpf_load(s->skel, &s->parts, s->opt->spare_fd >= 0 ? 1 : PT_LOAD_PARTS, vbufs,
-			  PT_VLOG_SIZE);
+	 * it follows, at nice +10: one copy, the least CPU. A session something waits for: two,
+	 * when a second core is free to take one. */
+	err = pt_bpf_load(s->skel, &s->parts,
+			  s->opt->load_parts ? s->opt->load_parts :
+			  s->opt->spare_fd >= 0 ? 1 : pt_load_parts_here(), vbufs, PT_VLOG_SIZE);
 	if (vbufs && !err)
 		verifier_stats_write(s, vbufs, now_ns() - t_load, process_cpu_ns() - cpu_load);
 	free(vbufs);
