@@ -33,10 +33,10 @@ int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, int npar
 		size_t log_size);
 void pt_bpf_parts_free(struct pt_bpf_parts *parts);
 
-/* How many copies to load with: PT_LOAD_PARTS when a second core is there and idle enough to
- * take one (cpus: the CPUs we may run on; quota_cpus: our cgroup's CPU limit, 0 for none;
- * load1: the 1-minute load average), else 1. pt_load_parts_here asks this machine. */
-int pt_load_parts_for(int cpus, double quota_cpus, double load1);
+/* How many copies to load with: PT_LOAD_PARTS when at least two CPUs are ours (cpus: the CPUs
+ * we may run on; quota_cpus: our cgroup's CPU limit, 0 for none), else 1.
+ * pt_load_parts_here asks this machine. */
+int pt_load_parts_for(int cpus, double quota_cpus);
 int pt_load_parts_here(void);
 
 /* Deals n items of cost[i] to nparts (1..PT_LOAD_PARTS) workers, the dearest first, each to

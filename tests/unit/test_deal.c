@@ -87,14 +87,13 @@ int main(void)
 		CHECK(p[0] == 0 && p[1] == 1 && p[2] == 0 && p[3] == 1, "equal costs alternate (%d %d %d %d)",
 		      p[0], p[1], p[2], p[3]);
 	}
-	/* How many copies: two only with a second core free for the second. */
-	CHECK(pt_load_parts_for(2, 0, 0.3) == 2, "2 CPUs, idle, no limit: two copies");
-	CHECK(pt_load_parts_for(2, 0, 1.0) == 2, "2 CPUs, one busy: two copies");
-	CHECK(pt_load_parts_for(2, 0, 5.8) == 1, "2 CPUs, load 5.8 (no core free): one copy");
-	CHECK(pt_load_parts_for(1, 0, 0.0) == 1, "1 CPU: one copy");
-	CHECK(pt_load_parts_for(8, 1.0, 0.0) == 1, "8 CPUs but a 1-CPU cgroup quota (a small Lambda): one copy");
-	CHECK(pt_load_parts_for(8, 2.0, 0.5) == 2, "a 2-CPU quota, idle: two copies");
-	CHECK(pt_load_parts_for(4, 0, 2.5) == 2, "4 CPUs at load 2.5: two copies");
+	/* How many copies: two only with two CPUs ours. */
+	CHECK(pt_load_parts_for(2, 0) == 2, "2 CPUs, no limit: two copies");
+	CHECK(pt_load_parts_for(1, 0) == 1, "1 CPU: one copy");
+	CHECK(pt_load_parts_for(8, 1.0) == 1, "8 CPUs but a 1-CPU cgroup quota: one copy");
+	CHECK(pt_load_parts_for(8, 1.5) == 1, "a 1.5-CPU quota: one copy");
+	CHECK(pt_load_parts_for(8, 2.0) == 2, "a 2-CPU quota: two copies");
+	CHECK(pt_load_parts_for(2, 4.0) == 2, "a quota above the CPUs: the CPUs decide");
 
 	/* Out-of-range worker counts fall back to PT_LOAD_PARTS; nothing to deal is fine. */
 	{
