@@ -49,10 +49,12 @@
 #include "state.bpf.h"
 #include "unwind.h"
 
-/* key: row index; value: one CFI row (unwind.h). max_entries set by the loader (rows). */
+/* key: row index; value: one CFI row (unwind.h). max_entries set by the loader (rows).
+ * Mmapable: user space copies the rows in (unwind_maps.c) instead of a syscall per 1024. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct pt_unwind_row);
 } unwind_rows SEC(".maps");
@@ -320,6 +322,17 @@ static __always_inline bool unw_find_map(struct unw_walk *w, __u64 pc)
 	return true;
 }
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* The current task as an untrusted BTF pointer: the same probe-mem loads as through
+ * bpf_get_current_task_btf() (the kfunc is a register move once verified), but the verifier
+ * does not look up "task_struct__safe_*" types for each pointer it loads through it (a linear
+ * search of the kernel's BTF each time on 6.18: ~1/4 of the start-up's verification). */
+static __always_inline struct task_struct *unw_task(void)
+{
+	return bpf_rdonly_cast(bpf_get_current_task_btf(), bpf_core_type_id_kernel(struct task_struct));
+}
+
 struct unw_vma {
 	__u64 start, end, pgoff;
 	struct pt_unwind_file_key key;
@@ -380,7 +393,7 @@ __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 static __always_inline bool unw_find_file(struct unw_walk *w, struct thread_state *ts, __u64 pc)
 {
 	struct pt_unwind_map m;
-	__u64 mm = (__u64)bpf_get_current_task_btf()->mm;
+	__u64 mm = (__u64)unw_task()->mm;
 	__u32 seq = w->memo >> 32;
 	int err;
 
@@ -641,7 +654,7 @@ static __always_inline __u32 unw_mm_seq(struct task_struct *task)
 __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
 			       __u64 *hash)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = unw_task();
 	/* gen before sel, in this order: user space stores sel first, then gen (unwind_maps.c),
 	 * so a walk that sees a new generation also sees the new mappings, and rows of an older
 	 * set are never cached under a newer generation. */
@@ -747,7 +760,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 __noinline int pt_unw_fault_memo_holds(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp,
 				       __u64 h)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = unw_task();
 	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
 	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
 	__u64 mm = (__u64)task->mm;

@@ -83,7 +83,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
-       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS };
+       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -127,6 +127,9 @@ static const struct argp_option opts[] = {
 	{ "py-chunks", OPT_PY_CHUNKS, "N", OPTION_HIDDEN, "", 0 },
 	/* What each program costs the verifier at load (the start-up's largest part). */
 	{ "verifier-stats", OPT_VERIFIER_STATS, "FILE", OPTION_HIDDEN, "", 0 },
+	/* Copies of the BPF object loading the programs, 1 or 2 (user/bpfload.h); by default the
+	 * machine decides (a second core free): for the tests and benchmarks. */
+	{ "load-parts", OPT_LOAD_PARTS, "N", OPTION_HIDDEN, "", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -184,7 +187,7 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 
 /* The start-up options (unwind table cache, --fast-start), --python-objects and the
  * benchmark's hidden ones. Returns false for another key. */
-static bool parse_start_opt(int key, char *arg, struct pt_options *o)
+static bool parse_start_opt(int key, char *arg, struct argp_state *st, struct pt_options *o)
 {
 	switch (key) {
 	case OPT_CACHE_DIR:
@@ -207,6 +210,11 @@ static bool parse_start_opt(int key, char *arg, struct pt_options *o)
 		return true;
 	case OPT_VERIFIER_STATS:
 		o->verifier_stats = arg;
+		return true;
+	case OPT_LOAD_PARTS:
+		if (strcmp(arg, "1") && strcmp(arg, "2"))
+			die_usage(st, "--load-parts: 1 or 2, not %s", arg);
+		o->load_parts = arg[0] - '0';
 		return true;
 	}
 	return false;
@@ -409,7 +417,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 		break;
 	default:
-		return parse_start_opt(key, arg, o) || parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
+		return parse_start_opt(key, arg, st, o) || parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }

@@ -79,6 +79,7 @@ struct pt_options {
 	const char *verifier_stats; /* (internal) --verifier-stats FILE: each program's verifier cost */
 	uint32_t py_chunks;      /* (internal) --py-chunks N: the Python words' pool (0: --max-stacks
 				  * chunks); the tests fill a small one to reach the hash map after it */
+	int load_parts;             /* (internal) --load-parts N: copies loading the programs; 0: the machine decides */
 	char *target_env[PT_MAX_COMPARE]; /* (internal) --target-env: set in the launched command */
 	int ntarget_env;
 	unsigned timeline_ms;    /* --timeline-interval: memory sampled every MS, 0 = off */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "bpf/sample.h"
 #include "bpf/inv.h"
 #include "peaktrace.skel.h"
+#include "bpfload.h"
 #include "target/launch.h"
 #include "target/procmaps.h"
 #include "attach/links.h"
@@ -82,7 +84,8 @@ struct pt_session {
 	 * again whenever new code is mapped */
 	bool aws_pending;
 	/* BPF */
-	struct peaktrace_bpf *skel;
+	struct peaktrace_bpf *skel;   /* the maps; skel->progs.X the programs, loaded by parts */
+	struct pt_bpf_parts parts;    /* the objects that loaded the programs (bpfload.h) */
 	bool multi;              /* uprobe-multi links */
 	struct pt_links links;
 	struct ring_buffer *rb;
@@ -1311,21 +1314,12 @@ static int configure(struct pt_session *s)
  * can be seen with the loader's real configuration, which `bpftool prog loadall` lacks. */
 #define PT_VLOG_SIZE 16384
 
-static char *verifier_stats_arm(struct pt_session *s)
+/* One log buffer per program, in skeleton order (bpfload.h arms them). */
+static char *verifier_stats_bufs(struct pt_session *s)
 {
-	struct bpf_program *prog;
-	char *bufs;
-	size_t n = 0, i = 0;
+	int n = pt_skel_nprogs(s->skel);
 
-	bpf_object__for_each_program(prog, s->skel->obj)
-		n++;
-	if (!(bufs = calloc(n ? n : 1, PT_VLOG_SIZE)))
-		return NULL;
-	bpf_object__for_each_program(prog, s->skel->obj) {
-		bpf_program__set_log_buf(prog, bufs + i++ * PT_VLOG_SIZE, PT_VLOG_SIZE);
-		bpf_program__set_log_level(prog, 4);
-	}
-	return bufs;
+	return calloc(n ? n : 1, PT_VLOG_SIZE);
 }
 
 static unsigned long long vlog_field(const char *log, const char *key)
@@ -1348,12 +1342,13 @@ static void vlog_stack(const char *log, char *out, size_t size)
 }
 
 /* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B..., then
- * the sums and the load's wall-clock and CPU time. */
-static uint64_t thread_cpu_ns(void)
+ * the sums and the load's wall-clock and CPU time. The load runs on two threads (bpfload.c):
+ * the process's CPU time, which is the load's alone while the session has no other thread. */
+static uint64_t process_cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
@@ -1361,33 +1356,32 @@ static uint64_t thread_cpu_ns(void)
  * bpf() calls included), which a machine loaded by other work does not inflate. */
 static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns, uint64_t cpu_ns)
 {
-	struct bpf_program *prog;
 	unsigned long long us = 0, insns = 0;
-	size_t i = 0;
 	FILE *f = fopen(s->opt->verifier_stats, "w");
 
 	if (!f) {
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->verifier_stats, strerror(errno));
 		return;
 	}
-	bpf_object__for_each_program(prog, s->skel->obj) {
-		const char *log = bufs + i++ * PT_VLOG_SIZE;
+	for (int i = 0; i < pt_skel_nprogs(s->skel); i++) {
+		const struct bpf_program *prog = *pt_skel_prog(s->skel, i);
+		const char *log = bufs + (size_t)i * PT_VLOG_SIZE;
 		unsigned long long t = vlog_field(log, "verification time "),
 				   n = vlog_field(log, "processed ");
 
 		char stack[64];
 
-		if (!bpf_program__autoload(prog))
+		if (bpf_program__fd(prog) < 0)   /* not loaded */
 			continue;
 		vlog_stack(log, stack, sizeof(stack));
-		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s\n",
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s part=%d\n",
 			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
-			vlog_field(log, "peak_states "), stack);
+			vlog_field(log, "peak_states "), stack, s->parts.loaded_by[i]);
 		us += t;
 		insns += n;
 	}
-	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f\n", us, insns, load_ns / 1e6,
-		cpu_ns / 1e6);
+	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f maps_ms=%.1f progs_ms=%.1f\n",
+		us, insns, load_ns / 1e6, cpu_ns / 1e6, s->parts.maps_ns / 1e6, s->parts.progs_ns / 1e6);
 	fclose(f);
 }
 
@@ -1416,13 +1410,18 @@ static int load_bpf(struct pt_session *s)
 	}
 	if (s->opt->spare_fd >= 0 || s->opt->held)   /* let go before its symbols are read */
 		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
-	if (s->opt->verifier_stats && !(vbufs = verifier_stats_arm(s)))
+	if (s->opt->verifier_stats && !(vbufs = verifier_stats_bufs(s)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
-	cpu_load = thread_cpu_ns();
-	err = peaktrace_bpf__load(s->skel);
+	cpu_load = process_cpu_ns();
+	/* A spare loads beside the others (--follow starts three at once) or beside the processes
+	 * it follows, at nice +10: one copy, the least CPU. A session something waits for: two,
+	 * when a second core is free to take one. */
+	err = pt_bpf_load(s->skel, &s->parts,
+			  s->opt->load_parts ? s->opt->load_parts :
+			  s->opt->spare_fd >= 0 ? 1 : pt_load_parts_here(), vbufs, PT_VLOG_SIZE);
 	if (vbufs && !err)
-		verifier_stats_write(s, vbufs, now_ns() - t_load, thread_cpu_ns() - cpu_load);
+		verifier_stats_write(s, vbufs, now_ns() - t_load, process_cpu_ns() - cpu_load);
 	free(vbufs);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
@@ -1554,6 +1553,46 @@ static int attach_aws(struct pt_session *s, const char *const *paths, bool retry
 	return err == -ENOENT ? 0 : err;
 }
 
+struct tp_attach {
+	struct peaktrace_bpf *skel;
+	struct pt_links links;
+	bool boundaries;
+	int err;
+};
+
+static void *attach_tracepoints(void *arg)
+{
+	struct tp_attach *a = arg;
+
+	a->err = pt_attach_tracepoints(a->skel, &a->links, a->boundaries);
+	return NULL;
+}
+
+/* The allocator's probes, then the tracepoints. Launched, both at once on two threads (the
+ * uprobe-multi link alone is ~9 ms of kernel work, the tracepoints ~0.5 ms each): the command
+ * is held before its exec, nothing of it runs, so their order makes no difference there.
+ * Attached, in that order, as always. */
+static int attach_probes(struct pt_session *s)
+{
+	struct tp_attach a = { .skel = s->skel, .boundaries = s->skel->rodata->rapi_boundaries ||
+								  s->skel->rodata->rapi_first_start };
+	pthread_t t;
+	int err;
+
+	if (!s->launched || pthread_create(&t, NULL, attach_tracepoints, &a)) {
+		return pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes,
+					   s->rep.nprobes, s->multi) ||
+		       pt_attach_tracepoints(s->skel, &s->links, a.boundaries);
+	}
+	err = pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
+				  s->multi);
+	pthread_join(t, NULL);
+	/* Kept (and detached at the end) whether or not either failed. */
+	if (pt_links_take(&s->links, &a.links) && !err)
+		err = -ENOMEM;
+	return err || a.err;
+}
+
 int pt_session_attach(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -1569,9 +1608,7 @@ int pt_session_attach(struct pt_session *s)
 		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
 		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid, s->host_pid);
-	if (pt_attach_allocator(skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
-				s->multi) ||
-	    pt_attach_tracepoints(skel, &s->links, skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) ||
+	if (attach_probes(s) ||
 	    (o->boundary == BOUNDARY_UPROBE &&
 	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
 				  s->launched, o->verbose)) ||
@@ -1838,14 +1875,14 @@ static void close_running_invocation(struct pt_session *s)
  * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
 static void write_prog_stats(struct pt_session *s)
 {
-	struct bpf_program *prog;
 	FILE *f = fopen(s->opt->prog_stats, "w");
 
 	if (!f) {
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->prog_stats, strerror(errno));
 		return;
 	}
-	bpf_object__for_each_program(prog, s->skel->obj) {
+	for (int i = 0; i < pt_skel_nprogs(s->skel); i++) {
+		const struct bpf_program *prog = *pt_skel_prog(s->skel, i);
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -2144,6 +2181,7 @@ void pt_session_free(struct pt_session *s)
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
 	peaktrace_bpf__destroy(s->skel);
+	pt_bpf_parts_free(&s->parts);
 	if (s->sym)
 		pt_sym_free(s->sym);
 	pt_report_free(&s->rep);

@@ -58,6 +58,21 @@ int pt_links_add_tp(struct pt_links *t, struct bpf_link *l, int event_fd, int gr
 	return keep(t, l, -1, event_fd, group);
 }
 
+int pt_links_take(struct pt_links *t, struct pt_links *from)
+{
+	int err = 0;
+
+	for (int i = 0; i < from->n; i++) {
+		int e = keep(t, from->l[i].link, from->l[i].fd, from->l[i].event_fd, from->l[i].group);
+
+		err = err ? err : e;
+	}
+	free(from->l);
+	from->l = NULL;
+	from->n = from->cap = 0;
+	return err;
+}
+
 static void *destroy_link(void *arg)
 {
 	struct pt_link *e = arg;

@@ -32,6 +32,9 @@ struct pt_links {
 int pt_links_add(struct pt_links *t, struct bpf_link *l, int group);
 /* Keep a raw link fd (negative: -errno of the failed attach). Returns 0 or that -errno. */
 int pt_links_add_fd(struct pt_links *t, int fd, int group);
+/* Move every link of from into t (from is empty afterwards). Returns 0 or -ENOMEM (the links
+ * that could not be kept were destroyed). */
+int pt_links_take(struct pt_links *t, struct pt_links *from);
 /* Keep a perf-event tracepoint's link (not NULL) and a duplicate of its event's fd: the link's
  * release takes the program off the event at once, the event's close (the grace period) can
  * wait for the background (pt_links_stop). */

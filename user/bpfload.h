@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* bpfload.h — the BPF object loaded on two cores (docs/design.md "Cold start"). */
+#ifndef PEAKTRACE_BPFLOAD_H
+#define PEAKTRACE_BPFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "bpf/peaktrace.h"   /* the .bss types the skeleton names */
+#include "peaktrace.skel.h"
+
+#define PT_LOAD_PARTS 2
+
+/* The objects that loaded the programs; the maps are the configured skeleton's. */
+struct pt_bpf_parts {
+	struct peaktrace_bpf *part[PT_LOAD_PARTS];
+	signed char loaded_by[64];   /* the skeleton's i-th program: its part, -1 not loaded */
+	uint64_t maps_ns;            /* wall-clock: the maps created and the copies opened */
+	uint64_t progs_ns;           /* wall-clock: the programs loaded */
+};
+
+/*
+ * skel: opened and configured (settings, map sizes, the programs to load and their expected
+ * attach types). Creates its maps on two threads, then verifies its programs in nparts (1 or
+ * PT_LOAD_PARTS) copies of the object, one per thread, each reusing every map of skel, so all
+ * see the same frozen .rodata. One copy costs less CPU in all (each copy parses the kernel's
+ * BTF and relocates against it): for loads that run beside others anyway. Afterwards skel->progs.X names the program that was
+ * loaded, whichever copy loaded it; skel's own programs stay unloaded. logs: NULL, or one
+ * buffer of log_size bytes per program in skeleton order, armed at log level 4 (the verifier's
+ * statistics). Returns 0 or -errno; *parts must be freed with pt_bpf_parts_free either way,
+ * after skel's links are gone.
+ */
+int pt_bpf_load(struct peaktrace_bpf *skel, struct pt_bpf_parts *parts, int nparts, char *logs,
+		size_t log_size);
+void pt_bpf_parts_free(struct pt_bpf_parts *parts);
+
+/* How many copies to load with: PT_LOAD_PARTS when at least two CPUs are ours (cpus: the CPUs
+ * we may run on; quota_cpus: our cgroup's CPU limit, 0 for none), else 1.
+ * pt_load_parts_here asks this machine. */
+int pt_load_parts_for(int cpus, double quota_cpus);
+int pt_load_parts_here(void);
+
+/* Deals n items of cost[i] to nparts (1..PT_LOAD_PARTS) workers, the dearest first, each to
+ * the worker with the least so far, so they end together: part[i] < 0 on entry is left alone
+ * (not dealt), else becomes the item's worker. Ties go to the lowest index and worker. */
+void pt_deal(const uint64_t *cost, int n, int nparts, int *part);
+
+/* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */
+struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i);
+int pt_skel_nprogs(const struct peaktrace_bpf *skel);
+
+#endif
