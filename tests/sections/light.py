@@ -361,6 +361,63 @@ def run_resident(ctx, light=True):
            [bool(x.get("resident_at_end")) for x in jl if x.get("seq")], [True] * len(events))
 
 
+def run_resident_burst(ctx):
+    """Back-to-back invocations, --light: the reading of resident memory at an invocation's end
+    is due 50 ms after it; when the next invocation starts first, nothing is read (reading the
+    mappings beside that invocation would slow it) and the record says so with the gap. Eight
+    invocations fired one after the other (each the `invoke` tool's own round trip, a few ms
+    apart), then a pause: the last one is read. Truth: the gaps the records give (each skip
+    must have one under 50 ms) and the fact that a burst of eight has at least one such gap."""
+    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    name = "light/lambda resident at end/back to back"
+    if not res.wanted(name):
+        return
+    py = "/usr/bin/python3"
+    fdir = os.path.normpath(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         "..", "tools", "functions", "python"))
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (os.path.join(build, "tools", "lambda-host"), invoke, py)):
+        res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
+        return
+    port = 24100 + random.randint(0, 1400) * 2
+    started = host_runtime(res, name, build, tmp, "light-burst", 1024, port,
+                           [py, os.path.join(fdir, "bootstrap.py")],
+                           ["--handler", "resident.keep", "--task-root", fdir])
+    if not started:
+        return
+    h, rt = started
+    time.sleep(1.0)   # the runtime is waiting in its first GET .../next
+    outdir = os.path.join(tmp, "light-burst")
+    p = attach_traced(res, name, pt, rt, ["--light", "-o", outdir], h)
+    if not p:
+        return
+    events = [{}] * 8
+    invoke_events(res, name, invoke, port, events, bad={})
+    time.sleep(0.3)   # past the last one's reading
+    got = stop_attached(res, name, p, h, outdir, len(events))
+    if got is None:
+        return
+    rep, invs = got
+    # The text counts every row (the attached phase's too: its reading is due as an
+    # invocation's); the checks below are on the invocations.
+    all_skipped = sum(1 for i in rep.get("invocations", []) if i.get("end_reading_skipped_gap_ns") is not None)
+    invs = [i for i in invs if i.get("seq")]
+    read = [isinstance(i.get("resident_at_end"), dict) for i in invs]
+    gaps = [i.get("end_reading_skipped_gap_ns") for i in invs]
+    print("INFO %s: read %r, skipped with gaps (ns) %r" % (name, read, gaps), flush=True)
+    res.eq("%s: each invocation either read or skipped with its gap" % name,
+           [r != (g is not None) for r, g in zip(read, gaps)], [True] * len(invs))
+    skipped = [g for g in gaps if g is not None]
+    res.true("%s: every skip had the next invocation start within 50 ms" % name,
+             all(0 <= g < 50000000 for g in skipped), repr(skipped))
+    res.true("%s: a burst of %d has skips (none read beside the next invocation)" % (name, len(events)),
+             len(skipped) >= 1, repr(gaps))
+    res.true("%s: the last one (followed by a pause) is read" % name, bool(read) and read[-1], repr(read))
+    txt = read_text(os.path.join(outdir, "report.txt"))
+    m = re.search(r"resident at the end not read after (\d+) invocations?: the next began", txt)
+    res.eq("%s: the text counts the skipped readings" % name, int(m.group(1)) if m else 0, all_skipped)
+
+
 def memo_split(lines, fn_rx, main_rx):
     """Bytes of rss.folded's stacks through a frame matching fn_rx called from one matching
     main_rx (the workload's own call, not a start-up stack), and those stacks' frames below
@@ -439,6 +496,7 @@ def run_section(ctx):
     run_oom(ctx)
     run_resident(ctx)
     run_resident(ctx, light=False)
+    run_resident_burst(ctx)
     wl = ctx.built.get("wl_rss", {}).get("fp")
     for mode in ("launch", "attach"):
         run_wl(ctx, wl, mode, True)

@@ -389,6 +389,10 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 			r->arena_live, r->arena_resident, r->arena_retained, r->arena_retained_change);
 	else
 		fputs("null", f);
+	if (r->reading_skipped)
+		fprintf(f, ", \"end_reading_skipped_gap_ns\": %" PRIu64, r->next_gap_ns);
+	else
+		fputs(", \"end_reading_skipped_gap_ns\": null", f);
 	fputs(", \"resident_at_end\": ", f);
 	if (r->mem_read)
 		fprintf(f, "{\"malloc_heap_bytes\": %" PRId64 ", \"malloc_heap_main_arena_bytes\": %" PRId64

@@ -61,6 +61,11 @@ struct pt_inv_record {
 	 * with --light; mem_read false when not measured): glibc's malloc heap (main arena, thread
 	 * arenas) and CPython's pymalloc arenas, and anonymous bytes past the scan budget. */
 	bool mem_read;
+	/* Not read (neither the arenas nor the mappings) because the next invocation began
+	 * next_gap_ns after this one ended, before the reading was due: reading /proc/PID/smaps
+	 * then would slow that invocation (~1.5 ms of a 5 ms Node invocation here). */
+	bool reading_skipped;
+	uint64_t next_gap_ns;
 	int64_t heap_main_resident, heap_thread_resident, pymalloc_resident, mem_unscanned;
 	uint32_t pymalloc_pools;
 	uint32_t ntop;

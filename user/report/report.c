@@ -540,11 +540,19 @@ static bool *inv_rows_shown(const struct pt_report *r)
 static void text_inv_resident(FILE *f, const struct pt_report *r, const bool *show)
 {
 	char b1[32], b2[32], b3[32], b4[32], num[24];
-	uint32_t k;
+	uint32_t k, skipped = 0;
 	bool any = false;
 
-	for (k = 0; k < r->invs->n && !any; k++)
-		any = r->invs->r[k].mem_read && (!show || show[k]);
+	for (k = 0; k < r->invs->n; k++) {
+		any = any || (r->invs->r[k].mem_read && (!show || show[k]));
+		skipped += r->invs->r[k].reading_skipped && (!show || show[k]);
+	}
+	if (!any && !skipped)
+		return;
+	if (skipped)
+		fprintf(f, "  resident at the end not read after %u invocation%s: the next began before the "
+			   "reading was due (50 ms after the end); reading the mappings then would slow it "
+			   "(report.json end_reading_skipped_gap_ns)\n", skipped, skipped == 1 ? "" : "s");
 	if (!any)
 		return;
 	fprintf(f, "  resident at each end (read from the mappings after it; malloc heap = glibc's main "
