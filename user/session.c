@@ -288,20 +288,25 @@ static void resident_reading(struct pt_session *s, struct pt_inv_record *rec)
 	rec->mem_unscanned = mr.unscanned_bytes;
 }
 
+/* The record whose end reading is pending, no longer pending (NULL: none). */
+static struct pt_inv_record *arena_pending(struct pt_session *s)
+{
+	if (!s->arena_due)
+		return NULL;
+	s->arena_due = 0;
+	return s->arena_rec < s->invs.n ? &s->invs.r[s->arena_rec] : NULL;
+}
+
 /* The next invocation began (at start_ts) before the pending reading was due: it is not taken.
  * Reading smaps and the arenas now would run beside that invocation and slow it (the mappings'
  * walk holds the target's mmap lock and takes a core: a 5 ms Node invocation took 1.5 ms
  * longer under --light); the record says so instead (reading_skipped, next_gap_ns). */
 static void arena_skip(struct pt_session *s, uint64_t start_ts)
 {
-	struct pt_inv_record *rec;
+	struct pt_inv_record *rec = arena_pending(s);
 
-	if (!s->arena_due)
+	if (!rec)
 		return;
-	s->arena_due = 0;
-	if (s->arena_rec >= s->invs.n)
-		return;
-	rec = &s->invs.r[s->arena_rec];
 	rec->reading_skipped = true;
 	rec->next_gap_ns = start_ts > rec->end_ns ? start_ts - rec->end_ns : 0;
 }
@@ -310,14 +315,10 @@ static void arena_skip(struct pt_session *s, uint64_t start_ts)
  * then may be printed). */
 static void arena_reading(struct pt_session *s)
 {
-	struct pt_inv_record *rec;
+	struct pt_inv_record *rec = arena_pending(s);
 
-	if (!s->arena_due)
+	if (!rec)
 		return;
-	s->arena_due = 0;
-	if (s->arena_rec >= s->invs.n)
-		return;
-	rec = &s->invs.r[s->arena_rec];
 	resident_reading(s, rec);
 	if (!s->arenas ||
 	    pt_arenas_totals(s->pid, bpf_map__fd(s->skel->maps.arenas), &s->skel->bss->g,

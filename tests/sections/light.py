@@ -272,6 +272,23 @@ def run_oom(ctx):
              [l for l in txt.splitlines() if l.startswith("KILLED")])
 
 
+def resident_host(ctx, name, tag):
+    """The bundled host running tools/functions/python/resident.py under Debian's python3:
+    (the invoke tool, the host's port, (host, runtime)), or None (skipped or failed: said)."""
+    res, build, tmp = ctx.res, ctx.build_arg, ctx.tmp
+    py = "/usr/bin/python3"
+    fdir = os.path.normpath(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         "..", "tools", "functions", "python"))
+    invoke = os.path.join(build, "tools", "invoke")
+    if not all(os.access(p, os.X_OK) for p in (os.path.join(build, "tools", "lambda-host"), invoke, py)):
+        res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
+        return None
+    port = 24100 + random.randint(0, 1400) * 2
+    started = host_runtime(res, name, build, tmp, tag, 1024, port, [py, os.path.join(fdir, "bootstrap.py")],
+                           ["--handler", "resident.keep", "--task-root", fdir])
+    return (invoke, port, started) if started else None
+
+
 def run_resident(ctx, light=True):
     """Resident memory by allocator at each invocation's end, --light: tools/functions/python/
     resident.py under the bundled host, attached with --light, invoked with nothing, 400,000
@@ -280,24 +297,14 @@ def run_resident(ctx, light=True):
     Truth: the handler's own RssAnon change while it ran and CPython's own count of its
     arenas (sys._debugmallocstats). light False: the same without --light (the reading is
     made in both modes)."""
-    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
     name = "light/lambda resident at end" + ("" if light else "/full mode")
     if not res.wanted(name):
         return
-    py = "/usr/bin/python3"
-    fdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..",
-                        "tools", "functions", "python")
-    fdir = os.path.normpath(fdir)
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (os.path.join(build, "tools", "lambda-host"), invoke, py)):
-        res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
-        return
-    port = 24100 + random.randint(0, 1400) * 2
-    started = host_runtime(res, name, build, tmp, "light-resident" + ("" if light else "-full"), 1024, port,
-                           [py, os.path.join(fdir, "bootstrap.py")],
-                           ["--handler", "resident.keep", "--task-root", fdir])
+    started = resident_host(ctx, name, "light-resident" + ("" if light else "-full"))
     if not started:
         return
+    invoke, port, started = started
     h, rt = started
     time.sleep(1.0)   # the runtime is waiting in its first GET .../next
     outdir = os.path.join(tmp, "light-resident" + ("" if light else "-full"))
@@ -368,23 +375,14 @@ def run_resident_burst(ctx):
     invocations fired one after the other (each the `invoke` tool's own round trip, a few ms
     apart), then a pause: the last one is read. Truth: the gaps the records give (each skip
     must have one under 50 ms) and the fact that a burst of eight has at least one such gap."""
-    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
     name = "light/lambda resident at end/back to back"
     if not res.wanted(name):
         return
-    py = "/usr/bin/python3"
-    fdir = os.path.normpath(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                         "..", "tools", "functions", "python"))
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (os.path.join(build, "tools", "lambda-host"), invoke, py)):
-        res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
-        return
-    port = 24100 + random.randint(0, 1400) * 2
-    started = host_runtime(res, name, build, tmp, "light-burst", 1024, port,
-                           [py, os.path.join(fdir, "bootstrap.py")],
-                           ["--handler", "resident.keep", "--task-root", fdir])
+    started = resident_host(ctx, name, "light-burst")
     if not started:
         return
+    invoke, port, started = started
     h, rt = started
     time.sleep(1.0)   # the runtime is waiting in its first GET .../next
     outdir = os.path.join(tmp, "light-burst")
