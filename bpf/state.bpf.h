@@ -76,7 +76,7 @@ struct thread_state {
 	__u64 rm_nr;     /* ... and that syscall's number (orig_ax): valid only inside it */
 	/* Copy of the user stack: PT_STACK_WINDOW bytes from rsp at a capture's start (every
 	 * capture reads that much: kept short), up to all of it at the .eh_frame walk's later
-	 * reads (unwind.bpf.h pt_unw_rewindow: deep stacks, one read per UNW_WIN_BYTES). */
+	 * reads (unwind.bpf.h unw_rewindow: deep stacks, one read per UNW_WIN_BYTES). */
 	__u64 win[UNW_WIN_BYTES / 8];
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread

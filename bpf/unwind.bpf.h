@@ -29,7 +29,7 @@
  *
  * User memory: ts->win holds PT_STACK_WINDOW bytes of stack from rsp at the start; when a
  * frame's slots lie outside it, the window moves up to them with one read of up to
- * UNW_WIN_BYTES (never past the stack's end once a read there failed, see pt_unw_rewindow): a
+ * UNW_WIN_BYTES (never past the stack's end once a read there failed, see unw_rewindow): a
  * deep stack costs one user read per 4 KiB, not one or two per frame.
  *
  * The verifier: every function that loops or does real work per frame is a global function
@@ -170,16 +170,11 @@ static __always_inline bool unw_in_win(struct unw_walk *w, __u64 addr)
  * read into the next page fails only past the stack's end: the first time it does, the thread
  * remembers that end (ts->unw_top, reset by pt_dwarf_walk in another address space) and reads
  * up to it from then on. unw_top only decides how much one read asks for, never what the walk
- * finds. A failed read zeroes the buffer: the window is then empty. A global function: inlined
- * at every read of the walk and the replay it was ~8K more instructions to verify in all.
+ * finds. A failed read zeroes the buffer: the window is then empty.
  */
-__noinline int pt_unw_rewindow(struct unw_walk *w, struct thread_state *ts, __u64 lo)
+static __always_inline int unw_rewindow(struct unw_walk *w, struct thread_state *ts, __u64 lo)
 {
-	__u64 page_end = (lo | 4095) + 1, top, len = UNW_WIN_BYTES;
-
-	if (!w || !ts)
-		return -1;
-	top = ts->unw_top;
+	__u64 page_end = (lo | 4095) + 1, top = ts->unw_top, len = UNW_WIN_BYTES;
 
 	if (lo < top && top - lo < len)
 		len = top - lo;
@@ -218,7 +213,7 @@ static __always_inline int unw_read(struct unw_walk *w, struct thread_state *ts,
 		 * alone rather than move the window somewhere useless. */
 		if (addr & 7)
 			return bpf_probe_read_user(val, 8, (void *)addr) ? -1 : 0;
-		if (pt_unw_rewindow(w, ts, addr))
+		if (unw_rewindow(w, ts, addr))
 			return bpf_probe_read_user(val, 8, (void *)addr) ? -1 : 0;
 	}
 	off = (addr - w->win_lo) / 8;
@@ -673,7 +668,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	/* A global function's pointer arguments may be NULL to the verifier. */
 	if (!ts || !hash)
 		return 1;
-	/* The stack's end learnt by pt_unw_rewindow holds in one address space (an exec makes
+	/* The stack's end learnt by unw_rewindow holds in one address space (an exec makes
 	 * another). */
 	if (ts->unw_top_mm != mm) {
 		ts->unw_top = 0;
