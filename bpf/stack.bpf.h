@@ -133,7 +133,7 @@ static __always_inline __u32 unwind(struct thread_state *ts, __u64 ip, __u64 sp,
 	bool whole = true;
 	__u64 win_len = 8;
 
-	if (bpf_probe_read_user(ts->win, PT_STACK_WINDOW, (void *)sp)) {
+	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp)) {
 		/* The stack top is less than a window above sp (deep in a short stack): read just
 		 * the return address and walk with single reads. */
 		whole = false;

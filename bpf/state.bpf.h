@@ -43,8 +43,6 @@ struct pt_rss_fmemo {
 	__u64 fr_oe[PT_RSS_FM_PYF];     /* per frame: owner | is_entry << 8 */
 };
 
-#define UNW_WIN_BYTES 4096
-
 /* Per-thread state for the allocator call in progress. Task storage, not a per-CPU scratch:
  * a thread can migrate between the entry probe and the return probe, and a uprobe program
  * may be preempted, so anything that must survive (and the stack scratch) belongs to the task. */
@@ -74,10 +72,7 @@ struct thread_state {
 			  * mapping generation (pt_rss_global.map_gen) is sh_gen */
 	__u64 rm_obj;    /* rss.bpf.h: the file/shmem object a removal syscall in progress spans */
 	__u64 rm_nr;     /* ... and that syscall's number (orig_ax): valid only inside it */
-	/* Copy of the user stack: PT_STACK_WINDOW bytes from rsp at a capture's start (every
-	 * capture reads that much: kept short), up to all of it at the .eh_frame walk's later
-	 * reads (unwind.bpf.h unw_rewindow: deep stacks, one read per UNW_WIN_BYTES). */
-	__u64 win[UNW_WIN_BYTES / 8];
+	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread
 	 * list head last searched in vain, the Python words of the stack being captured, and the
@@ -93,8 +88,6 @@ struct thread_state {
 					  * mm_lock_seq is unw_anon_seq */
 	__u64 unw_anon_mm;
 	__u32 unw_anon_seq, unw_anon_pad;
-	__u64 unw_top, unw_top_mm;       /* unwind.bpf.h: where this thread's stack ends (0: not
-					  * known), in address space unw_top_mm */
 	/* stack.bpf.h: the last stack index found, for an allocator entry [0] and a fault [1],
 	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
 	__u64 last_h[2], last_pc0[2];

@@ -27,10 +27,10 @@
  * at rbp == 0 in code without CFI (ld.so's _start), or is cut, counted by cause
  * (PT_ERR_UNWIND_*).
  *
- * User memory: ts->win holds PT_STACK_WINDOW bytes of stack from rsp at the start; when a
- * frame's slots lie outside it, the window moves up to them with one read of up to
- * UNW_WIN_BYTES (never past the stack's end once a read there failed, see unw_rewindow): a
- * deep stack costs one user read per 4 KiB, not one or two per frame.
+ * User memory: ts->win holds up to PT_STACK_WINDOW bytes of stack; when a frame's slots lie
+ * outside it, the window moves up to them with one read (never past the end of their page,
+ * so a read next to the stack top cannot fail on bytes nobody needs): a deep stack costs one
+ * user read per KiB, not one or two per frame.
  *
  * The verifier: every function that loops or does real work per frame is a global function
  * (pt_dwarf_walk, pt_unw_frame, the two searches, the by-file lookup). A global function is
@@ -163,40 +163,22 @@ static __always_inline bool unw_in_win(struct unw_walk *w, __u64 addr)
 }
 
 /*
- * Make the window hold [lo, lo + 8) and what follows: UNW_WIN_BYTES, into the next page, unless
- * this thread's stack is known to end before; else up to the end of lo's page. A deep stack
- * (CPython's imports: ~40 frames, ~75 words read over several KiB) then costs a read per 4 KiB,
- * not one per 1 KiB or per page. The stack's own pages are readable (frames are there), so a
- * read into the next page fails only past the stack's end: the first time it does, the thread
- * remembers that end (ts->unw_top, reset by pt_dwarf_walk in another address space) and reads
- * up to it from then on. unw_top only decides how much one read asks for, never what the walk
- * finds. A failed read zeroes the buffer: the window is then empty.
+ * Make the window hold [lo, lo + 8) (and what follows, up to PT_STACK_WINDOW bytes in lo's
+ * page). A failed read zeroes the buffer: the window is then empty.
  */
 static __always_inline int unw_rewindow(struct unw_walk *w, struct thread_state *ts, __u64 lo)
 {
-	__u64 page_end = (lo | 4095) + 1, top = ts->unw_top, len = UNW_WIN_BYTES;
+	__u64 len = 4096 - (lo & 4095);
 
-	if (lo < top && top - lo < len)
-		len = top - lo;
+	if (len > PT_STACK_WINDOW)
+		len = PT_STACK_WINDOW;
 	/* Clamp after an opaque move, or clang hands the helper the unclamped copy. */
 	asm volatile("" : "+r"(len));
-	if (len > UNW_WIN_BYTES || len < 8)
+	if (len > PT_STACK_WINDOW || len < 8)
 		len = 8;
 	if (bpf_probe_read_user(ts->win, len, (void *)lo)) {
-		if (len <= page_end - lo) {
-			w->win_lo = w->win_hi = 0;
-			return -1;
-		}
-		/* The next page is not the stack's: it ends with lo's page. */
-		ts->unw_top = page_end;
-		len = page_end - lo;
-		asm volatile("" : "+r"(len));
-		if (len > UNW_WIN_BYTES || len < 8)
-			len = 8;
-		if (bpf_probe_read_user(ts->win, len, (void *)lo)) {
-			w->win_lo = w->win_hi = 0;
-			return -1;
-		}
+		w->win_lo = w->win_hi = 0;
+		return -1;
 	}
 	w->win_lo = lo;
 	w->win_hi = lo + len;
@@ -217,7 +199,7 @@ static __always_inline int unw_read(struct unw_walk *w, struct thread_state *ts,
 			return bpf_probe_read_user(val, 8, (void *)addr) ? -1 : 0;
 	}
 	off = (addr - w->win_lo) / 8;
-	*val = ts->win[off & (UNW_WIN_BYTES / 8 - 1)];
+	*val = ts->win[off & (PT_STACK_WINDOW / 8 - 1)];
 	return 0;
 }
 
@@ -668,12 +650,6 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	/* A global function's pointer arguments may be NULL to the verifier. */
 	if (!ts || !hash)
 		return 1;
-	/* The stack's end learnt by unw_rewindow holds in one address space (an exec makes
-	 * another). */
-	if (ts->unw_top_mm != mm) {
-		ts->unw_top = 0;
-		ts->unw_top_mm = mm;
-	}
 	w.pc = ts->pcs[0];
 	/* at_ip: pcs[0] is already the faulting ip + 1 (stack.bpf.h unwind), read as a return
 	 * address like every other frame. */
@@ -770,10 +746,10 @@ __noinline int pt_unw_fault_memo_holds(struct thread_state *ts, __u64 ip, __u64 
 	    ((mo->flags & UNW_MEMO_BP) && mo->bp != bp) ||
 	    ((mo->flags & UNW_MEMO_VMA) && mo->vmaseq != unw_mm_seq(task)))
 		return -1;
-	if (bpf_probe_read_user(ts->win, PT_STACK_WINDOW, (void *)sp))
+	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp))
 		return -1;
 	w.win_lo = sp;
-	w.win_hi = sp + PT_STACK_WINDOW;
+	w.win_hi = sp + sizeof(ts->win);
 	return pt_unw_replay(&w, ts, mo);
 }
 
