@@ -104,6 +104,20 @@ def attach_traced(res, name, pt, rt, pt_args, h=None):
     return p
 
 
+def host_attached(res, name, build, tmp, pt, tag, memory_mb, port, runtime_argv, host_args=(), pt_args=()):
+    """host_runtime, a second for the runtime to reach its first GET .../next, then peaktrace
+    attached to it (attach_traced) with -o TMP/lambda-TAG and pt_args: (host, runtime pid,
+    peaktrace, its output directory), or None once the failure is said under name."""
+    got = host_runtime(res, name, build, tmp, tag, memory_mb, port, runtime_argv, host_args)
+    if not got:
+        return None
+    h, rt = got
+    time.sleep(1.0)
+    outdir = os.path.join(tmp, "lambda-" + tag)
+    p = attach_traced(res, name, pt, rt, ["-o", outdir] + list(pt_args), h)
+    return (h, rt, p, outdir) if p else None
+
+
 def invoke_events(res, name, invoke, port, events, timeout=TIMEOUT, pause=0.0, bad=None):
     """Each event to the host's invoke port (port + 1) in turn, "invoke EVENT answered" checked,
     pause seconds after each: the answers as parsed JSON, bad for one that is not."""
@@ -611,23 +625,11 @@ def run_lambda_streaming(ctx):
         res.skip(name, "lambda-host not built")
         return
     port = 29000 + random.randint(0, 400) * 2
-    pidfile = os.path.join(tmp, "stream.pid")
-    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile, "--handler", "function.handler", "--task-root", fdir, "--",
-              py, os.path.join(fdir, "bootstrap.py")])
-    rt = wait_pidfile(h, pidfile, timeout)
-    if rt is None:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
+    got = host_attached(res, name, build, tmp, pt, "stream", 256, port, [py, os.path.join(fdir, "bootstrap.py")],
+                        ("--handler", "function.handler", "--task-root", fdir))
+    if not got:
         return
-    time.sleep(1.0)
-    outdir = os.path.join(tmp, "lambda-stream")
-    p = Proc([pt, "-q", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
-        return
+    h, rt, p, outdir = got
     for ev in ({"mb": 1}, {"mb": 2, "stream": 4}, {"mb": 1}):
         rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=timeout)
         res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
@@ -695,15 +697,10 @@ def run_rapi_page_edge(ctx):
         res.skip(name, "lambda-host not built")
         return
     port = 31000 + random.randint(0, 400) * 2
-    started = host_runtime(res, name, build, tmp, "edge", 256, port, [py, rt_py])
-    if not started:
+    got = host_attached(res, name, build, tmp, pt, "edge", 256, port, [py, rt_py])
+    if not got:
         return
-    h, rt = started
-    time.sleep(1.0)
-    outdir = os.path.join(tmp, "lambda-edge")
-    p = attach_traced(res, name, pt, rt, ["-o", outdir], h)
-    if not p:
-        return
+    h, rt, p, outdir = got
     for _ in range(3):
         rc, out, err = run([invoke, "--port", str(port + 1), "{}"], timeout=timeout)
         res.eq("%s: invoke answered" % name, rc, 0)
@@ -796,16 +793,11 @@ def run_stopped_mid_invocation(ctx):
         res.skip(name, "lambda-host not built")
         return
     port = 29000 + random.randint(0, 400) * 2
-    got = host_runtime(res, name, build, tmp, "midinv", 512, port, [py, os.path.join(fdir, "bootstrap.py")],
-                       ("--handler", "function.handler", "--task-root", fdir))
+    got = host_attached(res, name, build, tmp, pt, "midinv", 512, port, [py, os.path.join(fdir, "bootstrap.py")],
+                        ("--handler", "function.handler", "--task-root", fdir))
     if not got:
         return
-    h, rt = got
-    time.sleep(1.0)
-    outdir = os.path.join(tmp, "lambda-midinv")
-    p = attach_traced(res, name, pt, rt, ["-o", outdir], h)
-    if not p:
-        return
+    h, rt, p, outdir = got
     invoke_events(res, name, invoke, port, [{"mb": 1}])
     before = status_bytes(rt, "RssAnon")
     slow = Proc([invoke, "--port", str(port + 1), json.dumps({"mb": 16, "sleep": 5})])
