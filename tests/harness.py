@@ -6,8 +6,10 @@ and Context, the things the sections share."""
 
 import glob
 import os
+import random
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -29,6 +31,38 @@ TOTAL_FIELDS = ["alloc_count", "alloc_bytes", "free_count", "free_bytes",
                 "live_count", "live_bytes", "peak_live_count", "peak_live_bytes"]
 OUTPUT_FILES = ["report.txt", "report.json", "live.folded", "peak.folded", "alloc.folded",
                 "live.svg", "peak.svg", "alloc.svg", "profile.pb.gz"]
+
+
+# --------------------------------------------------------------------------------------
+# Ports
+
+# Listening ports for the tests' hosts: below the kernel's ephemeral range (a client socket's
+# local port there made a host's bind fail with EADDRINUSE once in CI), from one counter per
+# run so no two cases share a port, each checked free before it is handed out.
+PORT_LOW, PORT_HIGH = 20000, 32000
+_next_port = [PORT_LOW + random.randint(0, 500) * 16]
+
+
+def port_free(port):
+    """True when PORT can be bound on 127.0.0.1 now (without SO_REUSEADDR: not in TIME_WAIT)."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def free_ports(n):
+    """The first of N consecutive ports, each free now and not handed out before in this run."""
+    for _ in range(200):
+        base = _next_port[0]
+        if base + n > PORT_HIGH:
+            base = PORT_LOW
+        _next_port[0] = base + n
+        if all(port_free(base + i) for i in range(n)):
+            return base
+    raise RuntimeError("no %d free consecutive ports in %d-%d" % (n, PORT_LOW, PORT_HIGH))
 
 
 # --------------------------------------------------------------------------------------

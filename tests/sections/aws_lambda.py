@@ -14,12 +14,11 @@ kmem:rss_stat value can be off by up to 32 pages per CPU per counter (file, anon
 
 import json
 import os
-import random
 import re
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, expand_report, run
+from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run
 from sections import timeline
 
 MiB = 1 << 20
@@ -181,7 +180,7 @@ def run_lambda_section(ctx):
     if not any(res.wanted(n) for n in ("lambda/attach", "lambda/uprobe boundary", "lambda/--max-peak 100M",
                                          "lambda/--max-peak 200M", "lambda/oom kill")):
         return
-    base = 20000 + random.randint(0, 4000) * 2
+    base = free_ports(40)
 
     def do_invoke(port, event):
         return run([invoke, "--port", str(port + 1), json.dumps(event)], timeout=timeout)
@@ -384,7 +383,7 @@ def run_lambda_launch(ctx):
     name = "lambda/launch"
     if not res.wanted(name):
         return
-    port = 26000 + random.randint(0, 2000) * 2
+    port = free_ports(2)
     outdir = os.path.join(tmp, "lambda-launch")
     pidfile = os.path.join(tmp, "launch.pid")
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
@@ -458,7 +457,7 @@ def _lambda_node(ctx, extra):
     if not os.path.exists(ric) or not os.access(host, os.X_OK):
         res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
         return
-    port = 28000 + random.randint(0, 1000) * 2
+    port = free_ports(2)
     pidfile = os.path.join(tmp, "node.pid")
     h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
               "--init-timeout", "30", "--pid-file", pidfile, "--task-root", node_dir, "--", ric,
@@ -544,7 +543,7 @@ def run_lambda_node_launch_uprobe(ctx):
     if not os.path.exists(ric) or not os.access(host, os.X_OK):
         res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
         return
-    port = 27000 + random.randint(0, 400) * 2
+    port = free_ports(2)
     outdir = os.path.join(tmp, "lambda-node-launch-aws")
     pidfile = os.path.join(tmp, "node-launch.pid")
     h = Proc([host, "-m", "512", "--runtime-port", str(port), "--invoke-port", str(port + 1),
@@ -624,7 +623,7 @@ def run_lambda_streaming(ctx):
     if not os.access(host, os.X_OK):
         res.skip(name, "lambda-host not built")
         return
-    port = 29000 + random.randint(0, 400) * 2
+    port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "stream", 256, port, [py, os.path.join(fdir, "bootstrap.py")],
                         ("--handler", "function.handler", "--task-root", fdir))
     if not got:
@@ -696,7 +695,7 @@ def run_rapi_page_edge(ctx):
     if not os.access(host, os.X_OK):
         res.skip(name, "lambda-host not built")
         return
-    port = 31000 + random.randint(0, 400) * 2
+    port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "edge", 256, port, [py, rt_py])
     if not got:
         return
@@ -731,7 +730,7 @@ def run_lambda_many(ctx):
     if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
         res.skip(name, "lambda-host not built")
         return
-    port = 26000 + random.randint(0, 2000) * 2
+    port = free_ports(2)
     outdir = os.path.join(tmp, "lambda-many")
     pidfile = os.path.join(tmp, "many.pid")
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
@@ -792,7 +791,7 @@ def run_stopped_mid_invocation(ctx):
     if not os.access(os.path.join(build, "tools", "lambda-host"), os.X_OK):
         res.skip(name, "lambda-host not built")
         return
-    port = 29000 + random.randint(0, 400) * 2
+    port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "midinv", 512, port, [py, os.path.join(fdir, "bootstrap.py")],
                         ("--handler", "function.handler", "--task-root", fdir))
     if not got:

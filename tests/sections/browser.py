@@ -24,7 +24,7 @@ import shutil
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, run
+from harness import ROOT, TIMEOUT, Proc, free_ports, run
 from sections.aws_lambda import report_ids, wait_pidfile
 
 BROWSER_DIR = os.path.join(ROOT, "tests", "browser")
@@ -72,7 +72,7 @@ def run_lambda(ctx, tmp):
     if not os.access(host, os.X_OK):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
-    port = 31000 + (os.getpid() % 400) * 2
+    port = free_ports(2)
     pidfile = os.path.join(tmp, "browser.pid")
     outdir = os.path.join(tmp, "browser-lambda")
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),

@@ -31,14 +31,13 @@ re-detection after exec.
 
 import json
 import os
-import random
 import re
 import shutil
 import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, children_of, expand_report, pid_alive, run, short, wait_gone
+from harness import ROOT, TIMEOUT, Proc, children_of, expand_report, free_ports, pid_alive, run, short, wait_gone
 
 MiB = 1 << 20
 # kmem:rss_stat is per-CPU batched (32 pages x 2 counters x 2 CPUs = 512 KiB here); the handler's
@@ -372,7 +371,7 @@ def run_section(ctx):
     prepare(ctx, rootfs)
     if res.wanted("container/chroot launch"):
         chroot_launch(res, ctx, rootfs, tmp)
-    base = 24000 + random.randint(0, 2000) * 4
+    base = free_ports(4)
     if res.wanted("container/static/launch"):
         static_launch(res, ctx, rootfs, base)
     if res.wanted("container/attach"):

@@ -6,12 +6,11 @@ under tools/lambda-host, peaktrace attached with -o --per-invocation --emf)."""
 
 import json
 import os
-import random
 import re
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, run
+from harness import ROOT, TIMEOUT, Proc, free_ports, run
 
 
 def expand(name):
@@ -93,7 +92,7 @@ def demo_run(ctx, outdir):
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     if not all(os.access(p, os.X_OK) for p in (host, invoke)):
         return None, "lambda-host not built (make lambda-host)"
-    port = 30000 + random.randint(0, 2000) * 2
+    port = free_ports(2)
     pidfile = os.path.join(ctx.tmp, "docs-demo.pid")
     fdir = os.path.join(ROOT, "tools", "functions", "python")
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),

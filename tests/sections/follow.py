@@ -70,7 +70,6 @@ handler's own statm reading (container).
 """
 
 import json
-import random
 import os
 import re
 import shutil
@@ -78,7 +77,7 @@ import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, children_of, pid_alive, run, short, wait_gone
+from harness import ROOT, TIMEOUT, Proc, children_of, free_ports, pid_alive, run, short, wait_gone
 from sections import container
 from sections import supervisor
 from sections.cli import breakpoints_left
@@ -447,7 +446,7 @@ def container_run(res, ctx, rootfs, tmp, static):
     if os.path.lexists(fifo):
         os.unlink(fifo)
     os.mkfifo(fifo)
-    port = 28000 + (os.getpid() % 500) * 4 + (2 if static else 0)
+    port = free_ports(2)
     argv = container.host_argv(ctx, rootfs, port, container.TASK + ("/traced-follow" if static else "/supervisor"))
     # peaktrace runs in the function's memory cgroup here (the host's runtime command), and so
     # do its sessions' BPF tables (about 33 MiB each with --follow's defaults).
@@ -787,7 +786,7 @@ def run_section(ctx):
         if not all(os.access(os.path.join(ctx.build_arg, "tools", p), os.X_OK) for p in ("lambda-host", "invoke")):
             res.skip("follow/supervised*", "lambda-host not built (make lambda-host)")
         else:
-            base = 30000 + random.randint(0, 1000) * 8
+            base = free_ports(8)
             if res.wanted("follow/supervised group SIGKILL"):
                 supervised_group_sigkill(ctx, base)
             if res.wanted("follow/supervised -d"):

@@ -23,13 +23,12 @@ function's own knowledge of what it keeps, never peaktrace's output:
 
 import json
 import os
-import random
 import re
 import signal
 import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, expand_report, run
+from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run
 from tracing import trace_launch
 from sections.aws_lambda import invoke_events
 
@@ -54,7 +53,7 @@ def traced_run(ctx, name, tag, runtime_argv, host_args, events, pt_args=(), env=
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
     host = os.path.join(build, "tools", "lambda-host")
     invoke = os.path.join(build, "tools", "invoke")
-    port = 33000 + random.randint(0, 2000) * 2
+    port = free_ports(2)
     pidfile = os.path.join(tmp, tag + ".pid")
     h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
               "--pid-file", pidfile] + host_args + ["--"] + runtime_argv, env=env)

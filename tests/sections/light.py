@@ -26,12 +26,11 @@ to the limit, its top RSS stack at the peak the memset's, the text's KILLED bloc
 """
 import json
 import os
-import random
 import re
 import signal
 import time
 
-from harness import TIMEOUT, WORKLOAD_SRC, run
+from harness import TIMEOUT, WORKLOAD_SRC, free_ports, run
 from tracing import load_report, trace_attach, trace_launch
 from sections.rss import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text,
                           read_truth, run_python)
@@ -170,7 +169,7 @@ def run_lambda(ctx):
     if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
-    port = 27100 + random.randint(0, 1500) * 2
+    port = free_ports(2)
     started = host_runtime(res, name, build, tmp, "light-lambda", 512, port, [fn])
     if not started:
         return
@@ -226,7 +225,7 @@ def run_oom(ctx):
     if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
-    port = 30200 + random.randint(0, 1500) * 2
+    port = free_ports(2)
     started = host_runtime(res, name, build, tmp, "light-oom", 96, port, [fn])
     if not started:
         return
@@ -283,7 +282,7 @@ def resident_host(ctx, name, tag):
     if not all(os.access(p, os.X_OK) for p in (os.path.join(build, "tools", "lambda-host"), invoke, py)):
         res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
         return None
-    port = 24100 + random.randint(0, 1400) * 2
+    port = free_ports(2)
     started = host_runtime(res, name, build, tmp, tag, 1024, port, [py, os.path.join(fdir, "bootstrap.py")],
                            ["--handler", "resident.keep", "--task-root", fdir])
     return (invoke, port, started) if started else None

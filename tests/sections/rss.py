@@ -31,7 +31,7 @@ import json
 import os
 import re
 
-from harness import WORKLOAD_SRC, short
+from harness import WORKLOAD_SRC, free_ports, short
 from tracing import load_report, trace_attach, trace_launch
 
 PAGE = 4096
@@ -567,8 +567,7 @@ def debian_python(res, prefix):
 
 
 def run_lambda(ctx):
-    import random
-    import time
+        import time
     from harness import TIMEOUT, run
     from sections.aws_lambda import attach_traced, host_runtime, stop_attached
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
@@ -581,7 +580,7 @@ def run_lambda(ctx):
     if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
         res.skip(name, "lambda-host not built (make lambda-host)")
         return
-    port = 24000 + random.randint(0, 3000) * 2
+    port = free_ports(2)
     started = host_runtime(res, name, build, tmp, "rss-lambda", 512, port, [fn])
     if not started:
         return

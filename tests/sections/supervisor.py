@@ -47,7 +47,6 @@ groups, the runtime's libc text against the file), the supervisor's log.
 import json
 import os
 import pty
-import random
 import re
 import select
 import signal
@@ -55,7 +54,7 @@ import subprocess
 import sys
 import time
 
-from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, pid_alive, run, wait_gone
+from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, free_ports, pid_alive, run, wait_gone
 from sections import container
 from sections.container import check_invocations
 from tracing import load_report as load
@@ -593,7 +592,7 @@ def run_section(ctx):
             for n in CASES:
                 res.skip(n, "tools/%s not built (make lambda-host)" % p)
             return
-    base = 28000 + random.randint(0, 1000) * 14
+    base = free_ports(14)
     if res.wanted("supervisor/usage"):
         usage(ctx)
     if res.wanted("supervisor/group SIGKILL"):
