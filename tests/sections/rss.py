@@ -567,7 +567,7 @@ def debian_python(res, prefix):
 
 
 def run_lambda(ctx):
-        import time
+    import time
     from harness import TIMEOUT, run
     from sections.aws_lambda import attach_traced, host_runtime, stop_attached
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
