@@ -119,8 +119,10 @@ static __always_inline void inv_start(__u32 fd, const void *data, __u32 len)
 	struct pt_inv *inv = &g.inv[seq & 1];
 	__s64 rss = pt_rss_total(&g);
 
-	/* The previous one never posted its result (or the init phase never asked for work). */
-	inv_end(PT_OUT_UNFINISHED, NULL, 0, 0);
+	/* The previous invocation never posted its result: unfinished. The phase before the first
+	 * invocation ends here asking for work even when its GET .../next was not seen: peaktrace
+	 * attached while the runtime already waited in it (the phase's row said "unfinished"). */
+	inv_end(g.inv_seq ? PT_OUT_UNFINISHED : PT_OUT_INIT, NULL, 0, 0);
 	/* Field by field: the record is too large for an inlined memset; id and traj[] are
 	 * only read up to id_len and traj_n. */
 	inv->end_ns = 0;

@@ -65,6 +65,17 @@ static void test_line_units(void)
 	l = line_of(&r);
 	CHECK(strstr(l, "Heap Growth: -1.5 MiB\t") != NULL, "a real decrease keeps its sign: %s", l);
 	free(l);
+	/* --light measures no heap: the line says so instead of 0.0 MiB and 0 allocations. */
+	r.light = true;
+	r.heap_peak = r.heap_start = r.heap_end = 0;
+	r.alloc_count = 0;
+	l = line_of(&r);
+	CHECK(strstr(l, "Peak Heap: not traced (--light)\t") != NULL, "--light: the heap not traced: %s", l);
+	CHECK(strstr(l, "Heap Growth") == NULL && strstr(l, "Allocations") == NULL,
+	      "--light: no heap growth, no allocation count: %s", l);
+	CHECK(strstr(l, "Peak RSS: 118.0 MiB\t") != NULL &&
+	      strstr(l, "Max Memory Used (high-water mark): 118 MiB") != NULL, "--light: RSS figures kept: %s", l);
+	free(l);
 }
 
 /* The process's end: the kernel says killed; the wait status says which. */

@@ -285,10 +285,15 @@ void pt_inv_line(FILE *f, const struct pt_inv_record *r)
 	else
 		fprintf(f, "INVOCATION %" PRIu64 "\tRequestId: %s\t", r->seq, r->id[0] ? r->id : "?");
 	/* Every figure in MiB (2^20 bytes), as the values are. */
-	fprintf(f, "Duration: %.2f ms\tOutcome: %s\tPeak RSS: %.1f MiB\tPeak Heap: %.1f MiB\t"
-		   "Heap Growth: %+.1f MiB\tAllocations: %" PRIu64 "\tMax Memory Used (high-water mark): %.0f MiB",
-		ms, pt_inv_outcome(r), mib(r->rss_peak), mib(r->heap_peak),
-		mib_change(r->heap_end - r->heap_start), r->alloc_count, mib((int64_t)r->vmhwm));
+	fprintf(f, "Duration: %.2f ms\tOutcome: %s\tPeak RSS: %.1f MiB\t", ms, pt_inv_outcome(r),
+		mib(r->rss_peak));
+	/* --light has no allocator probes: the heap is not measured, which 0.0 would hide. */
+	if (r->light)
+		fputs("Peak Heap: not traced (--light)\t", f);
+	else
+		fprintf(f, "Peak Heap: %.1f MiB\tHeap Growth: %+.1f MiB\tAllocations: %" PRIu64 "\t",
+			mib(r->heap_peak), mib_change(r->heap_end - r->heap_start), r->alloc_count);
+	fprintf(f, "Max Memory Used (high-water mark): %.0f MiB", mib((int64_t)r->vmhwm));
 	if (r->arena_read)
 		fprintf(f, "\tArena Retained: %.1f MiB (%+.1f MiB)", mib(r->arena_retained),
 			mib_change(r->arena_retained_change));
