@@ -307,6 +307,11 @@ static void arena_skip(struct pt_session *s, uint64_t start_ts)
 
 	if (!rec)
 		return;
+	/* The row since attaching, ended by this start itself (the runtime already waited for its
+	 * first event): there was no moment between the two to read in, so nothing was skipped. */
+	if (rec->seq == 0 && rec->attached && rec->outcome == PT_OUT_INIT && start_ts >= rec->end_ns &&
+	    start_ts - rec->end_ns < 1000000)
+		return;
 	rec->reading_skipped = true;
 	rec->next_gap_ns = start_ts > rec->end_ns ? start_ts - rec->end_ns : 0;
 }

@@ -78,6 +78,16 @@ static void test_line_units(void)
 	free(l);
 }
 
+/* A record the kernel overwrote before user space read it says so, not "running". */
+static void test_overwritten_outcome(void)
+{
+	struct pt_inv_record r = { .seq = 4, .overwritten = true };
+
+	CHECK_STR(pt_inv_outcome(&r), "overwritten", "an overwritten record's outcome");
+	r.overwritten = false;
+	CHECK_STR(pt_inv_outcome(&r), "running", "... and without the flag, its kernel outcome");
+}
+
 /* The process's end: the kernel says killed; the wait status says which. */
 static void test_exit_outcome(void)
 {
@@ -141,6 +151,7 @@ int main(void)
 {
 	test_line_units();
 	test_exit_outcome();
+	test_overwritten_outcome();
 	test_phase();
 	return CHECK_DONE();
 }

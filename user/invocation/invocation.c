@@ -37,6 +37,10 @@ const char *pt_outcome_name(uint32_t outcome)
 
 const char *pt_inv_outcome(const struct pt_inv_record *r)
 {
+	/* Its figures were gone before user space read them (invocations_overwritten): its row
+	 * holds zeros, which "running" made look like measurements. */
+	if (r->overwritten)
+		return "overwritten";
 	if (r->seq == 0 && r->attached && r->outcome == PT_OUT_INIT)
 		return "next";
 	return pt_outcome_name(r->outcome);

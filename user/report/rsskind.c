@@ -42,6 +42,15 @@
 #define ARENA_HEAP (64ULL << 20)
 #define SCAN_BUDGET (1ULL << 20)   /* 4 GiB of address space scanned for chunk headers */
 #define CHUNK 256
+#define READS 8192                 /* header reads one look keeps (direct-mapped by address) */
+
+/* A header read: the first 40 bytes at addr (a V8 page header; a chunk header is 16). */
+struct pt_kind_read {
+	uint64_t addr;
+	uint32_t gen;
+	bool ok;
+	uint64_t w[5];
+};
 
 static const char *const names[PT_MK_COUNT] = {
 	[PT_MK_UNKNOWN] = "not known",
@@ -146,6 +155,41 @@ static bool in_pymalloc_pool(int fd, uint64_t addr)
 	       pt_pymalloc_pool_ok(hdr, sizeof(hdr), pool);
 }
 
+/* A new look: its reads start afresh (the target ran since the last one). */
+static void reads_begin(struct pt_rss_kinds *k)
+{
+	if (!k->reads)
+		k->reads = calloc(READS, sizeof(*k->reads));
+	if (++k->reads_gen == 0)
+		k->reads_gen = 1;
+}
+
+/* The len (<= 40) bytes at the target's addr, read once per look: 0, or -1 when unreadable.
+ * Only a read made counts against the budget (scan_reads); *capped when it is spent. */
+static int header_read(struct pt_rss_kinds *k, int fd, uint64_t addr, void *out, size_t len,
+		       bool *capped)
+{
+	struct pt_kind_read *r = k->reads ? &k->reads[(addr >> 12) % READS] : NULL;
+
+	if (r && r->gen == k->reads_gen && r->addr == addr) {
+		k->read_hits++;
+		memcpy(out, r->w, len);
+		return r->ok ? 0 : -1;
+	}
+	if (k->scan_reads >= SCAN_BUDGET) {
+		*capped = true;
+		return -1;
+	}
+	k->scan_reads++;
+	if (!r)
+		return pread(fd, out, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+	r->addr = addr;
+	r->gen = k->reads_gen;
+	r->ok = pread(fd, r->w, sizeof(r->w), (off_t)addr) == (ssize_t)sizeof(r->w);
+	memcpy(out, r->w, len);
+	return r->ok ? 0 : -1;
+}
+
 /*
  * V8's heap (Node 20: V8 11.3, x64): Node builds V8 without pointer compression, so there is no
  * 4 GiB cage reservation to test against (the heap pointers in its objects are full 64-bit
@@ -164,12 +208,7 @@ static bool in_v8_chunk(struct pt_rss_kinds *k, int fd, const struct pt_mapping 
 	int step;
 
 	for (step = 0; step < V8_STEPS && c >= run->start; step++, c -= V8_PAGE) {
-		if (k->scan_reads >= SCAN_BUDGET) {
-			*capped = true;
-			return false;
-		}
-		k->scan_reads++;
-		if (pread(fd, w, sizeof(w), (off_t)c) != (ssize_t)sizeof(w))
+		if (header_read(k, fd, c, w, sizeof(w), capped))
 			return false;
 		if (w[0] >= V8_PAGE && !(w[0] & (KIND_PAGE - 1)) && c + w[0] > addr && w[3] > c &&
 		    w[3] < c + 16384 && w[4] > w[3] && w[4] <= c + w[0] && w[2] && !(w[2] & 7))
@@ -190,12 +229,7 @@ static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_map
 	const struct pt_mapping *mp = &run;
 
 	for (;; pg -= KIND_PAGE) {
-		if (k->scan_reads >= SCAN_BUDGET) {
-			*capped = true;
-			return false;
-		}
-		k->scan_reads++;
-		if (pread(fd, hdr, sizeof(hdr), (off_t)pg) != (ssize_t)sizeof(hdr))
+		if (header_read(k, fd, pg, hdr, sizeof(hdr), capped))
 			return false;
 		size = hdr[1] & ~7ULL;
 		if (hdr[0] == 0 && (hdr[1] & 7) == 2 && size && !(size & (KIND_PAGE - 1)) &&
@@ -206,13 +240,22 @@ static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_map
 	}
 }
 
+/* A glibc thread arena's heap: 64 MiB-aligned, its first word (heap_info.ar_ptr) pointing into
+ * its first page. */
+static bool arena_heap(int fd, const struct pt_mapping *mp)
+{
+	uint64_t w;
+
+	return !(mp->start & (ARENA_HEAP - 1)) && pread(fd, &w, 8, (off_t)mp->start) == 8 &&
+	       w >= mp->start && w < mp->start + KIND_PAGE;
+}
+
 enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
 				uint64_t addr, uint64_t sp, bool *capped)
 {
 	int i = map_of(m, addr);
 	const struct pt_mapping *mp;
 	struct pt_mapping run;
-	uint64_t w;
 
 	if (!addr)
 		return PT_MK_UNKNOWN;
@@ -231,8 +274,7 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 		return PT_MK_THREAD_STACK;
 	if (fd < 0)
 		return PT_MK_ANON;
-	if (!(mp->start & (ARENA_HEAP - 1)) && pread(fd, &w, 8, (off_t)mp->start) == 8 &&
-	    w >= mp->start && w < mp->start + KIND_PAGE)
+	if (arena_heap(fd, mp))
 		return PT_MK_HEAP_ARENA;
 	if (in_pymalloc_pool(fd, addr))
 		return PT_MK_PYMALLOC;
@@ -274,6 +316,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 	 * the classification at the end needs (scan_reads is what the scanners count). */
 	saved = k->scan_reads;
 	k->scan_reads = k->early_reads;
+	reads_begin(k);
 	if (fd < 0 || pt_maps_read(pid, &m)) {
 		k->early_dropped += ripe;
 		goto out;
@@ -289,6 +332,10 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		/* Only what is recognised is kept: a region already gone, or a header not
 		 * written yet, says nothing against an earlier heap of the same stack. */
 		if (i < 0 || !anon_rw(&m.m[i]))
+			continue;
+		/* A thread arena's heap is told at the end, by its first word: scanning it for
+		 * chunk headers page by page (64 MiB) would find none. */
+		if (arena_heap(fd, &m.m[i]))
 			continue;
 		run = anon_run(&m, i);
 		if (in_pymalloc_pool(fd, a))
@@ -349,6 +396,7 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 	k->n = nstacks;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	reads_begin(k);
 	for (i = 0; i < nstacks; i += CHUNK) {
 		got = pt_map_read_range(stats_fd, i, nstacks - i < CHUNK ? nstacks - i : CHUNK, kk, st,
 					sizeof(*st));
@@ -385,6 +433,7 @@ void pt_rss_kinds_free(struct pt_rss_kinds *k)
 {
 	free(k->kind);
 	free(k->early);
+	free(k->reads);
 	memset(k, 0, sizeof(*k));
 }
 
