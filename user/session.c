@@ -278,7 +278,7 @@ static void resident_reading(struct pt_session *s, struct pt_inv_record *rec)
 {
 	struct pt_mem_resident mr;
 
-	if (pt_mem_resident_read(s->pid, &mr))
+	if (pt_mem_resident_read(s->pid, s->py_found, &mr))
 		return;
 	rec->mem_read = true;
 	rec->heap_main_resident = mr.heap_main_bytes;

@@ -91,14 +91,18 @@ static void test_own_process(void)
 	pool[8192] = 1;            /* the pool's third page */
 	pool[16384 + 4096] = 1;    /* a page of the next 16 KiB, no header there */
 	memset(small, 1, 1000);
-	err = pt_mem_resident_read(getpid(), &r);
+	err = pt_mem_resident_read(getpid(), true, &r);
 	CHECK_EQ_U64(err, 0, "pt_mem_resident_read on ourselves");
 	CHECK(r.read, "read");
 	CHECK_EQ_U64(r.pymalloc_pools, 1, "one pool recognised");
 	CHECK_EQ_U64(r.pymalloc_bytes, 2 * 4096, "its two resident pages, not the headerless one");
 	CHECK(r.heap_main_bytes >= 4096, "the main arena's [heap] is resident");
 	CHECK_EQ_U64(r.unscanned_bytes, 0, "nothing past the budget");
-	CHECK(pt_mem_resident_read(-1, &r) < 0 && !r.read, "no such process: an error, read false");
+	CHECK(pt_mem_resident_read(-1, true, &r) < 0 && !r.read, "no such process: an error, read false");
+	/* Not a CPython target: no pool scan, the heap still read. */
+	err = pt_mem_resident_read(getpid(), false, &r);
+	CHECK(!err && r.read && r.pymalloc_pools == 0 && r.pymalloc_bytes == 0 && r.heap_main_bytes >= 4096,
+	      "pools false: no pool counted, the heap read");
 	free(small);
 	munmap(m, len + 16384);
 }

@@ -115,7 +115,7 @@ static void scan_pools(struct pt_mem_resident *r, int pm, int mem, const struct 
 	}
 }
 
-int pt_mem_resident_read(pid_t pid, struct pt_mem_resident *out)
+int pt_mem_resident_read(pid_t pid, bool pools, struct pt_mem_resident *out)
 {
 	struct pt_smap *m = NULL;
 	uint64_t *w = NULL, budget = PT_RESIDENT_SCAN_PAGES;
@@ -135,7 +135,7 @@ int pt_mem_resident_read(pid_t pid, struct pt_mem_resident *out)
 			out->heap_main_bytes += (int64_t)m[i].rss;
 		else if (thread_heap(m, w, nm, i))
 			out->heap_thread_bytes += (int64_t)m[i].rss;
-		else if (m[i].anon && m[i].rw && m[i].rss && pm >= 0 && mem >= 0)
+		else if (pools && m[i].anon && m[i].rw && m[i].rss && pm >= 0 && mem >= 0)
 			scan_pools(out, pm, mem, &m[i], &budget);
 	}
 	if (pm >= 0)

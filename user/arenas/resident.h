@@ -35,8 +35,10 @@ struct pt_mem_resident {
 };
 
 /* Read /proc/PID/smaps, pagemap and the pool headers (/proc/PID/mem). 0 or -errno (out->read
- * false). Never stops the target; the kernel takes its mmap lock for reading while it walks. */
-int pt_mem_resident_read(pid_t pid, struct pt_mem_resident *out);
+ * false). Never stops the target; the kernel takes its mmap lock for reading while it walks.
+ * pools false: a target without CPython, whose anonymous memory is not scanned for pymalloc
+ * pools (a Node runtime's ~1,700 header reads at every invocation's end); pymalloc 0. */
+int pt_mem_resident_read(pid_t pid, bool pools, struct pt_mem_resident *out);
 
 /* Pure, unit tested: is hdr (len bytes at pool address pool) a pymalloc pool_header in use?
  * szidx < 32, maxnextoffset == POOL_SIZE - size, nextoffset a block boundary in the pool,

@@ -219,23 +219,48 @@ static bool in_v8_chunk(struct pt_rss_kinds *k, int fd, const struct pt_mapping 
 	return false;
 }
 
-/* A glibc mmapped chunk holds addr (in mapping i): its header at a page start at or below it,
- * in the run of adjacent anonymous read-write mappings around i. */
-static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_maps *m, int i,
+/* A glibc mmapped chunk's header (prev_size 0, IS_MMAPPED alone, a page-multiple size) at pg,
+ * inside the run: its size, else 0. */
+static uint64_t mmapped_header(const uint64_t hdr[2], uint64_t pg, const struct pt_mapping *run)
+{
+	uint64_t size = hdr[1] & ~7ULL;
+
+	return hdr[0] == 0 && (hdr[1] & 7) == 2 && size && !(size & (KIND_PAGE - 1)) &&
+	       size <= run->end - pg ? size : 0;
+}
+
+/* A glibc mmapped chunk holds addr, found from the run's start chunk by chunk: a chunk is its
+ * own mmap, and the kernel merges adjacent ones into one mapping, so a run of them takes a few
+ * reads. False also when the chain meets memory that is not a chunk before addr. */
+static bool in_chunk_chain(struct pt_rss_kinds *k, int fd, const struct pt_mapping *run, uint64_t addr,
+			   bool *capped)
+{
+	uint64_t pos = run->start, hdr[2], size;
+	int n;
+
+	for (n = 0; n < 4096 && pos <= addr; n++, pos += size) {
+		if (header_read(k, fd, pos, hdr, sizeof(hdr), capped) || !(size = mmapped_header(hdr, pos, run)))
+			return false;
+		if (pos + size > addr)
+			return true;
+	}
+	return false;
+}
+
+/* A glibc mmapped chunk holds addr: its header at a page start at or below it, page by page (a
+ * 32 MiB chunk's 8,192 pages for an address at its end: in_chunk_chain first). */
+static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_mapping *run,
 			     uint64_t addr, bool *capped)
 {
 	uint64_t pg = addr & ~(KIND_PAGE - 1), hdr[2], size;
-	struct pt_mapping run = anon_run(m, i);
-	const struct pt_mapping *mp = &run;
 
 	for (;; pg -= KIND_PAGE) {
 		if (header_read(k, fd, pg, hdr, sizeof(hdr), capped))
 			return false;
-		size = hdr[1] & ~7ULL;
-		if (hdr[0] == 0 && (hdr[1] & 7) == 2 && size && !(size & (KIND_PAGE - 1)) &&
-		    size <= mp->end - pg)
+		size = mmapped_header(hdr, pg, run);
+		if (size)
 			return pg + size > addr;
-		if (pg <= mp->start)
+		if (pg <= run->start)
 			return false;
 	}
 }
@@ -279,9 +304,11 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 	if (in_pymalloc_pool(fd, addr))
 		return PT_MK_PYMALLOC;
 	run = anon_run(m, i);
+	if (in_chunk_chain(k, fd, &run, addr, capped))
+		return PT_MK_HEAP_MMAPPED;
 	if (in_v8_chunk(k, fd, &run, addr, capped))
 		return PT_MK_V8;
-	if (in_mmapped_chunk(k, fd, m, i, addr, capped))
+	if (in_mmapped_chunk(k, fd, &run, addr, capped))
 		return PT_MK_HEAP_MMAPPED;
 	return PT_MK_ANON;
 }
@@ -340,10 +367,12 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		run = anon_run(&m, i);
 		if (in_pymalloc_pool(fd, a))
 			kind = PT_MK_PYMALLOC;
+		else if (in_chunk_chain(k, fd, &run, a, &capped))
+			kind = PT_MK_HEAP_MMAPPED;   /* freed before the end: usual for big blocks */
 		else if (in_v8_chunk(k, fd, &run, a, &capped))
 			kind = PT_MK_V8;
-		else if (in_mmapped_chunk(k, fd, &m, i, a, &capped))
-			kind = PT_MK_HEAP_MMAPPED;   /* freed before the end: usual for big blocks */
+		else if (in_mmapped_chunk(k, fd, &run, a, &capped))
+			kind = PT_MK_HEAP_MMAPPED;
 		if (!kind)
 			continue;
 		if (st >= k->nearly) {
