@@ -294,9 +294,11 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	ip = regs->ip;
 	sp = regs->sp;
 	bp = regs->bp;
+	/* With python (on for every target: CPython may be found later), a memo kept without a
+	 * Python chain (py_t 0) holds only while no CPython runtime is known. */
 	if ((fm->flags & RSS_FM_VALID) && fm->ip == ip && fm->sp == sp && fm->bp == bp &&
 	    !pt_unw_fault_memo_holds(ts, ip, sp, bp, fm->nh) &&
-	    (!python || !rss_fm_py_holds(ts, fm))) {
+	    (!python || (fm->py_t ? !rss_fm_py_holds(ts, fm) : !py_off.runtime))) {
 		if (fm->flags & RSS_FM_CUT)
 			__sync_fetch_and_add(&rss_g.stacks_cut, 1);
 		return fm->idx;
@@ -321,10 +323,13 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	if (cut)
 		__sync_fetch_and_add(&rss_g.stacks_cut, 1);
 	/* Kept for the next fault when its native frames came from (or went into) the fault walk
-	 * memo, and its Python chain, with Python, could be recorded. */
+	 * memo, and its Python chain could be recorded: in a target whose CPython runtime is not
+	 * known (Node, C: python is on for every target), there is none, and py_t 0 says so (every
+	 * fault of those was captured whole before: the chain was required). */
+	fm->py_t = 0;
 	if (dwarf_unwind && capture_stacks && stack != PT_STACK_UNKNOWN && ts->last_idx[1] == stack &&
 	    (ts->memo[1].flags & UNW_MEMO_VALID) && ts->memo[1].sp == sp && ts->memo[1].pc0 == ip + 1 &&
-	    (!python || ((ts->last_n[1] >> 16) && !rss_fm_py_record(ts, fm)))) {
+	    (!python || !py_off.runtime || ((ts->last_n[1] >> 16) && !rss_fm_py_record(ts, fm)))) {
 		fm->ip = ip;
 		fm->sp = sp;
 		fm->bp = bp;
