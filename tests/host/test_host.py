@@ -36,6 +36,9 @@ import threading
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import port_free  # noqa: E402  (tests/harness.py: bindable on 127.0.0.1 now)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY_BOOTSTRAP = os.path.join(ROOT, "tools", "functions", "python", "bootstrap.py")
 MIB = 1 << 20
@@ -88,15 +91,6 @@ def next_ports():
         if all(port_free(p) for p in (rport, iport)):
             return rport, iport
     raise Fail("no free port pair near 19001/18080")
-
-
-def port_free(port):
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
 
 
 class Host:
