@@ -172,7 +172,6 @@ static int header_read(struct pt_rss_kinds *k, int fd, uint64_t addr, void *out,
 	struct pt_kind_read *r = k->reads ? &k->reads[(addr >> 12) % READS] : NULL;
 
 	if (r && r->gen == k->reads_gen && r->addr == addr) {
-		k->read_hits++;
 		memcpy(out, r->w, len);
 		return r->ok ? 0 : -1;
 	}
@@ -373,8 +372,10 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 			kind = PT_MK_V8;
 		else if (in_mmapped_chunk(k, fd, &run, a, &capped))
 			kind = PT_MK_HEAP_MMAPPED;
-		if (!kind)
+		if (!kind) {
+			k->early_dropped += capped;   /* not looked at to the end: counted, not silent */
 			continue;
+		}
 		if (st >= k->nearly) {
 			uint32_t n = st + 1024;
 			uint8_t *e = realloc(k->early, n);

@@ -50,7 +50,8 @@ struct pt_rss_kinds {
 	uint32_t nearly;
 	uint64_t early_queued[1024][3];  /* (stack, address, ktime ns) not looked at yet */
 	uint32_t nqueued;
-	uint64_t early_dropped;  /* faults not looked at (queue full, maps or memory unreadable) */
+	uint64_t early_dropped;  /* faults not looked at (queue full, maps or memory unreadable,
+				  * or the looks' read budget spent before a heap was recognised) */
 	uint64_t early_reads;    /* the looks' reads of the target's memory (their own budget) */
 	/* The header reads of one look (one pt_rss_kinds_early call, or the classification at
 	 * the end), by address: the scans of the stacks faulting in one region walk the same
@@ -58,7 +59,6 @@ struct pt_rss_kinds {
 	 * poll loop long enough for the kernel to overwrite an invocation). */
 	struct pt_kind_read *reads;
 	uint32_t reads_gen;      /* the look they belong to (0: none yet) */
-	uint64_t read_hits;      /* header reads answered from them */
 };
 
 struct pt_maps;
