@@ -278,15 +278,19 @@ static __always_inline bool unw_find_map(struct unw_walk *w, __u64 pc)
 	return true;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* Weak: resolved only where the kernel has it (6.2+); has_rdonly_cast says so. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 /* The current task as an untrusted BTF pointer: the same probe-mem loads as through
  * bpf_get_current_task_btf() (the kfunc is a register move once verified), but the verifier
  * does not look up "task_struct__safe_*" types for each pointer it loads through it (a linear
- * search of the kernel's BTF each time on 6.18: ~1/4 of the start-up's verification). */
+ * search of the kernel's BTF each time on 6.18: ~1/4 of the start-up's verification). Before
+ * 6.2 the trusted pointer itself, which allows the same direct loads. */
 static __always_inline struct task_struct *unw_task(void)
 {
-	return bpf_rdonly_cast(bpf_get_current_task_btf(), bpf_core_type_id_kernel(struct task_struct));
+	if (has_rdonly_cast)
+		return bpf_rdonly_cast(bpf_get_current_task_btf(), bpf_core_type_id_kernel(struct task_struct));
+	return bpf_get_current_task_btf();
 }
 
 struct unw_vma {
@@ -597,14 +601,28 @@ __noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct
  * munmap, mremap, mprotect, exec) happens under that lock. Two equal even readings bracket a
  * stretch in which no VMA changed. 1 (odd: never reusable) on kernels without it.
  */
+/* 6.4-6.12: mm_lock_seq is an int bumped by one at each write unlock (vma_end_write_all),
+ * never odd while the lock is held; 6.13 made it a seqcount_t. */
+struct mm_struct___int_seq {
+	int mm_lock_seq;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u32 unw_mm_seq(struct task_struct *task)
 {
 	struct mm_struct *mm = task->mm;
 
-	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq) || !mm)
+	if (!mm)
 		return 1;
 	/* Direct loads through the task's BTF pointer: no helper call per hop. */
-	return mm->mm_lock_seq.sequence;
+	if (bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq.sequence))
+		return mm->mm_lock_seq.sequence;
+	/* The int: doubled, so it stays even (odd means "a writer holds it" above) and two
+	 * readings are equal exactly when no write unlock came between them. Nothing tells a
+	 * writer in progress here: a walk that saw VMAs mid-change is reused only until that
+	 * writer unlocks, as the kernel's own per-VMA lock readers are. */
+	if (bpf_core_field_exists(((struct mm_struct___int_seq *)0)->mm_lock_seq))
+		return (__u32)((struct mm_struct___int_seq *)mm)->mm_lock_seq << 1;
+	return 1;
 }
 
 __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
