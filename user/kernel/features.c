@@ -17,9 +17,8 @@
  *   tracepoints     tp_btf ones: their btf_trace_<name> typedef in the BTF (what libbpf looks up
  *                   at load); tp/ ones: their tracefs id file (what attach/probes.c reads)
  *   kfunc, iter     a FUNC of that name in the BTF (bpf_rdonly_cast, bpf_iter_task)
- *   mm_lock_seq     mm_struct's member, a struct with "sequence" (the seqcount form the
- *                   programs read; CO-RE finds the int form of 6.4-6.13 incompatible and the
- *                   programs go without, exactly as without the member)
+ *   mm_lock_seq     mm_struct's member, in either form bpf/unwind.bpf.h reads: the int of
+ *                   6.4 on, or the seqcount_t it became (with "sequence")
  *   uprobe-multi    attach/umulti.c's probe load
  *   private stack   bpf_jit_supports_private_stack in the BTF on x86-64 (informational)
  */
@@ -98,13 +97,15 @@ const struct pt_kfeat_def pt_kfeat_defs[PT_KF_COUNT] = {
 	[PT_KF_TASK_ITER] = { "task_iter", "the BPF task iterator", "5.8", NULL, PT_NEED_IN_PIDNS,
 		"in a PID namespace of its own peaktrace finds the target's host PID with it" },
 	[PT_KF_RDONLY_CAST] = { "bpf_rdonly_cast", "the bpf_rdonly_cast kfunc", "6.2", NULL,
-		PT_NEED_OPTIONAL, "the unwinder's task reads are verified the slow way: a longer BPF load "
-		"at start-up (the kfunc saves ~1/4 of the verifier's time on 6.18)" },
+		PT_NEED_OPTIONAL, "the unwinder reads the task through its trusted pointer: the same "
+		"loads, verified slower (on 6.18: ~10% more verifier time at start-up, 95 ms against 86)" },
 	[PT_KF_UPROBE_MULTI] = { "uprobe_multi", "uprobe-multi links", "6.6", NULL, PT_NEED_OPTIONAL,
-		"one perf-event uprobe per allocator address and direction instead of 3 links: slower "
-		"to attach, ~100 ms of RCU grace period per uprobe to detach, ~8% more time per probe hit" },
-	/* "mm: convert mm_lock_seq to a proper seqcount" (eb449bd96954): an int from 6.4 to 6.13. */
-	[PT_KF_MM_LOCK_SEQ] = { "mm_lock_seq", "mm_struct.mm_lock_seq as a seqcount", "6.14", NULL,
+		"one perf-event uprobe per allocator address and direction instead of 3 links: each "
+		"waits for an RCU grace period to detach (on 6.18: 17 uprobes, the exit 0.8 s longer), "
+		"~8% more time per probe hit (attach/umulti.c)" },
+	/* Per-VMA locks (6.4): an int, later a seqcount_t ("mm: convert mm_lock_seq to a proper
+	 * seqcount"); bpf/unwind.bpf.h reads either. */
+	[PT_KF_MM_LOCK_SEQ] = { "mm_lock_seq", "mm_struct.mm_lock_seq", "6.4", NULL,
 		PT_NEED_OPTIONAL, "stacks through JIT code (V8) look their mapping up with bpf_find_vma at "
 		"every walk instead of reusing the last lookup while no mapping changed" },
 	/* "bpf: Support private stack for bpf progs" (x86-64 JIT). peaktrace keeps within the
@@ -216,16 +217,18 @@ int pt_kfeat_refusal(const struct pt_kfeats *k, char *buf, size_t size)
 		return -EINVAL;
 	}
 	len = (size_t)snprintf(buf, size, "this kernel (%s) lacks ", k->release[0] ? k->release : "?");
-	for (id = 0; id < PT_KF_COUNT && len < size; id++) {
+	for (id = 0; id < PT_KF_COUNT; id++) {
 		char since[64];
 
 		if (k->state[id] != PT_KF_MISSING || !pt_kfeat_essential(k, id))
 			continue;
 		if (first < 0)
 			first = id;
-		len += (size_t)snprintf(buf + len, size - len, "%s%s %s%s", n++ ? ", " : "",
-					pt_kfeat_defs[id].label, pt_kfeat_since_text(id, since, sizeof(since)),
-					k->pretended[id] ? " [pretended: PEAKTRACE_PRETEND_MISSING]" : "");
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s %s%s", n ? ", " : "",
+						pt_kfeat_defs[id].label, pt_kfeat_since_text(id, since, sizeof(since)),
+						k->pretended[id] ? " [pretended: PEAKTRACE_PRETEND_MISSING]" : "");
+		n++;
 	}
 	if (!n) {
 		buf[0] = 0;
@@ -257,10 +260,10 @@ const char *pt_kfeat_state_text(const struct pt_kfeats *k, enum pt_kfeat_id id, 
 void pt_kfeat_cost(enum pt_kfeat_id id, const struct pt_kfeat_measured *m, char *buf, size_t size)
 {
 	if (id == PT_KF_UPROBE_MULTI && m && m->uprobe_links)
-		snprintf(buf, size, "%u allocator uprobes attached one by one as perf events (every probe "
-				    "attached in %.3f s; 3 links with uprobe-multi), each detached after an "
-				    "RCU grace period (~100 ms), ~8%% more time per probe hit",
-			 m->uprobe_links, m->attach_ns / 1e9);
+		snprintf(buf, size, "%u allocator uprobes attached one by one as perf events instead of 3 "
+				    "links (every probe attached in %.3f s), each waiting for an RCU grace "
+				    "period to detach (on 6.18 ~50 ms each, at the exit), ~8%% more time per "
+				    "probe hit (attach/umulti.c)", m->uprobe_links, m->attach_ns / 1e9);
 	else
 		snprintf(buf, size, "%s", pt_kfeat_defs[id].without);
 }
@@ -416,8 +419,8 @@ static void probe_uprobes(struct pt_kfeats *k)
 		snprintf(k->detail[PT_KF_UPROBES], PT_KDETAIL_LEN, "no uprobe PMU: through %s", p);
 }
 
-/* mm_struct.mm_lock_seq: the seqcount (6.14+), an int (6.4-6.13: its CO-RE check fails, as
- * without it), or none (before 6.4, or without CONFIG_PER_VMA_LOCK). */
+/* mm_struct.mm_lock_seq: a seqcount_t, an int (its first form, 6.4 on), or none (before 6.4,
+ * or without CONFIG_PER_VMA_LOCK). */
 static enum pt_kfeat_state mm_lock_seq(const struct pt_btf *b, uint32_t mm, char *detail)
 {
 	uint32_t t = mm ? pt_btf_member(b, mm, "mm_lock_seq") : 0;
@@ -430,7 +433,11 @@ static enum pt_kfeat_state mm_lock_seq(const struct pt_btf *b, uint32_t mm, char
 	}
 	if (pt_btf_kind(b, t) == BTF_KIND_STRUCT && pt_btf_member(b, t, "sequence"))
 		return PT_KF_PRESENT;
-	snprintf(detail, PT_KDETAIL_LEN, "an int here (6.4 to 6.13); the programs read the seqcount");
+	if (pt_btf_kind(b, t) == BTF_KIND_INT) {
+		snprintf(detail, PT_KDETAIL_LEN, "an int here (before it became a seqcount_t)");
+		return PT_KF_PRESENT;
+	}
+	snprintf(detail, PT_KDETAIL_LEN, "of a type the programs do not read (BTF kind %d)", pt_btf_kind(b, t));
 	return PT_KF_MISSING;
 }
 
