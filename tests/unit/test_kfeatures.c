@@ -53,7 +53,7 @@ static void all_present(struct pt_kfeats *k, const char *rel)
 
 static void test_table(void)
 {
-	int ess = 0, opt = 0, info = 0;
+	int ess = 0, opt = 0, info = 0, dup = 0;
 
 	for (int id = 0; id < PT_KF_COUNT; id++) {
 		const struct pt_kfeat_def *d = &pt_kfeat_defs[id];
@@ -65,11 +65,12 @@ static void test_table(void)
 		      "%s: since \"%s\" is a version", d->name, d->since);
 		CHECK(*d->since || d->note, "%s: a version or a note says when", d->name);
 		for (int j = 0; j < id; j++)
-			CHECK(strcmp(d->name, pt_kfeat_defs[j].name), "%s: one name per feature", d->name);
+			dup += !strcmp(d->name, pt_kfeat_defs[j].name);
 		ess += d->need == PT_NEED_ESSENTIAL;
 		opt += d->need == PT_NEED_OPTIONAL;
 		info += d->need == PT_NEED_INFO;
 	}
+	CHECK(!dup, "one name per feature (%d shared)", dup);
 	/* What the BPF code can do without, and nothing else (features.c says why). */
 	CHECK(opt == 3 && pt_kfeat_defs[PT_KF_RDONLY_CAST].need == PT_NEED_OPTIONAL &&
 	      pt_kfeat_defs[PT_KF_UPROBE_MULTI].need == PT_NEED_OPTIONAL &&
