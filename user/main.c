@@ -76,10 +76,15 @@ static int kernel_gate(void)
 	char line[1024];
 	int n = pt_kfeat_refusal(pt_kfeats(), line, sizeof(line));
 
-	if (!n)
-		return EXIT_OK;
-	fprintf(stderr, "peaktrace: %s\n", line);
-	return n < 0 ? EXIT_USAGE : EXIT_BPF;
+	if (n) {
+		fprintf(stderr, "peaktrace: %s\n", line);
+		return n < 0 ? EXIT_USAGE : EXIT_BPF;
+	}
+	/* Not probed (no BTF to read, tracefs not mountable): the load decides, said once. */
+	if ((n = pt_kfeat_unknown(pt_kfeats(), line, sizeof(line))))
+		fprintf(stderr, "peaktrace: warning: the kernel check could not tell whether this kernel has "
+				"%s; loading anyway (`peaktrace --check-kernel` says why)\n", line);
+	return EXIT_OK;
 }
 
 int main(int argc, char **argv)

@@ -121,6 +121,10 @@ static void test_refusal(void)
 	k.state[PT_KF_RINGBUF] = PT_KF_UNKNOWN;
 	CHECK(pt_kfeat_refusal(&k, buf, sizeof(buf)) == 0 && pt_kfeat_count(&k, PT_KF_UNKNOWN, true) == 1,
 	      "unknown is no refusal (the load decides), but counted");
+	k.state[PT_KF_TP_BTF] = k.state[PT_KF_PRIV_STACK] = k.state[PT_KF_UPROBE_MULTI] = PT_KF_UNKNOWN;
+	n = pt_kfeat_unknown(&k, buf, sizeof(buf));
+	CHECK_STR(buf, "the BPF ring buffer, BTF raw tracepoints (tp_btf)", "the unknown needed ones named");
+	CHECK(n == 2, "and counted (%d): optional and informational ones are not", n);
 
 	/* The state column. */
 	all_present(&k, "4.18.0-553.el8_10.x86_64");

@@ -240,6 +240,22 @@ int pt_kfeat_refusal(const struct pt_kfeats *k, char *buf, size_t size)
 	return n;
 }
 
+int pt_kfeat_unknown(const struct pt_kfeats *k, char *buf, size_t size)
+{
+	size_t len = 0;
+	int n = 0;
+
+	buf[0] = 0;
+	for (int id = 0; id < PT_KF_COUNT; id++) {
+		if (k->state[id] != PT_KF_UNKNOWN || !pt_kfeat_essential(k, id))
+			continue;
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", n ? ", " : "", pt_kfeat_defs[id].label);
+		n++;
+	}
+	return n;
+}
+
 const char *pt_kfeat_state_text(const struct pt_kfeats *k, enum pt_kfeat_id id, char *buf, size_t size)
 {
 	switch (k->state[id]) {

@@ -118,6 +118,9 @@ int pt_kfeat_count(const struct pt_kfeats *k, enum pt_kfeat_state state, bool ne
  * --check-kernel lists ..." into buf. Returns the number of needed features missing (0: none,
  * buf ""), or -EINVAL after a bad PEAKTRACE_PRETEND_MISSING (buf says so). */
 int pt_kfeat_refusal(const struct pt_kfeats *k, char *buf, size_t size);
+/* The needed features that could not be probed, named in buf ("BTF raw tracepoints (tp_btf),
+ * ..."): their count. A run goes on (the load decides) and says so. */
+int pt_kfeat_unknown(const struct pt_kfeats *k, char *buf, size_t size);
 /* A feature's state as --check-kernel prints it: "present", "missing", "unknown", with
  * "(pretended)", "(backported)" or "(not in this build)" where the version says more. */
 const char *pt_kfeat_state_text(const struct pt_kfeats *k, enum pt_kfeat_id id, char *buf, size_t size);
