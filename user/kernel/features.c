@@ -19,7 +19,7 @@
  *   kfunc, iter     a FUNC of that name in the BTF (bpf_rdonly_cast, bpf_iter_task)
  *   mm_lock_seq     mm_struct's member, in either form bpf/unwind.bpf.h reads: the int of
  *                   6.4 on, or the seqcount_t it became (with "sequence")
- *   uprobe-multi    attach/umulti.c's probe load
+ *   uprobe-multi    attach/umulti.c's probe: a program loaded and a link asked for on "/"
  *   private stack   bpf_jit_supports_private_stack in the BTF on x86-64 (informational)
  */
 #include <errno.h>
@@ -42,8 +42,9 @@
  * Essential: the object cannot load or attach without it, and no .rodata setting or CO-RE check
  * in bpf/ takes its use out of every path the verifier walks (grep bpf/ for each):
  *   - CO-RE relocations and tp_btf need the kernel's BTF;
- *   - uprobes carry the allocator probes (uprobe/uretprobe SEC()s, session.c never runs
- *     without them, --light included: boundary and exec paths attach them too);
+ *   - uprobes carry the allocator probes (the uprobe/uretprobe SEC()s). --light attaches none
+ *     (without --boundary uprobe), yet the check refuses it too: it runs before the options
+ *     matter, and a kernel of 5.17 or later built without CONFIG_UPROBE_EVENTS is rare;
  *   - state.bpf.h: the ring buffer "events" and the task storage "threads" are in every
  *     program's path;
  *   - helpers called unconditionally: bpf_get_current_task_btf (everywhere), bpf_task_pt_regs
@@ -54,7 +55,8 @@
  *     tp_btf program whose btf_trace_ typedef is missing fails the load (on arm64 there is no
  *     exceptions:page_fault_user: peaktrace is x86-64 only today).
  * Optional: bpf_rdonly_cast (a .rodata flag takes it out, set from pt_kfeat_rdonly_cast()),
- * uprobe-multi (perf-event uprobes instead: session.c's s->multi), mm_lock_seq (a CO-RE check).
+ * uprobe-multi (perf-event uprobes instead: session.c's s->multi), mm_lock_seq (CO-RE checks
+ * for either form; without it JIT frames are looked up at every walk).
  */
 const struct pt_kfeat_def pt_kfeat_defs[PT_KF_COUNT] = {
 	[PT_KF_BTF] = { "btf", "BTF (/sys/kernel/btf/vmlinux)", "5.4", "CONFIG_DEBUG_INFO_BTF",
