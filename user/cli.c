@@ -47,7 +47,8 @@ static const char doc[] =
 "USAGE: peaktrace -p PID[,PID...] [-d SECONDS] [-o DIR]\n"
 "       peaktrace [-d SECONDS] [-o DIR] -- CMD [ARGS...]\n"
 "       peaktrace --follow [-o DIR] {-p PID | -- CMD [ARGS...]}\n"
-"       peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
+"       peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B\n"
+"       peaktrace --check-kernel"
 "\v"
 "EXAMPLES:\n"
 "    peaktrace -p 1234              # attach until Ctrl-C or the target exits\n"
@@ -58,6 +59,7 @@ static const char doc[] =
 "    peaktrace --follow -o out -- aws-lambda-rie ./bootstrap # the runtime RIE\n"
 "                                   # starts, its extensions, the sandbox\n"
 "    peaktrace diff base/ new/      # compare two -o dirs (diff --help)\n"
+"    peaktrace --check-kernel       # can peaktrace run on this kernel?\n"
 "\n"
 "Files written with -o: report.txt, report.json, {peak,live,alloc}.folded,\n"
 "{peak,live,alloc}.svg, {peak,live,alloc}.speedscope.json, profile.pb.gz,\n"
@@ -73,9 +75,10 @@ static const char doc[] =
 "peaktrace-sandbox).\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
-"5 unsupported target, 6 output directory not writable, 7 BPF failure,\n"
-"8 an invocation's true peak exceeded --max-peak, 9 diff: the peak live heap\n"
-"grew by more than --max-growth.\n";
+"5 unsupported target, 6 output directory not writable, 7 BPF failure or a\n"
+"kernel without a feature peaktrace needs (--check-kernel), 8 an invocation's\n"
+"true peak exceeded --max-peak, 9 diff: the peak live heap grew by more than\n"
+"--max-growth.\n";
 
 enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, OPT_PERF_UPROBES,
        OPT_BOUNDARY, OPT_MAX_PEAK, OPT_PER_INV, OPT_EMF, OPT_UNWIND, OPT_COMPARE_ENV,
@@ -83,7 +86,8 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
-       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS };
+       OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS,
+       OPT_CHECK_KERNEL };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -130,6 +134,7 @@ static const struct argp_option opts[] = {
 	/* Copies of the BPF object loading the programs, 1 or 2 (user/bpfload.h); by default the
 	 * machine decides (a second core free): for the tests and benchmarks. */
 	{ "load-parts", OPT_LOAD_PARTS, "N", OPTION_HIDDEN, "", 0 },
+	{ "check-kernel", OPT_CHECK_KERNEL, NULL, 0, "Trace nothing: probe this kernel for every feature peaktrace's BPF programs use (BTF, uprobes, ring buffer, task storage, the helpers, tracepoints and links), print each with the version that brought it and what its absence costs, and say whether peaktrace can run here: exit 0 if it can, 7 if an essential feature is missing, 4 when not root (some probes load BPF programs)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the text report on stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
@@ -185,8 +190,8 @@ static uint64_t parse_size(struct argp_state *st, const char *arg, bool zero_ok)
 	return (uint64_t)x;
 }
 
-/* The start-up options (unwind table cache, --fast-start), --python-objects and the
- * benchmark's hidden ones. Returns false for another key. */
+/* The start-up options (unwind table cache, --fast-start), --python-objects, --check-kernel
+ * and the benchmark's hidden ones. Returns false for another key. */
 static bool parse_start_opt(int key, char *arg, struct argp_state *st, struct pt_options *o)
 {
 	switch (key) {
@@ -210,6 +215,9 @@ static bool parse_start_opt(int key, char *arg, struct argp_state *st, struct pt
 		return true;
 	case OPT_VERIFIER_STATS:
 		o->verifier_stats = arg;
+		return true;
+	case OPT_CHECK_KERNEL:
+		o->check_kernel = true;
 		return true;
 	case OPT_LOAD_PARTS:
 		if (strcmp(arg, "1") && strcmp(arg, "2"))
@@ -269,6 +277,29 @@ static bool parse_follow(int key, char *arg, struct argp_state *st, struct pt_op
 		return true;
 	}
 	return false;
+}
+
+/* Once every option is read: the combinations that make no sense. */
+static void check_options(struct argp_state *st, const struct pt_options *o)
+{
+	if (o->check_kernel && (o->pid || o->cmd))
+		die_usage(st, "%s", "--check-kernel traces nothing: give it without -p or a command");
+	if (o->check_kernel)
+		return;
+	if (o->pid && o->cmd)
+		die_usage(st, "%s", "give either -p PID or -- CMD, not both");
+	if (!o->pid && !o->cmd && o->spare_fd < 0)
+		die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
+	if (o->spare_fd >= 0 && (o->pid || o->cmd || o->ready_fd < 0 || o->follow))
+		die_usage(st, "%s", "--spare-fd is the --follow coordinator's: with --ready-fd, without -p or a command");
+	if (o->supervised != SUPERVISED_AUTO && !o->cmd)
+		die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
+	if (o->follow && o->ncompare)
+		die_usage(st, "%s", "--follow and --compare-env cannot be combined");
+	if (o->light && o->python_objects)
+		die_usage(st, "%s", "--python-objects probes the object allocator, --light no allocator at all: give one");
+	if (o->ncompare && !o->cmd)
+		die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
@@ -401,20 +432,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		st->next = st->argc;
 		break;
 	case ARGP_KEY_END:
-		if (o->pid && o->cmd)
-			die_usage(st, "%s", "give either -p PID or -- CMD, not both");
-		if (!o->pid && !o->cmd && o->spare_fd < 0)
-			die_usage(st, "%s", "nothing to trace: give -p PID or -- CMD");
-		if (o->spare_fd >= 0 && (o->pid || o->cmd || o->ready_fd < 0 || o->follow))
-			die_usage(st, "%s", "--spare-fd is the --follow coordinator's: with --ready-fd, without -p or a command");
-		if (o->supervised != SUPERVISED_AUTO && !o->cmd)
-			die_usage(st, "%s", "--supervised is about a launched command: it needs -- CMD, not -p");
-		if (o->follow && o->ncompare)
-			die_usage(st, "%s", "--follow and --compare-env cannot be combined");
-		if (o->light && o->python_objects)
-			die_usage(st, "%s", "--python-objects probes the object allocator, --light no allocator at all: give one");
-		if (o->ncompare && !o->cmd)
-			die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
+		check_options(st, o);
 		break;
 	default:
 		return parse_start_opt(key, arg, st, o) || parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;

@@ -20,7 +20,8 @@ enum pt_exit {
 	EXIT_PERM = 4,
 	EXIT_UNSUPPORTED = 5,
 	EXIT_OUTPUT = 6,
-	EXIT_BPF = 7,
+	EXIT_BPF = 7,        /* the BPF programs failed to load or attach, or the kernel lacks a
+	                      * feature they need (said in one line before any load; --check-kernel) */
 	EXIT_MAX_PEAK = 8,   /* an invocation's true peak exceeded --max-peak */
 	EXIT_MAX_GROWTH = 9, /* diff: B's peak live heap exceeded A's by more than --max-growth */
 };
@@ -84,6 +85,7 @@ struct pt_options {
 	int ntarget_env;
 	unsigned timeline_ms;    /* --timeline-interval: memory sampled every MS, 0 = off */
 	int supervised;          /* --supervised: SUPERVISED_* */
+	bool check_kernel;       /* --check-kernel: the kernel's features, nothing traced */
 };
 
 /* Fill o from the defaults and argv. Bad usage prints one "peaktrace: " line and exits

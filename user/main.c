@@ -2,7 +2,7 @@
 /*
  * peaktrace — who holds the memory, and when was the peak.
  *
- * main(): parse args -> check -> find the target -> open/configure/load -> attach -> start ->
+ * main(): parse args -> check (root, output, kernel) -> find the target -> open/configure/load -> attach -> start ->
  * poll -> stop -> collect -> report, with one cleanup path (session.h).
  */
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "session.h"
 #include "follow.h"
 #include "util/wake.h"
+#include "kernel/features.h"
 
 /* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (report/diff.h). */
 static int run_diff(int argc, char **argv)
@@ -58,6 +59,34 @@ static int run_compare(struct pt_options *opt, int argc, char **argv)
 	return code;
 }
 
+/* --check-kernel: the table and the verdict, nothing traced. */
+static int check_kernel(void)
+{
+	switch (pt_kfeat_print(stdout, pt_kfeats())) {
+	case PT_KV_CAN_RUN: return EXIT_OK;
+	case PT_KV_CANNOT_RUN: return EXIT_BPF;
+	default: return pt_kfeats()->pretend_error[0] ? EXIT_USAGE : EXIT_PERM;
+	}
+}
+
+/* A kernel without what the BPF programs need: one line naming what it lacks, before anything
+ * is started or loaded, never the verifier's log of the first program that needs it. */
+static int kernel_gate(void)
+{
+	char line[1024];
+	int n = pt_kfeat_refusal(pt_kfeats(), line, sizeof(line));
+
+	if (n) {
+		fprintf(stderr, "peaktrace: %s\n", line);
+		return n < 0 ? EXIT_USAGE : EXIT_BPF;
+	}
+	/* Not probed (no BTF to read, tracefs not mountable): the load decides, said once. */
+	if ((n = pt_kfeat_unknown(pt_kfeats(), line, sizeof(line))))
+		fprintf(stderr, "peaktrace: warning: the kernel check could not tell whether this kernel has "
+				"%s; loading anyway (`peaktrace --check-kernel` says why)\n", line);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct pt_options opt;
@@ -69,9 +98,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "diff") == 0)
 		return run_diff(argc, argv);
 	pt_cli_parse(argc, argv, &opt);
+	if (opt.check_kernel)
+		return check_kernel();
 	if ((opt.follow || opt.npids > 1) && !opt.outdir)
 		opt.outdir = "peaktrace-sandbox";   /* a report directory per process */
-	if ((code = pt_preflight(&opt)) != EXIT_OK)
+	if ((code = pt_preflight(&opt)) != EXIT_OK || (code = kernel_gate()) != EXIT_OK)
 		return code;
 	if (opt.follow || opt.npids > 1)
 		return pt_follow_run(&opt, argc, argv);

@@ -18,7 +18,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +52,7 @@
 #include "report/rss.h"
 #include "report/compare.h"
 #include "report/timeline.h"
+#include "kernel/features.h"
 #include "cli.h"
 #include "session.h"
 #include "target/proc.h"
@@ -1279,17 +1279,6 @@ static void skip_unused_programs(struct pt_session *s)
 
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. A
  * spare has no target yet: its target-dependent settings are the glibc ones (session.h). */
-/* The running kernel's release is at least major.minor (uname: "6.1.0-28-amd64"). */
-static bool pt_kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int ma = 0, mi = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
-		return false;
-	return ma > major || (ma == major && mi >= minor);
-}
-
 static int configure(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -1322,10 +1311,10 @@ static int configure(struct pt_session *s)
 	skel->rodata->python = o->fp_stacks;
 	/* bpf_rdonly_cast only where the kernel has it (6.2+): else the programs use the task's
 	 * trusted pointer (unwind.bpf.h unw_task), which loads on any kernel, only verified
-	 * slower. By version, not by a look at the kernel's BTF: reading its strings costs ~20 ms
-	 * of the cold start here (sysfs serves 4 KiB a read), and the kfunc is in every mainline
-	 * kernel since 6.2; a vendor kernel that backported it just takes the fallback. */
-	skel->rodata->has_rdonly_cast = pt_kernel_at_least(6, 2);
+	 * slower. The kernel check (main.c, before any load) looked it up in the kernel's BTF
+	 * already, so this costs nothing more; and PEAKTRACE_PRETEND_MISSING=bpf_rdonly_cast takes
+	 * the fallback on any kernel (kernel/features.h). */
+	skel->rodata->has_rdonly_cast = pt_kfeat_rdonly_cast();
 	skel->rodata->probe_floor = o->probe_floor;
 	if (o->probe_floor)
 		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
@@ -1342,7 +1331,7 @@ static int configure(struct pt_session *s)
 		return code;
 	s->tl.light = o->light;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
-	s->multi = !o->perf_uprobes && pt_umulti_supported();
+	s->multi = !o->perf_uprobes && pt_kfeat_has(PT_KF_UPROBE_MULTI);
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(skel->progs.alloc_enter_prog, PT_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(skel->progs.alloc_return, PT_BPF_TRACE_UPROBE_MULTI);
@@ -1469,7 +1458,8 @@ static int load_bpf(struct pt_session *s)
 	free(vbufs);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
-			err == -EPERM ? " (need root)" : " (needs a kernel with BTF, uprobes and task storage; -v shows the verifier log)");
+			err == -EPERM ? " (need root)" : " (`peaktrace --check-kernel` says what this kernel "
+							 "lacks; -v shows the verifier log)");
 		return err == -EPERM ? EXIT_PERM : EXIT_BPF;
 	}
 	s->rep.startup.bpf_load_ns = now_ns() - t;
@@ -1612,6 +1602,17 @@ static void *attach_tracepoints(void *arg)
 	return NULL;
 }
 
+/* The allocator's probes, and how many links they took: the report says what attaching them
+ * one by one cost on a kernel without uprobe-multi links. */
+static int attach_allocator(struct pt_session *s)
+{
+	int n = s->links.n, err = pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid,
+						      s->rep.probes, s->rep.nprobes, s->multi);
+
+	s->rep.kernel_cost.uprobe_links = (uint32_t)(s->links.n - n);
+	return err;
+}
+
 /* The allocator's probes, then the tracepoints. Launched, both at once on two threads (the
  * uprobe-multi link alone is ~9 ms of kernel work, the tracepoints ~0.5 ms each): the command
  * is held before its exec, nothing of it runs, so their order makes no difference there.
@@ -1623,13 +1624,9 @@ static int attach_probes(struct pt_session *s)
 	pthread_t t;
 	int err;
 
-	if (!s->launched || pthread_create(&t, NULL, attach_tracepoints, &a)) {
-		return pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes,
-					   s->rep.nprobes, s->multi) ||
-		       pt_attach_tracepoints(s->skel, &s->links, a.boundaries);
-	}
-	err = pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
-				  s->multi);
+	if (!s->launched || pthread_create(&t, NULL, attach_tracepoints, &a))
+		return attach_allocator(s) || pt_attach_tracepoints(s->skel, &s->links, a.boundaries);
+	err = attach_allocator(s);
 	pthread_join(t, NULL);
 	/* Kept (and detached at the end) whether or not either failed. */
 	if (pt_links_take(&s->links, &a.links) && !err)
@@ -1998,6 +1995,8 @@ static void report_figures(struct pt_session *s)
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
+	rep->kernel = pt_kfeats();
+	rep->kernel_cost.attach_ns = rep->startup.attach_ns;
 	rep->light = o->light;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;

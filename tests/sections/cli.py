@@ -8,7 +8,9 @@ import signal
 import subprocess
 import time
 
-from harness import READY_MARK, SLEEP_MARK, TIMEOUT, Proc, pid_alive, run, short
+import json
+
+from harness import READY_MARK, SLEEP_MARK, TIMEOUT, Proc, clean_env, pid_alive, run, short
 from tracing import TRACING_RX, find_stack, load_report, trace_attach, trace_launch
 
 
@@ -369,6 +371,8 @@ def run_section(ctx):
             res.true("%s: under 200K instructions in all" % name, int(total.get("insns", 1 << 30)) < 200000,
                      "total %s" % total)
 
+    check_kernel_section(ctx, out, wl_basic)
+
     # ---- the command's signal mask is the one peaktrace was started with (peaktrace blocks
     # SIGCHLD in itself for its signalfd: util/wake.c), launched alone and under --follow, with
     # nothing blocked and with SIGUSR2 and SIGCHLD itself blocked.
@@ -442,3 +446,200 @@ def parents(path):
         if nd == d:
             return out
         d = nd
+
+
+# ---- the kernel check (user/kernel/features.c): --check-kernel, the one-line refusal, and what a
+# kernel without an optional feature costs, pretended with PEAKTRACE_PRETEND_MISSING (test-only).
+
+def check_kernel_table(out):
+    """--check-kernel's rows: {name: state} (the HERE column), and the last line."""
+    rows, lines = {}, [l for l in out.splitlines() if l.strip()]
+    for l in lines[2:-1]:
+        m = re.match(r"^(\S+)\s+(essential|in pidns|optional|info)\s+.*?\s((?:present|missing|unknown)"
+                     r"(?: \([a-z ]+\))?)\s", l)
+        if m:
+            rows[m.group(1)] = m.group(3)
+    return rows, lines[-1] if lines else ""
+
+
+def bpftool_truth():
+    """What bpftool says of the helpers and map types, and the kernel's BTF of the kfunc: the
+    independent answers to the check's probes. None when bpftool cannot be run."""
+    bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
+    rc, out, _ = run([bpftool, "feature", "probe", "kernel", "-j"])
+    if rc != 0:
+        return None
+    try:
+        d = json.loads(out)
+    except ValueError:
+        return None
+    kp = set(d["helpers"].get("kprobe_available_helpers", []))
+    tp = set(d["helpers"].get("tracepoint_available_helpers", []))
+    truth = {
+        "ringbuf": d["map_types"].get("have_ringbuf_map_type"),
+        "task_storage": d["map_types"].get("have_task_storage_map_type") and
+        "bpf_task_storage_get" in kp and "bpf_task_storage_get" in tp,
+    }
+    # The program types features.c probes each helper in (where bpf/ calls it).
+    for h, types in (("bpf_probe_read_user", (kp, tp)), ("bpf_get_ns_current_pid_tgid", (kp, tp)),
+                     ("bpf_get_current_task_btf", (kp, tp)), ("bpf_task_pt_regs", (tp,)),
+                     ("bpf_get_attach_cookie", (kp,)), ("bpf_for_each_map_elem", (tp,)),
+                     ("bpf_loop", (kp, tp)), ("bpf_find_vma", (kp, tp))):
+        truth[h] = all(h in t for t in types)
+    rc, out, _ = run([bpftool, "btf", "dump", "file", "/sys/kernel/btf/vmlinux"], timeout=120)
+    if rc == 0:
+        truth["bpf_rdonly_cast"] = "FUNC 'bpf_rdonly_cast'" in out
+        truth["task_iter"] = "FUNC 'bpf_iter_task'" in out
+        truth["tp_sched_process"] = "TYPEDEF 'btf_trace_sched_process_exec'" in out and \
+            "TYPEDEF 'btf_trace_sched_process_exit'" in out
+        truth["tp_page_fault"] = "TYPEDEF 'btf_trace_page_fault_user'" in out and \
+            "TYPEDEF 'btf_trace_page_fault_kernel'" in out
+    tracefs = next((r for r in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+                    if os.path.isdir(r + "/events")), None)
+    if tracefs:
+        truth["tp_rss_stat"] = os.path.exists(tracefs + "/events/kmem/rss_stat/id")
+        truth["tp_syscalls"] = all(os.path.exists(tracefs + "/events/syscalls/%s/id" % e) for e in (
+            "sys_enter_mmap", "sys_exit_mmap", "sys_enter_munmap", "sys_enter_brk", "sys_enter_madvise"))
+    truth["btf"] = os.path.exists("/sys/kernel/btf/vmlinux")
+    truth["uprobes"] = os.path.exists("/sys/bus/event_source/devices/uprobe/type")
+    return truth
+
+
+def kernel_version():
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def check_kernel_section(ctx, out, wl_basic):
+    res, pt = ctx.res, ctx.pt
+
+    name = "cli/check-kernel"
+    if res.wanted(name):
+        rc, so, err = run([pt, "--check-kernel"])
+        rows, last = check_kernel_table(so)
+        res.eq("%s: exit status" % name, rc, 0)
+        res.true("%s: the first line names this kernel's release" % name,
+                 so.startswith("kernel %s " % os.uname().release), short(so, 200))
+        res.true("%s: a row per feature (22)" % name, len(rows) == 22, sorted(rows))
+        res.eq("%s: the last line" % name, last, "peaktrace can run here")
+        res.eq("%s: nothing on stderr" % name, err, "")
+        truth = bpftool_truth()
+        if truth is None:
+            res.skip(name + ": bpftool agrees", "bpftool feature probe failed")
+        else:
+            for feat, want in sorted(truth.items()):
+                res.eq("%s: %s as bpftool / the BTF / tracefs say" % (name, feat),
+                       rows.get(feat, "?").split(" ")[0], "present" if want else "missing")
+        # No bpftool probe for these: the kernel's version says (mainline 6.6).
+        if kernel_version() >= (6, 6):
+            res.eq("%s: uprobe_multi on %s" % (name, os.uname().release), rows.get("uprobe_multi"), "present")
+
+    name = "cli/check-kernel bpf_loop missing"
+    if res.wanted(name):
+        rc, so, err = run([pt, "--check-kernel"], env=clean_env(PEAKTRACE_PRETEND_MISSING="bpf_loop"))
+        rows, last = check_kernel_table(so)
+        res.eq("%s: exit status" % name, rc, 7)
+        res.eq("%s: bpf_loop's row" % name, rows.get("bpf_loop"), "missing (pretended)")
+        res.true("%s: the last line says it cannot run, naming bpf_loop (5.17+)" % name,
+                 last.startswith("peaktrace cannot run here: ") and "bpf_loop (5.17+)" in last, last)
+
+    name = "cli/check-kernel with -p"
+    if res.wanted(name):
+        rc, _, err = run([pt, "--check-kernel", "-p", "1"])
+        res.eq("%s: exit status" % name, rc, 2)
+        one_error_line(res, name, err)
+
+    name = "cli/check-kernel not root"
+    if res.wanted(name):
+        setpriv = shutil.which("setpriv")
+        if not setpriv:
+            res.skip(name, "setpriv not found")
+        elif not all(os.stat(d).st_mode & 0o001 for d in parents(os.path.abspath(pt))):
+            res.skip(name, "%s is not reachable by an unprivileged user" % pt)
+        else:
+            rc, so, _ = run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                             pt, "--check-kernel"])
+            rows, last = check_kernel_table(so)
+            res.eq("%s: exit status" % name, rc, 4)
+            res.eq("%s: bpf_loop (a program load) unknown" % name, rows.get("bpf_loop"), "unknown")
+            res.eq("%s: btf (a file) still present" % name, rows.get("btf"), "present")
+            res.true("%s: the last line says it cannot tell, and why" % name,
+                     last.startswith("peaktrace cannot tell") and "root" in last, last)
+
+    name = "cli/kernel unknown pretended feature"
+    if res.wanted(name) and wl_basic:
+        rc, _, err = run([pt, "-o", out(name), "--", wl_basic],
+                         env=clean_env(PEAKTRACE_PRETEND_MISSING="bpf_lop"))
+        res.eq("%s: exit status" % name, rc, 2)
+        one_error_line(res, name, err)
+        res.true("%s: names it" % name, "bpf_lop" in err, short(err))
+
+    # An essential feature missing: one line naming it and its version, exit 7, before anything
+    # is started (launch: no report, nothing traced) or probed (attach: the target unharmed).
+    for name, mode in (("cli/kernel bpf_loop missing launch", "launch"),
+                       ("cli/kernel bpf_loop missing attach", "attach")):
+        if not res.wanted(name) or not wl_basic:
+            continue
+        env = clean_env(PEAKTRACE_PRETEND_MISSING="bpf_loop")
+        odir = out(name)
+        wl = start_waiting(wl_basic) if mode == "attach" else None
+        if mode == "attach" and not wl:
+            res.fail(name, "workload never became ready")
+            continue
+        rc, _, err = run([pt, "-o", odir] + (["-p", wl.pid] if wl else ["--", wl_basic]), env=env)
+        res.eq("%s: exit status" % name, rc, 7)
+        one_error_line(res, name, err)
+        res.true("%s: the line names bpf_loop and 5.17" % name,
+                 "lacks bpf_loop (5.17+)" in err and "verifier" not in err, short(err))
+        res.eq("%s: no report written" % name, sorted(os.listdir(odir)) if os.path.isdir(odir) else [], [])
+        if wl:
+            check_unharmed(res, name, wl)
+
+    # An optional feature missing: the run works, on perf-event uprobes, and the report says
+    # what that cost: the uprobes attached one by one (counted from the probe plan it lists).
+    name = "cli/kernel uprobe_multi missing"
+    if res.wanted(name) and wl_basic:
+        odir = out(name)
+        rc, _, err = run([pt, "-q", "-o", odir, "--", wl_basic],
+                         env=clean_env(PEAKTRACE_PRETEND_MISSING="uprobe_multi"))
+        res.eq("%s: exit status" % name, rc, 0)
+        rep = load_report(res, name, odir)
+        if rep:
+            k = rep.get("kernel") or {}
+            miss = {m.get("feature"): m for m in k.get("missing", [])}
+            um = miss.get("uprobe_multi", {})
+            plan = [p for p in rep.get("probes", []) if not p.get("shared_with") and not p.get("forwards")]
+            want_links = sum(1 if p.get("function") == "free" else 2 for p in plan)
+            res.eq("%s: attach" % name, rep.get("attach"), "perf_event")
+            res.eq("%s: kernel.missing" % name, sorted(miss), ["uprobe_multi"])
+            res.eq("%s: pretended" % name, um.get("pretended"), True)
+            res.eq("%s: uprobe links attached one by one = the plan's (free once, the others "
+                   "entry and return)" % name, (um.get("measured") or {}).get("uprobe_links"), want_links)
+            res.eq("%s: the attach time is the start-up's" % name,
+                   (um.get("measured") or {}).get("attach_ns"), rep.get("startup", {}).get("attach_ns"))
+            res.true("%s: its cost says the count" % name,
+                     "%d allocator uprobes attached one by one" % want_links in um.get("cost", ""),
+                     um.get("cost"))
+            try:
+                with open(os.path.join(odir, "report.txt")) as f:
+                    txt = f.read()
+            except OSError as e:
+                txt = str(e)
+            res.true("%s: report.txt's header says it" % name,
+                     re.search(r"^kernel: \S+, without 1 optional feature:\n  uprobe-multi links \(6\.6\+\) "
+                               r"\[pretended: PEAKTRACE_PRETEND_MISSING\]: %d allocator uprobes" % want_links,
+                               txt, re.M) is not None, short(txt, 600))
+
+    name = "cli/kernel nothing missing"
+    if res.wanted(name) and wl_basic:
+        odir = out(name)
+        rc, _, err = run([pt, "-q", "-o", odir, "--", wl_basic], env=clean_env())
+        res.eq("%s: exit status" % name, rc, 0)
+        rep = load_report(res, name, odir)
+        if rep:
+            k = rep.get("kernel") or {}
+            res.eq("%s: kernel.release" % name, k.get("release"), os.uname().release)
+            res.eq("%s: kernel.version" % name, k.get("version"), "%d.%d" % kernel_version())
+            res.eq("%s: kernel.missing" % name, k.get("missing"), [])
+            res.eq("%s: attach" % name, rep.get("attach"),
+                   "uprobe_multi" if kernel_version() >= (6, 6) else "perf_event")

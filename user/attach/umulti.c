@@ -37,14 +37,18 @@ static long sys_bpf(int cmd, void *attr, unsigned int size)
 
 bool pt_umulti_supported(void)
 {
-	/* "r0 = 0; exit" loaded as a kprobe program expecting uprobe-multi attachment: kernels
-	 * without the attach type reject the load. */
+	/* "r0 = 0; exit" loaded as a kprobe program expecting uprobe-multi attachment, then a link
+	 * asked for on "/". Before 6.6 the load alone proves nothing: a kprobe program's expected
+	 * attach type goes unchecked (Debian's 6.1 loads it), and the link is refused with EINVAL
+	 * (no such attach type). A kernel with uprobe-multi links gets past the attach type and
+	 * refuses the path, a directory: EBADF. */
 	struct bpf_insn insns[2] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	union bpf_attr a;
-	int fd;
+	uint64_t off = 0, cookie = 0;
+	int fd, link;
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_KPROBE;
@@ -55,8 +59,11 @@ bool pt_umulti_supported(void)
 	fd = (int)sys_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 	if (fd < 0)
 		return false;
+	link = pt_umulti_attach(fd, "/", &off, &cookie, 1, false, 0);
+	if (link >= 0)
+		close(link);
 	close(fd);
-	return true;
+	return link == -EBADF;
 }
 
 int pt_umulti_attach(int prog_fd, const char *path, const uint64_t *offsets,

@@ -388,6 +388,31 @@ static void text_startup(FILE *f, const struct pt_report *r)
 	fputc('\n', f);
 }
 
+/* The kernel, and each optional feature it lacks with what that cost this run (kernel/). */
+static void text_kernel(FILE *f, const struct pt_report *r)
+{
+	const struct pt_kfeats *k = r->kernel;
+	char since[64], cost[512];
+	int n;
+
+	if (!k)
+		return;
+	n = pt_kfeat_count(k, PT_KF_MISSING, false);
+	fprintf(f, "kernel: %s", k->release);
+	if (!n) {
+		fputs(", every feature peaktrace can use\n", f);
+		return;
+	}
+	fprintf(f, ", without %d optional feature%s:\n", n, n == 1 ? "" : "s");
+	for (int id = 0; id < PT_KF_COUNT; id++) {
+		if (k->state[id] != PT_KF_MISSING || pt_kfeat_defs[id].need != PT_NEED_OPTIONAL)
+			continue;
+		pt_kfeat_cost(id, &r->kernel_cost, cost, sizeof(cost));
+		fprintf(f, "  %s %s%s: %s\n", pt_kfeat_defs[id].label, pt_kfeat_since_text(id, since, sizeof(since)),
+			k->pretended[id] ? " [pretended: PEAKTRACE_PRETEND_MISSING]" : "", cost);
+	}
+}
+
 static void text_header(FILE *f, const struct pt_report *r)
 {
 	fprintf(f, "peaktrace %s: PID %d (%s) %s, traced %.2f s", PT_VERSION, r->pid, r->comm,
@@ -401,6 +426,7 @@ static void text_header(FILE *f, const struct pt_report *r)
 	fputc('\n', f);
 	pt_execs_text(f, &r->execs);
 	text_startup(f, r);
+	text_kernel(f, r);
 }
 
 /* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
@@ -856,6 +882,45 @@ static void json_caveats(FILE *f, const struct pt_report *r)
 		fprintf(f, "\n  ");
 }
 
+/* "kernel": the release and the optional features missing (docs/json-report.md). */
+static void json_kernel(FILE *f, const struct pt_report *r)
+{
+	const struct pt_kfeats *k = r->kernel;
+	char cost[512];
+	int n = 0;
+
+	fprintf(f, "  \"kernel\": ");
+	if (!k) {
+		fputs("null,\n", f);
+		return;
+	}
+	fprintf(f, "{\"release\": ");
+	pt_json_str(f, k->release);
+	if (k->major)
+		fprintf(f, ", \"version\": \"%d.%d\"", k->major, k->minor);
+	else
+		fputs(", \"version\": null", f);
+	fprintf(f, ", \"check_ns\": %" PRIu64 ", \"missing\": [", k->probe_ns);
+	for (int id = 0; id < PT_KF_COUNT; id++) {
+		const struct pt_kfeat_def *d = &pt_kfeat_defs[id];
+
+		if (k->state[id] != PT_KF_MISSING || d->need != PT_NEED_OPTIONAL)
+			continue;
+		pt_kfeat_cost(id, &r->kernel_cost, cost, sizeof(cost));
+		fprintf(f, "%s\n    {\"feature\": \"%s\", \"what\": ", n++ ? "," : "", d->name);
+		pt_json_str(f, d->label);
+		fprintf(f, ", \"since\": \"%s\", \"pretended\": %s, \"cost\": ", d->since,
+			k->pretended[id] ? "true" : "false");
+		pt_json_str(f, cost);
+		if (id == PT_KF_UPROBE_MULTI)
+			fprintf(f, ", \"measured\": {\"uprobe_links\": %u, \"attach_ns\": %" PRIu64 "}}",
+				r->kernel_cost.uprobe_links, r->kernel_cost.attach_ns);
+		else
+			fputs(", \"measured\": null}", f);
+	}
+	fprintf(f, "%s]},\n", n ? "\n  " : "");
+}
+
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
 	const struct pt_global *g = &r->g;
@@ -976,6 +1041,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 			   ", \"no_build_id\": %" PRIu64 "}},\n", r->startup.cache.hits, r->startup.cache.misses,
 			r->startup.cache.rejected, r->startup.cache.written, r->startup.cache.not_written,
 			r->startup.cache.evicted, r->startup.cache.no_build_id);
+	json_kernel(f, r);
 	fprintf(f, "  \"timeline\": ");
 	pt_tl_json(f, &r->tl);
 	fprintf(f, ",\n");

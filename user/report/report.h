@@ -19,6 +19,7 @@
 #include "report/timeline.h"
 #include "report/execs.h"
 #include "unwind/uwcache.h"
+#include "kernel/features.h"
 
 #define PT_VERSION "0.1.0"
 
@@ -82,6 +83,10 @@ struct pt_report {
 	uint32_t json_stacks;   /* report.json keeps the top N stacks per figure, 0 = all */
 	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
+	/* The kernel (kernel/features.h): its release and the optional features it lacks, with
+	 * what their absence cost this run. NULL: not probed (no "kernel" in the report). */
+	const struct pt_kfeats *kernel;
+	struct pt_kfeat_measured kernel_cost;
 	const char *unwind;     /* stack unwinder: "dwarf", "fp" or "none" (--no-fp-walk) */
 	/* invocations */
 	const struct pt_inv_list *invs;
