@@ -7,6 +7,7 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 umask 022
+echo "vmtest guest [$(cut -d' ' -f1 /proc/uptime)]: $0 started"
 out=/vmout
 # VMTEST_MODULES (this kernel's unpacked modules, a host path), VMTEST_CWD: from the host.
 [ -f "$out/env" ] && . "$out/env"

@@ -70,8 +70,8 @@ modules="$kdir/root/lib/modules/$krel"
 	printf 'exec'; printf ' %q' "$@"; echo
 } > "$run/cmd.sh"
 
-append="console=ttyS0 quiet loglevel=3 panic=-1 vmtest.init=$here/guest-init.sh"
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem"
+append="console=ttyS0 quiet loglevel=3 panic=-1 vmtest.init=$here/guest-init.sh ${VMTEST_APPEND:-}"
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "${VMTEST_CPU:-max}" -smp "$smp" -m "$mem"
 	-nodefaults -no-user-config -display none -no-reboot
 	-kernel "$kdir/vmlinuz" -initrd "$kdir/initrd.img"
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap

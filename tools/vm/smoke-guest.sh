@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# tools/vm/smoke-guest.sh [BUILD [REGEX]]: the smoke run inside a vmtest guest (tools/vm/smoke.sh
+# starts it through vmtest.sh), from the repo root. `peaktrace --check-kernel` first where the
+# binary has it (exit 7 here if it refuses the kernel: the suite is not run), then
+# tests/run.py --filter REGEX (default: tools/vm/smoke.regex) with each case's line stamped with
+# the seconds since the run started. Exits with tests/run.py's status.
+build=${1:-build}
+regex=${2:-$(sed 's/#.*//; /^[[:space:]]*$/d' tools/vm/smoke.regex | paste -sd'|')}
+pt="$build/peaktrace"
+echo "vmtest guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%d MiB", $2/1024}' /proc/meminfo), python3 $(python3 -c 'import platform; print(platform.python_version())')"
+if "$pt" --help 2>&1 | grep -q -- '--check-kernel'; then
+	out=$("$pt" --check-kernel 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed 's/^/check-kernel: /'
+	if [ $rc != 0 ]; then
+		echo "vmtest guest: peaktrace --check-kernel refused $(uname -r) (exit $rc): $(printf '%s\n' "$out" | grep -m1 .)"
+		exit 7
+	fi
+else
+	echo "vmtest guest: $pt has no --check-kernel; running the tests"
+fi
+echo "vmtest guest: python3 tests/run.py --build $build --filter '$regex'"
+start=${EPOCHREALTIME/./}
+set -o pipefail
+python3 -u tests/run.py --build "$build" --filter "$regex" 2>&1 | while IFS= read -r line; do
+	case "$line" in
+	PASS\ *\(*|FAIL\ *\(*|SKIP\ *\(*)
+		t=$(( (${EPOCHREALTIME/./} - start) / 100000 ))
+		printf '%s [%d.%d s]\n' "$line" $((t / 10)) $((t % 10)) ;;
+	*) printf '%s\n' "$line" ;;
+	esac
+done
