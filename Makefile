@@ -114,10 +114,12 @@ browser-deps:
 	@[ -d tests/browser/node_modules/playwright-core ] || ! command -v npm >/dev/null || \
 	  (cd tests/browser && npm ci --no-audit --no-fund >/dev/null) || echo "browser-deps: npm ci failed; the browser tests are skipped"
 
-# The source layout's rules: layers, includes naming their folder, no include cycle (also a
-# section of make test).
-check:
+# The source layout's rules: layers, includes naming their folder, no include cycle; and every
+# BPF program's deepest call chain within 448 of the 512 stack bytes the verifier allows a whole
+# chain where the JIT has no private stack (tools/check-stack.py; both also a section of make test).
+check: $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 	$(Q)python3 tools/check-layout.py
+	$(Q)python3 tools/check-stack.py $^
 
 demo: deps all lambda-host
 	$(Q)tools/demo.sh $(OUT)

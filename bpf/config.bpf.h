@@ -48,6 +48,12 @@ const volatile bool python = false;
  * traps. Full mode's cost is shown as a ratio to it. The verifier drops the rest when it is off. */
 const volatile bool probe_floor = false;
 
+/* The kernel has the bpf_rdonly_cast kfunc (6.2+; user/kernel/features.c looks it up in the
+ * kernel's BTF). Off: unw_task() uses bpf_get_current_task_btf()'s pointer itself (the same
+ * loads; only the verification is slower) and the verifier drops the kfunc call, which is a
+ * weak extern that libbpf leaves unresolved on an older kernel. */
+const volatile bool has_rdonly_cast = false;
+
 /* The first statement of every attached program. */
 #define PT_FLOOR_RETURN()                                                                      \
 	do {                                                                                   \

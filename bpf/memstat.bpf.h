@@ -212,7 +212,9 @@ static __always_inline int madvise_enter(const __u64 *args)
  */
 static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
-	__s64 rss, old;
+	__s64 rss, old, size = ctx->size;   /* read once: clang may otherwise compute the
+					     * field's address and load through it (a ctx
+					     * pointer the verifier refuses to see modified) */
 	int m = ctx->member;
 
 	if (ctx->curr) {
@@ -230,8 +232,8 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 	if (m < 0 || m >= PT_RSS_COUNT)
 		return 0;
 	/* The anonymous counter is stored by rss_change itself (an atomic exchange). */
-	if (!rss_change(ctx->curr, m, ctx->size))
-		g.rss[m & 3] = ctx->size;
+	if (!rss_change(ctx->curr, m, size))
+		g.rss[m & 3] = size;
 	rss = pt_rss_total(&g);
 	sbx_rss(rss);
 	if (rss > g.rss_peak) {

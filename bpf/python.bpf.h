@@ -50,20 +50,11 @@
 struct pt_py_offsets py_off = {};
 
 /* Bytes of a frame used per step: the specials of every supported version end by byte 71. */
-#define PY_FRAME_READ 72
+#define PY_FRAME_READ PT_PY_FRAME_READ
 /* A frame this far below the window is still taken as the data stack's next stretch (the
  * window moves down to it); anything else outside the window is read alone, once. */
 #define PY_REWINDOW_REACH (64ULL << 10)
 
-struct py_walk {
-	__u64 frame;        /* next _PyInterpreterFrame to read (0: the chain ended) */
-	__u64 n;            /* words in ts->py */
-	__u64 stop;         /* PT_ERR_PY_* that cut the chain, 0 = complete */
-	__u64 win_lo;       /* ts->pywin holds user bytes [win_lo, win_lo + win_len) ... */
-	__u64 win_len;      /* ... of this walk (0: none yet) */
-	__u64 misses;       /* frames read alone in a row since the window last served one */
-	__u64 h;            /* the stack's hash with the words so far mixed in (py_emit) */
-};
 
 static __always_inline bool py_emit(struct py_walk *w, struct thread_state *ts, __u64 word)
 {
@@ -154,10 +145,10 @@ __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 		owner = b[(base + oo) & (PT_PY_WINDOW - 1)];
 		entry = oe ? b[(base + oe) & (PT_PY_WINDOW - 1)] : 0;
 	} else {
-		__u64 fr[PY_FRAME_READ / 8];
+		__u64 *fr = ts->pyfr;   /* not on the stack: see struct py_walk */
 
 		w->misses++;
-		if (bpf_probe_read_user(fr, sizeof(fr), (void *)f)) {
+		if (bpf_probe_read_user(fr, sizeof(ts->pyfr), (void *)f)) {
 			w->stop = PT_ERR_PY_READ;
 			return 1;
 		}
@@ -242,7 +233,7 @@ static __always_inline __u64 py_tstate(struct thread_state *ts, __u64 runtime)
 __noinline __u32 pt_py_walk(struct thread_state *ts, __u64 *hash)
 {
 	__u64 runtime = py_off.runtime, t, f = 0;
-	struct py_walk w = {};
+	struct py_walk *w;
 	__u32 i;
 
 	if (!ts || !hash || !runtime)
@@ -261,23 +252,25 @@ __noinline __u32 pt_py_walk(struct thread_state *ts, __u64 *hash)
 		count_err(PT_ERR_PY_READ);
 		return 0;
 	}
-	w.frame = f;
+	w = &ts->pw;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->frame = f;
 	/* Each word is mixed into the hash as it is emitted: a second loop over ts->py was ~2K
 	 * more instructions to verify in every program that captures a stack, and a re-read. */
-	w.h = *hash;
+	w->h = *hash;
 	for (i = 0; i < PT_MAX_PY_FRAMES; i++)
-		if (pt_py_frame(&w, ts))
+		if (pt_py_frame(w, ts))
 			break;
-	if (w.stop == PT_ERR_PY_DEPTH && w.frame) {
+	if (w->stop == PT_ERR_PY_DEPTH && w->frame) {
 		/* Frames beyond the cap: say so in the stack itself, not only in the counter. */
 		ts->py[(PT_MAX_PY_FRAMES - 1) & (PT_MAX_PY_FRAMES - 1)] = pt_py_boundary_word(PT_PY_B_TRUNC);
-		w.h = mix64(w.h, pt_py_boundary_word(PT_PY_B_TRUNC));
-		w.n = PT_MAX_PY_FRAMES;
+		w->h = mix64(w->h, pt_py_boundary_word(PT_PY_B_TRUNC));
+		w->n = PT_MAX_PY_FRAMES;
 	}
-	if (w.stop && (w.stop != PT_ERR_PY_DEPTH || w.frame))
-		count_err(w.stop);
-	*hash = mix64(w.h, w.n << 32);
-	return (__u32)w.n;
+	if (w->stop && (w->stop != PT_ERR_PY_DEPTH || w->frame))
+		count_err(w->stop);
+	*hash = mix64(w->h, w->n << 32);
+	return (__u32)w->n;
 }
 
 #endif /* PEAKTRACE_PYTHON_BPF_H */

@@ -533,8 +533,11 @@ static __always_inline void rss_sh_removal(__u64 start, __u64 end)
 	}
 }
 
-/* kmem:rss_stat of the file or shmem counter (m), before g.rss[m] takes the new value size. */
-static __always_inline void rss_sh_change(__u32 curr, int m, __s64 size)
+/* kmem:rss_stat of the file or shmem counter (m), before g.rss[m] takes the new value size.
+ * A global function: its locals (an object's figures and name, the VMA lookup's context, ~130
+ * bytes) then sit in a frame of their own, beside the anonymous path's stack capture and not
+ * under it (the BPF stack of a call chain is 512 bytes: tools/check-stack.py). */
+__noinline int pt_rss_sh_change(__u32 curr, int m, __s64 size)
 {
 	int i = m == PT_RSS_SHMEM;
 	struct pt_rss_sh_figures *f = &rss_g.sh_now[i & 1];
@@ -556,17 +559,17 @@ static __always_inline void rss_sh_change(__u32 curr, int m, __s64 size)
 		ts = curr && d > 0 ? thread_get(false) : NULL;
 		if (!ts || !ts->pf_addr) {
 			__sync_fetch_and_add(&f->before, d);
-			return;
+			return 0;
 		}
 	}
 	if (!d)
-		return;
+		return 0;
 	if (!curr) {
 		if (d > 0)
 			__sync_fetch_and_add(&f->other_task, d);
 		else
 			__sync_fetch_and_add(&f->reclaimed, -d);
-		return;
+		return 0;
 	}
 	ts = thread_get(false);
 	if (d > 0) {
@@ -574,18 +577,18 @@ static __always_inline void rss_sh_change(__u32 curr, int m, __s64 size)
 
 		if (!addr) {
 			__sync_fetch_and_add(&f->no_fault, d);
-			return;
+			return 0;
 		}
 		/* This fault was not anonymous: a later anonymous growth is not its. */
 		ts->pf_addr = 0;
 		rss_sh_fault(ts, addr, i, d);
-		return;
+		return 0;
 	}
 	/* A write fault copying a private file page drops the file page first (then the
 	 * anonymous one comes: pf_addr stays for it). */
 	if (ts && ts->pf_addr) {
 		rss_sh_fault(ts, ts->pf_addr, i, d);
-		return;
+		return 0;
 	}
 	o = ts && ts->rm_obj && ts->rm_nr == rss_syscall_nr() ?
 		bpf_map_lookup_elem(&rss_objs, &ts->rm_obj) : NULL;
@@ -593,6 +596,7 @@ static __always_inline void rss_sh_change(__u32 curr, int m, __s64 size)
 		rss_obj_add(o, i, d);
 	else
 		__sync_fetch_and_add(&f->released_unknown, -d);
+	return 0;
 }
 
 static long rss_exec_obj(struct bpf_map *map, __u64 *key, struct pt_rss_obj *o, void *unused)
@@ -910,10 +914,11 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 /* A fault made d bytes resident at addr: its pages get the fault's stack. */
 static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr, __s64 d)
 {
-	struct rss_walk w = {};
+	struct rss_block *b;
+	struct rss_walk w;
 	__u64 start;
+	__u32 owner;
 
-	RSS_WALK_INIT(&w);
 	/* One page, or a THP (the only sizes this kernel's anonymous faults install unless
 	 * mTHP sizes are enabled). Any other delta holds another thread's fault reported at the
 	 * same time (its own event then sees less): the fault gets its page or THP, the rest is
@@ -930,13 +935,20 @@ static __always_inline void rss_fault_pages(struct thread_state *ts, __u64 addr,
 		d = folio;
 	}
 	start = addr & ~((__u64)d - 1);
-	w.b = rss_block_get(start);
-	if (!w.b) {
+	b = rss_block_get(start);
+	if (!b) {
 		__sync_fetch_and_add(&rss_g.now.table_full, d);
 		__sync_fetch_and_add(&rss_g.table_full_events, 1);
 		return;
 	}
-	w.owner = rss_fault_stack(ts) + 1;
+	/* The stack first, the page walk's state after: w is not live across the capture, so
+	 * its 64 bytes share the frame's slots with the capture's (the BPF stack of a whole
+	 * call chain is 512 bytes: tools/check-stack.py). */
+	owner = rss_fault_stack(ts) + 1;
+	__builtin_memset(&w, 0, sizeof(w));
+	RSS_WALK_INIT(&w);
+	w.b = b;
+	w.owner = owner;
 	w.lo = (start >> 12) & (RSS_PAGES - 1);
 	__sync_fetch_and_add(&rss_g.faults_used, 1);
 	if (d == RSS_PAGE)
@@ -962,7 +974,7 @@ static __always_inline bool rss_change(__u32 curr, int m, __s64 size)
 
 	if (m != PT_RSS_ANON) {
 		if (m == PT_RSS_FILE || m == PT_RSS_SHMEM)
-			rss_sh_change(curr, m, size);
+			pt_rss_sh_change(curr, m, size);
 		return false;
 	}
 	/* Exchanged, so that with two CPUs reporting at once the deltas still add up to the

@@ -43,6 +43,49 @@ struct pt_rss_fmemo {
 	__u64 fr_oe[PT_RSS_FM_PYF];     /* per frame: owner | is_entry << 8 */
 };
 
+/* unwind.bpf.h: the walk's registers and bookkeeping, in the thread's state (ts->uw), not on
+ * pt_dwarf_walk's stack: the BPF stack of a whole call chain is 512 bytes on most kernels
+ * (only some JITs give tracing programs a private stack), and the walk's 176 bytes there put
+ * on_rss_stat -> pt_dwarf_walk -> pt_unw_frame at 544 (tools/check-stack.py). One walk per
+ * thread at a time: BPF programs do not nest within a task. */
+struct unw_walk {
+	__u64 pc;               /* return address into the frame being unwound */
+	__u64 sp, bp;           /* that frame's rsp (its callee's CFA) and rbp */
+	__u64 sp0;              /* rsp at the allocator's entry: lower bound of the stack */
+	__u64 win_lo, win_hi;   /* user addresses ts->win holds, [lo, hi) */
+	__u64 h;                /* hash of the pcs so far */
+	__u64 n;                /* pcs in ts->pcs */
+	__u64 stop;             /* why the walk was cut: PT_ERR_UNWIND_*, 0 = complete */
+	__u64 half, nmaps;      /* published mappings usable by this walk (nmaps 0: none) */
+	__u64 gen;              /* their generation: tags frame-cache entries */
+	__u64 fp_frames;        /* frames crossed with frame pointers */
+	__u64 pending;          /* a frame in a file whose tables are not loaded yet */
+	/* mapping of the previous frame: most frames stay in one file */
+	__u64 m_start, m_end, m_bias, m_first, m_nrows;
+	__u64 m_published;      /* it came from the published array (its rows may be cached) */
+	__u64 memo;             /* UNW_MEMO_* bits of this walk, in bit 8 which memo, in bits
+				 * 32.. the mm_lock_seq read at its start (unw_mm_seq) */
+	__u64 nreads;           /* user words read (logged in the memo) */
+	struct pt_unwind_map fm;/* pt_unw_file_map's answer (off pt_unw_frame's stack) */
+	__u64 bp0;              /* rbp at the start (sp0 is rsp) */
+	__u64 at_gen, at_sel, at_mm; /* the publication and address space at the start */
+};
+
+/* python.bpf.h: a Python frame chain's walk, in the thread's state (ts->pw) like the native
+ * walk's (struct unw_walk), and with the frame read alone outside the window (ts->pyfr): on the
+ * stack they put the Python chain of a fault's capture (on_rss_stat -> pt_py_walk ->
+ * pt_py_frame) at the 448-byte budget of tools/check-stack.py. */
+#define PT_PY_FRAME_READ 72
+struct py_walk {
+	__u64 frame;        /* next _PyInterpreterFrame to read (0: the chain ended) */
+	__u64 n;            /* words in ts->py */
+	__u64 stop;         /* PT_ERR_PY_* that cut the chain, 0 = complete */
+	__u64 win_lo;       /* ts->pywin holds user bytes [win_lo, win_lo + win_len) ... */
+	__u64 win_len;      /* ... of this walk (0: none yet) */
+	__u64 misses;       /* frames read alone in a row since the window last served one */
+	__u64 h;            /* the stack's hash with the words so far mixed in (py_emit) */
+};
+
 /* Per-thread state for the allocator call in progress. Task storage, not a per-CPU scratch:
  * a thread can migrate between the entry probe and the return probe, and a uprobe program
  * may be preempted, so anything that must survive (and the stack scratch) belongs to the task. */
@@ -82,6 +125,9 @@ struct thread_state {
 	__u64 py[PT_MAX_PY_FRAMES];
 	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
 	struct pt_unw_memo memo[2];      /* unwind.bpf.h: the last walks, to reuse */
+	struct unw_walk uw;              /* unwind.bpf.h: the walk in progress */
+	struct py_walk pw;               /* python.bpf.h: the Python walk in progress */
+	__u64 pyfr[PT_PY_FRAME_READ / 8];/* python.bpf.h: a frame read outside the window */
 	struct pt_rss_fmemo fmemo;       /* rss.bpf.h: the last fault's stack, to reuse */
 	__u64 unw_anon_lo, unw_anon_hi;  /* unwind.bpf.h: the anonymous VMA (JIT code) a walk met
 					  * last, valid in address space unw_anon_mm while its

@@ -117,27 +117,6 @@ static __always_inline __u64 unw_cache_tag(__u64 pc, __u64 gen, __u64 row)
  * default stack limit (a thread's stack is smaller still). */
 #define UNW_MAX_SPAN (8ULL << 20)
 
-/* The walk's registers and bookkeeping, on pt_dwarf_walk's stack; pt_unw_frame gets it as
- * plain memory. */
-struct unw_walk {
-	__u64 pc;               /* return address into the frame being unwound */
-	__u64 sp, bp;           /* that frame's rsp (its callee's CFA) and rbp */
-	__u64 sp0;              /* rsp at the allocator's entry: lower bound of the stack */
-	__u64 win_lo, win_hi;   /* user addresses ts->win holds, [lo, hi) */
-	__u64 h;                /* hash of the pcs so far */
-	__u64 n;                /* pcs in ts->pcs */
-	__u64 stop;             /* why the walk was cut: PT_ERR_UNWIND_*, 0 = complete */
-	__u64 half, nmaps;      /* published mappings usable by this walk (nmaps 0: none) */
-	__u64 gen;              /* their generation: tags frame-cache entries */
-	__u64 fp_frames;        /* frames crossed with frame pointers */
-	__u64 pending;          /* a frame in a file whose tables are not loaded yet */
-	/* mapping of the previous frame: most frames stay in one file */
-	__u64 m_start, m_end, m_bias, m_first, m_nrows;
-	__u64 m_published;      /* it came from the published array (its rows may be cached) */
-	__u64 memo;             /* UNW_MEMO_* bits of this walk, in bit 8 which memo, in bits
-				 * 32.. the mm_lock_seq read at its start (unw_mm_seq) */
-	__u64 nreads;           /* user words read (logged in the memo) */
-};
 
 /* struct pt_unw_memo.flags and unw_walk.memo. */
 #define UNW_MEMO_VALID   1      /* the memo holds a whole walk */
@@ -299,15 +278,19 @@ static __always_inline bool unw_find_map(struct unw_walk *w, __u64 pc)
 	return true;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+/* Weak: resolved only where the kernel has it (6.2+); has_rdonly_cast says so. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
 /* The current task as an untrusted BTF pointer: the same probe-mem loads as through
  * bpf_get_current_task_btf() (the kfunc is a register move once verified), but the verifier
  * does not look up "task_struct__safe_*" types for each pointer it loads through it (a linear
- * search of the kernel's BTF each time on 6.18: ~1/4 of the start-up's verification). */
+ * search of the kernel's BTF each time on 6.18: ~1/4 of the start-up's verification). Before
+ * 6.2 the trusted pointer itself, which allows the same direct loads. */
 static __always_inline struct task_struct *unw_task(void)
 {
-	return bpf_rdonly_cast(bpf_get_current_task_btf(), bpf_core_type_id_kernel(struct task_struct));
+	if (has_rdonly_cast)
+		return bpf_rdonly_cast(bpf_get_current_task_btf(), bpf_core_type_id_kernel(struct task_struct));
+	return bpf_get_current_task_btf();
 }
 
 struct unw_vma {
@@ -369,7 +352,7 @@ __noinline int pt_unw_file_map(__u64 pc, struct pt_unwind_map *out)
 
 static __always_inline bool unw_find_file(struct unw_walk *w, struct thread_state *ts, __u64 pc)
 {
-	struct pt_unwind_map m;
+	struct pt_unwind_map *m = &w->fm;
 	__u64 mm = (__u64)unw_task()->mm;
 	__u32 seq = w->memo >> 32;
 	int err;
@@ -382,24 +365,24 @@ static __always_inline bool unw_find_file(struct unw_walk *w, struct thread_stat
 		w->memo |= UNW_MEMO_VMA;
 		return false;
 	}
-	err = pt_unw_file_map(pc, &m);
+	err = pt_unw_file_map(pc, m);
 	if (err == -2)
 		w->pending = 1;
 	/* Anonymous code (V8's JIT): an answer that holds while the VMAs do (mm_lock_seq). */
 	w->memo |= err == -3 ? UNW_MEMO_VMA : UNW_MEMO_NO;
 	if (err == -3 && !(seq & 1)) {
-		ts->unw_anon_lo = m.start;
-		ts->unw_anon_hi = m.end;
+		ts->unw_anon_lo = m->start;
+		ts->unw_anon_hi = m->end;
 		ts->unw_anon_seq = seq;
 		ts->unw_anon_mm = mm;
 	}
 	if (err)
 		return false;
-	w->m_start = m.start;
-	w->m_end = m.end;
-	w->m_bias = m.bias;
-	w->m_first = m.first;
-	w->m_nrows = m.nrows;
+	w->m_start = m->start;
+	w->m_end = m->end;
+	w->m_bias = m->bias;
+	w->m_first = m->first;
+	w->m_nrows = m->nrows;
 	return true;
 }
 
@@ -618,14 +601,28 @@ __noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct
  * munmap, mremap, mprotect, exec) happens under that lock. Two equal even readings bracket a
  * stretch in which no VMA changed. 1 (odd: never reusable) on kernels without it.
  */
+/* 6.4-6.12: mm_lock_seq is an int bumped by one at each write unlock (vma_end_write_all),
+ * never odd while the lock is held; 6.13 made it a seqcount_t. */
+struct mm_struct___int_seq {
+	int mm_lock_seq;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u32 unw_mm_seq(struct task_struct *task)
 {
 	struct mm_struct *mm = task->mm;
 
-	if (!bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq) || !mm)
+	if (!mm)
 		return 1;
 	/* Direct loads through the task's BTF pointer: no helper call per hop. */
-	return mm->mm_lock_seq.sequence;
+	if (bpf_core_field_exists(((struct mm_struct *)0)->mm_lock_seq.sequence))
+		return mm->mm_lock_seq.sequence;
+	/* The int: doubled, so it stays even (odd means "a writer holds it" above) and two
+	 * readings are equal exactly when no write unlock came between them. Nothing tells a
+	 * writer in progress here: a walk that saw VMAs mid-change is reused only until that
+	 * writer unlocks, as the kernel's own per-VMA lock readers are. */
+	if (bpf_core_field_exists(((struct mm_struct___int_seq *)0)->mm_lock_seq))
+		return (__u32)((struct mm_struct___int_seq *)mm)->mm_lock_seq << 1;
+	return 1;
 }
 
 __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u64 win_len,
@@ -641,39 +638,52 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	__u32 vmaseq = unw_mm_seq(task);
 	bool at_ip = win_len & UNW_AT_IP;
 	struct pt_unw_memo *mo;
-	struct unw_walk w = {
-		.sp = sp + 8, .bp = bp, .sp0 = sp, .win_lo = sp,
-		.win_hi = sp + (win_len & ~UNW_AT_IP), .n = 1,
-	};
+	struct unw_walk *w;
 	int i;
 
 	/* A global function's pointer arguments may be NULL to the verifier. */
 	if (!ts || !hash)
 		return 1;
-	w.pc = ts->pcs[0];
+	/* What the walk started from goes into w at once and is read back from there after
+	 * the calls below: kept in locals, the values live across those calls were spilled to
+	 * this frame (96 bytes, now 64), which sits under every capture's deepest chain. */
+	w = &ts->uw;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->sp = sp + 8;
+	w->bp = bp;
+	w->sp0 = sp;
+	w->bp0 = bp;
+	w->win_lo = sp;
+	w->win_hi = sp + (win_len & ~UNW_AT_IP);
+	w->n = 1;
+	w->pc = ts->pcs[0];
+	w->at_gen = gen;
+	w->at_sel = sel;
+	w->at_mm = mm;
+	w->memo = UNW_MEMO_BP_INIT | (at_ip ? 1 << 8 : 0) | (__u64)vmaseq << 32;
 	/* at_ip: pcs[0] is already the faulting ip + 1 (stack.bpf.h unwind), read as a return
 	 * address like every other frame. */
 	if (at_ip)
-		w.sp = sp;
-	w.h = *hash;
+		w->sp = sp;
+	w->h = *hash;
 	/* The published mappings describe one address space: claim a fresh publication for
 	 * ours; after an exec (another mm) they are stale until the next refresh, and only the
 	 * by-file fallback is used. */
 	if (owner == 0)
 		owner = __sync_val_compare_and_swap(&unw_ctl.mm, 0, mm) ?: mm;
 	if (owner == mm) {
-		w.half = sel >> 32;
-		w.nmaps = (__u32)sel;
-		w.gen = gen;
+		w->half = sel >> 32;
+		w->nmaps = (__u32)sel;
+		w->gen = gen;
 	}
 	mo = &ts->memo[at_ip ? 1 : 0];
 	/* The same start, tables and address space as this thread's last walk of this kind, and
 	 * every word it read unchanged: the same frames (an allocation loop, a loop of faults
 	 * through one buffer). Compared, not searched: no row lookups and no hashing. */
-	if (w.nmaps && (mo->flags & UNW_MEMO_VALID) && mo->sp == sp && mo->pc0 == w.pc &&
+	if (w->nmaps && (mo->flags & UNW_MEMO_VALID) && mo->sp == sp && mo->pc0 == w->pc &&
 	    mo->gen == gen && mo->sel == sel && mo->mm == mm &&
 	    (!(mo->flags & UNW_MEMO_BP) || mo->bp == bp) &&
-	    (!(mo->flags & UNW_MEMO_VMA) || mo->vmaseq == vmaseq) && !pt_unw_replay(&w, ts, mo)) {
+	    (!(mo->flags & UNW_MEMO_VMA) || mo->vmaseq == vmaseq) && !pt_unw_replay(w, ts, mo)) {
 		/* Only the frames it found: the whole array is 64 words, a short stack a few,
 		 * and the words past n are never read (struct pt_stack_rec.nr). */
 		for (i = 1; i < PT_MAX_FRAMES && i < mo->n; i++)
@@ -686,40 +696,41 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 		return mo->n;
 	}
 	/* A replay that moved the window left it elsewhere: start with none (read on demand). */
-	if (w.win_lo != sp)
-		w.win_lo = w.win_hi = 0;
+	if (w->win_lo != w->sp0)
+		w->win_lo = w->win_hi = 0;
 	mo->flags = 0;
-	w.memo = UNW_MEMO_BP_INIT | (at_ip ? 1 << 8 : 0) | (__u64)vmaseq << 32;
 	for (i = 0; i < PT_MAX_FRAMES; i++)
-		if (pt_unw_frame(&w, ts))
+		if (pt_unw_frame(w, ts))
 			break;
-	if (w.stop)
-		count_err(w.stop);
-	if (w.fp_frames)
+	if (w->stop)
+		count_err(w->stop);
+	if (w->fp_frames)
 		count_err(PT_ERR_UNWIND_FP_FALLBACK);
-	if (w.pending)
+	if (w->pending)
 		count_err(PT_ERR_UNWIND_PENDING);
-	*hash = w.h;
+	*hash = w->h;
+	vmaseq = w->memo >> 32;
 	/* A frame known from the VMAs: only if none changed during the walk. */
-	if ((w.memo & UNW_MEMO_VMA) && ((vmaseq & 1) || unw_mm_seq(task) != vmaseq))
-		w.memo |= UNW_MEMO_NO;
-	if (w.nmaps && !(w.memo & UNW_MEMO_NO) && w.stop != PT_ERR_UNWIND_READ) {
-		mo->sp = sp;
-		mo->bp = bp;
+	if ((w->memo & UNW_MEMO_VMA) && ((vmaseq & 1) || unw_mm_seq(unw_task()) != vmaseq))
+		w->memo |= UNW_MEMO_NO;
+	if (w->nmaps && !(w->memo & UNW_MEMO_NO) && w->stop != PT_ERR_UNWIND_READ) {
+		mo = &ts->memo[(w->memo >> 8) & 1];
+		mo->sp = w->sp0;
+		mo->bp = w->bp0;
 		mo->pc0 = ts->pcs[0];
-		mo->gen = gen;
-		mo->sel = sel;
-		mo->mm = mm;
-		mo->h = w.h;
-		mo->n = w.n;
-		mo->nreads = w.nreads;
+		mo->gen = w->at_gen;
+		mo->sel = w->at_sel;
+		mo->mm = w->at_mm;
+		mo->h = w->h;
+		mo->n = w->n;
+		mo->nreads = w->nreads;
 		mo->vmaseq = vmaseq;
-		mo->stop = w.stop;
+		mo->stop = w->stop;
 		__builtin_memcpy(mo->pcs, ts->pcs, sizeof(mo->pcs));
-		mo->flags = UNW_MEMO_VALID | (w.memo & (UNW_MEMO_BP | UNW_MEMO_VMA)) |
-			    (w.fp_frames ? UNW_MEMO_FP : 0);
+		mo->flags = UNW_MEMO_VALID | (w->memo & (UNW_MEMO_BP | UNW_MEMO_VMA)) |
+			    (w->fp_frames ? UNW_MEMO_FP : 0);
 	}
-	return w.n;
+	return w->n;
 }
 
 /*
@@ -735,7 +746,7 @@ __noinline int pt_unw_fault_memo_holds(struct thread_state *ts, __u64 ip, __u64 
 	__u64 gen = *(volatile __u64 *)&unw_ctl.gen;
 	__u64 sel = *(volatile __u64 *)&unw_ctl.sel;
 	__u64 mm = (__u64)task->mm;
-	struct unw_walk w = {};
+	struct unw_walk *w;
 	struct pt_unw_memo *mo;
 
 	if (!ts)
@@ -748,9 +759,11 @@ __noinline int pt_unw_fault_memo_holds(struct thread_state *ts, __u64 ip, __u64 
 		return -1;
 	if (bpf_probe_read_user(ts->win, sizeof(ts->win), (void *)sp))
 		return -1;
-	w.win_lo = sp;
-	w.win_hi = sp + sizeof(ts->win);
-	return pt_unw_replay(&w, ts, mo);
+	w = &ts->uw;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->win_lo = sp;
+	w->win_hi = sp + sizeof(ts->win);
+	return pt_unw_replay(w, ts, mo);
 }
 
 #endif /* PEAKTRACE_UNWIND_BPF_H */

@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1278,6 +1279,17 @@ static void skip_unused_programs(struct pt_session *s)
 
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. A
  * spare has no target yet: its target-dependent settings are the glibc ones (session.h). */
+/* The running kernel's release is at least major.minor (uname: "6.1.0-28-amd64"). */
+static bool pt_kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
 static int configure(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -1308,6 +1320,12 @@ static int configure(struct pt_session *s)
 	/* On whenever stacks are: an exec may start CPython (the walk waits for py_off.runtime;
 	 * py_stacks is not preallocated). */
 	skel->rodata->python = o->fp_stacks;
+	/* bpf_rdonly_cast only where the kernel has it (6.2+): else the programs use the task's
+	 * trusted pointer (unwind.bpf.h unw_task), which loads on any kernel, only verified
+	 * slower. By version, not by a look at the kernel's BTF: reading its strings costs ~20 ms
+	 * of the cold start here (sysfs serves 4 KiB a read), and the kfunc is in every mainline
+	 * kernel since 6.2; a vendor kernel that backported it just takes the fallback. */
+	skel->rodata->has_rdonly_cast = pt_kernel_at_least(6, 2);
 	skel->rodata->probe_floor = o->probe_floor;
 	if (o->probe_floor)
 		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
