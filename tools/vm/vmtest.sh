@@ -70,7 +70,9 @@ modules="$kdir/root/lib/modules/$krel"
 	printf 'exec'; printf ' %q' "$@"; echo
 } > "$run/cmd.sh"
 
-append="console=ttyS0 quiet loglevel=3 panic=-1 vmtest.init=$here/guest-init.sh ${VMTEST_APPEND:-}"
+# tsc=reliable: without it 5.10 and 6.1 pick the HPET as clocksource under TCG, and every
+# clock_gettime() becomes a syscall and an emulated MMIO read instead of a vDSO rdtsc.
+append="console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable vmtest.init=$here/guest-init.sh ${VMTEST_APPEND:-}"
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "${VMTEST_CPU:-max}" -smp "$smp" -m "$mem"
 	-nodefaults -no-user-config -display none -no-reboot
 	-kernel "$kdir/vmlinuz" -initrd "$kdir/initrd.img"
