@@ -41,13 +41,15 @@ if [ -z "$counts" ]; then
 	case $rc in
 	124) note="VM timed out" ;;
 	125) note="guest did not finish (see $run/console.log)" ;;
-	7) note=$(grep -m1 'check-kernel refused' "$run/output.log" | sed 's/^vmtest guest: //') ;;
+	7) note=$(grep -m1 '^vmtest guest: peaktrace refused' "$run/output.log" | sed 's/^vmtest guest: //') ;;
 	*) note="no closing line from tests/run.py (exit $rc)" ;;
 	esac
 	counts="0 passed, 1 failed, 0 skipped"
 elif [ "${p:-0}" = 0 ] && [ "${f:-0}" -gt 0 ]; then
-	# Everything failed: most likely peaktrace refused to load; its first own line says why.
-	note=$(grep -m1 -o 'peaktrace: .*' "$run/output.log" | cut -c1-200)
+	# Everything failed: peaktrace's own line if one says it failed, else the first failing check.
+	note=$(grep -m1 -o '^peaktrace: .*' "$run/output.log")
+	[ -n "$note" ] || note=$(grep -m1 '^FAIL ' "$run/output.log")
+	note=$(printf '%s' "$note" | cut -c1-160)
 fi
 read -r p _ f _ s _ <<< "${counts//,/}"
 [ -n "$note" ] && echo "vmtest $ver: $note"
