@@ -27,6 +27,8 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # report.html's JS and CSS, compiled in (tools/embed-assets.py): the binary never reads them.
 HTML_ASSETS := user/report/html/report.js user/report/html/report.css
 USER_OBJS += $(OUT)/html-assets.o
+# Each BPF program's stack bytes (tools/check-stack.py), for --verifier-stats.
+USER_OBJS += $(OUT)/stackchains.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
 HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
@@ -58,6 +60,14 @@ $(OUT)/user/%.o: user/%.c $(HDRS) $(SKELS)
 $(OUT)/html-assets.c: $(HTML_ASSETS) tools/embed-assets.py | $(OUT)
 	$(call msg,EMBED,$@)
 	$(Q)python3 tools/embed-assets.py $@ pt_html_js=user/report/html/report.js pt_html_css=user/report/html/report.css
+
+$(OUT)/stackchains.c: $(OUT)/peaktrace.bpf.o tools/check-stack.py
+	$(call msg,STACK,$@)
+	$(Q)python3 tools/check-stack.py --c-table $@ $< >/dev/null
+
+$(OUT)/stackchains.o: $(OUT)/stackchains.c user/bpfload.h $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -iquote user -c $< -o $@
 
 $(OUT)/html-assets.o: $(OUT)/html-assets.c
 	$(call msg,CC,$@)

@@ -37,6 +37,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+int pt_stack_chain_bytes(const char *prog)
+{
+	for (const struct pt_stack_chain *c = pt_stack_chains; c->prog; c++)
+		if (!strcmp(c->prog, prog))
+			return c->bytes;
+	return -1;
+}
+
 int pt_skel_nprogs(const struct peaktrace_bpf *skel)
 {
 	return skel->skeleton->prog_cnt;

@@ -44,6 +44,17 @@ int pt_load_parts_here(void);
  * (not dealt), else becomes the item's worker. Ties go to the lowest index and worker. */
 void pt_deal(const uint64_t *cost, int n, int nparts, int *part);
 
+/* Each BPF program's deepest call chain in stack bytes, from the built object
+ * (tools/check-stack.py, generated at build time), ended by a NULL name: what the verifier
+ * counts against the 512 bytes a whole chain has where the JIT gives no private stack. */
+struct pt_stack_chain {
+	const char *prog;
+	int bytes;
+};
+extern const struct pt_stack_chain pt_stack_chains[];
+/* The bytes of program prog's chain, -1 when the table has no such program. */
+int pt_stack_chain_bytes(const char *prog);
+
 /* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */
 struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i);
 int pt_skel_nprogs(const struct peaktrace_bpf *skel);

@@ -1383,7 +1383,8 @@ static void vlog_stack(const char *log, char *out, size_t size)
 	out[n] = 0;
 }
 
-/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B..., then
+/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B...
+ * chain_bytes=C (its deepest call chain's stack, tools/check-stack.py), then
  * the sums and the load's wall-clock and CPU time. The load runs on two threads (bpfload.c):
  * the process's CPU time, which is the load's alone while the session has no other thread. */
 static uint64_t process_cpu_ns(void)
@@ -1416,9 +1417,10 @@ static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load
 		if (bpf_program__fd(prog) < 0)   /* not loaded */
 			continue;
 		vlog_stack(log, stack, sizeof(stack));
-		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s part=%d\n",
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s chain_bytes=%d part=%d\n",
 			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
-			vlog_field(log, "peak_states "), stack, s->parts.loaded_by[i]);
+			vlog_field(log, "peak_states "), stack, pt_stack_chain_bytes(bpf_program__name(prog)),
+			s->parts.loaded_by[i]);
 		us += t;
 		insns += n;
 	}

@@ -346,6 +346,14 @@ def run_section(ctx):
         res.eq("%s: the programs loaded" % name, sorted(rows), sorted(want))
         res.true("%s: every program verified (instructions processed > 0)" % name,
                  all(int(r.get("insns", 0)) > 0 for r in rows.values()), repr(rows))
+        # Each program's deepest call chain (tools/check-stack.py, built in): within the budget
+        # that loads without a private BPF stack, and never below a frame the kernel's own
+        # verifier measured in it (its "stack depth A+B+...", one figure per function).
+        res.true("%s: every chain within 448 stack bytes" % name,
+                 all(0 < int(r.get("chain_bytes", -1)) <= 448 for r in rows.values()), repr(rows))
+        res.true("%s: no chain below a frame the verifier measured" % name,
+                 all(int(r.get("chain_bytes", -1)) >= max(int(x) for x in r.get("stack", "0").split("+") if x)
+                     for r in rows.values() if r.get("stack")), repr(rows))
         res.eq("%s: the total is the programs' sum" % name, int(total.get("insns", -1)),
                sum(int(r.get("insns", 0)) for r in rows.values()))
         # Launch mode loads the programs on both cores (user/bpfload.c): two copies of the

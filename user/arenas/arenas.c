@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include "util/fmt.h"
 #include "arenas/arenas.h"
+#include "arenas/resident.h"
 #include "bpf/chunk.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
@@ -256,7 +257,7 @@ int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	char *text;
 	struct pt_smap *m;
 	uint64_t *w;
-	int n, i, fd, max = 1;
+	int n, i, fd, pm, max = 1;
 
 	text = pt_proc_read(pid, "smaps", NULL);
 	if (!text)
@@ -274,11 +275,19 @@ int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	for (i = 0; fd >= 0 && i < n; i++)
-		if (pt_smap_heap_candidate(&m[i]) && pread(fd, &w[i], 8, (off_t)m[i].start) != 8)
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	pm = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only a first page the target touched (pt_page_resident): a heap's heap_info is written
+	 * when it is made, and reading another mapping's untouched first page could make it
+	 * resident. */
+	for (i = 0; fd >= 0 && pm >= 0 && i < n; i++)
+		if (pt_smap_heap_candidate(&m[i]) &&
+		    (!pt_page_resident(pm, m[i].start) || pread(fd, &w[i], 8, (off_t)m[i].start) != 8))
 			w[i] = 0;
 	if (fd >= 0)
 		close(fd);
+	if (pm >= 0)
+		close(pm);
 	*mout = m;
 	*wout = w;
 	return n;

@@ -22,7 +22,7 @@
 #include "arenas/resident.h"
 
 #define RPAGE 4096ull
-#define PM_PRESENT (1ull << 63)
+#define PM_PRESENT PT_PAGEMAP_PRESENT
 #define PM_BATCH 512
 
 static uint32_t u32(const unsigned char *p)
@@ -65,6 +65,14 @@ bool pt_pymalloc_pool_ok(const unsigned char *hdr, size_t len, uint64_t pool)
 			  (freeblock - pool - PT_PYPOOL_HEADER) % size))
 		return false;
 	return true;
+}
+
+bool pt_page_resident(int pm_fd, uint64_t addr)
+{
+	uint64_t e;
+
+	return pread(pm_fd, &e, sizeof(e), (off_t)(addr / RPAGE * 8)) == (ssize_t)sizeof(e) &&
+	       (e & PT_PAGEMAP_PRESENT);
 }
 
 /* A thread arena's heap: 64 MiB-aligned, its first word inside the first page of a heap

@@ -52,6 +52,43 @@ struct pt_kind_read {
 	uint64_t w[5];
 };
 
+/*
+ * A read of the target's memory that never makes a page resident: only where its pagemap says
+ * the page is present (a look's pagemap is open: k->pm_open). Reading a page the target never
+ * touched maps the zero page on most kernels, but some allocate a real page for a read fault
+ * (measured on a 6.18 guest: 256 pages read through /proc/PID/mem, RssAnon +1 MiB), and the
+ * scans below read downwards page by page: they grew the target's RSS, charged to "another
+ * task" (the reader), and its own later writes to those pages no longer faulted, so they were
+ * attributed to no stack. A page not present reads as unreadable (nothing there is a header:
+ * it holds zeros or swapped-out data), counted in k->not_resident.
+ */
+static bool kind_pread(struct pt_rss_kinds *k, int fd, void *out, size_t len, uint64_t addr)
+{
+	if (k->pm_open && (!pt_page_resident(k->pm_fd, addr) ||
+			   ((addr ^ (addr + len - 1)) >= KIND_PAGE && !pt_page_resident(k->pm_fd, addr + len - 1)))) {
+		k->not_resident++;
+		return false;
+	}
+	return pread(fd, out, len, (off_t)addr) == (ssize_t)len;
+}
+
+/* A look's pagemap, beside its /proc/PID/mem. */
+static void pagemap_open(struct pt_rss_kinds *k, pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	k->pm_fd = open(path, O_RDONLY | O_CLOEXEC);
+	k->pm_open = k->pm_fd >= 0;
+}
+
+static void pagemap_close(struct pt_rss_kinds *k)
+{
+	if (k->pm_open)
+		close(k->pm_fd);
+	k->pm_open = false;
+}
+
 static const char *const names[PT_MK_COUNT] = {
 	[PT_MK_UNKNOWN] = "not known",
 	[PT_MK_HEAP_MAIN] = "malloc heap: main arena",
@@ -146,13 +183,12 @@ static struct pt_mapping anon_run(const struct pt_maps *m, int i)
  * the pools resident at each invocation's end with it) works the same on all three and costs
  * one 48-byte read per stack.
  */
-static bool in_pymalloc_pool(int fd, uint64_t addr)
+static bool in_pymalloc_pool(struct pt_rss_kinds *k, int fd, uint64_t addr)
 {
 	uint64_t pool = addr & ~(uint64_t)(PT_PYPOOL_SIZE - 1);
 	unsigned char hdr[PT_PYPOOL_HEADER];
 
-	return pread(fd, hdr, sizeof(hdr), (off_t)pool) == (ssize_t)sizeof(hdr) &&
-	       pt_pymalloc_pool_ok(hdr, sizeof(hdr), pool);
+	return kind_pread(k, fd, hdr, sizeof(hdr), pool) && pt_pymalloc_pool_ok(hdr, sizeof(hdr), pool);
 }
 
 /* A new look: its reads start afresh (the target ran since the last one). */
@@ -181,10 +217,10 @@ static int header_read(struct pt_rss_kinds *k, int fd, uint64_t addr, void *out,
 	}
 	k->scan_reads++;
 	if (!r)
-		return pread(fd, out, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+		return kind_pread(k, fd, out, len, addr) ? 0 : -1;
 	r->addr = addr;
 	r->gen = k->reads_gen;
-	r->ok = pread(fd, r->w, sizeof(r->w), (off_t)addr) == (ssize_t)sizeof(r->w);
+	r->ok = kind_pread(k, fd, r->w, sizeof(r->w), addr);
 	memcpy(out, r->w, len);
 	return r->ok ? 0 : -1;
 }
@@ -266,11 +302,11 @@ static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_map
 
 /* A glibc thread arena's heap: 64 MiB-aligned, its first word (heap_info.ar_ptr) pointing into
  * its first page. */
-static bool arena_heap(int fd, const struct pt_mapping *mp)
+static bool arena_heap(struct pt_rss_kinds *k, int fd, const struct pt_mapping *mp)
 {
 	uint64_t w;
 
-	return !(mp->start & (ARENA_HEAP - 1)) && pread(fd, &w, 8, (off_t)mp->start) == 8 &&
+	return !(mp->start & (ARENA_HEAP - 1)) && kind_pread(k, fd, &w, 8, mp->start) &&
 	       w >= mp->start && w < mp->start + KIND_PAGE;
 }
 
@@ -298,9 +334,9 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 		return PT_MK_THREAD_STACK;
 	if (fd < 0)
 		return PT_MK_ANON;
-	if (arena_heap(fd, mp))
+	if (arena_heap(k, fd, mp))
 		return PT_MK_HEAP_ARENA;
-	if (in_pymalloc_pool(fd, addr))
+	if (in_pymalloc_pool(k, fd, addr))
 		return PT_MK_PYMALLOC;
 	run = anon_run(m, i);
 	if (in_chunk_chain(k, fd, &run, addr, capped))
@@ -338,6 +374,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	pagemap_open(k, pid);
 	/* The looks while running have a read budget of their own: they must not spend the one
 	 * the classification at the end needs (scan_reads is what the scanners count). */
 	saved = k->scan_reads;
@@ -361,10 +398,10 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 			continue;
 		/* A thread arena's heap is told at the end, by its first word: scanning it for
 		 * chunk headers page by page (64 MiB) would find none. */
-		if (arena_heap(fd, &m.m[i]))
+		if (arena_heap(k, fd, &m.m[i]))
 			continue;
 		run = anon_run(&m, i);
-		if (in_pymalloc_pool(fd, a))
+		if (in_pymalloc_pool(k, fd, a))
 			kind = PT_MK_PYMALLOC;
 		else if (in_chunk_chain(k, fd, &run, a, &capped))
 			kind = PT_MK_HEAP_MMAPPED;   /* freed before the end: usual for big blocks */
@@ -398,6 +435,7 @@ out:
 	k->nqueued = keep;
 	if (fd >= 0)
 		close(fd);
+	pagemap_close(k);
 	pt_maps_free(&m);
 }
 
@@ -426,6 +464,7 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 	k->n = nstacks;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	pagemap_open(k, pid);
 	reads_begin(k);
 	for (i = 0; i < nstacks; i += CHUNK) {
 		got = pt_map_read_range(stats_fd, i, nstacks - i < CHUNK ? nstacks - i : CHUNK, kk, st,
@@ -453,6 +492,7 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 out:
 	if (fd >= 0)
 		close(fd);
+	pagemap_close(k);
 	free(st);
 	free(kk);
 	pt_maps_free(&m);
@@ -564,9 +604,9 @@ void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
 		   ", \"kind_scan_capped\": %" PRIu64 ", \"kind_looks_skipped\": %" PRIu64
-		   ", \"kind_looks_dropped\": %" PRIu64,
+		   ", \"kind_looks_dropped\": %" PRIu64 ", \"kind_reads_not_resident\": %" PRIu64,
 		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped,
-		(uint64_t)r->rss.kind_ev_skipped, r->rk.early_dropped);
+		(uint64_t)r->rss.kind_ev_skipped, r->rk.early_dropped, r->rk.not_resident);
 }
 
 uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k)

@@ -59,6 +59,10 @@ struct pt_rss_kinds {
 	 * poll loop long enough for the kernel to overwrite an invocation). */
 	struct pt_kind_read *reads;
 	uint32_t reads_gen;      /* the look they belong to (0: none yet) */
+	uint64_t not_resident;   /* reads not made: the page was not resident (reading it would
+				  * have made it so on kernels without a zero page for reads) */
+	int pm_fd;               /* during a look: the target's pagemap, when pm_open */
+	bool pm_open;
 };
 
 struct pt_maps;
