@@ -10,7 +10,7 @@ umask 022
 echo "vmtest guest [$(cut -d' ' -f1 /proc/uptime)]: $0 started"
 out=/vmout
 # VMTEST_MODULES (this kernel's unpacked modules, a host path), VMTEST_CWD: from the host.
-[ -f "$out/env" ] && . "$out/env"
+[ -f "$out/env" ] && { set -a; . "$out/env"; set +a; }
 
 off() {
 	sync

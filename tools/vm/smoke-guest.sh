@@ -27,9 +27,17 @@ else
 	rc=$?
 	if [ $rc = 7 ]; then
 		echo "vmtest guest: peaktrace refused $(uname -r) (exit 7): $(grep -m1 '^peaktrace: ' "$pre.out")"
+		# The whole -v log in /vmout (the host's build/vm/run-VERSION/), and here the lines that
+		# say what failed, then the verifier's last words before the end of a program's log.
 		"$pt" -v -q -o "$pre" -- /bin/true > "$pre.v" 2>&1
-		echo "vmtest guest: the end of 'peaktrace -v -- /bin/true':"
-		grep -v '^$' "$pre.v" | tail -n 25 | sed 's/^/  /'
+		cp "$pre.v" /vmout/peaktrace-v.log 2>/dev/null
+		echo "vmtest guest: from 'peaktrace -v -- /bin/true' (all of it: build/vm/run-$VMTEST_KERNEL/peaktrace-v.log on the host):"
+		grep -iE 'fail|error|invalid|not (allowed|supported)|unknown|too (large|complex)|denied|unsupported|missing' "$pre.v" |
+			grep -vE "relo #|found (data )?map|map '" | head -n 12 | sed 's/^/  /'
+		if grep -q -- '-- END PROG LOAD LOG --' "$pre.v"; then
+			echo "  ... the verifier's log ends:"
+			grep -B8 -m1 -- '-- END PROG LOAD LOG --' "$pre.v" | cut -c1-200 | sed 's/^/  /'
+		fi
 		exit 7
 	fi
 	echo "vmtest guest: peaktrace -- /bin/true: exit $rc (no --check-kernel in this build)"

@@ -40,7 +40,9 @@ if [ -z "$counts" ]; then
 	# No closing line: the suite did not run to its end. Say why in one line.
 	case $rc in
 	124) note="VM timed out" ;;
-	125) note="guest did not finish (see $run/console.log)" ;;
+	125) note="guest did not finish (see $run/console.log)"
+		oops=$(grep -m1 -E 'Oops|BUG:|Kernel panic' "$run/console.log" 2>/dev/null | sed 's/^\[ *[0-9.]*\] //')
+		[ -n "$oops" ] && note="guest kernel: $oops; $(grep -m1 'RIP:' "$run/console.log" | sed 's/^\[ *[0-9.]*\] //') (see $run/console.log)" ;;
 	7) note=$(grep -m1 '^vmtest guest: peaktrace refused' "$run/output.log" | sed 's/^vmtest guest: //') ;;
 	*) note="no closing line from tests/run.py (exit $rc)" ;;
 	esac
