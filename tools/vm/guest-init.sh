@@ -31,9 +31,16 @@ m devpts /dev/pts newinstance,ptmxmode=0666,mode=0620,gid=5
 m tmpfs /dev/shm mode=1777
 # The overlay root is writable already (its upper layer is a tmpfs); these are plain tmpfs so
 # that the host's own files there are not seen, and for speed.
-m tmpfs /tmp mode=1777
-m tmpfs /var/tmp mode=1777
-m tmpfs /run mode=0755
+# Not over the directory the command runs in (a clone under /tmp, as CI may make): there the
+# overlay's own tmpfs layer takes the writes.
+for d in /tmp /var/tmp /run; do
+	mode=1777
+	[ "$d" = /run ] && mode=0755
+	case "${VMTEST_CWD:-/}/" in
+	"$d"/*) echo "vmtest guest: no tmpfs on $d (the command's directory is below it)" ;;
+	*) m tmpfs "$d" "mode=$mode" ;;
+	esac
+done
 m tmpfs /var/cache/peaktrace mode=0755
 m tracefs /sys/kernel/tracing
 m debugfs /sys/kernel/debug

@@ -41,6 +41,7 @@ if [ -z "$counts" ]; then
 	case $rc in
 	124) note="VM timed out" ;;
 	125) note="guest did not finish (see $run/console.log)"
+		[ -f "$run/rc" ] && note=$(grep -m1 '^vmtest guest:' "$run/output.log")
 		oops=$(grep -m1 -E 'Oops|BUG:|Kernel panic' "$run/console.log" 2>/dev/null | sed 's/^\[ *[0-9.]*\] //')
 		[ -n "$oops" ] && note="guest kernel: $oops; $(grep -m1 'RIP:' "$run/console.log" | sed 's/^\[ *[0-9.]*\] //') (see $run/console.log)" ;;
 	7) note=$(grep -m1 '^vmtest guest: peaktrace refused' "$run/output.log" | sed 's/^vmtest guest: //') ;;

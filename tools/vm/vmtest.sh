@@ -66,7 +66,7 @@ modules="$kdir/root/lib/modules/$krel"
 	printf 'VMTEST_KERNEL=%q\n' "$kernel"
 } > "$run/env"
 {
-	echo "cd $(printf '%q' "$PWD") || exit 125"
+	echo "cd $(printf '%q' "$PWD") || { echo 'vmtest guest: this directory is not visible in the guest'; exit 125; }"
 	printf 'exec'; printf ' %q' "$@"; echo
 } > "$run/cmd.sh"
 
