@@ -45,7 +45,7 @@ fi
 echo "vmtest guest: python3 tests/run.py --build $build --filter '$regex'"
 start=${EPOCHREALTIME/./}
 set -o pipefail
-python3 -u tests/run.py --build "$build" --filter "$regex" 2>&1 | while IFS= read -r line; do
+python3 -u tests/run.py --build "$build" --filter "$regex" 2>&1 | tee /tmp/vmtest-run.log | while IFS= read -r line; do
 	case "$line" in
 	PASS\ *\(*|FAIL\ *\(*|SKIP\ *\(*)
 		t=$(( (${EPOCHREALTIME/./} - start) / 100000 ))
@@ -53,3 +53,12 @@ python3 -u tests/run.py --build "$build" --filter "$regex" 2>&1 | while IFS= rea
 	*) printf '%s\n' "$line" ;;
 	esac
 done
+rc=$?
+# The outputs tests/run.py kept (it keeps them when a check failed) die with the guest: a
+# tarball of them in /vmout (the host's build/vm/run-VERSION/test-outputs.tgz).
+kept=$(sed -n 's/^outputs kept in //p' /tmp/vmtest-run.log | tail -n1)
+if [ -n "$kept" ] && [ -d "$kept" ]; then
+	timeout 120 tar -C "$kept" -czf /vmout/test-outputs.tgz . 2>/dev/null &&
+		echo "vmtest guest: $kept saved as build/vm/run-${VMTEST_KERNEL:-VERSION}/test-outputs.tgz on the host"
+fi
+exit $rc
