@@ -166,3 +166,6 @@ include tools/lambda-host/host.mk
 
 # libFuzzer harnesses for the parsers of target-controlled input: make fuzz [FUZZ_SECONDS=N].
 include tests/fuzz/fuzz.mk
+
+# Debian kernels under qemu: make vmtest KERNEL=VERSION, make vmtest-all (tools/vm/README.md).
+include tools/vm/vm.mk

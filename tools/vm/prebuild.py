@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""tools/vm/prebuild.py [BUILD]: the test workloads (the build section of tests/run.py) built on
+the host before a VM run, so that the guest's build section finds them up to date instead of
+compiling ~60 programs under TCG. Quiet unless a build fails (exit 1)."""
+
+import contextlib
+import io
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from harness import Context, Results  # noqa: E402
+from sections import build  # noqa: E402
+
+
+def main():
+    arg = sys.argv[1] if len(sys.argv) > 1 else "build"
+    bdir = os.path.abspath(arg)
+    out = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="peaktrace-prebuild-") as tmp, contextlib.redirect_stdout(out):
+        res = Results(None)
+        ctx = Context(res, bdir, arg, os.path.join(bdir, "peaktrace"), tmp)
+        build.run_section(ctx)
+        res.flush()
+    if res.any_failed:
+        sys.stdout.write(out.getvalue())
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

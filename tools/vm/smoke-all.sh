@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# tools/vm/smoke-all.sh [VERSION...]: `make vmtest-all`. tools/vm/smoke.sh for each kernel
+# (default: 5.10 6.1 6.12 newest), one after the other, then a table of the results. Exit
+# status 1 if any kernel had a failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+[ $# -gt 0 ] || set -- 5.10 6.1 6.12 newest
+mkdir -p build/vm
+export VMTEST_RESULTS=build/vm/results-all.tsv
+: > "$VMTEST_RESULTS"
+status=0
+for v in "$@"; do
+	echo "=== vmtest $v"
+	"$here/smoke.sh" "$v" || status=1
+done
+echo
+echo "vmtest-all:"
+{
+	printf 'kernel\trelease\tpassed\tfailed\tskipped\tseconds\tnote\n'
+	cat "$VMTEST_RESULTS"
+} | awk -F'\t' '{ printf "  %-7s %-22s %6s %6s %7s %7s  %s\n", $1, $2, $3, $4, $5, $6, $7 }'
+exit $status

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# tools/vm/smoke-guest.sh [BUILD [REGEX]]: the smoke run inside a vmtest guest (tools/vm/smoke.sh
+# starts it through vmtest.sh), from the repo root. `peaktrace --check-kernel` first where the
+# binary has it, else `peaktrace -- /bin/true` (exit 7 here if peaktrace refuses the kernel: the
+# suite is not run), then
+# tests/run.py --filter REGEX (default: tools/vm/smoke.regex) with each case's line stamped with
+# the seconds since the run started. Exits with tests/run.py's status.
+build=${1:-build}
+regex=${2:-$(sed 's/#.*//; /^[[:space:]]*$/d' tools/vm/smoke.regex | paste -sd'|')}
+pt="$build/peaktrace"
+echo "vmtest guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%d MiB", $2/1024}' /proc/meminfo), python3 $(python3 -c 'import platform; print(platform.python_version())')"
+if "$pt" --help 2>&1 | grep -q -- '--check-kernel'; then
+	out=$("$pt" --check-kernel 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed 's/^/check-kernel: /'
+	if [ $rc != 0 ]; then
+		echo "vmtest guest: peaktrace refused $(uname -r) (--check-kernel, exit $rc): $(printf '%s\n' "$out" | grep -m1 .)"
+		exit 7
+	fi
+else
+	# No --check-kernel in this build: trace /bin/true once. Exit 7 is peaktrace's "this kernel
+	# cannot load it": say its line and the end of the verifier's log, and skip the suite (every
+	# case would fail the same way, lambda/launch after a 60 s wait).
+	pre=/tmp/vmtest-preflight
+	"$pt" -q -o "$pre" -- /bin/true > "$pre.out" 2>&1
+	rc=$?
+	if [ $rc = 7 ]; then
+		echo "vmtest guest: peaktrace refused $(uname -r) (exit 7): $(grep -m1 '^peaktrace: ' "$pre.out")"
+		# The whole -v log in /vmout (the host's build/vm/run-VERSION/), and here the lines that
+		# say what failed, then the verifier's last words before the end of a program's log.
+		"$pt" -v -q -o "$pre" -- /bin/true > "$pre.v" 2>&1
+		cp "$pre.v" /vmout/peaktrace-v.log 2>/dev/null
+		echo "vmtest guest: from 'peaktrace -v -- /bin/true' (all of it: build/vm/run-$VMTEST_KERNEL/peaktrace-v.log on the host):"
+		grep -iE 'fail|error|invalid|not (allowed|supported)|unknown|too (large|complex)|denied|unsupported|missing' "$pre.v" |
+			grep -vE "relo #|found (data )?map|map '" | head -n 12 | sed 's/^/  /'
+		if grep -q -- '-- END PROG LOAD LOG --' "$pre.v"; then
+			echo "  ... the verifier's log ends:"
+			grep -B8 -m1 -- '-- END PROG LOAD LOG --' "$pre.v" | cut -c1-200 | sed 's/^/  /'
+		fi
+		exit 7
+	fi
+	echo "vmtest guest: peaktrace -- /bin/true: exit $rc (no --check-kernel in this build)"
+fi
+echo "vmtest guest: python3 tests/run.py --build $build --filter '$regex'"
+start=${EPOCHREALTIME/./}
+set -o pipefail
+python3 -u tests/run.py --build "$build" --filter "$regex" 2>&1 | tee /tmp/vmtest-run.log | while IFS= read -r line; do
+	case "$line" in
+	PASS\ *\(*|FAIL\ *\(*|SKIP\ *\(*)
+		t=$(( (${EPOCHREALTIME/./} - start) / 100000 ))
+		printf '%s [%d.%d s]\n' "$line" $((t / 10)) $((t % 10)) ;;
+	*) printf '%s\n' "$line" ;;
+	esac
+done
+rc=$?
+# The outputs tests/run.py kept (it keeps them when a check failed) die with the guest: a
+# tarball of them in /vmout (the host's build/vm/run-VERSION/test-outputs.tgz).
+kept=$(sed -n 's/^outputs kept in //p' /tmp/vmtest-run.log | tail -n1)
+if [ -n "$kept" ] && [ -d "$kept" ]; then
+	timeout 120 tar -C "$kept" -czf /vmout/test-outputs.tgz . 2>/dev/null &&
+		echo "vmtest guest: $kept saved as build/vm/run-${VMTEST_KERNEL:-VERSION}/test-outputs.tgz on the host"
+fi
+exit $rc
