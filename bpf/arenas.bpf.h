@@ -61,7 +61,7 @@ static __always_inline void thread_slot(struct thread_state *ts, __u32 tid)
 		return;
 	}
 	ts->tslot = n;
-	row = bpf_map_lookup_elem(&thread_slots, &ts->tslot);
+	row = bpf_map_lookup_elem(&thread_slots, &n);
 	if (row)
 		row->tid = tid;
 }
@@ -101,7 +101,7 @@ static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 
 				      __u64 *chunk)
 {
 	__u64 hdr, heap, ar;
-	__u32 kind, idx, *known;
+	__u32 kind, idx, *known, slot;
 
 	thread_slot(ts, tid);
 	if (bpf_probe_read_user(&hdr, sizeof(hdr), (void *)(ptr - 8)))
@@ -146,7 +146,10 @@ static __always_inline __u32 arena_of(struct thread_state *ts, __u64 ptr, __u64 
 	ts->heap_base = heap;
 	ts->heap_arena = idx;
 found:
-	return pt_tid_pack(pt_owner(ts->tslot, thread_sub(bpf_map_lookup_elem(&thread_slots, &ts->tslot), idx)),
+	/* The key copied to the stack: in a global function (pt_do_alloc) ts is plain memory,
+	 * which kernels before 6.x refuse as a map key ("R2 type=mem expected=fp"). */
+	slot = ts->tslot;
+	return pt_tid_pack(pt_owner(slot, thread_sub(bpf_map_lookup_elem(&thread_slots, &slot), idx)),
 			   kind, idx);
 unknown:
 	count_err(PT_ERR_CHUNK_READ);

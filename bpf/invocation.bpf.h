@@ -275,7 +275,10 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 			return;
 		if (count >= 7 && bpf_probe_read_user(sc->tail, 7, buf + count - 7))
 			return;
-		if (pt_rapi_chunked_end(sc->buf, n, count >= 7 ? sc->tail : NULL)) {
+		/* sc->tail always (n < 7 when count < 7: not looked at): with "count >= 7 ? tail :
+		 * NULL" clang drops the NULL test and 6.1's verifier, which does not see that
+		 * count < 7 and n >= 7 cannot both hold, read through the NULL. */
+		if (pt_rapi_chunked_end(sc->buf, n, sc->tail)) {
 			inv_end(PT_OUT_RESPONSE, stream->id, stream->id_len, fd);
 			bpf_map_delete_elem(&rapi_streams, &key);
 		}

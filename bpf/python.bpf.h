@@ -24,7 +24,7 @@
  * owner/is_entry). Not one user read per frame (~130 ns each, most of the walk's cost): the
  * frames of Python-to-Python calls lie contiguously in the thread's data stack, each caller
  * below its callee, so the walk copies up to PT_PY_WINDOW bytes ending just past a frame into
- * ts->pywin and takes every frame it holds from the copy, moving the window down when the
+ * ta->pywin and takes every frame it holds from the copy, moving the window down when the
  * chain leaves it downward; a frame elsewhere (a generator's, on the heap; 3.12+'s shim frame,
  * on the C stack) gets its own read. The native stack shows one _PyEval_EvalFrameDefault per C-level
  * entry into the interpreter, and one such call runs several Python frames (3.11+ calls Python
@@ -56,14 +56,14 @@ struct pt_py_offsets py_off = {};
 #define PY_REWINDOW_REACH (64ULL << 10)
 
 
-static __always_inline bool py_emit(struct py_walk *w, struct thread_state *ts, __u64 word)
+static __always_inline bool py_emit(struct py_walk *w, struct thread_aux *ta, __u64 word)
 {
 	__u64 n = w->n;
 
 	/* The last slot is kept for the truncation marker. */
 	if (n >= PT_MAX_PY_FRAMES - 1)
 		return false;
-	ts->py[n & (PT_MAX_PY_FRAMES - 1)] = word;
+	ta->py[n & (PT_MAX_PY_FRAMES - 1)] = word;
 	w->h = mix64(w->h, word);
 	w->n = n + 1;
 	return true;
@@ -76,14 +76,14 @@ static __always_inline bool py_in_win(struct py_walk *w, __u64 f)
 }
 
 /*
- * Copy the data stack ending just past frame f, [lo, f + PY_FRAME_READ), into ts->pywin: one
+ * Copy the data stack ending just past frame f, [lo, f + PY_FRAME_READ), into ta->pywin: one
  * read for the frame and the callers below it (Python-to-Python calls push their frames
  * upward, contiguously, in _PyThreadState_PushFrame). lo is as low as PT_PY_WINDOW allows but
  * not below f's own page: a probe read fails whole if one byte faults, and the page below
  * may be unmapped (a data-stack chunk starts its own mapping), while f's pages are readable
  * whenever f is.
  */
-static __always_inline int py_rewindow(struct py_walk *w, struct thread_state *ts, __u64 f)
+static __always_inline int py_rewindow(struct py_walk *w, struct thread_aux *ta, __u64 f)
 {
 	__u64 hi = f + PY_FRAME_READ, lo = f & ~4095ULL, len;
 
@@ -95,7 +95,7 @@ static __always_inline int py_rewindow(struct py_walk *w, struct thread_state *t
 	if (len > PT_PY_WINDOW || len < PY_FRAME_READ)
 		len = PY_FRAME_READ;
 	w->win_len = 0;
-	if (bpf_probe_read_user(ts->pywin, len, (void *)lo))
+	if (bpf_probe_read_user(ta->pywin, len, (void *)lo))
 		return -1;
 	w->win_lo = lo;
 	w->win_len = len;
@@ -103,15 +103,17 @@ static __always_inline int py_rewindow(struct py_walk *w, struct thread_state *t
 }
 
 /* One frame of the chain. 0, or 1 when the walk ends. */
-__noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
+__noinline int pt_py_frame(struct py_walk *w, struct thread_aux *ta)
 {
-	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
-	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
+	/* 64-bit: 6.1's verifier keeps the bounds of a 64-bit spill only, and these are
+	 * checked before bpf_probe_read_user and used after it. */
+	__u64 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
+	__u64 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
 	__u64 code, prev, instr, f;
 	__u8 owner, entry;
 	bool hit;
 
-	if (!w || !ts || !w->frame)
+	if (!w || !ta || !w->frame)
 		return 1;
 	if (w->n >= PT_MAX_PY_FRAMES - 1) {
 		w->stop = PT_ERR_PY_DEPTH;
@@ -125,7 +127,7 @@ __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 	 * read alone and the window kept for its caller. */
 	if (!hit && (!w->win_len || w->misses ||
 		     (f < w->win_lo && w->win_lo - f < PY_REWINDOW_REACH)))
-		hit = py_rewindow(w, ts, f) == 0 && py_in_win(w, f);
+		hit = py_rewindow(w, ta, f) == 0 && py_in_win(w, f);
 	/* Checked before use: offsets come from .bss. */
 	if (oc > PY_FRAME_READ - 8 || op > PY_FRAME_READ - 8 || oi > PY_FRAME_READ - 8 ||
 	    oo >= PY_FRAME_READ || oe >= PY_FRAME_READ || (oc | op | oi) & 7) {
@@ -136,32 +138,37 @@ __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 		/* Only the fields used, straight from the window: the masks are no-ops (the frame
 		 * lies inside the copy) that keep the verifier's offsets bounded. */
 		__u64 base = f - w->win_lo;
-		__u8 *b = (__u8 *)ts->pywin;
+		__u8 *b = (__u8 *)ta->pywin;
 
 		w->misses = 0;
-		code = ts->pywin[((base + oc) / 8) & (PT_PY_WINDOW / 8 - 1)];
-		prev = ts->pywin[((base + op) / 8) & (PT_PY_WINDOW / 8 - 1)];
-		instr = ts->pywin[((base + oi) / 8) & (PT_PY_WINDOW / 8 - 1)];
+		code = ta->pywin[((base + oc) / 8) & (PT_PY_WINDOW / 8 - 1)];
+		prev = ta->pywin[((base + op) / 8) & (PT_PY_WINDOW / 8 - 1)];
+		instr = ta->pywin[((base + oi) / 8) & (PT_PY_WINDOW / 8 - 1)];
 		owner = b[(base + oo) & (PT_PY_WINDOW - 1)];
 		entry = oe ? b[(base + oe) & (PT_PY_WINDOW - 1)] : 0;
 	} else {
-		__u64 *fr = ts->pyfr;   /* not on the stack: see struct py_walk */
+		__u64 *fr = ta->pyfr;   /* not on the stack: see struct py_walk */
 
 		w->misses++;
-		if (bpf_probe_read_user(fr, sizeof(ts->pyfr), (void *)f)) {
+		if (bpf_probe_read_user(fr, PY_FRAME_READ, (void *)f)) {
 			w->stop = PT_ERR_PY_READ;
 			return 1;
 		}
-		code = fr[oc / 8];
-		prev = fr[op / 8];
-		instr = fr[oi / 8];
-		owner = ((__u8 *)fr)[oo];
-		entry = oe ? ((__u8 *)fr)[oe] : 0;
+		/* The offsets were checked above, but the bounds do not reach here through a
+		 * spill on every kernel (6.1: "unbounded memory access"): masked to the buffer
+		 * (PT_PY_FRAME_BUF, a power of two above PY_FRAME_READ), the masks kept by the
+		 * barrier (clang would drop them as no-ops). */
+		asm volatile("" : "+r"(oc), "+r"(op), "+r"(oi), "+r"(oo), "+r"(oe));
+		code = fr[(oc / 8) & (PT_PY_FRAME_BUF / 8 - 1)];
+		prev = fr[(op / 8) & (PT_PY_FRAME_BUF / 8 - 1)];
+		instr = fr[(oi / 8) & (PT_PY_FRAME_BUF / 8 - 1)];
+		owner = ((__u8 *)fr)[oo & (PT_PY_FRAME_BUF - 1)];
+		entry = oe ? ((__u8 *)fr)[oe & (PT_PY_FRAME_BUF - 1)] : 0;
 	}
 	w->frame = prev;
 	if (owner == PT_PY_OWNED_BY_CSTACK && !oe) {
 		/* 3.12+: the shim frame _PyEval_EvalFrameDefault pushes on entry. */
-		if (!py_emit(w, ts, pt_py_boundary_word(PT_PY_B_ENTRY)))
+		if (!py_emit(w, ta, pt_py_boundary_word(PT_PY_B_ENTRY)))
 			w->stop = PT_ERR_PY_DEPTH;
 		return w->stop ? 1 : 0;
 	}
@@ -169,12 +176,12 @@ __noinline int pt_py_frame(struct py_walk *w, struct thread_state *ts)
 		w->stop = PT_ERR_PY_READ;
 		return 1;
 	}
-	if (!py_emit(w, ts, pt_py_frame_word(code, pt_py_instr_idx(instr, code + py_off.co_code_adaptive)))) {
+	if (!py_emit(w, ta, pt_py_frame_word(code, pt_py_instr_idx(instr, code + py_off.co_code_adaptive)))) {
 		w->stop = PT_ERR_PY_DEPTH;
 		return 1;
 	}
 	/* 3.11: the first frame of a native eval call. */
-	if (entry && !py_emit(w, ts, pt_py_boundary_word(PT_PY_B_ENTRY))) {
+	if (entry && !py_emit(w, ta, pt_py_boundary_word(PT_PY_B_ENTRY))) {
 		w->stop = PT_ERR_PY_DEPTH;
 		return 1;
 	}
@@ -227,12 +234,13 @@ static __always_inline __u64 py_tstate(struct thread_state *ts, __u64 runtime)
 }
 
 /*
- * The Python words of the current thread into ts->py (leaf first); mixes them into *hash.
+ * The Python words of the current thread into ta->py (leaf first); mixes them into *hash.
  * Returns the number of words (0: no Python frames).
  */
 __noinline __u32 pt_py_walk(struct thread_state *ts, __u64 *hash)
 {
 	__u64 runtime = py_off.runtime, t, f = 0;
+	struct thread_aux *ta;
 	struct py_walk *w;
 	__u32 i;
 
@@ -252,18 +260,21 @@ __noinline __u32 pt_py_walk(struct thread_state *ts, __u64 *hash)
 		count_err(PT_ERR_PY_READ);
 		return 0;
 	}
-	w = &ts->pw;
+	ta = thread_aux_get();
+	if (!ta)
+		return 0;
+	w = &ta->pw;
 	__builtin_memset(w, 0, sizeof(*w));
 	w->frame = f;
-	/* Each word is mixed into the hash as it is emitted: a second loop over ts->py was ~2K
+	/* Each word is mixed into the hash as it is emitted: a second loop over ta->py was ~2K
 	 * more instructions to verify in every program that captures a stack, and a re-read. */
 	w->h = *hash;
 	for (i = 0; i < PT_MAX_PY_FRAMES; i++)
-		if (pt_py_frame(w, ts))
+		if (pt_py_frame(w, ta))
 			break;
 	if (w->stop == PT_ERR_PY_DEPTH && w->frame) {
 		/* Frames beyond the cap: say so in the stack itself, not only in the counter. */
-		ts->py[(PT_MAX_PY_FRAMES - 1) & (PT_MAX_PY_FRAMES - 1)] = pt_py_boundary_word(PT_PY_B_TRUNC);
+		ta->py[(PT_MAX_PY_FRAMES - 1) & (PT_MAX_PY_FRAMES - 1)] = pt_py_boundary_word(PT_PY_B_TRUNC);
 		w->h = mix64(w->h, pt_py_boundary_word(PT_PY_B_TRUNC));
 		w->n = PT_MAX_PY_FRAMES;
 	}

@@ -201,16 +201,18 @@ static __always_inline bool rss_py_offs_ok(void)
 
 /* After a full capture: the Python chain it walked, frame by frame, if it lies in one data-stack
  * span of at most PT_PY_WINDOW bytes and ends within PT_RSS_FM_PYF frames. 0 when kept. */
-__noinline int rss_fm_py_record(struct thread_state *ts, struct pt_rss_fmemo *fm)
+__noinline int rss_fm_py_record(struct thread_state *ts, struct thread_aux *ta)
 {
+	struct pt_rss_fmemo *fm;
 	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
 	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
 	__u64 t, f = 0, lo = ~0ULL, hi = 0, fr[PY_FRAME_READ / 8];
 	__u8 owner;
 	__u32 i;
 
-	if (!ts || !fm || !rss_py_offs_ok())
+	if (!ts || !ta || !rss_py_offs_ok())
 		return -1;
+	fm = &ta->fmemo;
 	t = ts->py_tstate;
 	if (!t || rss_py_current(t, &f) || !f)
 		return -1;
@@ -243,16 +245,18 @@ __noinline int rss_fm_py_record(struct thread_state *ts, struct pt_rss_fmemo *fm
 }
 
 /* 0 when the Python chain is still the one fm recorded. */
-__noinline int rss_fm_py_holds(struct thread_state *ts, struct pt_rss_fmemo *fm)
+__noinline int rss_fm_py_holds(struct thread_state *ts, struct thread_aux *ta)
 {
+	struct pt_rss_fmemo *fm;
 	__u32 oc = py_off.fr_code, op = py_off.fr_previous, oi = py_off.fr_instr;
 	__u32 oo = py_off.fr_owner, oe = py_off.fr_is_entry;
 	__u64 t, f = 0, len, base;
 	__u8 *b;
 	__u32 i, n;
 
-	if (!ts || !fm || !py_off.runtime || !rss_py_offs_ok())
+	if (!ts || !ta || !py_off.runtime || !rss_py_offs_ok())
 		return -1;
+	fm = &ta->fmemo;
 	t = py_tstate(ts, py_off.runtime);
 	if (!t || t != fm->py_t || rss_py_current(t, &f) || f != fm->py_f)
 		return -1;
@@ -260,17 +264,17 @@ __noinline int rss_fm_py_holds(struct thread_state *ts, struct pt_rss_fmemo *fm)
 	asm volatile("" : "+r"(len));
 	if (len > PT_PY_WINDOW || len < PY_FRAME_READ)
 		return -1;
-	if (bpf_probe_read_user(ts->pywin, len, (void *)fm->py_lo))
+	if (bpf_probe_read_user(ta->pywin, len, (void *)fm->py_lo))
 		return -1;
-	b = (__u8 *)ts->pywin;
+	b = (__u8 *)ta->pywin;
 	n = fm->py_n;
 	for (i = 0; i < PT_RSS_FM_PYF && i < n; i++) {
 		base = fm->fr[i][0] - fm->py_lo;
 		if (base > len - PY_FRAME_READ)
 			return -1;
-		if (ts->pywin[((base + oc) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][1] ||
-		    ts->pywin[((base + op) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][2] ||
-		    ts->pywin[((base + oi) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][3] ||
+		if (ta->pywin[((base + oc) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][1] ||
+		    ta->pywin[((base + op) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][2] ||
+		    ta->pywin[((base + oi) / 8) & (PT_PY_WINDOW / 8 - 1)] != fm->fr[i][3] ||
 		    (b[(base + oo) & (PT_PY_WINDOW - 1)] |
 		     (__u64)(oe ? b[(base + oe) & (PT_PY_WINDOW - 1)] : 0) << 8) != fm->fr_oe[i])
 			return -1;
@@ -280,7 +284,8 @@ __noinline int rss_fm_py_holds(struct thread_state *ts, struct pt_rss_fmemo *fm)
 
 static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 {
-	struct pt_rss_fmemo *fm = &ts->fmemo;
+	struct thread_aux *ta;
+	struct pt_rss_fmemo *fm;
 	struct pt_regs *regs;
 	__u64 *v, cut = 0, ip, sp, bp;
 	__u32 k, stack;
@@ -294,11 +299,15 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	ip = regs->ip;
 	sp = regs->sp;
 	bp = regs->bp;
+	ta = thread_aux_get();
+	if (!ta)
+		return capture_at(ts, ip, sp, bp);
+	fm = &ta->fmemo;
 	/* With python (on for every target: CPython may be found later), a memo kept without a
 	 * Python chain (py_t 0) holds only while no CPython runtime is known. */
 	if ((fm->flags & RSS_FM_VALID) && fm->ip == ip && fm->sp == sp && fm->bp == bp &&
 	    !pt_unw_fault_memo_holds(ts, ip, sp, bp, fm->nh) &&
-	    (!python || (fm->py_t ? !rss_fm_py_holds(ts, fm) : !py_off.runtime))) {
+	    (!python || (fm->py_t ? !rss_fm_py_holds(ts, ta) : !py_off.runtime))) {
 		if (fm->flags & RSS_FM_CUT)
 			__sync_fetch_and_add(&rss_g.stacks_cut, 1);
 		return fm->idx;
@@ -329,7 +338,7 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	fm->py_t = 0;
 	if (dwarf_unwind && capture_stacks && stack != PT_STACK_UNKNOWN && ts->last_idx[1] == stack &&
 	    (ts->memo[1].flags & UNW_MEMO_VALID) && ts->memo[1].sp == sp && ts->memo[1].pc0 == ip + 1 &&
-	    (!python || !py_off.runtime || ((ts->last_n[1] >> 16) && !rss_fm_py_record(ts, fm)))) {
+	    (!python || !py_off.runtime || ((ts->last_n[1] >> 16) && !rss_fm_py_record(ts, ta)))) {
 		fm->ip = ip;
 		fm->sp = sp;
 		fm->bp = bp;
@@ -467,14 +476,17 @@ static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, in
 	struct pt_rss_sh_figures *f = &rss_g.sh_now[i & 1];
 	struct rss_vma_ctx c = {};
 	struct pt_rss_obj *o = NULL;
+	__u64 key;
 
 	/* The same fault's next event (one per folio on some paths), or a fault in the mapping
 	 * this thread looked up last while no mmap, munmap, mremap or brk happened since: no
 	 * lookup. (shmat/shmdt are not traced: a segment attached where another file was
 	 * mapped, with no traced syscall between, would be charged to that file.) */
 	if (ts->sh_obj && (ts->sh_addr == addr || (addr >= ts->sh_lo && addr < ts->sh_hi &&
-						 ts->sh_gen == rss_g.map_gen)))
-		o = bpf_map_lookup_elem(&rss_objs, &ts->sh_obj);
+						 ts->sh_gen == rss_g.map_gen))) {
+		key = ts->sh_obj;       /* a stack copy: 6.1 refuses plain memory as a map key */
+		o = bpf_map_lookup_elem(&rss_objs, &key);
+	}
 	if (!o) {
 		if (rss_vma_at(addr, &c) || !c.key) {
 			__sync_fetch_and_add(&rss_g.sh_vma_busy, 1);
@@ -543,7 +555,8 @@ __noinline int pt_rss_sh_change(__u32 curr, int m, __s64 size)
 	struct pt_rss_sh_figures *f = &rss_g.sh_now[i & 1];
 	__s64 d = size - g.rss[m & 3];
 	struct thread_state *ts;
-	struct pt_rss_obj *o;
+	struct pt_rss_obj *o = NULL;
+	__u64 key;
 
 	/* The figures at the last peak: unchanged since, so what they are now (lazy snapshot). */
 	if (rss_g.sh_snap_seq[i & 1] != rss_g.peak_seq) {
@@ -590,8 +603,10 @@ __noinline int pt_rss_sh_change(__u32 curr, int m, __s64 size)
 		rss_sh_fault(ts, ts->pf_addr, i, d);
 		return 0;
 	}
-	o = ts && ts->rm_obj && ts->rm_nr == rss_syscall_nr() ?
-		bpf_map_lookup_elem(&rss_objs, &ts->rm_obj) : NULL;
+	if (ts && ts->rm_obj && ts->rm_nr == rss_syscall_nr()) {
+		key = ts->rm_obj;       /* a stack copy: 6.1 refuses plain memory as a map key */
+		o = bpf_map_lookup_elem(&rss_objs, &key);
+	}
 	if (o && o->member == (i ? PT_RSS_SHMEM : PT_RSS_FILE))
 		rss_obj_add(o, i, d);
 	else

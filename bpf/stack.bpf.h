@@ -172,16 +172,16 @@ out:
 	return n;
 }
 
-/* The n Python words in ts->py into consecutive chunks of the pool: the first chunk's index,
+/* The n Python words in ta->py into consecutive chunks of the pool: the first chunk's index,
  * or 0 when the pool has no room (the chunks past its end are never looked up: a lookup beyond
  * the array fails). A global function: verified once. */
-__noinline __u32 pt_py_pool_store(struct thread_state *ts, __u32 n)
+__noinline __u32 pt_py_pool_store(struct thread_aux *ta, __u32 n)
 {
 	__u64 nch, at;
 	__u32 key, c;
 	struct pt_py_chunk *ch;
 
-	if (!ts || !n || n > PT_MAX_PY_FRAMES)
+	if (!ta || !n || n > PT_MAX_PY_FRAMES)
 		return 0;
 	nch = (n + PT_PY_CHUNK_WORDS - 1) / PT_PY_CHUNK_WORDS;
 	at = __sync_fetch_and_add(&py_chunk_next, nch) + 1;
@@ -195,7 +195,7 @@ __noinline __u32 pt_py_pool_store(struct thread_state *ts, __u32 n)
 		ch = bpf_map_lookup_elem(&py_chunks, &key);
 		if (!ch)
 			return 0;
-		__builtin_memcpy(ch->w, &ts->py[c * PT_PY_CHUNK_WORDS], sizeof(ch->w));
+		__builtin_memcpy(ch->w, &ta->py[c * PT_PY_CHUNK_WORDS], sizeof(ch->w));
 	}
 	return at;
 }
@@ -237,10 +237,12 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
 	if (py_n) {
 		/* The pool, else the hash map. A stack whose words could not be stored keeps its
 		 * native frames only, and is counted. */
-		rec->py_at = pt_py_pool_store(ts, py_n);
+		struct thread_aux *ta = thread_aux_get();     /* made by the walk: found */
+
+		rec->py_at = pt_py_pool_store(ta, py_n);
 		if (rec->py_at)
 			rec->py_nr = py_n;
-		else if (bpf_map_update_elem(&py_stacks, &idx, ts->py, BPF_ANY))
+		else if (!ta || bpf_map_update_elem(&py_stacks, &idx, ta->py, BPF_ANY))
 			count_err(PT_ERR_PY_STORE);
 		else
 			rec->py_nr = py_n;

@@ -71,16 +71,17 @@ struct unw_walk {
 	__u64 at_gen, at_sel, at_mm; /* the publication and address space at the start */
 };
 
-/* python.bpf.h: a Python frame chain's walk, in the thread's state (ts->pw) like the native
- * walk's (struct unw_walk), and with the frame read alone outside the window (ts->pyfr): on the
+/* python.bpf.h: a Python frame chain's walk, in the thread's task storage (ta->pw) like the
+ * native walk's (struct unw_walk), and with the frame read alone outside the window (ta->pyfr): on the
  * stack they put the Python chain of a fault's capture (on_rss_stat -> pt_py_walk ->
  * pt_py_frame) at the 448-byte budget of tools/check-stack.py. */
 #define PT_PY_FRAME_READ 72
+#define PT_PY_FRAME_BUF 128     /* ta->pyfr: PT_PY_FRAME_READ rounded up to a power of two */
 struct py_walk {
 	__u64 frame;        /* next _PyInterpreterFrame to read (0: the chain ended) */
-	__u64 n;            /* words in ts->py */
+	__u64 n;            /* words in ta->py */
 	__u64 stop;         /* PT_ERR_PY_* that cut the chain, 0 = complete */
-	__u64 win_lo;       /* ts->pywin holds user bytes [win_lo, win_lo + win_len) ... */
+	__u64 win_lo;       /* ta->pywin holds user bytes [win_lo, win_lo + win_len) ... */
 	__u64 win_len;      /* ... of this walk (0: none yet) */
 	__u64 misses;       /* frames read alone in a row since the window last served one */
 	__u64 h;            /* the stack's hash with the words so far mixed in (py_emit) */
@@ -122,13 +123,8 @@ struct thread_state {
 	 * walk's window on the data stack (valid during one walk only). */
 	__u64 py_tstate;
 	__u64 py_miss_head;
-	__u64 py[PT_MAX_PY_FRAMES];
-	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
 	struct pt_unw_memo memo[2];      /* unwind.bpf.h: the last walks, to reuse */
 	struct unw_walk uw;              /* unwind.bpf.h: the walk in progress */
-	struct py_walk pw;               /* python.bpf.h: the Python walk in progress */
-	__u64 pyfr[PT_PY_FRAME_READ / 8];/* python.bpf.h: a frame read outside the window */
-	struct pt_rss_fmemo fmemo;       /* rss.bpf.h: the last fault's stack, to reuse */
 	__u64 unw_anon_lo, unw_anon_hi;  /* unwind.bpf.h: the anonymous VMA (JIT code) a walk met
 					  * last, valid in address space unw_anon_mm while its
 					  * mm_lock_seq is unw_anon_seq */
@@ -140,6 +136,28 @@ struct thread_state {
 	__u32 last_n[2], last_idx[2];
 };
 
+/* What only the Python walks and the page-fault memo use, beside struct thread_state: one value
+ * of task storage must stay under 8 KiB with the kernel's own header. From 7.x (Debian's 7.2
+ * and 7.3 measured) a task's storage is allocated with kmalloc_nolock(), which serves at most
+ * KMALLOC_MAX_CACHE_SIZE (two pages): the map is created, but every thread's value of the
+ * 14,000 bytes both once were failed (thread_state_failed on every call, nothing recorded).
+ * Checked at build time below. */
+struct thread_aux {
+	__u64 py[PT_MAX_PY_FRAMES];      /* python.bpf.h: the Python words of the stack captured */
+	__u64 pywin[PT_PY_WINDOW / 8];   /* copy of the Python data stack below a frame */
+	__u64 pyfr[PT_PY_FRAME_BUF / 8]; /* a frame read outside the window */
+	struct py_walk pw;               /* the Python walk in progress */
+	struct pt_rss_fmemo fmemo;       /* rss.bpf.h: the last fault's stack, to reuse */
+};
+
+/* The budget of one task-storage value: 8 KiB less the kernel's element header (struct
+ * bpf_local_storage_elem, ~100 bytes on x86-64 and arm64 in 6.x/7.x) and a margin. */
+#define PT_TASK_STORAGE_MAX 7680
+_Static_assert(sizeof(struct thread_state) <= PT_TASK_STORAGE_MAX,
+	       "struct thread_state over one task-storage value (see struct thread_aux)");
+_Static_assert(sizeof(struct thread_aux) <= PT_TASK_STORAGE_MAX,
+	       "struct thread_aux over one task-storage value");
+
 /* key: the task; value: its allocator call in progress. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -147,6 +165,14 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/* key: the task; value: its struct thread_aux (made by the first Python walk or page fault). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_aux);
+} threads_aux SEC(".maps");
 
 /* key: enum pt_err; value: count. Per CPU so counting never contends. */
 struct {
@@ -183,6 +209,17 @@ static __always_inline struct thread_state *thread_get(bool create)
 {
 	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* This thread's struct thread_aux, made if absent; NULL counted as thread_state_failed. */
+static __always_inline struct thread_aux *thread_aux_get(void)
+{
+	struct thread_aux *ta = bpf_task_storage_get(&threads_aux, bpf_get_current_task_btf(), 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!ta)
+		count_err(PT_ERR_THREAD_STATE);
+	return ta;
 }
 
 /* One step of the stack hash (stack.bpf.h, unwind.bpf.h, python.bpf.h). */

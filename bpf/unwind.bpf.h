@@ -207,6 +207,13 @@ static __always_inline int unw_read_log(struct unw_walk *w, struct thread_state 
 /* The searches: global functions, each verified once, whose bounded loops over imprecise
  * indices prune to a few hundred instructions (unwind.h). */
 
+/* Always 0, unknown to the verifier. The bounds each step learns about lo and hi are dropped
+ * with it: kernels before 6.4 (6.1 measured) otherwise keep them, some step's lo < hi becomes
+ * decided, lo and hi turn precise and no state of the 13 steps is pruned (over the 1M
+ * instruction limit); 6.18 pruned them either way. One load a step. */
+__u32 unw_opaque = 0;
+#define UNW_OPAQUE0 (*(volatile __u32 *)&unw_opaque)
+
 /* Index in unwind_maps of the published mapping holding pc, or -1. */
 __noinline int pt_unw_map_search(__u32 half, __u32 nmaps, __u64 pc)
 {
@@ -226,6 +233,8 @@ __noinline int pt_unw_map_search(__u32 half, __u32 nmaps, __u64 pc)
 			lo = mid + 1;
 		else
 			hi = mid;
+		lo |= UNW_OPAQUE0;
+		hi |= UNW_OPAQUE0;
 	}
 	if (lo == 0)
 		return -1;
@@ -252,6 +261,8 @@ __noinline int pt_unw_row_search(__u32 first, __u32 nrows, __u32 vaddr)
 		if (!r)
 			return -1;
 		pt_unwind_step(&lo, &hi, mid, r->pc, vaddr);
+		lo |= UNW_OPAQUE0;
+		hi |= UNW_OPAQUE0;
 	}
 	if (lo == first)
 		return -1;
@@ -441,7 +452,7 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 	struct pt_unwind_row row = {}, *r;
 	__u64 look, cfa, ra, bp, bp_at = 0;
 	bool have = false;
-	__u64 n;
+	__u64 n, slot;
 
 	if (!w || !ts)
 		return 1;
@@ -525,7 +536,11 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 		return 1;       /* some runtimes end their chains with a zero return address */
 	if (ra < 4096)
 		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
-	ts->pcs[n & (PT_MAX_FRAMES - 1)] = ra;
+	/* The mask kept (clang drops it where it knows n < 64, and 6.1's verifier loses that
+	 * bound across the spill: "math between mem pointer and register with unbounded min"). */
+	slot = n;
+	asm volatile("" : "+r"(slot));
+	ts->pcs[slot & (PT_MAX_FRAMES - 1)] = ra;
 	w->h = mix64(w->h, ra);
 	w->n = n + 1;
 	w->pc = ra;

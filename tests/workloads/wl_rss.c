@@ -40,6 +40,7 @@
  * No stdio (wl_common.h): numbers are formatted by hand.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -63,9 +64,12 @@ static long status_kb(const char *key)
 
 
 /* "thp": huge pages where the kernel may use them (no fault happens here). */
+/* From p's first whole page on, not from its first 2 MiB boundary: that split a mapping the
+ * kernel had not placed on one (before 6.7 anonymous mappings are not THP-aligned) into two
+ * VMAs, and scn_mremap_grow's mremap of both failed (EFAULT: seen on 6.1). */
 static void want_thp(void *p, size_t len)
 {
-	uintptr_t a = ((uintptr_t)p + 2 * MiB - 1) & ~(2 * MiB - 1);
+	uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1);
 
 	if (thp && a < (uintptr_t)p + len)
 		madvise((void *)a, ((uintptr_t)p + len - a) & ~(PAGE - 1), MADV_HUGEPAGE);
@@ -170,6 +174,10 @@ WL_SCENARIO char *scn_mremap_grow(char *old, size_t oldl, size_t newl)
 {
 	volatile char *p = mremap(old, oldl, newl, MREMAP_MAYMOVE);
 
+	if (p == MAP_FAILED) {
+		wl_say_val(log_fd, "mremap_failed_errno", errno);
+		exit(3);
+	}
 	want_thp((char *)p, newl);
 
 	for (size_t i = oldl; i < newl; i += PAGE)
