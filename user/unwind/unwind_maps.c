@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,6 +267,44 @@ failed:
 	file_no_rows(u, f);
 }
 
+#define PT_OVERLAYFS_MAGIC 0x794c7630
+
+/*
+ * The key the kernel gives a file open on fd once it is mapped, where fstat's differs: on
+ * overlayfs, fstat names the overlay's inode, while /proc/PID/maps and the by-file fallback
+ * (the mapped file's f_inode, unwind.bpf.h) name the real one (measured: Debian's 6.1 and
+ * 6.12 in a VM whose root is an overlay: maps 00:1a, fstat 00:1c). A table added under
+ * fstat's key was found by neither: launch mode's held tables were rebuilt once the target
+ * mapped them, and its first stacks there were cut (unwind_not_yet_covered). So: map one
+ * page here and read the key /proc/self/maps gives it. 0, or -1 (the key stays fstat's).
+ */
+static int mapped_key(int fd, struct pt_unwind_file_key *k)
+{
+	struct statfs sf;
+	struct pt_maps maps;
+	void *p;
+	int i, found = -1;
+
+	if (fstatfs(fd, &sf) || (unsigned long)sf.f_type != PT_OVERLAYFS_MAGIC)
+		return -1;
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	if (pt_maps_read(getpid(), &maps) == 0) {
+		for (i = 0; i < maps.n; i++) {
+			if (maps.m[i].start == (uint64_t)(uintptr_t)p && maps.m[i].inode) {
+				k->dev = kdev(maps.m[i].dev_major, maps.m[i].dev_minor);
+				k->ino = maps.m[i].inode;
+				found = 0;
+				break;
+			}
+		}
+		pt_maps_free(&maps);
+	}
+	munmap(p, 4096);
+	return found;
+}
+
 int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
 {
 	struct pt_unwind_file_key k;
@@ -284,6 +323,7 @@ int pt_unwinder_add_file(struct pt_unwinder *u, const char *path)
 	}
 	k.dev = kdev(major(st.st_dev), minor(st.st_dev));
 	k.ino = st.st_ino;
+	mapped_key(fd, &k);
 	f = file_find(u, &k);
 	if (f && f->state != UW_DEFERRED) {
 		close(fd);
