@@ -14,6 +14,7 @@
 #include "sandbox.bpf.h"
 
 #define PROT_EXEC 0x4
+#define PT_PF_EXITING 0x00000004     /* task_struct.flags: in do_exit() (include/linux/sched.h) */
 #ifndef MADV_DONTNEED
 #define MADV_DONTNEED 4
 #endif
@@ -225,6 +226,14 @@ static __always_inline int rss_stat(struct trace_event_raw_rss_stat *ctx)
 			return 0;
 		g.mm_id = ctx->mm_id;
 	} else if (!g.mm_id || ctx->mm_id != g.mm_id) {
+		return 0;
+	} else if (is_target() &&
+		   (BPF_CORE_READ((struct task_struct *)bpf_get_current_task_btf(), flags) & PT_PF_EXITING)) {
+		/* Our mm, no longer the exiting thread's own: exit_mm() is tearing it down.
+		 * Before 6.16 that happens before sched_process_exit (process.bpf.h), so the
+		 * counters fell to zero before g.exited was set, and "at the end" read 0
+		 * (measured on 6.12). The end is now. */
+		g.exited = 1;
 		return 0;
 	}
 	if (g.exited)

@@ -392,3 +392,25 @@ class Context:
         self.built = {}
         self.ref_so = None
         self.keep_dirs = {}
+        self._kmissing = None
+
+    def kernel_missing(self):
+        """The optional kernel features `peaktrace --check-kernel` says are missing here (a set
+        of its names, e.g. {"rss_counters"}); empty when it cannot say."""
+        if self._kmissing is None:
+            self._kmissing = set()
+            rc, out, _ = run([self.pt, "--check-kernel"], timeout=60)
+            for line in out.splitlines():
+                f = line.split()
+                if len(f) >= 4 and f[1] == "optional" and "missing" in f[2:5]:
+                    self._kmissing.add(f[0])
+        return self._kmissing
+
+    def rss_counters_batched(self):
+        """Why the RSS figures cannot be exact on this kernel (split RSS counting before 6.2: a
+        thread's changes reach /proc and kmem:rss_stat every 64 faults, the workloads' own
+        RssAnon truths included), or None."""
+        if "rss_counters" in self.kernel_missing():
+            return "this kernel batches RSS counters (split RSS counting, before 6.2: " \
+                   "--check-kernel's rss_counters): no exact RSS truth here"
+        return None

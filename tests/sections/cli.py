@@ -494,6 +494,10 @@ def bpftool_truth():
             "TYPEDEF 'btf_trace_sched_process_exit'" in out
         truth["tp_page_fault"] = "TYPEDEF 'btf_trace_page_fault_user'" in out and \
             "TYPEDEF 'btf_trace_page_fault_kernel'" in out
+        # split RSS counting (before 6.2): task_struct has a member rss_stat
+        m = re.search(r"STRUCT 'task_struct' size=\d+ vlen=\d+\n((?:\t.*\n)*)", out)
+        if m:
+            truth["rss_counters"] = "\t'rss_stat' " not in m.group(1)
     tracefs = next((r for r in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
                     if os.path.isdir(r + "/events")), None)
     if tracefs:
@@ -520,7 +524,7 @@ def check_kernel_section(ctx, out, wl_basic):
         res.eq("%s: exit status" % name, rc, 0)
         res.true("%s: the first line names this kernel's release" % name,
                  so.startswith("kernel %s " % os.uname().release), short(so, 200))
-        res.true("%s: a row per feature (22)" % name, len(rows) == 22, sorted(rows))
+        res.true("%s: a row per feature (23)" % name, len(rows) == 23, sorted(rows))
         res.eq("%s: the last line" % name, last, "peaktrace can run here")
         res.eq("%s: nothing on stderr" % name, err, "")
         truth = bpftool_truth()

@@ -615,6 +615,14 @@ def run_lambda(ctx):
 
 
 def run_section(ctx):
+    why = ctx.rss_counters_batched()
+    if why:
+        for name in ["rss/lambda oom per invocation"] + ["rss/wl_rss/%s/%s" % (t, m) for t in ("thp", "nothp")
+                                      for m in ("launch", "attach")] + \
+                ["rss/python/%s" % m for m in ("launch", "attach")]:
+            if ctx.res.wanted(name):
+                ctx.res.skip(name, why)
+        return
     run_lambda(ctx)
     wl = ctx.built.get("wl_rss", {}).get("fp")
     for thp in ("thp", "nothp"):

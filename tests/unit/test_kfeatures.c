@@ -72,13 +72,14 @@ static void test_table(void)
 	}
 	CHECK(!dup, "one name per feature (%d shared)", dup);
 	/* What the BPF code can do without, and nothing else (features.c says why). */
-	CHECK(opt == 3 && pt_kfeat_defs[PT_KF_RDONLY_CAST].need == PT_NEED_OPTIONAL &&
+	CHECK(opt == 4 && pt_kfeat_defs[PT_KF_RDONLY_CAST].need == PT_NEED_OPTIONAL &&
 	      pt_kfeat_defs[PT_KF_UPROBE_MULTI].need == PT_NEED_OPTIONAL &&
-	      pt_kfeat_defs[PT_KF_MM_LOCK_SEQ].need == PT_NEED_OPTIONAL,
-	      "optional: bpf_rdonly_cast, uprobe_multi, mm_lock_seq (%d optional)", opt);
+	      pt_kfeat_defs[PT_KF_MM_LOCK_SEQ].need == PT_NEED_OPTIONAL &&
+	      pt_kfeat_defs[PT_KF_RSS_COUNTERS].need == PT_NEED_OPTIONAL,
+	      "optional: bpf_rdonly_cast, uprobe_multi, mm_lock_seq, rss_counters (%d optional)", opt);
 	CHECK(info == 1 && pt_kfeat_defs[PT_KF_PRIV_STACK].need == PT_NEED_INFO,
 	      "informational: the private stack alone");
-	CHECK(ess == PT_KF_COUNT - 5, "every other feature essential (%d), the task iterator in a "
+	CHECK(ess == PT_KF_COUNT - 6, "every other feature essential (%d), the task iterator in a "
 	      "PID namespace", ess);
 	CHECK_STR(pt_kfeat_defs[PT_KF_LOOP].name, "bpf_loop", "bpf_loop's name");
 	CHECK_STR(pt_kfeat_defs[PT_KF_UPROBE_MULTI].name, "uprobe_multi", "uprobe_multi's name");

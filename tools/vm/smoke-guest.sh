@@ -1,15 +1,47 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# tools/vm/smoke-guest.sh [BUILD [REGEX]]: the smoke run inside a vmtest guest (tools/vm/smoke.sh
+# tools/vm/smoke-guest.sh [BUILD [REGEX [run|refused]]]: the smoke run inside a vmtest guest (tools/vm/smoke.sh
 # starts it through vmtest.sh), from the repo root. `peaktrace --check-kernel` first where the
 # binary has it, else `peaktrace -- /bin/true` (exit 7 here if peaktrace refuses the kernel: the
 # suite is not run), then
 # tests/run.py --filter REGEX (default: tools/vm/smoke.regex) with each case's line stamped with
-# the seconds since the run started. Exits with tests/run.py's status.
+# the seconds since the run started. Exits with tests/run.py's status. With "refused" (a kernel
+# below peaktrace's floor: vm.mk's VM_REFUSED) the case is the refusal: exit 7 and one line.
 build=${1:-build}
 regex=${2:-$(sed 's/#.*//; /^[[:space:]]*$/d' tools/vm/smoke.regex | paste -sd'|')}
+expect=${3:-run}
 pt="$build/peaktrace"
 echo "vmtest guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%d MiB", $2/1024}' /proc/meminfo), python3 $(python3 -c 'import platform; print(platform.python_version())')"
+if [ "$expect" = refused ]; then
+	# A kernel below peaktrace's floor (vm.mk's VM_REFUSED): the test is the refusal itself.
+	# --check-kernel exits 7; a run exits 7 with one line naming what is missing and the
+	# version that has it, and no verifier log. Printed as tests/run.py prints a case.
+	"$pt" --check-kernel > /tmp/vmtest-ck.out 2>&1
+	ck=$?
+	sed 's/^/check-kernel: /' /tmp/vmtest-ck.out
+	"$pt" -q -o /tmp/vmtest-refused -- /bin/true > /tmp/vmtest-run.out 2>&1
+	rc=$?
+	sed 's/^/run: /' /tmp/vmtest-run.out
+	fails=0
+	check() {   # check WHAT CONDITION-STATUS DETAIL
+		if [ "$2" != 0 ]; then echo "FAIL vm/refused: $1: $3"; fails=$((fails + 1)); fi
+	}
+	check "--check-kernel exits 7" "$([ $ck = 7 ]; echo $?)" "exit $ck"
+	check "a run exits 7" "$([ $rc = 7 ]; echo $?)" "exit $rc"
+	check "a run prints one line" "$([ "$(wc -l < /tmp/vmtest-run.out)" = 1 ]; echo $?)" "$(wc -l < /tmp/vmtest-run.out) lines"
+	check "that line names what is missing and since when" \
+		"$(grep -qE '^peaktrace: this kernel \(.*\) lacks .*\([0-9]+\.[0-9]+\+' /tmp/vmtest-run.out; echo $?)" \
+		"$(head -c 200 /tmp/vmtest-run.out)"
+	check "no verifier log" "$(! grep -q 'libbpf\|PROG LOAD LOG' /tmp/vmtest-run.out; echo $?)" "libbpf lines"
+	if [ $fails = 0 ]; then
+		echo "PASS vm/refused (5 checks)"
+		echo "1 passed, 0 failed, 0 skipped"
+		exit 0
+	fi
+	echo "FAIL vm/refused (5 checks, $fails failing)"
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
 if "$pt" --help 2>&1 | grep -q -- '--check-kernel'; then
 	out=$("$pt" --check-kernel 2>&1)
 	rc=$?

@@ -44,6 +44,7 @@ enum pt_kfeat_id {
 	PT_KF_RDONLY_CAST,
 	PT_KF_UPROBE_MULTI,
 	PT_KF_MM_LOCK_SEQ,
+	PT_KF_RSS_COUNTERS,
 	/* informational */
 	PT_KF_PRIV_STACK,
 	PT_KF_COUNT
