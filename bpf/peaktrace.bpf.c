@@ -172,3 +172,13 @@ int on_exit(__u64 *ctx)
 		return process_exit(true, (bool)ctx[1]);
 	return process_exit(false, false);
 }
+
+/* ---- asked by user space ------------------------------------------------------------------ */
+
+/* Never attached: run with BPF_PROG_TEST_RUN by unwind_maps.c (a raw tracepoint program runs
+ * there in the caller's own context), for the kernel's key of a file (unwind.bpf.h). */
+SEC("raw_tp")
+int unw_key_probe(void *ctx)
+{
+	return unw_key_of_own();
+}

@@ -22,6 +22,7 @@ static __always_inline int process_exec(void)
 	g.tl_rss_max = 0;
 	g.mm_id = 0;
 	g.brk_start = g.brk_cur = g.brk_max = 0;
+	unw_pre_exec = 0;
 	rss_exec();
 	/* addr: the first stack index the new image can get (user space names the stacks
 	 * before it against the old image's mappings). */

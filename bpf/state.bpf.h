@@ -13,6 +13,11 @@
  * fields listed at struct pt_global in peaktrace.h). */
 struct pt_global g = {};
 
+/* Launch mode, until the command's exec (set by user space, cleared by process.bpf.h): the
+ * target is still peaktrace's own copy, whose code has no tables; unwind.bpf.h does not walk
+ * its stacks (a copy-on-write fault of it was counted as unwind_not_yet_covered on 6.1). */
+__u32 unw_pre_exec = 0;
+
 /* unwind.bpf.h: this thread's last .eh_frame walk from an allocator entry (memo[0]) and from a
  * page fault (memo[1]): what it started from, every word of user memory it read (in order) and
  * what it found. The walk is a function of exactly these (the tables of one publication are

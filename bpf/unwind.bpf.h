@@ -332,6 +332,24 @@ static long unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 	return 0;
 }
 
+/* For user space (unwind_maps.c, via BPF_PROG_TEST_RUN in its own context): the key the
+ * by-file fallback below gives the file peaktrace mapped at unw_key_addr in its own address
+ * space, through the same callback. On overlayfs neither fstat nor /proc/PID/maps names the
+ * inode vm_file->f_inode is (Debian's 6.12 in a VM whose root is an overlay: devices 0:28,
+ * 0:26 and 0:24 for one libc), so a table registered under either was never found here. */
+__u64 unw_key_addr = 0;
+struct pt_unwind_file_key unw_key_out = {};
+
+static __always_inline int unw_key_of_own(void)
+{
+	struct unw_vma v = {};
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), unw_key_addr, unw_vma_cb, &v, 0) || !v.file)
+		return 1;
+	unw_key_out = v.key;
+	return 0;
+}
+
 /* pc in no published mapping: ask the kernel which file it is in, and find that file's rows.
  * 0 with *out set; -2 when the file has no entry yet (user space builds tables while the target
  * runs, and gives every file it tried an entry, rows or not); -3 when pc is in anonymous memory
@@ -657,7 +675,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	int i;
 
 	/* A global function's pointer arguments may be NULL to the verifier. */
-	if (!ts || !hash)
+	if (!ts || !hash || unw_pre_exec)
 		return 1;
 	/* What the walk started from goes into w at once and is read back from there after
 	 * the calls below: kept in locals, the values live across those calls were spilled to

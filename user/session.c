@@ -1528,6 +1528,8 @@ static void seed_globals(struct pt_session *s)
 	g->inv[0].peak_seq = 1;
 	g->inv_peak_counter = 1;
 	s->skel->bss->rss_g.inv_peak_seq[0] = s->skel->bss->rss_g.inv_counter = 1;   /* rss.bpf.h */
+	/* Launch mode: until its exec the target is our own copy (unwind.bpf.h: no walks). */
+	s->skel->bss->unw_pre_exec = s->launched;
 	if (!s->launched) {
 		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
 		g->rss[PT_RSS_ANON] = (int64_t)pt_proc_status_bytes(s->pid, "RssAnon");

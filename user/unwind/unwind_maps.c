@@ -48,7 +48,9 @@
 enum { UW_LOADED = 1, UW_DEFERRED = 2, UW_FAILED = -1, UW_NO_ROOM = -2 };
 
 struct uw_file {
-	struct pt_unwind_file_key key;
+	struct pt_unwind_file_key key;  /* as /proc/PID/maps names the file */
+	struct pt_unwind_file_key kkey; /* as the kernel-side fallback does, where different */
+	bool has_kkey;
 	uint32_t first, nrows;
 	int state;                      /* UW_*: failures are not retried */
 	struct pt_elf_load *loads;      /* to place each mapping of it */
@@ -180,12 +182,45 @@ static struct uw_file *file_new(struct pt_unwinder *u, const struct pt_unwind_fi
 /* A file tried without rows (no CFI, unreadable, no room) still gets a by-file entry, with no
  * rows: the kernel then tells "no table" (frame pointers, as before) from "not built yet"
  * (PT_ERR_UNWIND_PENDING: tables are built while the target runs). */
+/* The file's by-file entry, under each name the kernel may give it. */
+static void file_register(struct pt_unwinder *u, struct uw_file *f, const struct pt_unwind_file *fv)
+{
+	if (!u->sink.file)
+		return;
+	u->sink.file(u->sink.arg, &f->key, fv);
+	if (f->has_kkey)
+		u->sink.file(u->sink.arg, &f->kkey, fv);
+}
+
 static void file_no_rows(struct pt_unwinder *u, struct uw_file *f)
 {
 	struct pt_unwind_file fv = { 0 };
 
-	if (u->sink.file)
-		u->sink.file(u->sink.arg, &f->key, &fv);
+	file_register(u, f, &fv);
+}
+
+#define PT_OVERLAYFS_MAGIC 0x794c7630
+
+/* On overlayfs: the key the kernel-side fallback computes for the file (the mapped file's
+ * f_inode), asked of the kernel itself with one page of it mapped here (sink.kernel_key). */
+static void file_kernel_key(struct pt_unwinder *u, struct uw_file *f, int fd)
+{
+	struct pt_unwind_file_key k;
+	struct statfs sf;
+	void *p;
+
+	f->has_kkey = false;
+	if (!u->sink.kernel_key || fstatfs(fd, &sf) || (unsigned long)sf.f_type != PT_OVERLAYFS_MAGIC)
+		return;
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return;
+	if (u->sink.kernel_key(u->sink.arg, (uint64_t)(uintptr_t)p, &k) == 0 &&
+	    (k.dev != f->key.dev || k.ino != f->key.ino)) {
+		f->kkey = k;
+		f->has_kkey = true;
+	}
+	munmap(p, 4096);
 }
 
 /* Build the table of the ELF file open on fd and hand it to the sink. Sets f->state. */
@@ -197,6 +232,7 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	uint8_t bid[PT_UWCACHE_BID_MAX];
 	int i, err, bidlen;
 
+	file_kernel_key(u, f, fd);
 	err = pt_elf_open_fd(fd, &e);
 	if (err)
 		goto failed;
@@ -259,24 +295,21 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 			break;
 		}
 	}
-	if (u->sink.file)
-		u->sink.file(u->sink.arg, &f->key, &fv);   /* full: only the fallback misses it */
+	file_register(u, f, &fv);   /* full: only the fallback misses it */
 	return;
 failed:
 	u->st.file_failed++;
 	file_no_rows(u, f);
 }
 
-#define PT_OVERLAYFS_MAGIC 0x794c7630
 
 /*
- * The key the kernel gives a file open on fd once it is mapped, where fstat's differs: on
- * overlayfs, fstat names the overlay's inode, while /proc/PID/maps and the by-file fallback
- * (the mapped file's f_inode, unwind.bpf.h) name the real one (measured: Debian's 6.1 and
- * 6.12 in a VM whose root is an overlay: maps 00:1a, fstat 00:1c). A table added under
- * fstat's key was found by neither: launch mode's held tables were rebuilt once the target
- * mapped them, and its first stacks there were cut (unwind_not_yet_covered). So: map one
- * page here and read the key /proc/self/maps gives it. 0, or -1 (the key stays fstat's).
+ * The key /proc/PID/maps gives a file open on fd once it is mapped, where fstat's differs: on
+ * overlayfs (Debian's 6.1 and 6.12 in a VM whose root is an overlay: maps 00:1a, fstat 00:1c).
+ * Launch mode's held tables were keyed by fstat, so the refresh after the exec did not find
+ * them and built them again while the target ran. So: map one page here and read the key
+ * /proc/self/maps gives it. 0, or -1 (the key stays fstat's). The kernel-side fallback's own
+ * key is a third one there (file_kernel_key).
  */
 static int mapped_key(int fd, struct pt_unwind_file_key *k)
 {
@@ -422,8 +455,27 @@ struct bpf_sink {
 	size_t rows_len;
 	struct pt_unwind_ctl *ctl;      /* in the skeleton's .bss mapping */
 	uint32_t half;                  /* published half */
+	int key_prog_fd;                /* unw_key_probe, -1 if not loaded */
+	__u64 *key_addr;                /* its input and output, in the .bss mapping */
+	const struct pt_unwind_file_key *key_out;
 	uint32_t keys[UW_CHUNK];
 };
+
+/* sink.kernel_key: unw_key_probe run here, in this process's context (bpf_find_vma on our own
+ * mm). Test runs of raw tracepoint programs: 5.10+. */
+static int bpf_kernel_key(void *arg, uint64_t addr, struct pt_unwind_file_key *k)
+{
+	struct bpf_sink *s = arg;
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+
+	if (s->key_prog_fd < 0)
+		return -1;
+	*s->key_addr = addr;
+	if (bpf_prog_test_run_opts(s->key_prog_fd, &o) || o.retval != 0)
+		return -1;
+	*k = *s->key_out;
+	return 0;
+}
 
 /* Array elements [first, first + n): batched (one syscall per chunk), element by element if
  * the kernel has no batch update for arrays (before 5.6). */
@@ -555,7 +607,8 @@ struct pt_unwinder *pt_unwind_load(struct peaktrace_bpf *skel, pid_t pid, char *
 				   int nfiles, struct pt_uwcache *cache, bool defer)
 {
 	struct bpf_sink *s;
-	struct pt_unwind_sink sink = { .rows = bpf_rows, .file = bpf_file, .publish = bpf_publish };
+	struct pt_unwind_sink sink = { .rows = bpf_rows, .file = bpf_file, .publish = bpf_publish,
+				       .kernel_key = bpf_kernel_key };
 	struct pt_unwinder *u;
 	int i, err = 0;
 
@@ -570,6 +623,9 @@ struct pt_unwinder *pt_unwind_load(struct peaktrace_bpf *skel, pid_t pid, char *
 	s->files_fd = bpf_map__fd(skel->maps.unwind_files);
 	s->errors_fd = bpf_map__fd(skel->maps.errors);
 	s->ctl = &skel->bss->unw_ctl;
+	s->key_prog_fd = bpf_program__fd(skel->progs.unw_key_probe);
+	s->key_addr = &skel->bss->unw_key_addr;
+	s->key_out = &skel->bss->unw_key_out;
 	sink.arg = s;
 	sink.max_rows = bpf_map__max_entries(skel->maps.unwind_rows);
 	u = pt_unwinder_new(pid, &sink);

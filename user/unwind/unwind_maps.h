@@ -29,6 +29,9 @@ struct pt_unwind_sink {
 	int (*file)(void *arg, const struct pt_unwind_file_key *key, const struct pt_unwind_file *f);
 	/* replace the published mappings: n of them, sorted by start, n <= PT_UNWIND_MAX_MAPS */
 	int (*publish)(void *arg, const struct pt_unwind_map *maps, uint32_t n);
+	/* the key the kernel-side fallback gives the file this process mapped at addr (optional;
+	 * asked for files on overlayfs only): 0 with *k set, or -1 */
+	int (*kernel_key)(void *arg, uint64_t addr, struct pt_unwind_file_key *k);
 	void *arg;
 };
 
