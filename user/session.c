@@ -1275,6 +1275,9 @@ static void skip_unused_programs(struct pt_session *s)
 		bpf_program__set_autoload(skel->progs.on_read_exit, false);
 		bpf_program__set_autoload(skel->progs.on_recvfrom_exit, false);
 	}
+	/* Asked by the unwind tables' loader only (unwind_maps.c), never attached. */
+	if (!skel->rodata->dwarf_unwind)
+		bpf_program__set_autoload(skel->progs.unw_key_probe, false);
 }
 
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. A

@@ -318,10 +318,12 @@ def run_section(ctx):
 
 
     # ---- the hidden --verifier-stats FILE: the kernel's own verifier statistics (log level 4)
-    # of each program the run loads; the programs a run never attaches are not loaded.
+    # of each program the run loads; the programs a run never attaches are not loaded, but for
+    # unw_key_probe, which the unwind tables' loader runs (BPF_PROG_TEST_RUN) with the DWARF
+    # unwinder on (the default).
     full = ["alloc_enter_prog", "alloc_return", "free_enter", "on_mem_enter", "on_mem_exit",
             "on_write_enter", "on_read_exit", "on_recvfrom_exit", "on_rss_stat",
-            "on_page_fault_user", "on_page_fault_kernel", "on_exec", "on_exit"]
+            "on_page_fault_user", "on_page_fault_kernel", "on_exec", "on_exit", "unw_key_probe"]
     for name, args, want in [
             ("cli/verifier-stats", [], full),
             ("cli/verifier-stats --light", ["--light"], full[3:]),
