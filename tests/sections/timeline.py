@@ -116,8 +116,14 @@ def check_phases(res, name, header, samples, ph, ival):
           (name, peak, truth, peak - truth, ph["vmhwm"]["rss"], peak - ph["vmhwm"]["rss"]), flush=True)
     res.true(name + ": the timeline's maximum is the true peak (statm at the spike, within a few pages)",
              abs(peak - truth) <= TOL, "timeline %d, statm %d" % (peak, truth))
-    # VmHWM lags: the kernel folds RSS into hiwater_rss only now and then.
-    res.true(name + ": ... and VmHWM (within 64 pages)", abs(peak - ph["vmhwm"]["rss"]) <= 64 * PAGE,
+    # VmHWM lags: the kernel folds RSS into hiwater_rss only now and then, and reads its per-CPU
+    # RSS counters (6.2+) approximately: each may be off by its batch (max(32, 2 x CPUs) pages)
+    # per CPU, anon and file both (64 pages was too tight: 67 and 84 over on 2 CPUs, twice in
+    # two full runs, while the statm check above held).
+    ncpu = os.cpu_count() or 1
+    drift = 2 * max(32, 2 * ncpu) * ncpu
+    res.true(name + ": ... and VmHWM (within the counters' drift, %d pages)" % drift,
+             abs(peak - ph["vmhwm"]["rss"]) <= drift * PAGE,
              "timeline %d, VmHWM %d" % (peak, ph["vmhwm"]["rss"]))
     # Each plateau, at every tick inside it, at the level the workload read.
     for what, a, b, mb in (("40 MiB hold", "hold40", "hold40_end", 40), ("80 MiB spike", "spike80", "spike80_end", 80),
