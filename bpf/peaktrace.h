@@ -46,6 +46,24 @@
 #define PT_DEF_LIVE_SLOTS (1u << 20)
 #define PT_DEF_OVERFLOW (1u << 16)
 
+/*
+ * The stack table's tiers. When the whole stacks fill their part of the table, a new stack is
+ * kept cut to its innermost frames (the allocating code, and the innermost Python frames),
+ * where stacks that differ only further out share a slot; when that part fills too, cut to
+ * its leaf (the allocation's call site and innermost Python line). Only then is a stack
+ * counted under [unknown stack]. Indexes: whole [1, inner), innermost [inner, leaf), leaf
+ * [leaf, max_stacks); each tier hands out its own indexes in order.
+ */
+enum { PT_TIER_WHOLE = 0, PT_TIER_INNER = 1, PT_TIER_LEAF = 2, PT_TIERS = 3 };
+#define PT_TIER_INNER_FRAMES 12   /* native frames kept by the innermost tier */
+#define PT_TIER_INNER_PY 8        /* Python words kept by the innermost tier */
+/* The first index of tier t of a table of max stacks: an eighth for the innermost tier, a
+ * sixty-fourth for the leaf tier (a program has a few thousand allocation call sites). */
+static inline __u32 pt_tier_start(__u32 max, int t)
+{
+	return t == PT_TIER_WHOLE ? 1 : t == PT_TIER_INNER ? max - max / 8 : max - max / 64;
+}
+
 /* Stack index 0 is the "[unknown stack]" bucket: allocations whose stack could not be stored
  * are still counted, here. */
 #define PT_STACK_UNKNOWN 0
@@ -119,6 +137,8 @@ enum pt_err {
 	PT_ERR_PY_LAYOUT,         /* (user space) CPythons whose frames cannot be read (offsets) */
 	/* (user space) node images started without its perf-map flags (target/nodeflags.c). */
 	PT_ERR_NODE_FLAGS,
+	PT_ERR_STACK_CUT,         /* stack table's whole part full: counted under the stack cut to
+	                           * its innermost frames (pt_stack_tier) */
 	PT_ERR_COUNT,
 };
 
@@ -129,7 +149,8 @@ struct pt_stack_rec {
 	__u32 py_nr;    /* Python words of this stack (0: none), ... */
 	__u32 py_at;    /* ... in py_chunks[py_at ..] (py_nr words, PT_PY_CHUNK_WORDS a chunk);
 			 * 0: in py_stacks[index] */
-	__u32 pad;
+	__u32 cut;      /* 0: the whole stack; else the tier (PT_TIER_*) it was cut to because the
+			 * table's larger tiers were full */
 	__u64 pcs[PT_MAX_FRAMES];
 };
 _Static_assert(sizeof(struct pt_stack_rec) == 24 + 8 * PT_MAX_FRAMES, "pt_stack_rec layout");

@@ -200,31 +200,40 @@ __noinline __u32 pt_py_pool_store(struct thread_aux *ta, __u32 n)
 	return at;
 }
 
-/* Map the stack in ts->pcs to its index, creating it if new. Never fails: a stack that cannot
- * be stored is counted under PT_STACK_UNKNOWN and in an error counter. */
-static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32 py_n, __u64 h)
+/* Indexes handed out by the innermost and the leaf tier (pt_tier_start), past each tier's
+ * start (written by BPF only; user space reads how much of the table to read). */
+__u64 tier_next[PT_TIERS] = {};
+
+/* The index stack_ids holds for hash h, checked against the stack's depth, Python words and
+ * leaf (a cheap collision check); *hit says whether h was there. */
+static __always_inline __u32 stack_lookup(struct thread_state *ts, __u32 n, __u32 py_n, __u64 h,
+					  bool *hit)
 {
 	struct pt_stack_rec *rec;
 	__u32 *idxp, idx;
 
-	if (n == 0)
-		return PT_STACK_UNKNOWN;
 	idxp = bpf_map_lookup_elem(&stack_ids, &h);
-	if (idxp) {
-		idx = *idxp;
-		rec = bpf_map_lookup_elem(&stacks, &idx);
-		/* A cheap collision check: depth and leaf must agree. */
-		if (!rec || rec->nr != n || rec->py_nr != py_n || rec->pcs[0] != ts->pcs[0]) {
-			count_err(PT_ERR_STACK_COLLISION);
-			return PT_STACK_UNKNOWN;
-		}
-		return idx;
-	}
-	idx = __sync_fetch_and_add(&g.next_stack, 1) + 1;
-	if (idx >= max_stacks) {
-		count_err(PT_ERR_STACK_FULL);
+	*hit = idxp != NULL;
+	if (!idxp)
+		return PT_STACK_UNKNOWN;
+	idx = *idxp;
+	rec = bpf_map_lookup_elem(&stacks, &idx);
+	if (!rec || rec->nr != n || rec->py_nr != py_n || rec->pcs[0] != ts->pcs[0]) {
+		count_err(PT_ERR_STACK_COLLISION);
 		return PT_STACK_UNKNOWN;
 	}
+	return idx;
+}
+
+/* Store the stack in ts->pcs (its first n frames, the first py_n of the thread's Python words)
+ * at the free index idx under hash h, and publish it; cut: the tier it was cut to (0: whole).
+ * Returns the stack's index (another CPU's, if it published the same stack first). */
+static __always_inline __u32 stack_store(struct thread_state *ts, __u32 n, __u32 py_n, __u64 h,
+					 __u32 idx, __u32 cut)
+{
+	struct pt_stack_rec *rec;
+	__u32 *idxp;
+
 	rec = bpf_map_lookup_elem(&stacks, &idx);
 	if (!rec)
 		return PT_STACK_UNKNOWN;
@@ -234,6 +243,7 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
 	rec->hash = h;
 	rec->py_nr = 0;
 	rec->py_at = 0;
+	rec->cut = cut;
 	if (py_n) {
 		/* The pool, else the hash map. A stack whose words could not be stored keeps its
 		 * native frames only, and is counted. */
@@ -259,6 +269,75 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
 	/* User space reads the new stack's code objects while the target still holds them. */
 	if (rec->py_nr)
 		emit_event(PT_EV_PY_STACK, idx, 0);
+	return idx;
+}
+
+/* The stack in ts->pcs (n frames, py_n Python words) cut to tier t (pt_tier_start): found or
+ * stored in that tier's part of the table; PT_STACK_UNKNOWN when that part is full. */
+static __always_inline __u32 stack_tier(struct thread_state *ts, __u32 n, __u32 py_n, int t)
+{
+	__u32 cn = t == PT_TIER_LEAF ? 1 : n < PT_TIER_INNER_FRAMES ? n : PT_TIER_INNER_FRAMES;
+	__u32 cpy = t == PT_TIER_LEAF ? (py_n ? 1 : 0) : py_n < PT_TIER_INNER_PY ? py_n : PT_TIER_INNER_PY;
+	__u32 first = pt_tier_start(max_stacks, t);
+	__u32 end = t == PT_TIER_LEAF ? max_stacks : pt_tier_start(max_stacks, PT_TIER_LEAF);
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ (__u64)t, at;
+	__u32 i, idx;
+	bool hit;
+
+	/* Its own seed: a cut stack never takes the id of a whole one with the same frames. */
+	for (i = 0; i < PT_TIER_INNER_FRAMES; i++) {
+		if (i >= cn)
+			break;
+		h = mix64(h, ts->pcs[i]);
+	}
+	if (cpy) {
+		struct thread_aux *ta = thread_aux_get();     /* made by the walk: found */
+
+		if (!ta)
+			return PT_STACK_UNKNOWN;
+		for (i = 0; i < PT_TIER_INNER_PY; i++) {
+			if (i >= cpy)
+				break;
+			h = mix64(h, ta->py[i]);
+		}
+	}
+	h = mix64(h, cn | cpy << 16);
+	idx = stack_lookup(ts, cn, cpy, h, &hit);
+	if (hit)
+		return idx;
+	if (tier_next[t] >= end - first)
+		return PT_STACK_UNKNOWN;
+	at = __sync_fetch_and_add(&tier_next[t], 1);
+	if (at >= end - first)
+		return PT_STACK_UNKNOWN;
+	idx = first + (__u32)at;
+	return stack_store(ts, cn, cpy, h, idx, cn < n || cpy < py_n ? t : 0);
+}
+
+/* Map the stack in ts->pcs to its index, creating it if new. Never fails: a stack the whole
+ * part of the table has no room for is kept cut (stack_tier), and one no tier has room for is
+ * counted under PT_STACK_UNKNOWN; both in an error counter. */
+static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32 py_n, __u64 h)
+{
+	__u32 idx, whole_end = pt_tier_start(max_stacks, PT_TIER_INNER);
+	bool hit;
+
+	if (n == 0)
+		return PT_STACK_UNKNOWN;
+	idx = stack_lookup(ts, n, py_n, h, &hit);
+	if (hit)
+		return idx;
+	/* Read first: once the whole part is full, no atomic on the shared line for every
+	 * allocation from a stack not seen yet. */
+	if (g.next_stack + 1 < whole_end) {
+		idx = __sync_fetch_and_add(&g.next_stack, 1) + 1;
+		if (idx < whole_end)
+			return stack_store(ts, n, py_n, h, idx, 0);
+	}
+	idx = stack_tier(ts, n, py_n, PT_TIER_INNER);
+	if (idx == PT_STACK_UNKNOWN)
+		idx = stack_tier(ts, n, py_n, PT_TIER_LEAF);
+	count_err(idx == PT_STACK_UNKNOWN ? PT_ERR_STACK_FULL : PT_ERR_STACK_CUT);
 	return idx;
 }
 

@@ -12,6 +12,7 @@
  * same .bss, ring buffer and tables. Measured in docs/design.md "Cold start".
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -480,4 +481,32 @@ void pt_bpf_parts_free(struct pt_bpf_parts *parts)
 		peaktrace_bpf__destroy(parts->part[k]);   /* NULL: nothing */
 		parts->part[k] = NULL;
 	}
+}
+
+uint64_t pt_map_memlock(int fd)
+{
+	char path[64], line[128];
+	uint64_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+uint64_t pt_maps_memlock(const struct bpf_object *obj)
+{
+	const struct bpf_map *m;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_map(m, obj)
+		if (bpf_map__fd(m) >= 0)
+			sum += pt_map_memlock(bpf_map__fd(m));
+	return sum;
 }

@@ -5,6 +5,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "bpf/sample.h"
 #include "report/report.h"
 #include "profile/frames.h"
+#include "util/file.h"
 #include "cli.h"
 
 /* Every option's default, beside its flag; the others start as 0. */
@@ -22,7 +24,7 @@ static const struct pt_options defaults = {
 	.timeline_ms = PT_TL_DEF_INTERVAL_MS, /* --timeline-interval */
 	.top = 10,                            /* --top */
 	.json_stacks = 1000,                  /* --json-stacks */
-	.max_stacks = PT_DEF_MAX_STACKS,      /* --max-stacks */
+	.max_stacks = 0,                      /* --max-stacks: from this machine (pt_stacks_here) */
 	.live_slots = PT_DEF_LIVE_SLOTS,      /* --max-live */
 	.fp_stacks = true,                    /* --no-fp-walk */
 	.dwarf = true,                        /* --unwind dwarf */
@@ -103,7 +105,7 @@ static const struct argp_option opts[] = {
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
 	{ "json-stacks", OPT_JSON_STACKS, "N|all", 0, "Stacks kept in report.json: the top N by each of peak, live and allocated bytes (default 1000; what is left out is summed in stacks_left_out), or all", 0 },
-	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default: from this machine's available memory, a sixteenth of it at ~1 KiB a stack, 16384 to 262144). When the table's whole-stack part (seven eighths) is full, new stacks are kept cut to their innermost frames, then to their leaf", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
@@ -440,6 +442,65 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
+/* Kernel bytes one slot of the stack table costs: its record, counters and Python chunk, and
+ * its id's element in the hash map (htab_elem, key, value and bucket: ~96 bytes). Measured:
+ * 242 MiB for 262144 slots (fdinfo memlock of the four maps), 968 bytes a slot. */
+#define STACK_SLOT_BYTES (sizeof(struct pt_stack_rec) + sizeof(struct pt_stack_stats) + \
+			  sizeof(struct pt_py_chunk) + 96)
+
+uint32_t pt_stacks_for_memory(uint64_t avail, uint64_t cg_room)
+{
+	uint64_t budget = avail / 16, n = PT_MIN_AUTO_STACKS;
+
+	if (cg_room && cg_room / 4 < budget)
+		budget = cg_room / 4;
+	while (n < PT_MAX_AUTO_STACKS && 2 * n * STACK_SLOT_BYTES <= budget)
+		n *= 2;
+	return (uint32_t)n;
+}
+
+/* A number after "KEY:" in text, in kB units when the line says so; 0 when absent. */
+static uint64_t meminfo_bytes(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+
+	return p ? strtoull(p + strlen(key), NULL, 10) * 1024 : 0;
+}
+
+/* Room left under our memory cgroup's limit (cgroup v2 memory.max - memory.current), 0 when
+ * there is no limit or it cannot be read. The BPF maps' memory is charged to it. */
+static uint64_t cgroup_room(void)
+{
+	char *cg = pt_read_file("/proc/self/cgroup", 4096, NULL), *path, path2[4200];
+	char *max = NULL, *cur = NULL;
+	uint64_t room = 0, m, c;
+
+	path = cg ? strstr(cg, "0::") : NULL;
+	if (path) {
+		path += 3;
+		path[strcspn(path, "\n")] = 0;
+		snprintf(path2, sizeof(path2), "/sys/fs/cgroup%s/memory.max", path);
+		max = pt_read_file(path2, 64, NULL);
+		snprintf(path2, sizeof(path2), "/sys/fs/cgroup%s/memory.current", path);
+		cur = pt_read_file(path2, 64, NULL);
+		if (max && cur && sscanf(max, "%" SCNu64, &m) == 1 && sscanf(cur, "%" SCNu64, &c) == 1)
+			room = m > c ? m - c : 1;
+	}
+	free(cg);
+	free(max);
+	free(cur);
+	return room;
+}
+
+uint32_t pt_stacks_here(void)
+{
+	char *mi = pt_read_file("/proc/meminfo", 65536, NULL);
+	uint64_t avail = meminfo_bytes(mi, "MemAvailable:");
+
+	free(mi);
+	return pt_stacks_for_memory(avail, cgroup_room());
+}
+
 void pt_cli_parse(int argc, char **argv, struct pt_options *o)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc,
@@ -452,6 +513,9 @@ void pt_cli_parse(int argc, char **argv, struct pt_options *o)
 	if (argc > 0)
 		argv[0] = (char *)"peaktrace";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, o);
+	o->max_stacks_auto = !o->max_stacks;
+	if (o->max_stacks_auto)
+		o->max_stacks = pt_stacks_here();
 }
 
 /*

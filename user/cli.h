@@ -52,6 +52,7 @@ struct pt_options {
 	int top;                 /* --top: stacks per report section */
 	uint32_t json_stacks;    /* --json-stacks: top N per figure in report.json, 0 = all */
 	uint32_t max_stacks;     /* --max-stacks */
+	bool max_stacks_auto;    /* max_stacks is pt_stacks_here's, not the user's */
 	uint32_t live_slots;     /* --max-live */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
 	bool dwarf;              /* --unwind dwarf (default) or fp */
@@ -91,6 +92,15 @@ struct pt_options {
 /* Fill o from the defaults and argv. Bad usage prints one "peaktrace: " line and exits
  * EXIT_USAGE; --help and --version print and exit 0. */
 void pt_cli_parse(int argc, char **argv, struct pt_options *o);
+
+/* --max-stacks' default: the largest power of two of stack slots (PT_MIN_AUTO_STACKS ..
+ * PT_MAX_AUTO_STACKS) whose kernel memory is within a sixteenth of avail (bytes available
+ * on the machine) and a quarter of cg_room (left under our memory cgroup's limit; 0: none).
+ * pt_stacks_here asks this machine. */
+#define PT_MIN_AUTO_STACKS (1u << 14)
+#define PT_MAX_AUTO_STACKS (1u << 18)
+uint32_t pt_stacks_for_memory(uint64_t avail, uint64_t cg_room);
+uint32_t pt_stacks_here(void);
 
 /* `peaktrace diff [OPTIONS] DIR_A DIR_B`: argv[0] is "diff". The same conventions. */
 void pt_cli_parse_diff(int argc, char **argv, struct pt_diff_options *o);

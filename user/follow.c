@@ -237,7 +237,7 @@ static int build_base(struct follow *f, int argc, char **argv)
 	/* Every session's tables are kernel memory charged to our memory cgroup, which under a
 	 * supervisor is the function's own (~110 MiB each at the defaults): smaller ones unless
 	 * asked for (full tables are counted in each report as usual). */
-	if (f->opt->max_stacks == PT_DEF_MAX_STACKS) {
+	if (f->opt->max_stacks_auto) {
 		f->base[f->nbase++] = (char *)"--max-stacks";
 		f->base[f->nbase++] = (char *)PT_FOLLOW_MAX_STACKS;
 	}

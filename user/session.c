@@ -349,16 +349,29 @@ static void collect_arenas(struct pt_session *s)
 			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
 }
 
+/* Stack indexes to read: the whole stacks' part of the table as far as it was used, and the
+ * cut stacks' parts (pt_tier_start) when they were used. */
+static uint32_t stacks_span(const struct pt_session *s)
+{
+	uint32_t max = s->opt->max_stacks, inner = pt_tier_start(max, PT_TIER_INNER);
+	uint32_t leaf = pt_tier_start(max, PT_TIER_LEAF);
+	uint64_t whole = s->skel->bss->g.next_stack + 1, in = s->skel->bss->tier_next[PT_TIER_INNER];
+
+	if (s->skel->bss->tier_next[PT_TIER_LEAF])
+		return max;
+	if (in)
+		return inner + (uint32_t)(in < leaf - inner ? in : leaf - inner);
+	return whole < inner ? (uint32_t)whole : inner;
+}
+
 /* An invocation (or the init phase) ended: read its half of the double buffer now. */
 static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts)
 {
 	const struct pt_inv *inv = &s->skel->bss->g.inv[seq & 1];
-	uint32_t nstk = (uint32_t)s->skel->bss->g.next_stack + 1;
+	uint32_t nstk = stacks_span(s);
 	struct pt_inv_record rec;
 	uint64_t hwm_end;
 
-	if (nstk > s->opt->max_stacks)
-		nstk = s->opt->max_stacks;
 	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
 		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 	pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[seq & 1],
@@ -930,14 +943,13 @@ static void rss_obj_names(struct pt_session *s, bool force)
 /* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
 static void rss_kinds(struct pt_session *s)
 {
-	uint64_t n = s->skel->bss->g.next_stack + 1;
 	int err;
 
 	if (s->rep.rk.read)
 		return;
 	pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
 	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
-				   n < s->opt->max_stacks ? (uint32_t)n : s->opt->max_stacks);
+				   stacks_span(s));
 	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
 		fprintf(stderr, "peaktrace: cannot read the memory kinds of RSS pages: %s; they are "
 				"shown as \"not known\"\n", strerror(-err));
@@ -1893,20 +1905,18 @@ static void close_running_invocation(struct pt_session *s)
 	struct pt_inv cur = s->skel->bss->g.inv[s->skel->bss->g.inv_seq & 1];
 	const struct pt_global *gg = &s->skel->bss->g;
 	struct pt_inv_record rec;
-	uint32_t n = (uint32_t)gg->next_stack + 1;
+	uint32_t n = stacks_span(s);
 
 	if (cur.state == PT_INV_RUNNING) {
 		/* Closed by the rule the BPF side uses at a boundary (bpf/inv.h). */
 		pt_inv_close(&cur, gg, now_ns(), PT_OUT_UNFINISHED);
 		/* Blocks allocated from here on are after it, as the BPF side's end would say. */
 		cur.end_epoch = __atomic_add_fetch(&s->skel->bss->g.epoch, 1, __ATOMIC_SEQ_CST);
-		pt_inv_capture(&rec, &cur, bpf_map__fd(s->skel->maps.stats),
-			       n < o->max_stacks ? n : o->max_stacks, o->per_invocation,
+		pt_inv_capture(&rec, &cur, bpf_map__fd(s->skel->maps.stats), n, o->per_invocation,
 			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
 		/* And its RSS stacks, as invocation_ended reads them at a boundary. */
 		pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[cur.seq & 1],
-				   bpf_map__fd(s->skel->maps.stats), n < o->max_stacks ? n : o->max_stacks,
-				   o->per_invocation);
+				   bpf_map__fd(s->skel->maps.stats), n, o->per_invocation);
 		if (!rec.id[0] && rec.seq)
 			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
 		rec.attached = !s->launched && !s->opt->held;
@@ -1987,6 +1997,28 @@ void pt_session_stop(struct pt_session *s)
 			strerror(-err));
 }
 
+/* The stack table's use: whole stacks, and those kept cut per tier (pt_tier_start); and what
+ * the tables cost in kernel memory. */
+static void stacks_used(struct pt_session *s)
+{
+	struct pt_report *rep = &s->rep;
+	struct peaktrace_bpf *k = s->skel;
+	uint32_t max = s->opt->max_stacks, inner = pt_tier_start(max, PT_TIER_INNER);
+	uint32_t leaf = pt_tier_start(max, PT_TIER_LEAF);
+	uint64_t in = k->bss->tier_next[PT_TIER_INNER], lf = k->bss->tier_next[PT_TIER_LEAF];
+
+	rep->stacks_cut[PT_TIER_INNER] = in < leaf - inner ? in : leaf - inner;
+	rep->stacks_cut[PT_TIER_LEAF] = lf < max - leaf ? lf : max - leaf;
+	rep->stacks_used = (rep->g.next_stack < inner - 1 ? rep->g.next_stack : inner - 1) +
+			   rep->stacks_cut[PT_TIER_INNER] + rep->stacks_cut[PT_TIER_LEAF];
+	rep->max_stacks = max;
+	rep->stack_table_bytes = pt_map_memlock(bpf_map__fd(k->maps.stack_ids)) +
+				 pt_map_memlock(bpf_map__fd(k->maps.stacks)) +
+				 pt_map_memlock(bpf_map__fd(k->maps.stats)) +
+				 pt_map_memlock(bpf_map__fd(k->maps.py_chunks));
+	rep->bpf_maps_bytes = pt_maps_memlock(k->obj);
+}
+
 /* The report's figures that need no symbolizing: the target, the kernel's totals and counters. */
 static void report_figures(struct pt_session *s)
 {
@@ -2036,8 +2068,7 @@ static void report_figures(struct pt_session *s)
 			rep->exit_status = (s->exit_code >> 8) & 0xff;
 	}
 	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
-	rep->stacks_used = rep->g.next_stack < o->max_stacks ? rep->g.next_stack : o->max_stacks;
-	rep->max_stacks = o->max_stacks;
+	stacks_used(s);
 	pt_tl_summarize(&s->tl, &s->invs, &rep->tl);
 }
 
@@ -2087,7 +2118,7 @@ int pt_session_collect(struct pt_session *s)
 	int err;
 
 	report_figures(s);
-	s->nstk = rep->g.next_stack + 1 < o->max_stacks ? (uint32_t)rep->g.next_stack + 1 : o->max_stacks;
+	s->nstk = stacks_span(s);
 	err = pt_stack_table_read(s->skel->maps.stacks, s->nstk, &s->stacks_map);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(err ? -err : errno));

@@ -8,6 +8,14 @@
                  workload's own totals in every figure, its frame indexes valid; nothing dropped
                  (no error counter). Speed and the tracer's memory are measured in `make bench`
                  (tools/bench/scale.py), not here.
+  scale/cut      the same with --max-stacks 16384, 8x fewer slots than paths: the whole-stack
+                 part (14335 slots) fills, then the innermost tier (its 1792 slots; stacks cut to
+                 12 frames: 2^11 distinct), then one leaf stack takes the rest. Checked: no
+                 allocation lost or under [unknown stack] (alloc.folded's bytes are the workload's),
+                 every whole path's exact bytes, every cut stack ends in its marker frame with 11
+                 or no fan frames, each innermost-cut stack's bytes exactly the workload's for the
+                 paths sharing its 11 innermost bits (those not kept whole or in the leaf stack),
+                 and report.json's stack_table and counters say so.
 """
 import json
 import os
@@ -64,9 +72,90 @@ def check_folded(res, name, path, want):
              "%d paths wrong (first %r), %d other lines (first %r)" % (len(wrong), wrong[:3], len(bad), bad[:1]))
 
 
+CUT_SLOTS = 16384
+CUT_INNER = 12           # PT_TIER_INNER_FRAMES: scn_fan_leaf and 11 fan frames
+INNER_MARK = "[stack table full: outer frames cut]"
+LEAF_MARK = "[stack table full: cut to the leaf]"
+
+
+def check_cut(res, name, pt, wl, tmp):
+    out = os.path.join(tmp, "scale-cut")
+    r = trace_launch(pt, wl, [], out, extra=["-q", "--max-stacks", str(CUT_SLOTS)])
+    if r.why:
+        res.fail(name, r.why)
+        return
+    res.eq("%s: exit status" % name, r.rc, 0)
+    whole, inner, leaf, other = {}, {}, 0, []
+    try:
+        with open(os.path.join(out, "alloc.folded")) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        res.fail("%s: alloc.folded" % name, str(e))
+        return
+    for line in lines:
+        stack, _, val = line.rpartition(" ")
+        fr = stack.split(";")
+        if fr[-1] != "scn_fan_leaf":
+            other.append(line[:200])
+            continue
+        bits = "".join(x[-1] for x in fr if x in ("fan_0", "fan_1"))
+        if fr[0] == INNER_MARK and len(bits) == CUT_INNER - 1:
+            inner[int(bits, 2)] = inner.get(int(bits, 2), 0) + int(val)
+        elif fr[0] == LEAF_MARK and not bits:
+            leaf += int(val)
+        elif len(bits) == DEPTH and fr[0] not in (INNER_MARK, LEAF_MARK):
+            p = int(bits, 2)
+            whole[p] = whole.get(p, 0) + int(val)
+        else:
+            other.append(line[:200])
+    res.eq("%s: every scn_fan_leaf line is a whole path, an innermost cut or the leaf" % name,
+           [o for o in other if "scn_fan_leaf" in o][:3], [])
+    res.eq("%s: no allocation lost or unknown (alloc.folded's bytes, workload's)" % name,
+           sum(whole.values()) + sum(inner.values()) + leaf, sum(size(p) for p in range(PATHS)))
+    res.eq("%s: whole paths' exact bytes" % name,
+           [p for p, v in whole.items() if v != size(p)][:5], [])
+    # A cut stack holds the paths ending in its 11 bits that were not kept whole; the leaf stack
+    # took, of those, the ones after the innermost part filled, so check the cut stacks only
+    # when the leaf took nothing of their paths: each cut stack's bytes are at most its paths'.
+    low = (1 << (CUT_INNER - 1)) - 1
+    left = {}
+    for p in range(PATHS):
+        if p not in whole:
+            left[p & low] = left.get(p & low, 0) + size(p)
+    res.eq("%s: each innermost cut stack's bytes within its paths' (not kept whole)" % name,
+           [b for b, v in inner.items() if v > left.get(b, 0)][:5], [])
+    res.eq("%s: the cut stacks and the leaf stack hold every path not kept whole" % name,
+           sum(inner.values()) + leaf, sum(left.values()))
+    try:
+        with open(os.path.join(out, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        res.fail("%s: report.json" % name, str(e))
+        return
+    tab = rep.get("stack_table", {})
+    errs = {k: v for k, v in rep.get("errors", {}).items() if v}
+    full = CUT_SLOTS // 8 - CUT_SLOTS // 64
+    res.eq("%s: the innermost part full (1792 stacks), one leaf stack" % name,
+           (tab.get("size"), tab.get("cut_inner"), tab.get("cut_leaf"), leaf > 0),
+           (CUT_SLOTS, full, 1, True))
+    # The few others there: the workload's exit path (stacks not through fan_*).
+    res.true("%s: the innermost part is the fan paths' but a few" % name, full - 16 <= len(inner) <= full,
+             "%d of %d" % (len(inner), full))
+    res.eq("%s: counters: stack_table_cut only" % name, sorted(errs), ["stack_table_cut"])
+    res.true("%s: the stack table's kernel memory stated" % name,
+             0 < tab.get("kernel_bytes", 0) <= rep.get("tracer", {}).get("bpf_maps_bytes", 0),
+             "%r, %r" % (tab, rep.get("tracer")))
+
+
 def run_section(ctx):
     res, built, pt, tmp = ctx.res, ctx.built, ctx.pt, ctx.tmp
     name = "scale/fanout"
+    if res.wanted("scale/cut"):
+        wl = built.get("wl_fanout", {}).get("nofp")
+        if wl:
+            check_cut(res, "scale/cut", pt, wl, tmp)
+        else:
+            res.fail("scale/cut", "wl_fanout was not built")
     if not res.wanted(name):
         return
     wl = built.get("wl_fanout", {}).get("nofp")

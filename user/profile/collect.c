@@ -32,6 +32,9 @@ struct intern {
 	 * (PT_FC_INTERP), 2 any other; ncls entries. */
 	uint8_t *cls;
 	uint32_t ncls;
+	/* The root frame of stacks the kernel kept cut (pt_stack_rec.cut), per tier; 0: not
+	 * made yet (frame index + 1). */
+	uint32_t cut_frame[PT_TIERS];
 };
 
 static uint64_t hash64(uint64_t x)
@@ -236,6 +239,27 @@ static bool is_eval_frame(const char *func)
 	       (func[sizeof(eval) - 1] == 0 || func[sizeof(eval) - 1] == '.');
 }
 
+/* A stack the kernel kept cut (its table's part for whole stacks was full: pt_tier_start) ends
+ * in a frame saying so, at the root, where its missing callers would be. */
+static int cut_root(struct intern *t, struct pt_profile *p, uint32_t *fcap,
+		   const struct pt_stack_rec *s, uint32_t *out, uint32_t *n)
+{
+	int fi;
+
+	if (!s->cut || s->cut >= PT_TIERS || *n >= MAX_MERGED)
+		return 0;
+	if (!t->cut_frame[s->cut]) {
+		fi = add_frame(p, fcap, NULL, 0, false, s->cut == PT_TIER_LEAF ?
+			       "[stack table full: cut to the leaf]" :
+			       "[stack table full: outer frames cut]");
+		if (fi < 0)
+			return fi;
+		t->cut_frame[s->cut] = (uint32_t)fi + 1;
+	}
+	out[(*n)++] = t->cut_frame[s->cut] - 1;
+	return 0;
+}
+
 /* Build the frame list of one kernel stack (leaf first), cut at the first non-code frame,
  * with its Python frames (if any) in place of the interpreter's eval frames. */
 static int stack_frames_raw(struct intern *t, struct pt_profile *p, uint32_t *fcap,
@@ -271,12 +295,13 @@ static int stack_frames_raw(struct intern *t, struct pt_profile *p, uint32_t *fc
 	if (!pys || !nw) {
 		memcpy(out, native, nn * sizeof(*out));
 		*n = nn;
-		return 0;
+		return cut_root(t, p, fcap, s, out, n);
 	}
 	for (i = 0; i < nn; i++)
 		is_eval[i] = is_eval_frame(p->frames[native[i]].func);
 	nit = pt_py_splice(is_eval, nn, pys->w, nw, items, MAX_MERGED, &unmatched);
-	if (cs && unmatched)
+	/* A cut stack's Python frames outlive its native eval frames by design. */
+	if (cs && unmatched && !s->cut)
 		cs->py_unmatched++;
 	for (i = 0; i < nit; i++) {
 		if (items[i].kind == PT_PY_ITEM_NATIVE) {
@@ -290,7 +315,7 @@ static int stack_frames_raw(struct intern *t, struct pt_profile *p, uint32_t *fc
 			return fi;
 		out[(*n)++] = (uint32_t)fi;
 	}
-	return 0;
+	return cut_root(t, p, fcap, s, out, n);
 }
 
 /* --frames, for every stack of this process's profiles (pt_collect_set_frames). */

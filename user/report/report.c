@@ -50,11 +50,12 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_PY_UNMATCHED] = "python_unmatched",
 	[PT_ERR_PY_LAYOUT] = "python_layout_failed",
 	[PT_ERR_NODE_FLAGS] = "node_perf_flags_missing",
+	[PT_ERR_STACK_CUT] = "stack_table_cut",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_LIVE_FULL] = "allocations counted but not tracked as live (raise --max-live)",
-	[PT_ERR_STACK_FULL] = "allocations counted under [unknown stack] (raise --max-stacks)",
+	[PT_ERR_STACK_FULL] = "allocations counted under [unknown stack]: every part of the stack table was full, even for stacks cut to their leaf (raise --max-stacks)",
 	[PT_ERR_STACK_COLLISION] = "stack hash collisions, counted under [unknown stack]",
 	[PT_ERR_MISSED_RETURN] = "allocator calls whose return was never seen (not counted)",
 	[PT_ERR_RINGBUF_LOST] = "rare events (exit, new code mappings) dropped",
@@ -85,6 +86,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_PY_UNMATCHED] = "stacks with Python frames beyond the native interpreter frames (shown at the root)",
 	[PT_ERR_PY_LAYOUT] = "CPython interpreters whose frames could not be read (unknown version, bad debug offsets, failed live check): their stacks have native frames only",
 	[PT_ERR_NODE_FLAGS] = "node images started without --perf-basic-prof or --interpreted-frames-native-stack: their JavaScript frames are unnamed",
+	[PT_ERR_STACK_CUT] = "new stacks kept cut to their innermost frames (\"[stack table full: outer frames cut]\") or to their leaf (\"[stack table full: cut to the leaf]\"): the table's part for whole stacks was full (raise --max-stacks)",
 };
 
 /*
@@ -128,6 +130,7 @@ static const unsigned char err_affects[PT_ERR_COUNT] = {
 	[PT_ERR_PY_UNMATCHED] = AFF_STACKS,
 	[PT_ERR_PY_LAYOUT] = AFF_STACKS,
 	[PT_ERR_NODE_FLAGS] = AFF_STACKS,
+	[PT_ERR_STACK_CUT] = AFF_STACKS,
 };
 
 /* What is wrong with the figures, for the counters that bend totals (the others' help says it). */
@@ -765,7 +768,7 @@ static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_
 /* DATA LOSS AND DISTORTION: every error counter that is not zero. */
 static void text_losses(FILE *f, const struct pt_report *r)
 {
-	char b1[32];
+	char b1[32], b2[32], b3[32];
 	uint64_t lost = 0;
 	int i;
 
@@ -778,8 +781,15 @@ static void text_losses(FILE *f, const struct pt_report *r)
 	}
 	if (!lost)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
-	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots; tracer RSS peak %s\n",
-		r->stacks_used, r->max_stacks, pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
+	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots", r->stacks_used, r->max_stacks);
+	if (r->stacks_cut[PT_TIER_INNER] || r->stacks_cut[PT_TIER_LEAF])
+		fprintf(f, " (the whole stacks' part full: %" PRIu64 " kept cut to their innermost "
+			   "frames, %" PRIu64 " to their leaf; raise --max-stacks)",
+			r->stacks_cut[PT_TIER_INNER], r->stacks_cut[PT_TIER_LEAF]);
+	fprintf(f, "\n  tracer memory: RSS peak %s; BPF maps %s in the kernel, the stack table %s of it\n",
+		pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm),
+		pt_fmt_bytes(b2, sizeof(b2), (double)r->bpf_maps_bytes),
+		pt_fmt_bytes(b3, sizeof(b3), (double)r->stack_table_bytes));
 }
 
 /* TOP MMAP/BRK STACKS, by address space mapped. */
@@ -1025,9 +1035,12 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
 	fprintf(f, "},\n  \"caveats\": [");
 	json_caveats(f, r);
-	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64 "},\n",
-		r->stacks_used, r->max_stacks);
-	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm);
+	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64
+		   ", \"cut_inner\": %" PRIu64 ", \"cut_leaf\": %" PRIu64 ", \"kernel_bytes\": %" PRIu64 "},\n",
+		r->stacks_used, r->max_stacks, r->stacks_cut[PT_TIER_INNER], r->stacks_cut[PT_TIER_LEAF],
+		r->stack_table_bytes);
+	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"bpf_maps_bytes\": %" PRIu64 "},\n",
+		r->tracer_vmhwm, r->bpf_maps_bytes);
 	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
 		   ", \"unwind_later_ns\": %" PRIu64 ", \"attach_ns\": %" PRIu64
 		   ", \"before_exec_ns\": %" PRIu64 ", \"exec_stops\": %u, \"held_ns\": %" PRIu64

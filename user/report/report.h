@@ -73,8 +73,11 @@ struct pt_report {
 	uint64_t errors[PT_ERR_COUNT];
 	uint64_t vmhwm_bytes;   /* /proc/PID/status VmHWM (or the mm's hiwater at exit) */
 	uint64_t tracer_vmhwm;  /* peaktrace's own VmHWM */
-	uint64_t stacks_used;   /* distinct kernel stacks */
+	uint64_t stacks_used;   /* distinct kernel stacks, the cut ones included */
+	uint64_t stacks_cut[PT_TIERS]; /* stacks kept cut, per tier (pt_tier_start; [0] unused) */
 	uint64_t max_stacks;
+	uint64_t stack_table_bytes; /* kernel memory of the stack table's maps */
+	uint64_t bpf_maps_bytes;    /* kernel memory of all of peaktrace's BPF maps */
 	/* symbolized */
 	struct pt_profile prof;
 	struct pt_map_stack *mstacks;
