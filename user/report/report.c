@@ -931,6 +931,24 @@ static void json_kernel(FILE *f, const struct pt_report *r)
 	fprintf(f, "%s]},\n", n ? "\n  " : "");
 }
 
+/* report.json's counters, their caveats, the stack table's use and the tracer's memory. */
+static void json_losses(FILE *f, const struct pt_report *r)
+{
+	int k;
+
+	fprintf(f, "  \"errors\": {");
+	for (k = 0; k < PT_ERR_COUNT; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
+	fprintf(f, "},\n  \"caveats\": [");
+	json_caveats(f, r);
+	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64
+		   ", \"cut_inner\": %" PRIu64 ", \"cut_leaf\": %" PRIu64 ", \"kernel_bytes\": %" PRIu64 "},\n",
+		r->stacks_used, r->max_stacks, r->stacks_cut[PT_TIER_INNER], r->stacks_cut[PT_TIER_LEAF],
+		r->stack_table_bytes);
+	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"bpf_maps_bytes\": %" PRIu64 "},\n",
+		r->tracer_vmhwm, r->bpf_maps_bytes);
+}
+
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
 	const struct pt_global *g = &r->g;
@@ -1030,17 +1048,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "  \"arenas\": ");
 	pt_arenas_json(f, &r->ar);
 	fprintf(f, ",\n");
-	fprintf(f, "  \"errors\": {");
-	for (k = 0; k < PT_ERR_COUNT; k++)
-		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", pt_err_name(k), r->errors[k]);
-	fprintf(f, "},\n  \"caveats\": [");
-	json_caveats(f, r);
-	fprintf(f, "],\n  \"stack_table\": {\"used\": %" PRIu64 ", \"size\": %" PRIu64
-		   ", \"cut_inner\": %" PRIu64 ", \"cut_leaf\": %" PRIu64 ", \"kernel_bytes\": %" PRIu64 "},\n",
-		r->stacks_used, r->max_stacks, r->stacks_cut[PT_TIER_INNER], r->stacks_cut[PT_TIER_LEAF],
-		r->stack_table_bytes);
-	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"bpf_maps_bytes\": %" PRIu64 "},\n",
-		r->tracer_vmhwm, r->bpf_maps_bytes);
+	json_losses(f, r);
 	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
 		   ", \"unwind_later_ns\": %" PRIu64 ", \"attach_ns\": %" PRIu64
 		   ", \"before_exec_ns\": %" PRIu64 ", \"exec_stops\": %u, \"held_ns\": %" PRIu64
