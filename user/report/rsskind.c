@@ -321,9 +321,25 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
+/* Mapping mp of the maps being kept is a thread arena's heap: its first word read now, else
+ * (unreadable: a target exiting reads as nothing) what the maps kept before said of a mapping
+ * at the same start (a heap never moves). */
+static bool kept_arena_of(struct pt_rss_kinds *k, int fd, const struct pt_mapping *mp)
+{
+	uint64_t w;
+	int o;
+
+	if (!anon_rw(mp) || (mp->start & (ARENA_HEAP - 1)))
+		return false;
+	if (fd >= 0 && kind_pread(k, fd, &w, 8, mp->start))
+		return w >= mp->start && w < mp->start + KIND_PAGE;
+	return k->kept && (o = map_of(k->kept, mp->start)) >= 0 && k->kept->m[o].start == mp->start &&
+	       k->kept_arena[o];
+}
+
 /* Take m (left empty) as the kept maps, each anonymous 64 MiB-aligned mapping tested for a
  * thread arena's heap now, while its first page can be read (fd: the target's /proc/PID/mem;
- * -1: not told). */
+ * -1: not read). */
 static void keep_maps(struct pt_rss_kinds *k, struct pt_maps *m, int fd)
 {
 	uint8_t *arena = calloc(m->n > 0 ? (size_t)m->n : 1, 1);
@@ -335,8 +351,8 @@ static void keep_maps(struct pt_rss_kinds *k, struct pt_maps *m, int fd)
 		free(arena);
 		return;
 	}
-	for (i = 0; fd >= 0 && i < m->n; i++)
-		arena[i] = anon_rw(&m->m[i]) && arena_heap(k, fd, &m->m[i]);
+	for (i = 0; i < m->n; i++)
+		arena[i] = kept_arena_of(k, fd, &m->m[i]);
 	pt_maps_free(k->kept);
 	*k->kept = *m;
 	memset(m, 0, sizeof(*m));
@@ -360,10 +376,18 @@ void pt_rss_kinds_keep(struct pt_rss_kinds *k, pid_t pid, uint64_t gen, uint64_t
 	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only resident pages are read (kind_pread): an arena's first page read before the
+	 * thread wrote it would become resident by our read, not by its fault. */
+	pagemap_open(k, pid);
+	if (!k->pm_open && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
 	keep_maps(k, &m, fd);
 	k->kept_gen = gen;
 	if (fd >= 0)
 		close(fd);
+	pagemap_close(k);
 	pt_maps_free(&m);
 }
 
