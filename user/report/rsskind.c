@@ -405,6 +405,15 @@ static enum pt_mem_kind kept_kind(const struct pt_rss_kinds *k, enum pt_mem_kind
 	return k->kept_arena[i] ? PT_MK_HEAP_ARENA : kind;
 }
 
+enum pt_mem_kind pt_rss_kind_kept(struct pt_rss_kinds *k, uint64_t addr, uint64_t sp)
+{
+	bool capped = false;
+
+	if (!k->kept || !k->kept->n)
+		return PT_MK_UNKNOWN;
+	return kept_kind(k, pt_mem_kind_of(k, k->kept, -1, addr, sp, &capped), addr);
+}
+
 enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
 				uint64_t addr, uint64_t sp, bool *capped)
 {
@@ -586,10 +595,11 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 
 			if (st[j].rss_now <= 0 && st[j].rss_peak <= 0)
 				continue;
-			k->kind[i + j] = pt_mem_kind_of(k, use, fd, st[j].rss_addr, st[j].rss_sp, &capped);
-			k->scan_capped += capped;
 			if (k->from_kept)
-				k->kind[i + j] = kept_kind(k, k->kind[i + j], st[j].rss_addr);
+				k->kind[i + j] = pt_rss_kind_kept(k, st[j].rss_addr, st[j].rss_sp);
+			else
+				k->kind[i + j] = pt_mem_kind_of(k, use, fd, st[j].rss_addr, st[j].rss_sp, &capped);
+			k->scan_capped += capped;
 			/* Unmapped by the end, or a runtime heap's pages reused as plain memory:
 			 * the heap its first fault was in (kept maps: no chunk scan was made, so a
 			 * glibc mmapped chunk too). */

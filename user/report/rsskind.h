@@ -97,6 +97,11 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now);
 #define PT_KIND_KEEP_NS 50000000ULL
 void pt_rss_kinds_keep(struct pt_rss_kinds *k, pid_t pid, uint64_t gen, uint64_t now);
 
+/* The kind of a fault at addr (user sp then) told against the kept maps alone, nothing of the
+ * target read (it is gone): a thread arena as kept_arena says, an address in none of them
+ * PT_MK_UNKNOWN; an anonymous mapping PT_MK_ANON (the looks' kinds are laid over it later). */
+enum pt_mem_kind pt_rss_kind_kept(struct pt_rss_kinds *k, uint64_t addr, uint64_t sp);
+
 /* Read the target's maps and each stack's fault address from the stats map; when the maps are
  * gone (the target exited, attach mode), the kept ones (k->from_kept; kinds a header read
  * would tell come from the looks while it ran). 0 or -errno (-ESRCH: gone, none kept). */
