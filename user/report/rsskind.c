@@ -746,7 +746,7 @@ void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
 		fprintf(f, "%" PRIu64, r->rk.end_ns > r->rk.kept_ns ? r->rk.end_ns - r->rk.kept_ns : 0);
 	else
 		fputs("null", f);
-	fprintf(f, ", \"by_kind_at_peak\": {");
+	fprintf(f, ", \"kinds_maps_kept_reads\": %" PRIu64 ", \"by_kind_at_peak\": {", r->rk.kept_reads);
 	for (i = 0; i < PT_MK_COUNT; i++)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
