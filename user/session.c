@@ -1842,6 +1842,9 @@ void pt_session_poll(struct pt_session *s)
 		}
 		rss_obj_names(s, false);
 		pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
+		/* Its maps while it lives, should it die: attached, they are gone by the end. */
+		if (!s->exited)
+			pt_rss_kinds_keep(&s->rep.rk, s->pid, s->skel->bss->rss_g.map_gen, now_ns());
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();

@@ -829,6 +829,229 @@ def run_stopped_mid_invocation(ctx):
              "held %d B" % held)
 
 
+# ---- the OOM post-mortem of a Python handler (tests/workloads/llm_handler.py) -------------------
+
+OOM_LIMIT = 128 * MiB
+
+
+def memory_cgroup(tmp, tag, limit):
+    """A memory cgroup of our own (v2 if the unified hierarchy has the memory controller, else
+    v1, as tools/lambda-host's sandbox.c chooses) limited to limit bytes, no swap: (path, "v1" |
+    "v2"), or (None, why). peaktrace stays outside it: only the runtime moves in."""
+    v2 = "/sys/fs/cgroup" if os.path.exists("/sys/fs/cgroup/cgroup.controllers") else "/sys/fs/cgroup/unified"
+    try:
+        with open(os.path.join(v2, "cgroup.controllers")) as f:
+            has_v2 = "memory" in f.read().split()
+    except OSError:
+        has_v2 = False
+    own = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            n, ctrl, path = line.rstrip("\n").split(":", 2)
+            own["v2" if n == "0" else ctrl] = path
+    if has_v2:
+        path, kind = os.path.join(v2, own.get("v2", "/").lstrip("/"), "pt-oom-%d-%s" % (os.getpid(), tag)), "v2"
+        limits = (("memory.max", str(limit)), ("memory.swap.max", "0"))
+    elif "memory" in own and os.path.isdir("/sys/fs/cgroup/memory"):
+        path, kind = os.path.join("/sys/fs/cgroup/memory", own["memory"].lstrip("/"),
+                                  "pt-oom-%d-%s" % (os.getpid(), tag)), "v1"
+        limits = (("memory.limit_in_bytes", str(limit)), ("memory.memsw.limit_in_bytes", str(limit)))
+    else:
+        return None, "no memory cgroup controller"
+    try:
+        os.mkdir(path)
+        for k, v in limits:
+            if os.path.exists(os.path.join(path, k)):
+                with open(os.path.join(path, k), "w") as f:
+                    f.write(v)
+    except OSError as e:
+        return None, "cannot make %s: %s" % (path, e)
+    return path, kind
+
+
+def cgroup_truth(path, kind):
+    """The cgroup's own accounting: (OOM kills, peak bytes): memory.events' oom_kill and
+    memory.peak (v2), memory.oom_control's oom_kill and memory.max_usage_in_bytes (v1)."""
+    def read(name):
+        try:
+            with open(os.path.join(path, name)) as f:
+                return f.read()
+        except OSError:
+            return ""
+    m = re.search(r"^oom_kill (\d+)", read("memory.events" if kind == "v2" else "memory.oom_control"), re.M)
+    peak = read("memory.peak" if kind == "v2" else "memory.max_usage_in_bytes").strip()
+    return (int(m.group(1)) if m else None), (int(peak) if peak.isdigit() else None)
+
+
+def remove_cgroup(path):
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+def handler_log(path):
+    """The handler's own readings (llm_handler.py) in its last request: {"steps": {NAME:
+    rss_anon}, "buffer": [(held, strings, rss_anon, rss_file)]}."""
+    got = {"steps": {}, "buffer": []}
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"step (\w+) rss_anon=(-?\d+)$", line)
+                if m and m.group(1) == "copy_history":   # a new request
+                    got = {"steps": {}, "buffer": []}
+                if m:
+                    got["steps"][m.group(1)] = int(m.group(2))
+                m = re.match(r"buffer held=(\d+) strings=(\d+) rss_anon=(-?\d+) rss_file=(\d+)$", line)
+                if m:
+                    got["buffer"].append(tuple(int(x) for x in m.groups()))
+    except OSError:
+        pass
+    return got
+
+
+def under(frames, func):
+    return any(re.fullmatch(r"llm_handler:%s:\d+" % func, fr.get("func", "")) for fr in frames)
+
+
+def check_postmortem(res, name, outdir, log, cg, kind):
+    """The checks of lambda/oom post-mortem/MODE: the kill against the cgroup's own accounting,
+    the post-mortem's RSS holders against the handler's own readings."""
+    oom_kills, peak = cgroup_truth(cg, kind)
+    res.eq(name + ": the cgroup OOM-killed the runtime once (its own oom_kill count)", oom_kills, 1)
+    rep = load_report(res, name, outdir)
+    if rep is None:
+        return
+    invs = invocations(rep)
+    res.eq(name + ": two invocations, the second killed by SIGKILL",
+           [(i["outcome"], i["exit_signal"]) for i in invs], [("response", None), ("killed", 9)])
+    killed = rep.get("killed") or []
+    res.eq(name + ": report.json's killed names it", [k.get("seq") for k in killed], [2])
+    if not killed or len(invs) != 2:
+        return
+    k, inv = killed[0], invs[1]
+    got = handler_log(log)
+    steps, buf = got["steps"], got["buffer"]
+    res.true(name + ": the handler logged its steps up to the buffering, and the buffering's progress",
+             "buffer_completion" in steps and "done" not in steps and len(buf) >= 5, "%s %d" % (steps, len(buf)))
+    if "buffer_completion" not in steps or not buf:
+        return
+    held = buf[-1][0]
+    print("INFO %s: cgroup peak %d, invocation peak RSS %d, the handler's last reading: %d B of strings "
+          "held, RssAnon %d" % (name, peak or -1, inv["rss_peak_bytes"], held, buf[-1][2]), flush=True)
+    # The cgroup charges the anonymous pages; the file-backed ones in RSS are mostly the page
+    # cache's (charged where first read): at most the handler's RssFile on top.
+    res.true(name + ": the cgroup's peak is its limit", peak is not None and peak >= OOM_LIMIT - TOLERANCE,
+             "memory peak %s" % peak)
+    res.true(name + ": its peak RSS is above the handler's last RssAnon reading (%d) and at most the "
+             "limit plus its RssFile (%d)" % (buf[-1][2], buf[-1][3]),
+             buf[-1][2] <= inv["rss_peak_bytes"] <= OOM_LIMIT + buf[-1][3] + TOLERANCE,
+             "peak RSS %d" % inv["rss_peak_bytes"])
+    rh, hh = k.get("rss_holders") or {}, k.get("heap_holders") or {}
+    stacks = rh.get("stacks") or []
+    res.eq(name + ": the RSS holders come first", k.get("first"), "rss_holders")
+    res.true(name + ": the first RSS holder is the buffering (fake_llm_stream under buffer_completion)",
+             bool(stacks) and under(stacks[0]["frames"], "buffer_completion") and
+             under(stacks[0]["frames"], "fake_llm_stream"),
+             [[f["func"] for f in s["frames"]][:12] for s in stacks[:2]])
+    res.eq(name + ": ... its memory kind is CPython's pymalloc arenas",
+           stacks[0].get("kind") if stacks else None, "CPython pymalloc arenas")
+    buffered = sum(s["rss_bytes"] for s in stacks if under(s["frames"], "buffer_completion"))
+    # Lower bound: the strings' own bytes at the handler's last reading (it went on after it);
+    # upper: the runtime's RssAnon growth since the buffering began, at most the cgroup's peak.
+    top = (peak or 0) - steps["buffer_completion"]
+    res.true(name + ": the buffering's RSS holders hold at least the strings the handler last counted "
+             "(%d B) and at most the RSS growth since it began (cgroup peak - RssAnon then: %d B)" % (held, top),
+             held <= buffered <= top + TOLERANCE, "held by buffer_completion's stacks: %d B" % buffered)
+    res.true(name + ": the RSS holders' share is the listed bytes over its peak RSS",
+             abs(rh.get("covered_fraction", -1) - sum(s["rss_bytes"] for s in stacks) / inv["rss_peak_bytes"]) < 1e-3
+             and rh.get("covered_fraction", 0) > 0.5, rh.get("covered_fraction"))
+    hstacks = hh.get("stacks") or []
+    res.true(name + ": the heap holders are beside them, a smaller share (the strings are not heap blocks)",
+             bool(hstacks) and hh.get("covered_fraction", 1) < rh.get("covered_fraction", 0),
+             (hh.get("covered_fraction"), rh.get("covered_fraction")))
+    res.true(name + ": ... and include the history's deep copy or the attachments",
+             any(under(s["frames"], "copy_history") or under(s["frames"], "encode_attachments") for s in hstacks),
+             [[f["func"] for f in s["frames"]][:10] for s in hstacks[:3]])
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+    except OSError:
+        txt = ""
+    block = txt[txt.find("\nKILLED during invocation 2"):]
+    block = block[:block.find("TOP STACKS LIVE AT END below") + 1]
+    pages, blocks = block.find("resident pages, by the stack"), block.find("heap blocks live at its heap peak")
+    res.true(name + ": report.txt's KILLED section lists the resident pages first, then the heap blocks",
+             0 < pages < blocks, block[:600])
+    res.true(name + ": ... the first with its kind and the buffering function",
+             re.search(r"#1 [0-9.]+ MiB \([0-9.]+%\) \[CPython pymalloc arenas\]", block[pages:blocks]) is not None
+             and "buffer_completion" in block[pages:blocks], block[pages:pages + 1500])
+    return rep
+
+
+def run_oom_postmortem(ctx):
+    """lambda/oom post-mortem/attach, /launch: tests/workloads/llm_handler.py under the bundled
+    Python runtime and host, its runtime in a 128 MiB memory cgroup of the test's own (peaktrace
+    outside it): a small request, then one whose buffered completion grows until the cgroup
+    OOM-kills the runtime. The post-mortem (report.json's killed, report.txt's KILLED) must put
+    the RSS holders first, the first of them the buffering function with its memory kind
+    (pymalloc), holding what the handler's own readings say, the kill by the cgroup's own count."""
+    res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
+    host = os.path.join(build, "tools", "lambda-host")
+    invoke = os.path.join(build, "tools", "invoke")
+    fdir = os.path.join(ROOT, "tools", "functions", "python")
+    wdir = os.path.join(ROOT, "tests", "workloads")
+    py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+    for mode in ("attach", "launch"):
+        name = "lambda/oom post-mortem/" + mode
+        if not res.wanted(name):
+            continue
+        if not os.access(host, os.X_OK):
+            res.skip(name, "lambda-host not built")
+            continue
+        cg, kind = memory_cgroup(tmp, mode, OOM_LIMIT)
+        if not cg:
+            res.skip(name, kind)
+            continue
+        log = os.path.join(tmp, "llm-%s.log" % mode)
+        outdir = os.path.join(tmp, "lambda-llm-" + mode)
+        runtime = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$1" "$2"', cg, py,
+                   os.path.join(fdir, "bootstrap.py")]
+        host_args = ["--no-cgroup", "-t", "120", "--handler", "llm_handler.handler", "--task-root", wdir]
+        port = free_ports(2)
+        try:
+            if mode == "attach":
+                got = host_attached(res, name, build, tmp, pt, "llm", 1024, port, runtime, host_args)
+                if not got:
+                    continue
+                h, rt, p, outdir = got
+            else:
+                got = host_runtime(res, name, build, tmp, "llm-launch", 1024, port,
+                                   [pt, "-q", "-o", outdir, "--"] + runtime, host_args)
+                if not got:
+                    continue
+                h, _ = got
+                if not h.wait_for("err", r"^peaktrace: tracing PID"):
+                    res.fail(name, "peaktrace did not start under the host: " + h.err[-400:])
+                    h.kill()
+                    continue
+            invoke_events(res, name, invoke, port, [{"tokens": 2000, "attach_mb": 4, "log": log}], timeout=120)
+            rc, out, err = run([invoke, "--port", str(port + 1), "-t", "120",
+                                json.dumps({"tokens": 10 ** 9, "attach_mb": 4, "log": log})], timeout=150)
+            res.true(name + ": the big request failed with the runtime's exit",
+                     "Runtime.ExitError" in out + err or "signal: killed" in out + err, (out + err)[-300:])
+            if mode == "attach":
+                res.eq(name + ": peaktrace ends with its target", p.wait(TIMEOUT), 0)
+            elif not h.wait_for("err", r"^peaktrace: reports written", TIMEOUT):
+                h.wait_for("out", r"^peaktrace: reports written", 1)
+            stop_host(h, TIMEOUT)
+            check_postmortem(res, name, outdir, log, cg, kind)
+        finally:
+            remove_cgroup(cg)
+
+
 def run_section(ctx):
     run_exit_outcomes(ctx)
     run_lambda_section(ctx)
@@ -838,5 +1061,6 @@ def run_section(ctx):
     run_uprobe_no_runtime(ctx)
     run_lambda_streaming(ctx)
     run_stopped_mid_invocation(ctx)
+    run_oom_postmortem(ctx)
     run_rapi_page_edge(ctx)
     run_lambda_many(ctx)

@@ -267,7 +267,7 @@ def run_oom(ctx):
              "%r %r" % (top.get("rss_bytes"), funcs[:4]))
     res.true(name + ": the text's KILLED block says the heap was not traced and shows RSS stacks",
              re.search(r"^KILLED during invocation 2 .*peak heap not traced \(--light\)$", txt, re.M) is not None
-             and "stacks holding anonymous RSS at its peak" in txt,
+             and "resident pages, by the stack whose fault made them resident" in txt,
              [l for l in txt.splitlines() if l.startswith("KILLED")])
 
 

@@ -38,6 +38,42 @@ static enum pt_mem_kind kind_of(int fd, uint64_t addr, uint64_t sp)
 	return capped ? PT_MK_COUNT : r;
 }
 
+/* The maps kept while a target runs (pt_rss_kinds_keep, here of this process), told against
+ * alone as when the target is gone: nothing read of its memory then. */
+static void kept_checks(char *big, char *small, char *anon, const struct seen *th, uint64_t sp)
+{
+	struct pt_rss_kinds k = { 0 };
+	char *later, *unmapped = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)small, sp), PT_MK_UNKNOWN,
+		     "kept: none kept yet, not known");
+	pt_rss_kinds_keep(&k, getpid(), 1, PT_KIND_KEEP_NS);
+	CHECK(k.kept && k.kept->n > 0 && k.kept_reads == 1 && k.kept_gen == 1, "kept: this process's maps kept");
+	pt_rss_kinds_keep(&k, getpid(), 1, 10 * PT_KIND_KEEP_NS);
+	CHECK_EQ_U64(k.kept_reads, 1, "kept: not read again while the mappings' generation is the same");
+	pt_rss_kinds_keep(&k, getpid(), 2, k.kept_ns + PT_KIND_KEEP_NS / 2);
+	CHECK_EQ_U64(k.kept_reads, 1, "kept: nor within PT_KIND_KEEP_NS of the last read");
+	/* After the keep: a new mapping, and one unmapped. */
+	later = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(unmapped, 1 << 20);
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, th->small, th->local), PT_MK_HEAP_ARENA,
+		     "kept: a thread's small malloc: its arena's heap, told when the maps were kept");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)small, sp), PT_MK_HEAP_MAIN,
+		     "kept: [heap]");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, th->local, th->local), PT_MK_THREAD_STACK,
+		     "kept: a thread's local with its sp: thread stack");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)big + (63 << 20), sp), PT_MK_ANON,
+		     "kept: no chunk claimed without reading (the looks while it ran tell those)");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)anon, sp), PT_MK_ANON, "kept: anonymous mmap");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)unmapped + 4096, sp), PT_MK_ANON,
+		     "kept: unmapped after the keep: where it was when kept");
+	if (later != MAP_FAILED && (uint64_t)(uintptr_t)later != (uint64_t)(uintptr_t)unmapped)
+		CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)later + 4096, sp), PT_MK_UNKNOWN,
+			     "kept: mapped after the keep: not known (not unmapped by the end)");
+	munmap(later, 1 << 20);
+	pt_rss_kinds_free(&k);
+}
+
 int main(void)
 {
 	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
@@ -78,6 +114,7 @@ int main(void)
 	CHECK_EQ_U64(kind_of(fd, (uint64_t)(uintptr_t)gone + 4096, sp), PT_MK_GONE,
 		     "an unmapped address: unmapped by the end");
 	CHECK_EQ_U64(kind_of(fd, 0, sp), PT_MK_UNKNOWN, "no address: not known");
+	kept_checks(big, small, anon, &th, sp);
 	pthread_join(t, &ret);
 	free(ret);
 	close(fd);

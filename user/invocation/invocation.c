@@ -330,7 +330,7 @@ int pt_inv_stack_frames(const struct pt_stack_src *src, uint32_t idx, struct pt_
 	return 0;
 }
 
-static void json_kstack(FILE *f, const struct pt_stack_src *src, uint32_t idx)
+void pt_inv_json_frames(FILE *f, const struct pt_stack_src *src, uint32_t idx)
 {
 	struct pt_profile p;
 	uint32_t fr[PT_MAX_MERGED], n, i;
@@ -415,7 +415,7 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 	for (i = 0; i < r->ntop; i++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"frames\": ", i ? ", " : "",
 			r->top[i].bytes, r->top[i].count);
-		json_kstack(f, src, r->top[i].stack);
+		pt_inv_json_frames(f, src, r->top[i].stack);
 		fputc('}', f);
 	}
 	if (!r->light)
@@ -423,7 +423,7 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 	fputs(", \"rss_top_stacks_at_peak\": [", f);
 	for (i = 0; i < r->nrss_top; i++) {
 		fprintf(f, "%s{\"rss_bytes\": %" PRId64 ", \"frames\": ", i ? ", " : "", r->rss_top[i].bytes);
-		json_kstack(f, src, r->rss_top[i].stack);
+		pt_inv_json_frames(f, src, r->rss_top[i].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);

@@ -151,6 +151,9 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *rec, const struct pt_stack
 int pt_inv_stack_frames(const struct pt_stack_src *src, uint32_t idx, struct pt_profile *p,
 			uint32_t *fr, uint32_t *n);
 
+/* The frames of kernel stack idx as a JSON array (leaf first: func, module, addr). */
+void pt_inv_json_frames(FILE *f, const struct pt_stack_src *src, uint32_t idx);
+
 /* The frames of kernel stack idx, one per line, indented for the text report. */
 void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes);
 

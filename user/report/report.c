@@ -14,6 +14,7 @@
 #include "report/report.h"
 #include "report/html.h"
 #include "report/rss.h"
+#include "report/killed.h"
 #include "profile/frames.h"
 #include "report/jsonstacks.h"
 
@@ -730,41 +731,6 @@ static void text_summary(FILE *f, const struct pt_report *r)
 			pt_fmt_bytes(b1, sizeof(b1), (double)r->ar.advice[0].addresses_bytes));
 }
 
-/* KILLED: an invocation that ended with the process, its RSS trajectory and peak stacks. */
-static void text_killed(FILE *f, const struct pt_report *r, const struct pt_inv_record *ir)
-{
-	char b1[32], b2[32];
-	uint32_t t;
-
-	fprintf(f, "\nKILLED during %s %" PRIu64 " (RequestId %s): peak RSS %s, peak heap %s\n",
-		ir->seq ? "invocation" : ir->attached ? "the time since attaching" : "the init phase", ir->seq, ir->id[0] ? ir->id : "?",
-		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-		ir->light ? "not traced (--light)" : pt_fmt_bytes(b2, sizeof(b2), (double)ir->heap_peak));
-	fprintf(f, "  RSS trajectory (ms since its start: RSS): 0: %s",
-		pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_start));
-	for (t = 0; t < ir->traj_n; t++)
-		fprintf(f, ", %.1f: %s",
-			ir->traj[t].t_ns > ir->start_ns ? (ir->traj[t].t_ns - ir->start_ns) / 1e6 : 0.0,
-			pt_fmt_bytes(b1, sizeof(b1), (double)ir->traj[t].rss));
-	if (ir->light) {
-		fprintf(f, "\n  stacks holding anonymous RSS at its peak (by the stack that faulted each page in):\n");
-		for (t = 0; t < ir->nrss_top; t++) {
-			fprintf(f, "    %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_top[t].bytes));
-			pt_inv_stack_text(f, &r->src, ir->rss_top[t].stack, 8);
-		}
-		fprintf(f, "  what was resident at the moment of death: TOP STACKS HOLDING RSS below (at the end)\n");
-		return;
-	}
-	fprintf(f, "\n  stacks holding memory at its peak:\n");
-	for (t = 0; t < ir->ntop; t++) {
-		fprintf(f, "    %s in %" PRId64 " block%s\n",
-			pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes), ir->top[t].count,
-			ir->top[t].count == 1 ? "" : "s");
-		pt_inv_stack_text(f, &r->src, ir->top[t].stack, 8);
-	}
-	fprintf(f, "  what was live at the moment of death: TOP STACKS LIVE AT END below\n");
-}
-
 /* DATA LOSS AND DISTORTION: every error counter that is not zero. */
 static void text_losses(FILE *f, const struct pt_report *r)
 {
@@ -840,7 +806,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	if (has_invocations(r))
 		for (k = 0; k < r->invs->n; k++)
 			if (r->invs->r[k].outcome == PT_OUT_KILLED)
-				text_killed(f, r, &r->invs->r[k]);
+				pt_killed_text(f, r, &r->invs->r[k]);
 	if (!r->light) {
 		top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 			   (uint64_t)g->peak_bytes, true);
@@ -1087,6 +1053,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		pt_inv_json(f, &r->invs->r[i], &r->src);
 	}
 	fprintf(f, "\n  ],\n");
+	pt_killed_json(f, r);
 	pt_json_map_stacks(f, r, &sel);
 	pt_json_sel_free(&sel);
 	fprintf(f, "\n}\n");

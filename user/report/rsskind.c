@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arenas/resident.h"
@@ -310,6 +311,109 @@ static bool arena_heap(struct pt_rss_kinds *k, int fd, const struct pt_mapping *
 	       w >= mp->start && w < mp->start + KIND_PAGE;
 }
 
+/* ---- the maps kept while the target runs ------------------------------------------------ */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/* Mapping mp of the maps being kept is a thread arena's heap: its first word read now, else
+ * (unreadable: a target exiting reads as nothing) what the maps kept before said of a mapping
+ * at the same start (a heap never moves). */
+static bool kept_arena_of(struct pt_rss_kinds *k, int fd, const struct pt_mapping *mp)
+{
+	uint64_t w;
+	int o;
+
+	if (!anon_rw(mp) || (mp->start & (ARENA_HEAP - 1)))
+		return false;
+	if (fd >= 0 && kind_pread(k, fd, &w, 8, mp->start))
+		return w >= mp->start && w < mp->start + KIND_PAGE;
+	return k->kept && (o = map_of(k->kept, mp->start)) >= 0 && k->kept->m[o].start == mp->start &&
+	       k->kept_arena[o];
+}
+
+/* Take m (left empty) as the kept maps, each anonymous 64 MiB-aligned mapping tested for a
+ * thread arena's heap now, while its first page can be read (fd: the target's /proc/PID/mem;
+ * -1: not read). */
+static void keep_maps(struct pt_rss_kinds *k, struct pt_maps *m, int fd)
+{
+	uint8_t *arena = calloc(m->n > 0 ? (size_t)m->n : 1, 1);
+	int i;
+
+	if (!arena)
+		return;
+	if (!k->kept && !(k->kept = calloc(1, sizeof(*k->kept)))) {
+		free(arena);
+		return;
+	}
+	for (i = 0; i < m->n; i++)
+		arena[i] = kept_arena_of(k, fd, &m->m[i]);
+	pt_maps_free(k->kept);
+	*k->kept = *m;
+	memset(m, 0, sizeof(*m));
+	free(k->kept_arena);
+	k->kept_arena = arena;
+	k->kept_ns = mono_ns();
+	k->kept_reads++;
+}
+
+void pt_rss_kinds_keep(struct pt_rss_kinds *k, pid_t pid, uint64_t gen, uint64_t now)
+{
+	struct pt_maps m = { 0 };
+	char path[64];
+	int fd;
+
+	if ((k->kept && gen == k->kept_gen) || now < k->kept_ns + PT_KIND_KEEP_NS)
+		return;
+	if (pt_maps_read(pid, &m) || !m.n) {
+		pt_maps_free(&m);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only resident pages are read (kind_pread): an arena's first page read before the
+	 * thread wrote it would become resident by our read, not by its fault. */
+	pagemap_open(k, pid);
+	if (!k->pm_open && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	keep_maps(k, &m, fd);
+	k->kept_gen = gen;
+	if (fd >= 0)
+		close(fd);
+	pagemap_close(k);
+	pt_maps_free(&m);
+}
+
+/* A kind told against the kept maps, without reading the target (gone): a thread arena's heap
+ * as kept_arena says; an address in none of them is not known (mapped after the last read,
+ * or unmapped before it: "unmapped by the end" would be a guess). */
+static enum pt_mem_kind kept_kind(const struct pt_rss_kinds *k, enum pt_mem_kind kind, uint64_t addr)
+{
+	int i;
+
+	if (kind == PT_MK_GONE)
+		return PT_MK_UNKNOWN;
+	if (kind != PT_MK_ANON || (i = map_of(k->kept, addr)) < 0)
+		return kind;
+	return k->kept_arena[i] ? PT_MK_HEAP_ARENA : kind;
+}
+
+enum pt_mem_kind pt_rss_kind_kept(struct pt_rss_kinds *k, uint64_t addr, uint64_t sp)
+{
+	bool capped = false;
+
+	if (!k->kept || !k->kept->n)
+		return PT_MK_UNKNOWN;
+	return kept_kind(k, pt_mem_kind_of(k, k->kept, -1, addr, sp, &capped), addr);
+}
+
 enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m, int fd,
 				uint64_t addr, uint64_t sp, bool *capped)
 {
@@ -427,6 +531,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		}
 		k->early[st] = kind;
 	}
+	keep_maps(k, &m, fd);   /* the latest view of its mappings, should it die */
 out:
 	k->early_reads = k->scan_reads;
 	k->scan_reads = saved;
@@ -443,17 +548,27 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 {
 	struct pt_stack_stats *st = NULL;
 	struct pt_maps m = { 0 };
+	const struct pt_maps *use = &m;
 	uint32_t *kk = NULL, i, j;
 	char path[64];
 	int err, fd = -1, got;
 
 	if (k->read)
 		return 0;
+	k->end_ns = mono_ns();
 	err = pt_maps_read(pid, &m);
-	if (err)
+	if ((err || !m.n) && k->kept && k->kept->n) {
+		/* Exited (its mm is gone: attach mode): the maps kept while it ran, nothing read
+		 * of its memory; what a header would tell, the looks while it ran told. */
+		pt_maps_free(&m);
+		use = k->kept;
+		k->from_kept = true;
+		err = 0;
+	} else if (err) {
 		return err;
-	if (!m.n)
-		return -ESRCH;	/* exited: its mm is gone */
+	} else if (!m.n) {
+		return -ESRCH;	/* exited before any maps were kept */
+	}
 	k->kind = calloc(nstacks ? nstacks : 1, 1);
 	st = calloc(CHUNK, sizeof(*st));
 	kk = calloc(CHUNK, sizeof(*kk));
@@ -462,9 +577,11 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 		goto out;
 	}
 	k->n = nstacks;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	pagemap_open(k, pid);
+	if (!k->from_kept) {
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		pagemap_open(k, pid);
+	}
 	reads_begin(k);
 	for (i = 0; i < nstacks; i += CHUNK) {
 		got = pt_map_read_range(stats_fd, i, nstacks - i < CHUNK ? nstacks - i : CHUNK, kk, st,
@@ -478,13 +595,18 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 
 			if (st[j].rss_now <= 0 && st[j].rss_peak <= 0)
 				continue;
-			k->kind[i + j] = pt_mem_kind_of(k, &m, fd, st[j].rss_addr, st[j].rss_sp, &capped);
+			if (k->from_kept)
+				k->kind[i + j] = pt_rss_kind_kept(k, st[j].rss_addr, st[j].rss_sp);
+			else
+				k->kind[i + j] = pt_mem_kind_of(k, use, fd, st[j].rss_addr, st[j].rss_sp, &capped);
 			k->scan_capped += capped;
 			/* Unmapped by the end, or a runtime heap's pages reused as plain memory:
-			 * the heap its first fault was in. */
+			 * the heap its first fault was in (kept maps: no chunk scan was made, so a
+			 * glibc mmapped chunk too). */
 			if (i + j < k->nearly && k->early[i + j] &&
-			    (k->kind[i + j] == PT_MK_GONE ||
-			     (k->kind[i + j] == PT_MK_ANON && k->early[i + j] != PT_MK_HEAP_MMAPPED)))
+			    (k->kind[i + j] == PT_MK_GONE || k->kind[i + j] == PT_MK_UNKNOWN ||
+			     (k->kind[i + j] == PT_MK_ANON &&
+			      (k->early[i + j] != PT_MK_HEAP_MMAPPED || k->from_kept))))
 				k->kind[i + j] = k->early[i + j];
 		}
 	}
@@ -499,8 +621,22 @@ out:
 	return err;
 }
 
+enum pt_mem_kind pt_rss_kind_of_stack(const struct pt_rss_kinds *k, uint32_t idx)
+{
+	return k->read && idx < k->n && k->kind[idx] < PT_MK_COUNT ? (enum pt_mem_kind)k->kind[idx]
+								   : PT_MK_UNKNOWN;
+}
+
+const char *pt_rss_kinds_source(const struct pt_rss_kinds *k)
+{
+	return !k->read ? "not_known" : k->from_kept ? "maps_kept_while_running" : "maps_at_end";
+}
+
 void pt_rss_kinds_free(struct pt_rss_kinds *k)
 {
+	pt_maps_free(k->kept);
+	free(k->kept);
+	free(k->kept_arena);
 	free(k->kind);
 	free(k->early);
 	free(k->reads);
@@ -568,12 +704,17 @@ void pt_rss_kinds_text(FILE *f, const struct pt_report *r)
 	int i, n = 0;
 
 	if (!r->rk.read) {
-		fprintf(f, "  by memory kind: not known (the target's maps could not be read at the end: "
-			   "in attach mode a target that exited has none)\n");
+		fprintf(f, "  by memory kind: not known (the target's maps could not be read at the end, "
+			   "and none were kept while it ran)\n");
 		return;
 	}
 	sum_kinds(r, v);
-	fprintf(f, "  by memory kind at the RSS peak (attributed pages, by each stack's last fault):");
+	fprintf(f, "  by memory kind at the RSS peak (attributed pages, by each stack's last fault");
+	if (r->rk.from_kept)
+		fprintf(f, "; told against its maps as last read while it ran, %.0f ms before the end: "
+			   "they were gone by then", r->rk.end_ns > r->rk.kept_ns ?
+			   (double)(r->rk.end_ns - r->rk.kept_ns) / 1e6 : 0.0);
+	fprintf(f, "):");
 	for (i = 0; i < PT_MK_COUNT; i++)
 		if (v[i])
 			fprintf(f, "%s %s %s", n++ ? ";" : "", names[i],
@@ -599,7 +740,13 @@ void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
 	int i;
 
 	sum_kinds(r, v);
-	fprintf(f, "\"kinds_read\": %s, \"by_kind_at_peak\": {", r->rk.read ? "true" : "false");
+	fprintf(f, "\"kinds_read\": %s, \"kinds_from\": \"%s\", \"kinds_maps_age_ns\": ",
+		r->rk.read ? "true" : "false", pt_rss_kinds_source(&r->rk));
+	if (r->rk.from_kept)
+		fprintf(f, "%" PRIu64, r->rk.end_ns > r->rk.kept_ns ? r->rk.end_ns - r->rk.kept_ns : 0);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"kinds_maps_kept_reads\": %" PRIu64 ", \"by_kind_at_peak\": {", r->rk.kept_reads);
 	for (i = 0; i < PT_MK_COUNT; i++)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64

@@ -63,6 +63,17 @@ struct pt_rss_kinds {
 				  * have made it so on kernels without a zero page for reads) */
 	int pm_fd;               /* during a look: the target's pagemap, when pm_open */
 	bool pm_open;
+	/* The target's maps as last read while it ran (by a look, or pt_rss_kinds_keep when its
+	 * mappings changed), with each mapping's glibc thread-arena test made then: what the kinds
+	 * are told against when the maps are gone by the end (a target killed while attached:
+	 * "not known" before). kept_arena: per kept mapping, 1 when a thread arena's heap. */
+	struct pt_maps *kept;
+	uint8_t *kept_arena;
+	uint64_t kept_ns;        /* when they were read (CLOCK_MONOTONIC ns) */
+	uint64_t kept_gen;       /* the kernel's mapping generation then (rss_g.map_gen) */
+	uint64_t kept_reads;     /* times they were read */
+	bool from_kept;          /* the kinds were told against them, not the maps at the end */
+	uint64_t end_ns;         /* when the kinds were told (CLOCK_MONOTONIC ns) */
 };
 
 struct pt_maps;
@@ -81,8 +92,24 @@ void pt_rss_kinds_queue(struct pt_rss_kinds *k, uint32_t stack, uint64_t addr, u
 #define PT_KIND_SETTLE_NS 5000000ULL
 void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now);
 
-/* Read the target's maps and each stack's fault address from the stats map. 0 or -errno. */
+/* Keep the target's maps now (k->kept) if its mappings changed since they were last kept
+ * (gen: the kernel's rss_g.map_gen) and PT_KIND_KEEP_NS passed since (now: CLOCK_MONOTONIC ns). */
+#define PT_KIND_KEEP_NS 50000000ULL
+void pt_rss_kinds_keep(struct pt_rss_kinds *k, pid_t pid, uint64_t gen, uint64_t now);
+
+/* The kind of a fault at addr (user sp then) told against the kept maps alone, nothing of the
+ * target read (it is gone): a thread arena as kept_arena says, an address in none of them
+ * PT_MK_UNKNOWN; an anonymous mapping PT_MK_ANON (the looks' kinds are laid over it later). */
+enum pt_mem_kind pt_rss_kind_kept(struct pt_rss_kinds *k, uint64_t addr, uint64_t sp);
+
+/* Read the target's maps and each stack's fault address from the stats map; when the maps are
+ * gone (the target exited, attach mode), the kept ones (k->from_kept; kinds a header read
+ * would tell come from the looks while it ran). 0 or -errno (-ESRCH: gone, none kept). */
 int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32_t nstacks);
+/* The kind of kernel stack idx's pages (PT_MK_UNKNOWN when the kinds were not read). */
+enum pt_mem_kind pt_rss_kind_of_stack(const struct pt_rss_kinds *k, uint32_t idx);
+/* How the kinds were told, for the report: "maps at the end", "maps kept while it ran"... */
+const char *pt_rss_kinds_source(const struct pt_rss_kinds *k);
 void pt_rss_kinds_free(struct pt_rss_kinds *k);
 
 struct pt_profile;
