@@ -10,7 +10,8 @@
 //       -e ONNX_MODEL_DIR=$PWD/build/onnx-models -- \
 //       tools/functions/onnx/node_modules/.bin/aws-lambda-ric index.handler
 //
-// Event: {"model": N} (0 <= N < the manifest's count). The response is the process's own account
+// Event: {"model": N} (0 <= N < the manifest's count), or {"malloc_info": true} with
+// ONNX_MALLINFO set (the path of mallinfo.node): glibc's own figures, see mallocAccount. The response is the process's own account
 // of the invocation, for the tests: the output's sum and first values (against the manifest's
 // reference), whether the session was cached and which one was evicted, and its memory as the
 // kernel sees it: VmRSS at the start and end, and VmHWM at the end after the handler reset it at
@@ -28,6 +29,8 @@ const THREADS = 4;
 const manifest = JSON.parse(fs.readFileSync(path.join(MODEL_DIR, "manifest.json"), "utf8"));
 const sessions = new Map();	// model id -> InferenceSession; iteration order = least recent first
 const x = new ort.Tensor("float32", input(), [1, K]);
+// glibc's own account of its heap (mallinfo.c, built by make lambda-onnx), when given.
+const mallinfo = process.env.ONNX_MALLINFO ? require(process.env.ONNX_MALLINFO) : null;
 
 // /proc/self/status fields in bytes.
 function selfStatus() {
@@ -81,7 +84,23 @@ async function infer(session) {
   return { y_sum: sum, y_head: Array.from(y.subarray(0, 4)) };
 }
 
+// {"malloc_info": true}: no model, glibc's figures: mallinfo2() and, per arena (malloc_info's
+// <heap nr="N">), its system bytes and free bytes (fast and rest).
+function mallocAccount(context) {
+  if (!mallinfo) throw new Error("ONNX_MALLINFO (the path of mallinfo.node) is not set");
+  const xml = mallinfo.mallocInfo();
+  const heaps = [];
+  for (const m of xml.matchAll(/<heap nr="(\d+)">([\s\S]*?)<\/heap>/g)) {
+    const num = (rx) => { const r = rx.exec(m[2]); return r ? Number(r[1]) : null; };
+    heaps.push({ nr: Number(m[1]), system_current: num(/<system type="current" size="(\d+)"/),
+      free_fast: num(/<total type="fast" count="\d+" size="(\d+)"/),
+      free_rest: num(/<total type="rest" count="\d+" size="(\d+)"/) });
+  }
+  return { request_id: context.awsRequestId, mallinfo2: mallinfo.mallinfo2(), heaps };
+}
+
 exports.handler = async (event, context) => {
+  if (event && event.malloc_info) return mallocAccount(context);
   const t0 = process.hrtime.bigint();
   const id = event && event.model !== undefined ? event.model : 0;
   if (!Number.isInteger(id) || id < 0 || id >= manifest.models.length) {
