@@ -9,11 +9,14 @@ in each round so that the machine's drift hits both alike.
 Each run is a fresh sandbox (`lambda-host --events`: a cold start, then the 20 invocations of
 tests/sections/onnx.py, 12 misses, 4 hits, 4 more misses with evictions). Figures, from the host's
 log and the handler's own answers (tools/functions/onnx/index.js):
-  per invocation  the host's REPORT Duration (ms), misses (a session loaded) and hits apart;
+  per invocation  the host's REPORT Duration (ms), misses (a session loaded) and hits apart,
+                  and the CPU time the handler measured (process.cpuUsage: every thread's user +
+                  system; steadier than the wall time on a loaded machine);
   per run         the sum of the Durations, the process's peak RSS (the largest VmHWM the handler
                   read: it resets VmHWM at each invocation's start), its RSS at the end (VmRSS
                   after the last invocation) and the host's Max Memory Used (the cgroup's peak).
-Printed: the median, min and max of each figure per setting, and B's median over A's.
+Printed: the median, min and max of each figure per setting, B's median over A's, and the
+median [min..max] of each round's own B/A of a run's total.
 --json FILE also writes every sample.
 """
 
@@ -57,6 +60,8 @@ def one_run(build, models, events_file, setting):
                  % (len(durations), len(answers), len(EVENTS), p.stdout[-400:]))
     return {"misses": [d for d, a in zip(durations, answers) if not a["hit"]],
             "hits": [d for d, a in zip(durations, answers) if a["hit"]],
+            "miss_cpu": [a["cpu_ms"] for a in answers if not a["hit"]],
+            "hits_cpu": [a["cpu_ms"] for a in answers if a["hit"]],
             "total_ms": sum(durations),
             "peak_rss": max(a["vmhwm_bytes"] or 0 for a in answers),
             "end_rss": answers[-1]["rss_end_bytes"],
@@ -109,7 +114,15 @@ def main():
     row("miss: session loaded + run", [x for r in a for x in r["misses"]],
         [x for r in b for x in r["misses"]], "ms")
     row("hit: cached session run", [x for r in a for x in r["hits"]], [x for r in b for x in r["hits"]], "ms")
+    row("miss: CPU time, all threads", [x for r in a for x in r["miss_cpu"]],
+        [x for r in b for x in r["miss_cpu"]], "ms")
+    row("hit: CPU time, all threads", [x for r in a for x in r["hits_cpu"]],
+        [x for r in b for x in r["hits_cpu"]], "ms")
     row("a run's 20 invocations", [r["total_ms"] for r in a], [r["total_ms"] for r in b], "ms")
+    # Paired: each round's B over its A (the two ran back to back, under the same load).
+    ratios = [rb["total_ms"] / ra["total_ms"] for ra, rb in zip(a, b)]
+    med, lo, hi = spread(ratios)
+    print("%-34s %30s %30s  %5.2fx [%.2f..%.2f]" % ("a run's total, B/A in each round", "", "", med, lo, hi))
     row("peak RSS (handler's VmHWM)", [r["peak_rss"] for r in a], [r["peak_rss"] for r in b], "MiB", MiB)
     row("RSS at the end", [r["end_rss"] for r in a], [r["end_rss"] for r in b], "MiB", MiB)
     row("Max Memory Used (cgroup)", [r["max_memory_used"] for r in a], [r["max_memory_used"] for r in b],

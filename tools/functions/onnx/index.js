@@ -15,7 +15,8 @@
 // of the invocation, for the tests: the output's sum and first values (against the manifest's
 // reference), whether the session was cached and which one was evicted, and its memory as the
 // kernel sees it: VmRSS at the start and end, and VmHWM at the end after the handler reset it at
-// the start (writing 5 to /proc/self/clear_refs), i.e. this invocation's peak RSS.
+// the start (writing 5 to /proc/self/clear_refs), i.e. this invocation's peak RSS; and the CPU
+// time the process spent in it (process.cpuUsage: user + system of every thread).
 "use strict";
 
 const fs = require("fs");
@@ -102,6 +103,7 @@ function mallocAccount(context) {
 exports.handler = async (event, context) => {
   if (event && event.malloc_info) return mallocAccount(context);
   const t0 = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   const id = event && event.model !== undefined ? event.model : 0;
   if (!Number.isInteger(id) || id < 0 || id >= manifest.models.length) {
     throw new RangeError("model must be an integer between 0 and " + (manifest.models.length - 1));
@@ -111,6 +113,7 @@ exports.handler = async (event, context) => {
   const { session, evicted, hit } = await getSession(id);
   const result = await infer(session);
   const after = selfStatus();
+  const cpu = process.cpuUsage(cpu0);	// every thread's, ONNX Runtime's pools included
   return {
     request_id: context.awsRequestId,
     model: id,
@@ -124,5 +127,6 @@ exports.handler = async (event, context) => {
     vmhwm_bytes: reset ? after.VmHWM : null,
     threads: after.Threads,
     handler_ms: Number(process.hrtime.bigint() - t0) / 1e6,
+    cpu_ms: (cpu.user + cpu.system) / 1000,
   };
 };
