@@ -109,6 +109,21 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 	inv->boundary_fd = fd;
 	inv->state = PT_INV_ENDED;
 	sbx_inv_end(seq);
+	{
+		/* A copy of the whole record, copied by a helper (1.3 KB: an inlined copy would
+		 * be ~170 instructions in every program that ends invocations). */
+		struct pt_inv_record_event *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+		if (r) {
+			r->type = PT_EV_INV_RECORD;
+			r->pad = 0;
+			if (bpf_probe_read_kernel(&r->inv, sizeof(r->inv), inv))
+				r->type = 0;    /* never: user space then reads the buffer */
+			bpf_ringbuf_submit(r, 0);
+		} else {
+			count_err(PT_ERR_RINGBUF_LOST);
+		}
+	}
 	inv_emit(PT_EV_INV_END, seq, fd, NULL, 0);
 }
 

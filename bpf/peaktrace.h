@@ -138,7 +138,9 @@ enum pt_err {
 	/* (user space) node images started without its perf-map flags (target/nodeflags.c). */
 	PT_ERR_NODE_FLAGS,
 	PT_ERR_STACK_CUT,         /* stack table's whole part full: counted under the stack cut to
-	                           * its innermost frames (pt_stack_tier) */
+	                           * its innermost frames (pt_tier_start) */
+	PT_ERR_INV_STACKS_LOST,   /* (user space) invocations whose stacks at the peak were not read:
+	                           * two newer starts first (their figures kept) */
 	PT_ERR_COUNT,
 };
 
@@ -573,6 +575,7 @@ enum pt_event_type {
 	PT_EV_RSS_STACK = 8,  /* a stack's attributed fault in a new region (its first, or 2 MiB or
 			       * more from its last): addr, and the stack in len (user space tells
 			       * a heap's pages while they are mapped) */
+	PT_EV_INV_RECORD = 9, /* an ended invocation's whole record, just before its PT_EV_INV_END */
 };
 
 struct pt_event {
@@ -600,6 +603,17 @@ struct pt_inv_event {
 	char data[PT_RAPI_COPY];
 };
 _Static_assert(sizeof(struct pt_inv_event) == 40 + PT_RAPI_COPY, "pt_inv_event layout");
+
+/* PT_EV_INV_RECORD: the record as it was when the invocation ended. The double buffer's half
+ * is reused when the invocation after next starts, which back-to-back short invocations did
+ * before user space, reading the stacks of the one before, got to it (invocations_overwritten
+ * 1-3 in 20 ONNX invocations of 2-35 ms); the ring buffer keeps every record in order. */
+struct pt_inv_record_event {
+	__u32 type;
+	__u32 pad;
+	struct pt_inv inv;
+};
+_Static_assert(sizeof(struct pt_inv_record_event) == 8 + sizeof(struct pt_inv), "pt_inv_record_event layout");
 
 /*
  * The sandbox (--follow, several -p): every traced process together. The coordinating

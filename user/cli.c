@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,7 @@ static const struct argp_option opts[] = {
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
 	{ "json-stacks", OPT_JSON_STACKS, "N|all", 0, "Stacks kept in report.json: the top N by each of peak, live and allocated bytes (default 1000; what is left out is summed in stacks_left_out), or all", 0 },
-	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default: from this machine's available memory, a sixteenth of it at ~1 KiB a stack, 16384 to 262144). When the table's whole-stack part (seven eighths) is full, new stacks are kept cut to their innermost frames, then to their leaf", 0 },
+	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default: from this machine's available memory, a sixteenth of it at ~1 KiB a stack, and an eighth of the room under peaktrace's memory cgroup limit; 16384 to 262144). When the table's whole-stack part (seven eighths) is full, new stacks are kept cut to their innermost frames, then to their leaf", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
@@ -452,8 +453,8 @@ uint32_t pt_stacks_for_memory(uint64_t avail, uint64_t cg_room)
 {
 	uint64_t budget = avail / 16, n = PT_MIN_AUTO_STACKS;
 
-	if (cg_room && cg_room / 4 < budget)
-		budget = cg_room / 4;
+	if (cg_room && cg_room / 8 < budget)
+		budget = cg_room / 8;
 	while (n < PT_MAX_AUTO_STACKS && 2 * n * STACK_SLOT_BYTES <= budget)
 		n *= 2;
 	return (uint32_t)n;
@@ -467,29 +468,61 @@ static uint64_t meminfo_bytes(const char *text, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) * 1024 : 0;
 }
 
-/* Room left under our memory cgroup's limit (cgroup v2 memory.max - memory.current), 0 when
- * there is no limit or it cannot be read. The BPF maps' memory is charged to it. */
+/* Room left under a cgroup's limit, given its limit and use files' text; 0 when unlimited or
+ * unreadable, 1 when at or over it. */
+static uint64_t room_of(const char *dir, const char *limit_file, const char *use_file)
+{
+	char path[4400], *lim, *use;
+	uint64_t room = 0, l, u;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, limit_file);
+	lim = pt_read_file(path, 64, NULL);
+	snprintf(path, sizeof(path), "%s/%s", dir, use_file);
+	use = pt_read_file(path, 64, NULL);
+	/* v2 says "max", v1 a number near 2^63 for no limit. */
+	if (lim && use && sscanf(lim, "%" SCNu64, &l) == 1 && sscanf(use, "%" SCNu64, &u) == 1 &&
+	    l < (1ULL << 60))
+		room = l > u ? l - u : 1;
+	free(lim);
+	free(use);
+	return room;
+}
+
+/* Room left under our memory cgroup's limit, the tightest of it and its ancestors' (cgroup v2
+ * memory.max - memory.current; v1 memory.limit_in_bytes - memory.usage_in_bytes), 0 when there
+ * is no limit or it cannot be read. The BPF maps' memory is charged to it: a runtime's own
+ * limit when peaktrace is the function's command. */
 static uint64_t cgroup_room(void)
 {
-	char *cg = pt_read_file("/proc/self/cgroup", 4096, NULL), *path, path2[4200];
-	char *max = NULL, *cur = NULL;
-	uint64_t room = 0, m, c;
+	char *cg = pt_read_file("/proc/self/cgroup", 4096, NULL), *line, *save = NULL, dir[4300];
+	uint64_t best = 0, r;
 
-	path = cg ? strstr(cg, "0::") : NULL;
-	if (path) {
-		path += 3;
-		path[strcspn(path, "\n")] = 0;
-		snprintf(path2, sizeof(path2), "/sys/fs/cgroup%s/memory.max", path);
-		max = pt_read_file(path2, 64, NULL);
-		snprintf(path2, sizeof(path2), "/sys/fs/cgroup%s/memory.current", path);
-		cur = pt_read_file(path2, 64, NULL);
-		if (max && cur && sscanf(max, "%" SCNu64, &m) == 1 && sscanf(cur, "%" SCNu64, &c) == 1)
-			room = m > c ? m - c : 1;
+	for (line = cg ? strtok_r(cg, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL, *slash;
+		bool v2;
+
+		if (!path)
+			continue;
+		*path++ = 0;
+		ctl++;
+		v2 = !*ctl;
+		if (!v2 && strcmp(ctl, "memory"))
+			continue;
+		/* The cgroup, then each ancestor up to the root. */
+		for (;;) {
+			snprintf(dir, sizeof(dir), v2 ? "/sys/fs/cgroup%s" : "/sys/fs/cgroup/memory%s", path);
+			r = v2 ? room_of(dir, "memory.max", "memory.current") :
+				 room_of(dir, "memory.limit_in_bytes", "memory.usage_in_bytes");
+			if (r && (!best || r < best))
+				best = r;
+			slash = strrchr(path, '/');
+			if (!slash || slash == path)
+				break;
+			*slash = 0;
+		}
 	}
 	free(cg);
-	free(max);
-	free(cur);
-	return room;
+	return best;
 }
 
 uint32_t pt_stacks_here(void)

@@ -95,7 +95,7 @@ void pt_cli_parse(int argc, char **argv, struct pt_options *o);
 
 /* --max-stacks' default: the largest power of two of stack slots (PT_MIN_AUTO_STACKS ..
  * PT_MAX_AUTO_STACKS) whose kernel memory is within a sixteenth of avail (bytes available
- * on the machine) and a quarter of cg_room (left under our memory cgroup's limit; 0: none).
+ * on the machine) and an eighth of cg_room (left under our memory cgroup's limit; 0: none).
  * pt_stacks_here asks this machine. */
 #define PT_MIN_AUTO_STACKS (1u << 14)
 #define PT_MAX_AUTO_STACKS (1u << 18)

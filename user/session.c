@@ -112,6 +112,10 @@ struct pt_session {
 	uint64_t exec_pending_ns;
 	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
 	uint64_t start_ts[2];                /* each START event's time, by parity */
+	/* The last PT_EV_INV_RECORD (its PT_EV_INV_END comes next): the ended invocation's figures
+	 * as they were at its end, whatever started since. ended.seq says whose. */
+	struct pt_inv ended;
+	bool ended_ok;
 	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
 	FILE *emf;               /* --emf output */
 	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
@@ -364,20 +368,43 @@ static uint32_t stacks_span(const struct pt_session *s)
 	return whole < inner ? (uint32_t)whole : inner;
 }
 
-/* An invocation (or the init phase) ended: read its half of the double buffer now. */
+/* rec's stacks were read, or would be, while its half of the stacks' counters was reused. */
+static void inv_stacks_lost(struct pt_inv_record *rec)
+{
+	free(rec->all);
+	free(rec->rss_all);
+	rec->all = rec->rss_all = NULL;
+	rec->nall = rec->nrss_all = rec->ntop = rec->nrss_top = 0;
+	rec->other_stacks = 0;
+	rec->other_bytes = rec->other_count = 0;
+	rec->stacks_lost = true;
+}
+
+/* An invocation (or the init phase) ended: its figures from its PT_EV_INV_RECORD, else from its
+ * half of the double buffer, and its stacks from the stats map now. */
 static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts)
 {
-	const struct pt_inv *inv = &s->skel->bss->g.inv[seq & 1];
+	volatile struct pt_global *g = &s->skel->bss->g;
+	const struct pt_inv *inv = s->ended_ok && s->ended.seq == seq ? &s->ended : &s->skel->bss->g.inv[seq & 1];
+	uint64_t rss_seq = s->skel->bss->rss_g.inv_peak_seq[seq & 1];
 	uint32_t nstk = stacks_span(s);
 	struct pt_inv_record rec;
 	uint64_t hwm_end;
+	/* Its stacks' snapshots at its peak are in its half of each stack's counters until the
+	 * invocation after next starts (bpf/heap.bpf.h): then they are not read at all, which
+	 * also lets a loop that fell behind (~20 ms a read at 115k stacks) catch up. */
+	bool behind = g->inv_seq >= seq + 2;
+	int stats_fd = behind ? -1 : bpf_map__fd(s->skel->maps.stats);
 
-	pt_inv_capture(&rec, inv, bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation,
+	s->ended_ok = false;
+	pt_inv_capture(&rec, inv, stats_fd, nstk, s->opt->per_invocation,
 		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
-	pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[seq & 1],
-			   bpf_map__fd(s->skel->maps.stats), nstk, s->opt->per_invocation);
+	pt_inv_capture_rss(&rec, rss_seq, stats_fd, nstk, s->opt->per_invocation);
+	if (behind || g->inv_seq >= seq + 2)
+		inv_stacks_lost(&rec);
 	hwm_end = inv->hwm_end;
-	/* Two more invocations began before we got here: the buffer holds a newer one. */
+	/* No record event (the ring buffer was full), and two more invocations began before we
+	 * got here: the buffer holds a newer one. */
 	if (inv->seq != seq) {
 		hwm_end = 0;
 		free(rec.all);
@@ -614,6 +641,15 @@ static int on_event(void *ctx, void *data, size_t len)
 				   s->start_id[ie->seq & 1], sizeof(s->start_id[0]));
 		s->start_ts[ie->seq & 1] = ie->ts;
 		arena_skip(s, ie->ts);   /* the next invocation began before the reading was due */
+		break;
+	}
+	case PT_EV_INV_RECORD: {
+		const struct pt_inv_record_event *re = data;
+
+		if (len < sizeof(*re))
+			return 0;
+		memcpy(&s->ended, &re->inv, sizeof(s->ended));
+		s->ended_ok = true;
 		break;
 	}
 	case PT_EV_INV_END: {
@@ -2056,8 +2092,10 @@ static void report_figures(struct pt_session *s)
 	rep->ar.allocator = pt_allocator_kind_name(s->alloc.kind);
 	pt_read_errors(s->skel, rep->errors);
 	rep->errors[PT_ERR_RAPI_FULL] += rep->g.rapi_full;
-	for (uint32_t k = 0; k < s->invs.n; k++)
+	for (uint32_t k = 0; k < s->invs.n; k++) {
 		rep->errors[PT_ERR_INV_LOST] += s->invs.r[k].overwritten;
+		rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.r[k].stacks_lost && !s->invs.r[k].overwritten;
+	}
 	rep->exited = s->exited || (s->launched && s->child.exited);
 	if (s->launched && s->child.exited) {
 		if (WIFSIGNALED(s->child.status))

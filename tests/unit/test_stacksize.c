@@ -19,8 +19,8 @@ int main(void)
 	CHECK_EQ_U64(pt_stacks_for_memory(1 * GiB, 0), 65536, "1 GiB (a small VM): 2^16, the old default");
 	CHECK_EQ_U64(pt_stacks_for_memory(100 * MiB, 0), 16384, "100 MiB: never below 2^14");
 	CHECK_EQ_U64(pt_stacks_for_memory(0, 0), 16384, "unknown memory: 2^14");
-	CHECK_EQ_U64(pt_stacks_for_memory(24 * GiB, 256 * MiB), 65536,
-		     "a cgroup with 256 MiB left: a quarter of it (64 MiB) -> 2^16");
+	CHECK_EQ_U64(pt_stacks_for_memory(24 * GiB, 512 * MiB), 65536,
+		     "a cgroup with 512 MiB left: an eighth of it (64 MiB) -> 2^16, the old default");
 	CHECK_EQ_U64(pt_stacks_for_memory(24 * GiB, 1), 16384, "a cgroup at its limit: 2^14");
 
 	CHECK_EQ_U64(pt_tier_start(65536, PT_TIER_WHOLE), 1, "whole stacks from index 1 (0 is unknown)");

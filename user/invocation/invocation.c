@@ -383,8 +383,8 @@ void pt_inv_json(FILE *f, const struct pt_inv_record *r, const struct pt_stack_s
 			   ", \"alloc_bytes\": %" PRIu64 ", \"free_count\": %" PRIu64 ", \"free_bytes\": %" PRIu64,
 			r->heap_start, r->heap_peak, r->heap_peak_count, r->heap_end, r->heap_end - r->heap_start,
 			r->alloc_count, r->alloc_bytes, r->free_count, r->free_bytes);
-	fprintf(f, ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"rss_trajectory\": [",
-		r->vmhwm, r->overwritten ? "true" : "false");
+	fprintf(f, ", \"vmhwm_bytes\": %" PRIu64 ", \"overwritten\": %s, \"stacks_lost\": %s, \"rss_trajectory\": [",
+		r->vmhwm, r->overwritten ? "true" : "false", r->stacks_lost ? "true" : "false");
 	/* [ms since the start, RSS bytes], starting with the RSS at the start. */
 	fprintf(f, "[0, %" PRId64 "]", r->rss_start);
 	for (i = 0; i < r->traj_n; i++)

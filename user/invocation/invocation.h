@@ -71,6 +71,8 @@ struct pt_inv_record {
 	uint32_t ntop;
 	struct pt_inv_stack top[PT_INV_TOP];
 	bool overwritten;      /* the kernel reused its buffer before we read it */
+	bool stacks_lost;      /* its stacks at the peak not read (figures whole): two newer starts
+				* before user space got to them (PT_ERR_INV_STACKS_LOST) */
 	uint32_t traj_n;       /* RSS trajectory (see struct pt_inv) */
 	struct { uint64_t t_ns; int64_t rss; } traj[PT_TRAJ_MAX];
 	/* Anonymous RSS at the invocation's RSS peak by the stack that faulted it in (rss.bpf.h;

@@ -52,6 +52,7 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_PY_LAYOUT] = "python_layout_failed",
 	[PT_ERR_NODE_FLAGS] = "node_perf_flags_missing",
 	[PT_ERR_STACK_CUT] = "stack_table_cut",
+	[PT_ERR_INV_STACKS_LOST] = "invocation_stacks_lost",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -88,6 +89,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_PY_LAYOUT] = "CPython interpreters whose frames could not be read (unknown version, bad debug offsets, failed live check): their stacks have native frames only",
 	[PT_ERR_NODE_FLAGS] = "node images started without --perf-basic-prof or --interpreted-frames-native-stack: their JavaScript frames are unnamed",
 	[PT_ERR_STACK_CUT] = "new stacks kept cut to their innermost frames (\"[stack table full: outer frames cut]\") or to their leaf (\"[stack table full: cut to the leaf]\"): the table's part for whole stacks was full (raise --max-stacks)",
+	[PT_ERR_INV_STACKS_LOST] = "invocations whose stacks at the peak were not read (two more had begun before peaktrace got to them: back-to-back short invocations); their figures are whole, their per-invocation stacks empty",
 };
 
 /*
@@ -132,6 +134,7 @@ static const unsigned char err_affects[PT_ERR_COUNT] = {
 	[PT_ERR_PY_LAYOUT] = AFF_STACKS,
 	[PT_ERR_NODE_FLAGS] = AFF_STACKS,
 	[PT_ERR_STACK_CUT] = AFF_STACKS,
+	[PT_ERR_INV_STACKS_LOST] = AFF_INV,
 };
 
 /* What is wrong with the figures, for the counters that bend totals (the others' help says it). */
