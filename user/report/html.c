@@ -306,9 +306,10 @@ static void write_holders(struct hctx *c, const struct pt_report *r, uint32_t *o
 		fputc(']', c->f);
 	}
 	fputs("],\n\"rss_holders\": ", c->f);
-	/* As report.txt's WHO HELD THE RSS: only when the heap is a small part of the RSS. */
+	/* As report.txt's WHO HELD THE RSS: when the heap is a small part of the RSS, or not traced
+	 * (--light). */
 	idx = NULL;
-	if (r->light || !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak) ||
+	if ((!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak)) ||
 	    !(idx = pt_rss_ranked(p, &n))) {
 		fputs("null,\n", c->f);
 		return;

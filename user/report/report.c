@@ -705,6 +705,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 	if (r->light) {
 		pt_light_text(f, r);
 		pt_rss_python_note(f, r, true);
+		pt_rss_summary_text(f, r);
 		if (has_invocations(r))
 			text_invocations(f, r);
 		return;

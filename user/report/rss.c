@@ -142,16 +142,22 @@ void pt_rss_summary_text(FILE *f, const struct pt_report *r)
 	uint32_t *idx, n, i;
 	char b1[32], b2[32];
 
-	if (!pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak))
+	/* --light traces no heap: the RSS holders are the only holders there are. */
+	if (!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak))
 		return;
 	idx = pt_rss_ranked(p, &n);
 	if (!idx)
 		return;
 	split_at(r, true, &pk);
-	fprintf(f, "\nWHO HELD THE RSS (the live heap at its peak, %s, was under half the peak RSS, %s: "
-		   "top %u of %u stacks holding anonymous RSS at the RSS peak; TOP STACKS HOLDING RSS below)\n",
-		pt_fmt_bytes(b1, sizeof(b1), (double)r->g.peak_bytes),
-		pt_fmt_bytes(b2, sizeof(b2), (double)r->g.rss_peak), n < RSS_SUMMARY ? n : RSS_SUMMARY, n);
+	if (r->light)
+		fprintf(f, "\nWHO HELD THE RSS (top %u of %u stacks holding anonymous RSS at the RSS peak; "
+			   "TOP STACKS HOLDING RSS below)\n", n < RSS_SUMMARY ? n : RSS_SUMMARY, n);
+	else
+		fprintf(f, "\nWHO HELD THE RSS (the live heap at its peak, %s, was under half the peak RSS, "
+			   "%s: top %u of %u stacks holding anonymous RSS at the RSS peak; TOP STACKS "
+			   "HOLDING RSS below)\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->g.peak_bytes),
+			pt_fmt_bytes(b2, sizeof(b2), (double)r->g.rss_peak), n < RSS_SUMMARY ? n : RSS_SUMMARY,
+			n);
 	if (!n)
 		fprintf(f, "  (no stack holds anonymous pages at the peak)\n");
 	for (i = 0; i < n && i < RSS_SUMMARY && (int)i < r->top; i++) {

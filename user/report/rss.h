@@ -40,7 +40,7 @@ static inline int pt_rss_first_screen(int64_t heap_peak, int64_t rss_peak)
 /* Stacks holding anonymous RSS at the peak, most first: p->nstacks + 1 indexes (free it), *n
  * of them used; NULL when out of memory. */
 uint32_t *pt_rss_ranked(const struct pt_profile *p, uint32_t *n);
-/* WHO HELD THE RSS, the first screen's block, when pt_rss_first_screen (else nothing). */
+/* WHO HELD THE RSS, the first screen's block, when pt_rss_first_screen or --light (else nothing). */
 void pt_rss_summary_text(FILE *f, const struct pt_report *r);
 /* TOP STACKS HOLDING RSS AT THE PEAK. */
 void pt_rss_text(FILE *f, const struct pt_report *r);

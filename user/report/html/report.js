@@ -249,8 +249,8 @@
       H, function (h) { return bytes(h[0]) + " (" + pct(h[0], D.peak_bytes) + ") in " + h[1] + " block" + (h[1] === 1 ? "" : "s"); }));
   var RH = D.rss_holders;
   if (RH && RH.stacks.length)
-    sum.appendChild(holderList("sum-rss", "Who held the RSS: the live heap at its peak, " + bytes(D.peak_bytes) + ", was under half the peak RSS, " +
-      bytes(D.rss_peak) + "; the top " + RH.stacks.length + " of " + RH.nstacks + " stacks holding anonymous RSS at the RSS peak (the RSS view below has them all)",
+    sum.appendChild(holderList("sum-rss", "Who held the RSS: " + (D.light ? "" : "the live heap at its peak, " + bytes(D.peak_bytes) + ", was under half the peak RSS, " +
+      bytes(D.rss_peak) + "; ") + "the top " + RH.stacks.length + " of " + RH.nstacks + " stacks holding anonymous RSS at the RSS peak (the RSS view below has them all)",
       RH.stacks, function (h) { return bytes(h[0]) + " (" + pct(h[0], RH.anon) + " of the anonymous RSS)" + (h[1] ? " [" + h[1] + "]" : ""); }));
   var big = null;
   realInvs.forEach(function (r) { if (!big || r.rss_peak > big.rss_peak) big = r; });
