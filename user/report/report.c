@@ -223,7 +223,9 @@ static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
 			base ? base : "?", strrchr(fr->file, '/') ? strrchr(fr->file, '/') + 1 : fr->file,
 			fr->line);
 	else if (fr->func && *fr->func && fr->func[0] != '[')
-		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
+		/* No module: JIT code the runtime's perf map names. */
+		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off,
+			base ? base : fr->kind == PT_FK_JIT ? "JIT" : "?");
 	else if (fr->func && fr->func[0] == '[')
 		fprintf(f, "        %s\n", fr->func);
 	else
