@@ -891,7 +891,8 @@ static int jit_fold(struct pt_symbolizer *s)
 
 	if (!in)
 		return -ENOMEM;
-	memcpy(in, s->jit_seg, s->njit_seg * sizeof(*in));
+	if (s->njit_seg)
+		memcpy(in, s->jit_seg, s->njit_seg * sizeof(*in));
 	for (size_t k = 0; k < nn; k++) {
 		const struct jit_sym *j = &s->jit[s->jit_flat + k];
 
