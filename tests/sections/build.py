@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""build: the workloads (tests/workloads) and ref_preload.so, into BUILD/tests/workloads."""
+"""build: the workloads (tests/workloads), libdeep.so (lib_deep.c, stripped) and ref_preload.so, into
+BUILD/tests/workloads."""
 
 import glob
 import os
@@ -62,6 +63,17 @@ def run_section(ctx):
             "wl_allocators_c_musl", ["musl-gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-Wall", src],
             target, [src, os.path.join(WORKLOAD_SRC, "wl_alloc_c_api.h")]):
         built["wl_allocators_c_musl"] = {"fp": target}
+
+    # libdeep.so for wl_stripped (case/stripped): built with symbols, then stripped of them all
+    # but .dynsym (deep_entry's name); its .eh_frame stays.
+    src = os.path.join(WORKLOAD_SRC, "lib_deep.c")
+    full = os.path.join(outdir, "libdeep_full.so")
+    target = os.path.join(outdir, "libdeep.so")
+    if os.path.exists(src) and compile_one("libdeep_full.so", ["gcc"] + FLAVORS["fp"] + ["-Wall", "-shared", "-fPIC", src],
+                                           full, [src]):
+        rc, out, err = run(["strip", "--strip-all", "-o", target, full], timeout=60)
+        if res.true("build/libdeep.so (stripped)", rc == 0 and os.path.exists(target), short(err, 400)):
+            built["libdeep.so"] = {"fp": target, "nofp": target}
 
     src = os.path.join(WORKLOAD_SRC, "ref_preload.c")
     target = os.path.join(outdir, "ref_preload.so")

@@ -1,6 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""node: a node --perf-basic-prof script, launched and attached: its JS function by name."""
+"""node: a node --perf-basic-prof script, launched and attached: its JS function by name.
 
+node/jit newest names: js_reuse.js compiles and drops thousands of functions (V8 reuses their code
+space), then allocates 64 MiB from peaktraceAfterReuse(), launched. Every JIT frame of
+report.json's frame table is named by the newest line of /tmp/perf-PID.map covering its call
+(the return address less one), as perf takes it, computed here from the file; at least one of
+them is an address where the line with the greatest start (the rule before) is another line;
+WHO HELD IT's #1 on report.txt's first screen names peaktraceAfterReuse."""
+
+import bisect
 import json
 import os
 import re
@@ -96,6 +104,7 @@ def run_section(ctx):
                  "%s not in the text report" % NODE_FUNC)
     run_rss(ctx, node)
     run_flag_warning(ctx, node)
+    run_newest(ctx, node)
 
 
 # RSS by page: a million JS objects in V8's heap (mmap'd pages, never malloc), by JS function
@@ -242,3 +251,109 @@ def run_flag_warning(ctx, node):
         res.true("%s: caveat in report.txt" % prefix,
                  "caveat: node_perf_flags_missing 1: node started without %s:" % want in txt,
                  [l for l in txt.splitlines() if "node_perf" in l][:3])
+
+
+# JIT names from the newest perf-map line covering the address (V8 reuses code space)
+
+NODE_REUSE_JS = os.path.join(WORKLOAD_SRC, "js_reuse.js")
+NODE_REUSE_FUNC = "peaktraceAfterReuse"
+
+
+class PerfMap:
+    """/tmp/perf-PID.map's lines ("START SIZE name", hex), in file order."""
+
+    def __init__(self, path):
+        self.lines = []
+        with open(path, errors="replace") as f:
+            for ln in f:
+                p = ln.rstrip("\n").split(" ", 2)
+                try:
+                    start, size = int(p[0], 16), int(p[1], 16)
+                except (ValueError, IndexError):
+                    continue
+                if size and len(p) == 3:
+                    self.lines.append((start, start + size, len(self.lines), p[2]))
+        self.by_start = sorted(self.lines, key=lambda t: (t[0], t[2]))
+        self.starts = [t[0] for t in self.by_start]
+        self.longest = max((t[1] - t[0] for t in self.lines), default=0)
+
+    def newest(self, a):
+        """perf's rule: the last line in the file covering a."""
+        lo = bisect.bisect_left(self.starts, a - self.longest)
+        hi = bisect.bisect_right(self.starts, a)
+        cov = [t for t in self.by_start[lo:hi] if t[1] > a]
+        return max(cov, key=lambda t: t[2]) if cov else None
+
+    def greatest_start(self, a):
+        """The rule before: the covering line with the greatest start (the later of equal ones)."""
+        lo = bisect.bisect_left(self.starts, a - self.longest)
+        hi = bisect.bisect_right(self.starts, a)
+        cov = [t for t in self.by_start[lo:hi] if t[1] > a]
+        return max(cov, key=lambda t: (t[0], t[2])) if cov else None
+
+
+def run_newest(ctx, node):
+    res = ctx.res
+    prefix = "node/jit newest names/launch"
+    if not res.wanted(prefix):
+        return
+    if not node:
+        res.skip(prefix, "node not on PATH")
+        return
+    outdir = os.path.join(ctx.tmp, "node-reuse")
+    argv = [node] + NODE_PERF_FLAGS + ["--expose-gc", NODE_REUSE_JS]
+    pr = Proc([ctx.pt, "-q", "-o", outdir, "--"] + argv, cwd=ctx.tmp)
+    m = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?(\d+)\b")
+    rc = pr.wait(TIMEOUT * 2)
+    pr.kill()
+    if not m:
+        res.fail(prefix, "no 'peaktrace: tracing' line: %s" % short(pr.err))
+        return
+    path = "/tmp/perf-%s.map" % m.group(1)
+    try:
+        pm = PerfMap(path)
+    except OSError as e:
+        res.fail(prefix + ": node wrote its perf map", str(e))
+        return
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    if not res.eq(prefix + ": peaktrace exit status", rc, 0):
+        print("  stderr: " + short(pr.err, 1000))
+        return
+    res.true(prefix + ": the script ran", "js: done 8" in pr.out, short(pr.out, 200))
+    try:
+        with open(os.path.join(outdir, "report.json")) as f:
+            rep = json.load(f)
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+    except (OSError, ValueError) as e:
+        res.fail(prefix + ": report.json and report.txt", str(e))
+        return
+    checked, wrong, reused = 0, [], 0
+    for fr in rep.get("frame_table", []):
+        mod = fr.get("module") or ""
+        if mod and not mod.startswith("[anon"):
+            continue   # a file's code is named from its ELF symbols
+        a = int(fr.get("addr", "0"), 16) - 1    # a return address: the call is before it
+        t = pm.newest(a)
+        if t is None:
+            continue
+        checked += 1
+        if fr.get("func") != t[3]:
+            wrong.append("%s: %r, newest line %r" % (fr.get("addr"), fr.get("func"), t[3]))
+        reused += pm.greatest_start(a)[2] != t[2]
+    print("INFO %s: %d perf-map lines; %d JIT frames checked, %d of them where the greatest-start "
+          "rule names an older line" % (prefix, len(pm.lines), checked, reused), flush=True)
+    res.true(prefix + ": JIT frames in report.json's frame table (at least 20)", checked >= 20, "%d" % checked)
+    res.true(prefix + ": every JIT frame named by the newest perf-map line covering its call",
+             checked and not wrong, "; ".join(wrong[:5]))
+    res.true(prefix + ": V8 reused code space under some of them (the greatest-start rule differs)",
+             reused > 0, "none of %d" % checked)
+    first = txt.split("\nTOP STACKS LIVE AT THE HEAP PEAK")[0]
+    who = re.search(r"^WHO HELD IT .*\n  #1 .*\n((?:        .*\n)+)", first, re.M)
+    res.true(prefix + ": WHO HELD IT's #1 names %s on the first screen" % NODE_REUSE_FUNC,
+             who is not None and re.search(r"^        JS:\S?%s " % NODE_REUSE_FUNC, who.group(1), re.M) is not None,
+             who.group(0) if who else first[-800:])

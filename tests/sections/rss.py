@@ -26,6 +26,9 @@ its invocation-N.rss.folded (--per-invocation).
 Then Debian's python3 (tests/workloads/wl_rss.py): a ~50 MiB dict of short strings built in
 build_dict (pymalloc arenas, never malloc) and a 32 MiB bytearray in build_buffer: at the peak
 the Python frames by those names hold at least 90% of what each grew (its own RssAnon delta).
+Its first screen (the live heap is under half the RSS): WHO HELD THE RSS beside WHO HELD IT, both
+naming build_buffer (a Python frame past the interpreter's) with what it holds, the RSS block
+build_dict under [CPython pymalloc arenas]; report.html's summary data the same.
 """
 import json
 import os
@@ -487,6 +490,72 @@ def run_python(ctx, mode, light=False):
                      "got %d want %d, left %d" % (got, want, left))
     check_pprof_python(ctx, prefix, outdir, lines, ["rss_peak_space"] if light else FULL_TYPES)
     check_svg_python(res, prefix, outdir, lines)
+    if not light:
+        check_first_screen_python(res, prefix, outdir, rep, truth)
+
+
+def holders(block):
+    """The holders of a WHO HELD ... block of report.txt: [(head line, [frame lines])]."""
+    out = []
+    for m in re.finditer(r"^  #\d+\s+(.*)\n((?:        .*\n)*)", block, re.M):
+        out.append((m.group(1), [l.strip() for l in m.group(2).splitlines()]))
+    return out
+
+
+def mib_of(head):
+    m = re.match(r"([\d.]+) MiB ", head)
+    return float(m.group(1)) * MiB if m else None
+
+
+def check_first_screen_python(res, prefix, outdir, rep, truth):
+    """report.txt's first screen (before TOP STACKS LIVE AT THE HEAP PEAK): the pymalloc arenas
+    make the RSS more than twice the live heap, so WHO HELD THE RSS is there beside WHO HELD IT;
+    in both, the holder that ran build_buffer shows that Python frame (deeper than the four
+    innermost frames shown before: the interpreter's) with what it grew (its own RssAnon delta,
+    to the 0.01 MiB printed), the RSS block has build_dict's stacks under [CPython pymalloc
+    arenas], and report.html's summary data says the same."""
+    try:
+        with open(os.path.join(outdir, "report.txt")) as f:
+            txt = f.read()
+    except OSError as e:
+        res.fail("%s: first screen" % prefix, str(e))
+        return
+    first = txt.split("\nTOP STACKS LIVE AT THE HEAP PEAK")[0]
+    heap = (rep.get("totals") or {}).get("peak_live_bytes", 0)
+    rss = (rep.get("rss") or {}).get("peak_bytes", 0)
+    res.true("%s: first screen: the live heap peak (%d) is under half the peak RSS (%d) here" % (prefix, heap, rss),
+             0 < heap < rss / 2, "heap %d rss %d" % (heap, rss))
+    parts = first.split("\nWHO HELD THE RSS ")
+    if not res.true("%s: first screen: WHO HELD THE RSS beside WHO HELD IT" % prefix,
+                    len(parts) == 2 and "\nWHO HELD IT " in parts[0], first[-1500:]):
+        return
+    heap_h, rss_h = holders(parts[0].split("\nWHO HELD IT ")[1]), holders(parts[1])
+    res.eq("%s: first screen: three RSS holders" % prefix, len(rss_h), 3)
+    for what, hs, tol in (("WHO HELD IT", heap_h, 0), ("WHO HELD THE RSS", rss_h, PAGE)):
+        buf = [h for h in hs if any(l.startswith("wl_rss:build_buffer:") for l in h[1])]
+        got = mib_of(buf[0][0]) if buf else None
+        # The bytearray: 32 MiB + 1 byte of heap, its RssAnon delta of pages.
+        want = truth["build_buffer"] if what != "WHO HELD IT" else 32 * MiB + 1
+        res.true("%s: first screen: %s names wl_rss:build_buffer, with what it holds (%d, 0.01 MiB printed)"
+                 % (prefix, what, want), got is not None and abs(got - want) <= 0.005 * MiB + tol,
+                 "\n".join(h[0] + " | " + " / ".join(h[1]) for h in hs))
+    dict_h = [h for h in rss_h if any(l.startswith("wl_rss:build_dict:") for l in h[1])]
+    res.true("%s: first screen: WHO HELD THE RSS names wl_rss:build_dict in CPython's pymalloc arenas" % prefix,
+             any("[CPython pymalloc arenas]" in h[0] for h in dict_h) if "launch" in prefix else bool(dict_h),
+             "\n".join(h[0] + " | " + " / ".join(h[1]) for h in rss_h))
+    try:
+        with open(os.path.join(outdir, "report.html")) as f:
+            m = re.search(r'<script type="application/json" id="pt-data">\n(.*?)</script>', f.read(), re.S)
+        d = json.loads(m.group(1))
+    except (OSError, AttributeError, ValueError) as e:
+        res.fail("%s: report.html's data" % prefix, str(e))
+        return
+    fr = d.get("frames", [])
+    rh = (d.get("rss_holders") or {}).get("stacks", [])
+    html_lines = [[x if isinstance(x, str) else fr[x][0] for x in h[2]] for h in rh]
+    res.true("%s: report.html's summary has the RSS holders, build_dict's among them" % prefix,
+             len(rh) == 3 and any(any(l.startswith("wl_rss:build_dict:") for l in ls) for ls in html_lines),
+             str(html_lines))
 
 
 def check_svg_python(res, prefix, outdir, lines):

@@ -297,6 +297,33 @@ static void test_perf_map(void)
 	      "a later line for the same code wins");
 	CHECK(s && pt_sym_resolve(s, base + 0x210, &r) == 0 && r.func && strncmp(r.func, "LazyCompile:~helper", 19) == 0,
 	      "second JIT symbol");
+	/* V8 reuses code space: a newer function compiled over part of helper's range at a lower
+	 * start, read in a later refresh. The newest covering line names an address, not the
+	 * one with the greatest start (perf's rule). */
+	f = fopen(path, "a");
+	fprintf(f, "%" PRIx64 " 30 JS:*loadSession /var/task/index.js:12:3\n", base + 0x1f0);
+	fclose(f);
+	pt_sym_refresh(s);
+	CHECK(s && pt_sym_resolve(s, base + 0x210, &r) == 0 && r.func &&
+	      strcmp(r.func, "JS:*loadSession /var/task/index.js:12:3") == 0 && r.func_off == 0x20,
+	      "reused code space: the newer line with a lower start names an address both cover");
+	CHECK(s && pt_sym_resolve(s, base + 0x220, &r) == 0 && r.func &&
+	      strncmp(r.func, "LazyCompile:~helper", 19) == 0 && r.func_off == 0x20,
+	      "past the newer line, inside the older one: the older line, its own offset");
+	CHECK(s && pt_sym_resolve(s, base + 0x1f0, &r) == 0 && r.func &&
+	      strncmp(r.func, "JS:*loadSession", 15) == 0 && r.func_off == 0,
+	      "inside only the newer line");
+	CHECK(s && pt_sym_resolve(s, base + 0x240, &r) == 0 && !r.func, "past both: no name");
+	/* The map written anew (a runtime opening it with "w+"): its lines are read from the top
+	 * and, newer than all kept, win where they overlap. */
+	f = fopen(path, "w");
+	fprintf(f, "%" PRIx64 " 8 JS:*fresh\n", base + 0x200);
+	fclose(f);
+	pt_sym_refresh(s);
+	CHECK(s && pt_sym_resolve(s, base + 0x204, &r) == 0 && r.func && strcmp(r.func, "JS:*fresh") == 0,
+	      "a map written anew is read from its start");
+	CHECK(s && pt_sym_resolve(s, base + 0x1f0, &r) == 0 && r.func &&
+	      strncmp(r.func, "JS:*loadSession", 15) == 0, "the lines read before it still name the rest");
 	pt_sym_free(s);
 	unlink(path);
 	munmap(code, 8192);

@@ -15,6 +15,8 @@
 #include "profile/collect.h"
 #include "profile/frames.h"
 #include "report/html.h"
+#include "report/holder.h"
+#include "report/rss.h"
 
 /* Target text (comm, exe, paths) shown as every output shows it: pt_sanitize's "\xHH" escapes. */
 static void html_san(FILE *f, const char *s)
@@ -237,6 +239,95 @@ static void write_view(struct hctx *c, const struct pt_profile *p, uint32_t *ord
 		   "\"other_bytes\": %" PRIu64 "}", total, n, nrest, rest);
 }
 
+/* ---- the summary's holders (report/holder.h): what report.txt's first screen shows ------------- */
+
+#define HTML_HOLDERS 3
+
+/* [value, blocks or kind, [line, ...]] of stack s: a line is a frame table index (a frame) or a
+ * string (a run said in words: "... 12 unnamed frames (libonnxruntime.so.1)"); own is the index
+ * of the program's own frame among the lines, -1 if none is shown. */
+static void write_holder(struct hctx *c, const struct pt_profile *p, const struct pt_stack *s)
+{
+	const struct pt_frame **fr = malloc((s->nframes + 1) * sizeof(*fr));
+	struct pt_holder_line l[PT_HOLDER_MAX_LINES];
+	char buf[512];
+	uint32_t i, n;
+	int own = -1;
+
+	if (!fr) {
+		c->err = -ENOMEM;
+		fputs("[]", c->f);
+		return;
+	}
+	for (i = 0; i < s->nframes; i++)
+		fr[i] = &p->frames[s->frames[i]];
+	n = pt_holder_lines(fr, s->nframes, l);
+	fputc('[', c->f);
+	for (i = 0; i < n; i++) {
+		uint32_t pf = s->frames[l[i].i];
+
+		if (i)
+			fputc(',', c->f);
+		if (l[i].what != PT_HL_FRAME && l[i].what != PT_HL_OWN) {
+			pt_holder_line_text(buf, sizeof(buf), fr, &l[i]);
+			pt_json_str_script(c->f, buf);
+			continue;
+		}
+		if (!c->pmap[pf])
+			c->pmap[pf] = intern(c, &p->frames[pf]) + 1;
+		fprintf(c->f, "%u", c->pmap[pf] - 1);
+		if (own < 0 && pt_holder_own(fr[l[i].i]))
+			own = (int)i;
+	}
+	fprintf(c->f, "], %d", own);
+	free(fr);
+}
+
+static void write_holders(struct hctx *c, const struct pt_report *r, uint32_t *order)
+{
+	const struct pt_profile *p = &r->prof;
+	uint32_t i, n = 0, *idx;
+
+	for (i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].v[PT_PEAK_BYTES])
+			order[n++] = i;
+	if (pt_stacks_top(p, PT_PEAK_BYTES, order, n, HTML_HOLDERS)) {
+		g_prof = p;
+		g_metric = PT_PEAK_BYTES;
+		qsort(order, n, sizeof(*order), cmp_by_metric);
+	}
+	fputs("\"holders\": [", c->f);
+	for (i = 0; !r->light && i < n && i < HTML_HOLDERS; i++) {
+		const struct pt_stack *s = &p->stacks[order[i]];
+
+		fprintf(c->f, "%s[%" PRIu64 ", %" PRIu64 ", ", i ? ",\n" : "\n", s->v[PT_PEAK_BYTES],
+			s->v[PT_PEAK_COUNT]);
+		write_holder(c, p, s);
+		fputc(']', c->f);
+	}
+	fputs("],\n\"rss_holders\": ", c->f);
+	/* As report.txt's WHO HELD THE RSS: when the heap is a small part of the RSS, or not traced
+	 * (--light). */
+	idx = NULL;
+	if ((!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak)) ||
+	    !(idx = pt_rss_ranked(p, &n))) {
+		fputs("null,\n", c->f);
+		return;
+	}
+	fprintf(c->f, "{\"anon\": %" PRId64 ", \"nstacks\": %u, \"stacks\": [", (int64_t)r->rss.at_peak.anon, n);
+	for (i = 0; i < n && i < HTML_HOLDERS; i++) {
+		const struct pt_stack *s = &p->stacks[idx[i]];
+
+		fprintf(c->f, "%s[%" PRIu64 ", ", i ? ",\n" : "\n", s->v[PT_RSS_PEAK_BYTES]);
+		pt_json_str_script(c->f, r->rk.read ? pt_mem_kind_name(s->rss_kind) : "");
+		fputs(", ", c->f);
+		write_holder(c, p, s);
+		fputc(']', c->f);
+	}
+	fputs("]},\n", c->f);
+	free(idx);
+}
+
 /* ---- invocations ----------------------------------------------------------------------------- */
 
 /* The table frames of kernel stack idx, symbolized once per report (invocations share stacks). */
@@ -368,7 +459,9 @@ static void write_data(struct hctx *c, const char *dir, const struct pt_report *
 	fputs("\"kinds\": [", f);
 	for (v = 0; v < PT_FK_MAX; v++)
 		fprintf(f, "%s\"%s\"", v ? ", " : "", pt_frame_kind_name((enum pt_frame_kind)v));
-	fputs("],\n\"views\": [", f);
+	fputs("],\n", f);
+	write_holders(c, r, order);
+	fputs("\"views\": [", f);
 	for (v = 0; v < sizeof(html_views) / sizeof(html_views[0]); v++)
 		write_view(c, &r->prof, order, v);
 	fputs("],\n", f);

@@ -15,6 +15,7 @@
 #include "report/html.h"
 #include "report/rss.h"
 #include "report/killed.h"
+#include "report/holder.h"
 #include "profile/frames.h"
 #include "report/jsonstacks.h"
 
@@ -229,7 +230,9 @@ static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
 			base ? base : "?", strrchr(fr->file, '/') ? strrchr(fr->file, '/') + 1 : fr->file,
 			fr->line);
 	else if (fr->func && *fr->func && fr->func[0] != '[')
-		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off, base ? base : "?");
+		/* No module: JIT code the runtime's perf map names. */
+		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off,
+			base ? base : fr->kind == PT_FK_JIT ? "JIT" : "?");
 	else if (fr->func && fr->func[0] == '[')
 		fprintf(f, "        %s\n", fr->func);
 	else
@@ -668,23 +671,25 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 	text_caveats(f, r, AFF_INV, false);
 }
 
-/* The first screen: what the peak was, who held it (three short stacks), the invocations,
- * one line of advice, and the caveats that bend those figures. Everything else follows. */
+/* The first screen: what the peak was, who held it (three stacks, by the frames a reader can act
+ * on: report/holder.h), the RSS holders when the heap is a small part of the RSS, the
+ * invocations, one line of advice, and the caveats that bend those figures. Everything else
+ * follows. */
 #define SUMMARY_STACKS 3
-#define SUMMARY_FRAMES 4
 
 static void text_summary_stacks(FILE *f, const struct pt_report *r)
 {
 	const struct pt_profile *p = &r->prof;
 	uint64_t total = r->g.peak_bytes > 0 ? (uint64_t)r->g.peak_bytes : 0;
-	uint32_t *idx, n, i, j;
+	uint32_t *idx, n, i;
 	char b1[32];
 
 	idx = ranked_stacks(p, PT_PEAK_BYTES, PT_PEAK_COUNT,
 			    r->top < SUMMARY_STACKS ? r->top : SUMMARY_STACKS, NULL, &n);
 	if (!idx)
 		return;
-	fprintf(f, "\nWHO HELD IT (top %u of %u stacks live at the heap peak; whole stacks in TOP STACKS below)\n",
+	fprintf(f, "\nWHO HELD IT (top %u of %u stacks live at the heap peak, by their first named frames "
+		   "and the program's own code; whole stacks in TOP STACKS below)\n",
 		n < SUMMARY_STACKS ? n : SUMMARY_STACKS, n);
 	if (!n)
 		fprintf(f, "  (none)\n");
@@ -695,12 +700,10 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_PEAK_BYTES]),
 			total ? 100.0 * s->v[PT_PEAK_BYTES] / total : 0, s->v[PT_PEAK_COUNT],
 			s->v[PT_PEAK_COUNT] == 1 ? "" : "s");
-		for (j = 0; j < s->nframes && j < SUMMARY_FRAMES; j++)
-			frame_text(f, p, s->frames[j]);
-		if (s->nframes > SUMMARY_FRAMES)
-			fprintf(f, "        ... %u more frames\n", s->nframes - SUMMARY_FRAMES);
+		pt_holder_text(f, p, s);
 	}
 	free(idx);
+	pt_rss_summary_text(f, r);
 }
 
 static void text_summary(FILE *f, const struct pt_report *r)
@@ -711,6 +714,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 	if (r->light) {
 		pt_light_text(f, r);
 		pt_rss_python_note(f, r, true);
+		pt_rss_summary_text(f, r);
 		if (has_invocations(r))
 			text_invocations(f, r);
 		return;

@@ -15,6 +15,7 @@
 #include "profile/collect.h"
 #include "report/report.h"
 #include "report/rss.h"
+#include "report/holder.h"
 
 #define RSS_TOP 5
 #define RSS_FRAMES 8
@@ -96,8 +97,7 @@ static int cmp_idx_desc(const void *a, const void *b, void *ctx)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Stacks holding anonymous RSS at the peak, most first: an array of indexes (free it). */
-static uint32_t *ranked(const struct pt_profile *p, uint32_t *n)
+uint32_t *pt_rss_ranked(const struct pt_profile *p, uint32_t *n)
 {
 	uint32_t *idx = calloc(p->nstacks + 1, sizeof(*idx)), i;
 
@@ -133,6 +133,46 @@ static void split_line(FILE *f, const char *what, const struct pt_rss_split *s)
 	fputc('\n', f);
 }
 
+#define RSS_SUMMARY 3
+
+void pt_rss_summary_text(FILE *f, const struct pt_report *r)
+{
+	const struct pt_profile *p = &r->prof;
+	struct pt_rss_split pk;
+	uint32_t *idx, n, i;
+	char b1[32], b2[32];
+
+	/* --light traces no heap: the RSS holders are the only holders there are. */
+	if (!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak))
+		return;
+	idx = pt_rss_ranked(p, &n);
+	if (!idx)
+		return;
+	split_at(r, true, &pk);
+	if (r->light)
+		fprintf(f, "\nWHO HELD THE RSS (top %u of %u stacks holding anonymous RSS at the RSS peak; "
+			   "TOP STACKS HOLDING RSS below)\n", n < RSS_SUMMARY ? n : RSS_SUMMARY, n);
+	else
+		fprintf(f, "\nWHO HELD THE RSS (the live heap at its peak, %s, was under half the peak RSS, "
+			   "%s: top %u of %u stacks holding anonymous RSS at the RSS peak; TOP STACKS "
+			   "HOLDING RSS below)\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->g.peak_bytes),
+			pt_fmt_bytes(b2, sizeof(b2), (double)r->g.rss_peak), n < RSS_SUMMARY ? n : RSS_SUMMARY,
+			n);
+	if (!n)
+		fprintf(f, "  (no stack holds anonymous pages at the peak)\n");
+	for (i = 0; i < n && i < RSS_SUMMARY && (int)i < r->top; i++) {
+		const struct pt_stack *s = &p->stacks[idx[i]];
+
+		fprintf(f, "  #%-2u %s (%.1f%% of the anonymous RSS)%s%s%s\n", i + 1,
+			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_RSS_PEAK_BYTES]),
+			pk.anon > 0 ? 100.0 * (double)s->v[PT_RSS_PEAK_BYTES] / (double)pk.anon : 0,
+			r->rk.read ? " [" : "", r->rk.read ? pt_mem_kind_name(s->rss_kind) : "",
+			r->rk.read ? "]" : "");
+		pt_holder_text(f, p, s);
+	}
+	free(idx);
+}
+
 void pt_rss_text(FILE *f, const struct pt_report *r)
 {
 	const struct pt_profile *p = &r->prof;
@@ -161,7 +201,7 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 	fputc('\n', f);
 	pt_rss_kinds_text(f, r);
 	pt_rss_python_note(f, r, false);
-	idx = ranked(p, &n);
+	idx = pt_rss_ranked(p, &n);
 	if (!idx)
 		return;
 	for (i = 0; i < n && i < RSS_TOP && (int)i < r->top; i++) {
@@ -225,7 +265,7 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 	fprintf(f, ", ");
 	pt_rss_objs_json(f, r);
 	fprintf(f, ", \"top_stacks\": [");
-	idx = ranked(p, &n);
+	idx = pt_rss_ranked(p, &n);
 	for (i = 0; idx && i < n && (int)i < r->top; i++) {
 		const struct pt_stack *st = &p->stacks[idx[i]];
 

@@ -32,6 +32,7 @@
 #include "target/procmaps.h"
 #include "target/proc.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/jitmap.h"
 
 /* libstdc++'s demangler (extern "C" there, so callable from C as is). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -85,10 +86,13 @@ struct pt_symbolizer {
 	size_t nexec;
 	/* JIT code named in /tmp/perf-PID.map (Node --perf-basic-prof, Python -X perf), read
 	 * incrementally: the runtime appends as it compiles. */
-	struct jit_sym *jit;
+	struct jit_sym *jit;	/* in file order: a later line is newer code */
 	size_t njit, capjit;
 	long jit_off;
-	bool jit_sorted;
+	/* Who names each address (jitmap.h): jit[0..jit_flat) flattened, the rest folded in at
+	 * the next lookup. */
+	struct pt_jit_seg *jit_seg;
+	size_t njit_seg, jit_flat;
 	/* Asked while the target lived: its root was ours (its paths may then be opened from our
 	 * root once it is gone), and its uid (who may own its perf map). */
 	bool same_root;
@@ -102,7 +106,6 @@ struct pt_symbolizer {
 
 struct jit_sym {
 	uint64_t start, size;
-	uint64_t seq;		/* line number: a later line for the same code wins */
 	char *name;
 };
 
@@ -809,6 +812,7 @@ static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok, const
 static void perfmap_read(struct pt_symbolizer *s)
 {
 	char path[128], line[1024];
+	struct stat st;
 	FILE *f = NULL;
 	int fd;
 
@@ -825,6 +829,10 @@ static void perfmap_read(struct pt_symbolizer *s)
 	}
 	if (!f)
 		return;
+	/* Shorter than what was read: the map was written anew (V8 opens it with "w+"). Its
+	 * lines are all newer than those kept, which they override where they overlap. */
+	if (fstat(fileno(f), &st) == 0 && st.st_size < s->jit_off)
+		s->jit_off = 0;
 	if (s->jit_off && fseek(f, s->jit_off, SEEK_SET)) {
 		fclose(f);
 		return;
@@ -862,53 +870,57 @@ static void perfmap_read(struct pt_symbolizer *s)
 		}
 		s->jit[s->njit].start = start;
 		s->jit[s->njit].size = size;
-		s->jit[s->njit].seq = s->njit;
 		s->jit[s->njit].name = strdup(name);
 		if (!s->jit[s->njit].name)
 			break;
 		s->njit++;
-		s->jit_sorted = false;
 	}
 	fclose(f);
 }
 
-static int cmp_jit(const void *a, const void *b)
+/*
+ * Fold the lines read since the last lookup into the segments: the old segments stand for all
+ * older lines (each keeps its line's index), and every new line is newer than all of them.
+ * The lines stay in file order, so "newest" holds across incremental reads.
+ */
+static int jit_fold(struct pt_symbolizer *s)
 {
-	const struct jit_sym *x = a, *y = b;
+	size_t nn = s->njit - s->jit_flat, n = s->njit_seg + nn, nout;
+	struct pt_jit_seg *in = malloc(n * sizeof(*in)), *out;
+	int err;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (!in)
+		return -ENOMEM;
+	if (s->njit_seg)
+		memcpy(in, s->jit_seg, s->njit_seg * sizeof(*in));
+	for (size_t k = 0; k < nn; k++) {
+		const struct jit_sym *j = &s->jit[s->jit_flat + k];
+
+		in[s->njit_seg + k].start = j->start;
+		in[s->njit_seg + k].end = pt_jit_end(j->start, j->size);
+		in[s->njit_seg + k].idx = s->jit_flat + k;
+	}
+	err = pt_jit_flatten(in, n, &out, &nout);
+	free(in);
+	if (err)
+		return err;
+	free(s->jit_seg);
+	s->jit_seg = out;
+	s->njit_seg = nout;
+	s->jit_flat = s->njit;
+	return 0;
 }
 
-/* The JIT symbol covering addr (the most recent one among those starting at the same place). */
+/* The JIT symbol naming addr: the newest perf-map line covering it, as perf takes it. */
 static const struct jit_sym *jit_lookup(struct pt_symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	const struct pt_jit_seg *g;
 
-	if (!s->njit)
-		return NULL;	/* qsort(NULL, 0) is undefined */
-	if (!s->jit_sorted) {
-		qsort(s->jit, s->njit, sizeof(*s->jit), cmp_jit);
-		s->jit_sorted = true;
-	}
-	hi = s->njit;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->jit[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Code can be replaced in place: walk back over entries that could cover addr. */
-	for (size_t k = lo; k > 0 && lo - k < 16; k--) {
-		const struct jit_sym *j = &s->jit[k - 1];
-
-		if (addr < j->start + j->size)
-			return j;
-	}
-	return NULL;
+	/* Out of memory: the lines folded before still name what they cover. */
+	if (s->jit_flat < s->njit)
+		jit_fold(s);
+	g = pt_jit_find(s->jit_seg, s->njit_seg, addr);
+	return g ? &s->jit[g->idx] : NULL;
 }
 
 int pt_sym_refresh(struct pt_symbolizer *s)
@@ -1007,6 +1019,7 @@ void pt_sym_free(struct pt_symbolizer *s)
 	for (i = 0; i < s->njit; i++)
 		free(s->jit[i].name);
 	free(s->jit);
+	free(s->jit_seg);
 	pt_sym_free(s->prev);
 	free(s);
 }

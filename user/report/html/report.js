@@ -66,12 +66,39 @@
   }
 
   // The frame that "held" a stack, for sentences: its innermost Python/JS frame, else the first
-  // frame that is not the allocator's.
+  // named frame that is not the allocator's (an unnamed one labels itself "[lib.so+0x...]"),
+  // else the first that is not the allocator's.
   function holder(fr) {
     var i;
     for (i = 0; i < fr.length; i++) if (isLang(fr[i])) return fr[i];
+    for (i = 0; i < fr.length; i++) if (F[fr[i]][1] !== K_ALLOC && F[fr[i]][1] !== K_OTHER && label(fr[i])[0] !== "[") return fr[i];
     for (i = 0; i < fr.length; i++) if (F[fr[i]][1] !== K_ALLOC && F[fr[i]][1] !== K_OTHER) return fr[i];
     return fr.length ? fr[0] : ROOT;
+  }
+  // A summary holder (D.holders, D.rss_holders.stacks: [bytes, blocks or kind, lines, own]):
+  // the frame a sentence names is its own-code frame, else its first frame line.
+  function holderFrame(h) {
+    if (h[3] >= 0) return h[2][h[3]];
+    for (var i = 0; i < h[2].length; i++) if (typeof h[2][i] === "number") return h[2][i];
+    return ROOT;
+  }
+  // The lines report.txt's first screen shows for a holder (user/report/holder.c chose them).
+  function holderList(id, title, list, head) {
+    var box = el("div", { id: id, "class": "holders" });
+    box.appendChild(el("h3", null, title));
+    var ol = el("ol");
+    list.forEach(function (h) {
+      var li = el("li", null, head(h)), ul = el("ul", { "class": "hframes" });
+      h[2].forEach(function (x, k) {
+        if (typeof x === "string") { ul.appendChild(el("li", { "class": "hskip" }, x)); return; }
+        var w = where(x), it = el("li", { "class": k === h[3] ? "hown" : "" }, label(x) + (w ? "  (" + w + ")" : ""));
+        ul.appendChild(it);
+      });
+      li.appendChild(ul);
+      ol.appendChild(li);
+    });
+    box.appendChild(ol);
+    return box;
   }
   function holderText(stacks, total) {
     if (!stacks || !stacks.length || !total) return "";
@@ -211,7 +238,20 @@
     s1 = "Light mode (--light): no allocator probes, so there are no heap figures or heap stacks (per-allocation views; absent, not zero). The RSS peaked at " +
          bytes(D.rss_peak) + " (Lambda's Max Memory Used, the high-water mark, " + bytes(D.vmhwm) + ")";
   var ht = peakView ? holderText(peakView.stacks, peakView.total) : "";
+  var H = D.holders || [];
+  if (H.length && peakView && peakView.total) {
+    var hf = holderFrame(H[0]), hw = hf === ROOT ? "" : where(hf);
+    if (hf !== ROOT) ht = label(hf) + (hw ? " (" + hw + ")" : "") + " with " + bytes(H[0][0]) + " (" + pct(H[0][0], peakView.total) + ")";
+  }
   sum.appendChild(el("p", { id: "sum-overall" }, s1 + (ht ? "; the biggest holder at that moment was " + ht + "." : ".")));
+  if (H.length)
+    sum.appendChild(holderList("sum-holders", "Who held it: the top " + H.length + " stacks live at the heap peak, by their first named frames and the program's own code (whole stacks in the flame graphs below)",
+      H, function (h) { return bytes(h[0]) + " (" + pct(h[0], D.peak_bytes) + ") in " + h[1] + " block" + (h[1] === 1 ? "" : "s"); }));
+  var RH = D.rss_holders;
+  if (RH && RH.stacks.length)
+    sum.appendChild(holderList("sum-rss", "Who held the RSS: " + (D.light ? "" : "the live heap at its peak, " + bytes(D.peak_bytes) + ", was under half the peak RSS, " +
+      bytes(D.rss_peak) + "; ") + "the top " + RH.stacks.length + " of " + RH.nstacks + " stacks holding anonymous RSS at the RSS peak (the RSS view below has them all)",
+      RH.stacks, function (h) { return bytes(h[0]) + " (" + pct(h[0], RH.anon) + " of the anonymous RSS)" + (h[1] ? " [" + h[1] + "]" : ""); }));
   var big = null;
   realInvs.forEach(function (r) { if (!big || r.rss_peak > big.rss_peak) big = r; });
   if (big) {
