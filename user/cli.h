@@ -73,6 +73,7 @@ struct pt_options {
 	bool verbose;            /* -v: libbpf debug output */
 	char *compare[PT_MAX_COMPARE]; /* --compare-env: settings to compare against a baseline */
 	int ncompare;
+	int compare_untraced;    /* --compare-untraced: untraced runs per setting */
 	bool compare_child;      /* (internal) one run of a comparison */
 	const char *summary;     /* (internal) --summary FILE for the comparing parent */
 	bool probe_floor;        /* (internal) --probe-floor: every BPF program returns at once */

@@ -345,6 +345,9 @@ static void collect_arenas(struct pt_session *s)
 	if (!s->arenas || s->ar.collected)
 		return;
 	s->ar.from_start = s->launched;
+	s->ar.invocations = 0;
+	for (uint32_t k = 0; k < s->invs.n; k++)
+		s->ar.invocations += s->invs.r[k].seq != 0;
 	pt_arenas_collect(&s->ar, s->pid, bpf_map__fd(s->skel->maps.arenas),
 			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
 }
