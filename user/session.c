@@ -2006,6 +2006,7 @@ static void report_figures(struct pt_session *s)
 	rep->kernel = pt_kfeats();
 	rep->kernel_cost.attach_ns = rep->startup.attach_ns;
 	rep->light = o->light;
+	rep->compare_run = o->compare_child;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;
 	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];

@@ -482,10 +482,24 @@ static void untraced_write(const char *dir, const struct pt_untraced *u)
 	fclose(f);
 }
 
-static int run_traced(const char *self, char **opts, int nopts, char **cmd, int ncmd, const char *dir,
-		      const char *setting, const char *label, int k, int nruns)
+int pt_compare_host_args(char *const *cmd, int ncmd)
 {
-	char **argv = calloc(nopts + ncmd + 16, sizeof(*argv));  /* 11 of ours */
+	const char *base = strrchr(cmd[0], '/');
+	int i;
+
+	base = base ? base + 1 : cmd[0];
+	if (strcmp(base, "lambda-host"))
+		return 0;
+	for (i = 1; i < ncmd - 1; i++)
+		if (!strcmp(cmd[i], "--"))
+			return i + 1;
+	return 0;
+}
+
+static int run_traced(const char *self, char **opts, int nopts, char **cmd, int ncmd, int host,
+		      const char *dir, const char *setting, const char *label, int k, int nruns)
+{
+	char **argv = calloc(nopts + ncmd + 16, sizeof(*argv));  /* 12 of ours */
 	char sumpath[4200];
 	int n = 0, i, status;
 	pid_t pid;
@@ -493,6 +507,16 @@ static int run_traced(const char *self, char **opts, int nopts, char **cmd, int 
 	if (!argv)
 		return 1;
 	snprintf(sumpath, sizeof(sumpath), "%s/summary.tsv", dir);
+	/* Under a Lambda host, peaktrace runs as the host's runtime and launches the runtime itself
+	 * (as in `lambda-host -- peaktrace -- RUNTIME`): the runtime is what is traced. */
+	for (i = 0; i < host; i++) {
+		argv[n++] = cmd[i];
+		/* Not in the host's cgroup: its memory would count against the function's limit,
+		 * and at its shutdown the host kills everything there, the runtime before peaktrace
+		 * has read its arenas. */
+		if (!i)
+			argv[n++] = "--no-cgroup";
+	}
 	argv[n++] = (char *)self;
 	for (i = 0; i < nopts; i++)
 		argv[n++] = opts[i];
@@ -507,15 +531,18 @@ static int run_traced(const char *self, char **opts, int nopts, char **cmd, int 
 		argv[n++] = (char *)setting;
 	}
 	argv[n++] = "--";
-	for (i = 0; i < ncmd; i++)
+	for (i = host; i < ncmd; i++)
 		argv[n++] = cmd[i];
 	argv[n] = NULL;
 	fprintf(stderr, "peaktrace: run %d of %d (traced): %s%s\n", k + 1, nruns, setting ? "with " : "", label);
 	pid = fork();
 	if (pid == 0) {
 		pt_sigmask_restore();
-		execv(self, argv);
-		fprintf(stderr, "peaktrace: cannot run %s: %s\n", self, strerror(errno));
+		if (host)
+			execvp(argv[0], argv);
+		else
+			execv(self, argv);
+		fprintf(stderr, "peaktrace: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(1);
 	}
 	free(argv);
@@ -537,7 +564,8 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 	static struct pt_summary sum[PT_MAX_COMPARE + 1];
 	const char *labels[PT_MAX_COMPARE + 1] = { 0 };
 	char dirs[PT_MAX_COMPARE + 1][4096];
-	int ncmd = 0, k, j, code = 0;
+	int ncmd = 0, k, j, code = 0, host;
+	static char selfpath[4096];
 
 	if (mkdir(outdir, 0755) && errno != EEXIST) {
 		fprintf(stderr, "peaktrace: cannot create %s: %s\n", outdir, strerror(errno));
@@ -545,14 +573,26 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 	}
 	while (cmd[ncmd])
 		ncmd++;
+	host = pt_compare_host_args(cmd, ncmd);
+	/* Started by the host, /proc/self/exe would be the host: the file itself, then. */
+	if (host) {
+		ssize_t n = readlink(self, selfpath, sizeof(selfpath) - 1);
+
+		if (n <= 0) {
+			fprintf(stderr, "peaktrace: cannot read %s: %s\n", self, strerror(errno));
+			return 1;
+		}
+		selfpath[n] = 0;
+		self = selfpath;
+	}
 	for (k = 0; k <= nsettings; k++) {
 		char sumpath[4200];
 		int rc;
 
 		labels[k] = k ? settings[k - 1] : "baseline";
 		snprintf(dirs[k], sizeof(dirs[k]), "%s/run-%d-%s", outdir, k, k ? "setting" : "baseline");
-		rc = run_traced(self, opts, nopts, cmd, ncmd, dirs[k], k ? settings[k - 1] : NULL, labels[k],
-				k, nsettings + 1);
+		rc = run_traced(self, opts, nopts, cmd, ncmd, host, dirs[k], k ? settings[k - 1] : NULL,
+				labels[k], k, nsettings + 1);
 		if (rc < 0)
 			return 1;
 		if (rc)

@@ -59,6 +59,10 @@ void pt_compare_print(FILE *f, const char *const *labels, const struct pt_summar
 /* A Lambda REPORT line ("REPORT RequestId: ID\tDuration: 71.36 ms\t...Max Memory Used: 33 MB\t"):
  * its Duration and Max Memory Used (-1 if absent). False for any other line. */
 bool pt_lambda_report_line(const char *line, double *dur_ms, int64_t *max_mem_mb);
+/* A command that is the bundled Lambda host (`.../lambda-host ARGS -- RUNTIME ...`): the number of
+ * its words before RUNTIME, else 0. Traced runs put peaktrace there, so the runtime is traced
+ * under the host; untraced runs take each invocation's figures from the host's REPORT lines. */
+int pt_compare_host_args(char *const *cmd, int ncmd);
 /* Median, minimum and maximum of n values (n > 0; v is sorted in place). */
 void pt_spread(double *v, int n, double *med, double *lo, double *hi);
 /* What setting s costs against base, measured untraced: time per invocation (when both have

@@ -105,6 +105,7 @@ struct pt_report {
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
+	bool compare_run;       /* one traced run of --compare-env: the parent prices the advice */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 	struct pt_pyobj_note pyobj;   /* --python-objects */
 	struct pt_startup startup; /* peaktrace's own start-up, step by step */
