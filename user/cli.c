@@ -105,7 +105,7 @@ static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
 	{ "json-stacks", OPT_JSON_STACKS, "N|all", 0, "Stacks kept in report.json: the top N by each of peak, live and allocated bytes (default 1000; what is left out is summed in stacks_left_out), or all", 0 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default 65536)", 0 },
-	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
+	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576; with --python-objects sized from the target and the machine, said at the start)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
 	{ "no-cache", OPT_NO_CACHE, NULL, 0, "Neither read nor write the unwind table cache", 0 },
@@ -344,6 +344,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_MAX_LIVE:
 		o->live_slots = (uint32_t)parse_count(st, arg);
+		o->live_slots_set = true;
 		break;
 	case OPT_NO_FP:
 		o->fp_stacks = false;

@@ -53,6 +53,7 @@ struct pt_options {
 	uint32_t json_stacks;    /* --json-stacks: top N per figure in report.json, 0 = all */
 	uint32_t max_stacks;     /* --max-stacks */
 	uint32_t live_slots;     /* --max-live */
+	bool live_slots_set;     /* --max-live given (else --python-objects sizes it) */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
 	bool dwarf;              /* --unwind dwarf (default) or fp */
 	bool arenas;             /* glibc arena accounting (off with --no-arenas) */
