@@ -178,6 +178,19 @@ static void test_advice(void)
 	for (int k = 0; k < a.nadvice; k++)
 		CHECK(strncmp(a.advice[k].cost, "not measured: ", 14) == 0, "every advice's cost: not measured");
 	a.invocations = 0;
+	{
+		char *line = NULL;
+		size_t llen = 0;
+		FILE *lf = open_memstream(&line, &llen);
+
+		pt_arenas_advice_line(lf, &a, false);
+		pt_arenas_advice_line(lf, &a, true);
+		fclose(lf);
+		CHECK(strstr(line, "ADVICE: malloc_trim(0) after each invocation (addresses up to 50.00 MiB") != NULL &&
+		      strstr(line, "  its cost: not measured (what it consists of: ARENAS below)\n") != NULL,
+		      "the first screen's advice: not an environment setting, its cost not measured");
+		free(line);
+	}
 
 	a.mmap_threshold_set = a.arena_max_set = true;
 	pt_arenas_advise(&a);

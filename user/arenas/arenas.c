@@ -792,6 +792,26 @@ void pt_arenas_text(FILE *f, const struct pt_arenas *a)
 	}
 }
 
+/* The first screen's advice: what it addresses, and never a price this run did not measure
+ * (a traced run cannot: the probes slow every allocation). */
+void pt_arenas_advice_line(FILE *f, const struct pt_arenas *a, bool compare_run)
+{
+	const struct pt_advice *v = &a->advice[0];
+	bool env = strchr(v->setting, '=') && !strchr(v->setting, ' ');
+	char b1[32];
+
+	fprintf(f, "\nADVICE: %s (addresses up to %s of memory glibc retains; why: ARENAS below)\n", v->setting,
+		pt_fmt_bytes(b1, sizeof(b1), (double)v->addresses_bytes));
+	if (compare_run && env)
+		fprintf(f, "  its cost: not measured by this traced run; the comparison's ADVICE lines "
+			   "(compare.txt) give it, measured untraced, when it compared %s\n", v->setting);
+	else if (env)
+		fprintf(f, "  its cost: not measured (what it consists of: ARENAS below); measure it with "
+			   "--compare-env %s, which also runs the command untraced\n", v->setting);
+	else
+		fprintf(f, "  its cost: not measured (what it consists of: ARENAS below)\n");
+}
+
 static void json_row(FILE *f, const struct pt_arena_row *r, const char *name, const struct pt_arenas *a)
 {
 	int j;

@@ -130,6 +130,9 @@ void pt_arenas_attribute(struct pt_arena_row *rows, int nrows, const struct pt_s
 void pt_arenas_advise(struct pt_arenas *a);
 
 void pt_arenas_text(FILE *f, const struct pt_arenas *a);
+/* The report's first-screen ADVICE line (a->nadvice > 0): the first advice and where its cost
+ * is, or how to measure it (compare_run: a traced run of --compare-env). */
+void pt_arenas_advice_line(FILE *f, const struct pt_arenas *a, bool compare_run);
 void pt_arenas_json(FILE *f, const struct pt_arenas *a);
 
 #endif

@@ -354,7 +354,7 @@ void pt_compare_print(FILE *f, const char *const *labels, const struct pt_summar
 	fputc('\n', f);
 	if (any_untraced)
 		untraced_rows(f, labels, s, n);
-	fprintf(f, "  traced: bytes and counts exact (the probes add no memory to the command)\n");
+	fprintf(f, "  traced: bytes and counts exact (tracing adds no memory to the command but its uprobes' one page)\n");
 	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		if ((rows[r].arena && !any_arena) || (rows[r].inv && !any_inv))
 			continue;
@@ -379,7 +379,7 @@ void pt_compare_print(FILE *f, const char *const *labels, const struct pt_summar
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "  exit status of the command   ");
+	fprintf(f, "  %-30s", "exit status of the command");
 	for (k = 0; k < n; k++) {
 		snprintf(b, sizeof(b), "%d", s[k].exit_status);
 		fprintf(f, " %-30s", s[k].ok ? b : "(no result)");

@@ -696,26 +696,6 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 	free(idx);
 }
 
-/* The first screen's advice: what it addresses, and never a price this run did not measure
- * (a traced run cannot: the probes slow every allocation). */
-static void text_advice_line(FILE *f, const struct pt_report *r)
-{
-	const struct pt_advice *v = &r->ar.advice[0];
-	bool env = strchr(v->setting, '=') && !strchr(v->setting, ' ');
-	char b1[32];
-
-	fprintf(f, "\nADVICE: %s (addresses up to %s of memory glibc retains; why: ARENAS below)\n", v->setting,
-		pt_fmt_bytes(b1, sizeof(b1), (double)v->addresses_bytes));
-	if (r->compare_run && env)
-		fprintf(f, "  its cost: not measured by this traced run; the comparison's ADVICE lines "
-			   "(compare.txt) give it, measured untraced, when it compared %s\n", v->setting);
-	else if (env)
-		fprintf(f, "  its cost: not measured (what it consists of: ARENAS below); measure it with "
-			   "--compare-env %s, which also runs the command untraced\n", v->setting);
-	else
-		fprintf(f, "  its cost: not measured (what it consists of: ARENAS below)\n");
-}
-
 static void text_summary(FILE *f, const struct pt_report *r)
 {
 	const struct pt_global *g = &r->g;
@@ -742,7 +722,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 	if (has_invocations(r))
 		text_invocations(f, r);
 	if (r->ar.collected && r->ar.nadvice)
-		text_advice_line(f, r);
+		pt_arenas_advice_line(f, &r->ar, r->compare_run);
 }
 
 /* KILLED: an invocation that ended with the process, its RSS trajectory and peak stacks. */
