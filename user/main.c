@@ -59,7 +59,7 @@ static int run_compare(struct pt_options *opt, int argc, char **argv)
 	}
 	code = pt_compare_run("/proc/self/exe", opts, nopts, opt->cmd,
 			      opt->outdir ? opt->outdir : "peaktrace-compare", opt->compare, opt->ncompare,
-			      opt->compare_untraced);
+			      opt->compare_untraced, opt->duration);
 	free(opts);
 	return code;
 }

@@ -262,6 +262,26 @@ def run_compare_env(ctx):
     res.true(name + ": the baseline's advice states its measured cost",
              m is not None and len(medians) == 2 and abs(float(m.group(1)) - medians[0]) < 0.051 and
              abs(float(m.group(2)) - medians[1]) < 0.051, short(text[-1500:], 1500))
+    # -d bounds the untraced runs as it bounds the traced ones (a host without -E never exits).
+    outd = os.path.join(tmp, "compare-env-d")
+    pr = Proc([pt, "-q", "-o", outd, "-d", "1", "--compare-untraced", "1", "--compare-env", "A=1", "--",
+               "sleep", "30"], env=clean_env())
+    rc = pr.wait(TIMEOUT)
+    walls = []
+    for run in ("run-0-baseline", "run-1-setting"):
+        try:
+            with open(os.path.join(outd, run, "untraced.tsv")) as f:
+                walls += [int(l.split("\t")[3]) / 1e9 for l in f if l.startswith("run\t")]
+        except (OSError, ValueError, IndexError):
+            pass
+    res.true(name + ": -d 1 ends each untraced run of sleep 30 after 1 s",
+             rc == 0 and len(walls) == 2 and all(1.0 <= w < 3.0 for w in walls),
+             "exit %s, walls %s: %s" % (rc, walls, short(pr.err, 300)))
+    try:
+        with open(os.path.join(outd, "compare.txt")) as f:
+            res.true(name + ": -d: the runs it ended are said", "1 of 1 untraced runs ended by -d" in f.read(), "")
+    except OSError as e:
+        res.fail(name + ": -d: compare.txt", str(e))
     try:
         with open(os.path.join(out, "run-0-baseline", "report.txt")) as f:
             base = f.read()

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -286,9 +287,12 @@ static void untraced_rows(FILE *f, const char *const *labels, const struct pt_su
 		}
 		fputc('\n', f);
 	}
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
 		if (s[k].u.failed)
 			fprintf(f, "  (%s: %d of %d untraced runs did not exit 0)\n", labels[k], s[k].u.failed, s[k].u.runs);
+		if (s[k].u.stopped)
+			fprintf(f, "  (%s: %d of %d untraced runs ended by -d)\n", labels[k], s[k].u.stopped, s[k].u.runs);
+	}
 }
 
 /* Each setting's cost as measured, and the baseline's advice priced when it was compared. */
@@ -406,7 +410,8 @@ void pt_compare_print(FILE *f, const char *const *labels, const struct pt_summar
 /* One untraced run: the command alone with the setting, its output in log; wall and CPU time
  * and peak RSS from wait4, its Lambda REPORT lines (a command that is a Lambda host, e.g.
  * `lambda-host -E events.jsonl -- RUNTIME`) from the log. */
-static int run_untraced(char **cmd, const char *setting, const char *log, struct pt_untraced *u)
+static int run_untraced(char **cmd, const char *setting, const char *log, double duration,
+			struct pt_untraced *u)
 {
 	struct timespec t0, t1;
 	struct rusage ru;
@@ -433,9 +438,25 @@ static int run_untraced(char **cmd, const char *setting, const char *log, struct
 	close(fd);
 	if (pid < 0)
 		return -errno;
-	while (wait4(pid, &status, 0, &ru) < 0)
-		if (errno != EINTR)
+	/* -d bounds each run as it bounds the traced ones: SIGTERM at its end. */
+	bool termed = false;
+
+	for (;;) {
+		pid_t r = wait4(pid, &status, duration > 0 && !termed ? WNOHANG : 0, &ru);
+		struct timespec now, tick = { 0, 10 * 1000 * 1000 };
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
 			return -errno;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!termed && (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9 >= duration) {
+			kill(pid, SIGTERM);
+			termed = true;
+		} else if (!termed) {
+			nanosleep(&tick, NULL);
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (u->runs >= PT_MAX_UNTRACED)
 		return 0;
@@ -444,7 +465,9 @@ static int run_untraced(char **cmd, const char *setting, const char *log, struct
 			    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	u->maxrss[u->runs] = (int64_t)ru.ru_maxrss * 1024;
 	u->runs++;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
+	if (termed)
+		u->stopped++;
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
 		u->failed++;
 	if (!u->ninv)
 		u->max_mem_mb = -1;
@@ -559,7 +582,7 @@ static int run_traced(const char *self, char **opts, int nopts, char **cmd, int 
 }
 
 int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const char *outdir,
-		   char **settings, int nsettings, int untraced)
+		   char **settings, int nsettings, int untraced, double duration)
 {
 	static struct pt_summary sum[PT_MAX_COMPARE + 1];
 	const char *labels[PT_MAX_COMPARE + 1] = { 0 };
@@ -612,7 +635,7 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 			snprintf(log, sizeof(log), "%s/untraced-%d.log", dirs[k], j + 1);
 			fprintf(stderr, "peaktrace: untraced run %d of %d: %s%s\n", j + 1, untraced,
 				k ? "with " : "", labels[k]);
-			if ((err = run_untraced(cmd, k ? settings[k - 1] : NULL, log, &sum[k].u)) < 0)
+			if ((err = run_untraced(cmd, k ? settings[k - 1] : NULL, log, duration, &sum[k].u)) < 0)
 				fprintf(stderr, "peaktrace: cannot run %s untraced: %s\n", cmd[0], strerror(-err));
 		}
 	}

@@ -20,7 +20,8 @@ struct pt_report;
 /* The untraced runs of one setting: the command alone, no tracer, so its times are its own. */
 struct pt_untraced {
 	int runs;                        /* runs finished */
-	int failed;                      /* of which did not exit 0 */
+	int failed;                      /* of which did not exit 0 (on their own) */
+	int stopped;                     /* of which -d ended (SIGTERM) */
 	double wall_s[PT_MAX_UNTRACED];  /* fork to reaped */
 	double cpu_s[PT_MAX_UNTRACED];   /* user + system, the command and its reaped descendants */
 	int64_t maxrss[PT_MAX_UNTRACED]; /* bytes: ru_maxrss, the largest of those processes */
@@ -73,8 +74,9 @@ int pt_measured_cost(char *buf, size_t len, const struct pt_summary *base, const
 /* Run `self [opts] --compare-child -o OUT/run-K [--target-env SETTING] -- cmd` for the baseline
  * and each setting, then `cmd` alone `untraced` times per setting (interleaved: base, setting,
  * base, ...; its output in OUT/run-K-SETTING/untraced-J.log, the figures in untraced.tsv), then print
- * the table (stdout and OUT/compare.txt). Returns an exit code. */
+ * the table (stdout and OUT/compare.txt); duration (-d, 0: none) ends each untraced run with
+ * SIGTERM as it ends the traced ones. Returns an exit code. */
 int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const char *outdir,
-		   char **settings, int nsettings, int untraced);
+		   char **settings, int nsettings, int untraced, double duration);
 
 #endif
