@@ -33,6 +33,7 @@ static const struct pt_options defaults = {
 	.boundary = BOUNDARY_AUTO,            /* --boundary auto */
 	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
 	.supervised = SUPERVISED_AUTO,        /* --supervised auto */
+	.compare_untraced = 3,                /* --compare-untraced */
 	.sandbox_fd = -1,
 	.ready_fd = -1,
 	.spare_fd = -1,
@@ -90,7 +91,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
        OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS,
-       OPT_CHECK_KERNEL };
+       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -107,7 +108,7 @@ static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
 	{ "json-stacks", OPT_JSON_STACKS, "N|all", 0, "Stacks kept in report.json: the top N by each of peak, live and allocated bytes (default 1000; what is left out is summed in stacks_left_out), or all", 0 },
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default: from this machine's available memory, a sixteenth of it at ~1 KiB a stack, and an eighth of the room under peaktrace's memory cgroup limit; 16384 to 262144). When the table's whole-stack part (seven eighths) is full, new stacks are kept cut to their innermost frames, then to their leaf", 0 },
-	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576)", 0 },
+	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576; with --python-objects sized from the target and the machine, said at the start)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
 	{ "no-cache", OPT_NO_CACHE, NULL, 0, "Neither read nor write the unwind table cache", 0 },
@@ -125,6 +126,7 @@ static const struct argp_option opts[] = {
 	{ "no-arenas", OPT_NO_ARENAS, NULL, 0, "No glibc arena accounting (saves a chunk-header read per allocation)", 0 },
 	{ "supervised", OPT_SUPERVISED, "WHEN", 0, "With -- CMD: auto (default), yes or no. Supervised (auto: when peaktrace leads its own process group, not its session, and no terminal's foreground group, as AWS's Runtime Interface Emulator starts its runtime), peaktrace leaves that group, so a kill of the group kills CMD alone (with --follow: CMD and what it starts) and the report is still written (with --follow: every process's and the sandbox's); at the end of -d, Ctrl-C or SIGTERM, CMD keeps running: the report is written, every probe detached, and peaktrace stays CMD's parent, passing signals to it, and exits as CMD does", 0 },
 	{ "compare-env", OPT_COMPARE_ENV, "VAR=VALUE", 0, "With -- CMD: trace CMD again with VAR=VALUE in its environment (e.g. MALLOC_MMAP_THRESHOLD_=32768) and print both results side by side; repeatable (up to 4), reports in DIR/run-N-*/", 0 },
+	{ "compare-untraced", OPT_COMPARE_UNTRACED, "N", 0, "With --compare-env: also run the command N times per setting untraced (default 3, 0: none; interleaved), for the times and peak RSS tracing would distort: wall and CPU time, peak RSS, and each invocation's Duration and Max Memory Used from Lambda REPORT lines in the command's output (DIR/run-N-*/untraced-K.log)", 0 },
 	{ "compare-child", OPT_COMPARE_CHILD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "summary", OPT_SUMMARY, "FILE", OPTION_HIDDEN, "", 0 },
 	{ "target-env", OPT_TARGET_ENV, "VAR=VALUE", OPTION_HIDDEN, "", 0 },
@@ -345,6 +347,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_MAX_LIVE:
 		o->live_slots = (uint32_t)parse_count(st, arg);
+		o->live_slots_set = true;
 		break;
 	case OPT_NO_FP:
 		o->fp_stacks = false;
@@ -425,6 +428,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_COMPARE_CHILD:
 		o->compare_child = true;
+		break;
+	case OPT_COMPARE_UNTRACED:
+		if (!strcmp(arg, "0"))
+			o->compare_untraced = 0;
+		else if ((o->compare_untraced = (int)parse_count(st, arg)) > PT_MAX_UNTRACED)
+			die_usage(st, "at most 16 untraced runs per setting (PT_MAX_UNTRACED): %s", arg);
 		break;
 	case OPT_SUMMARY:
 		o->summary = arg;

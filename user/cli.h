@@ -54,6 +54,7 @@ struct pt_options {
 	uint32_t max_stacks;     /* --max-stacks */
 	bool max_stacks_auto;    /* max_stacks is pt_stacks_here's, not the user's */
 	uint32_t live_slots;     /* --max-live */
+	bool live_slots_set;     /* --max-live given (else --python-objects sizes it) */
 	bool fp_stacks;          /* --no-fp-walk clears: frames past the caller */
 	bool dwarf;              /* --unwind dwarf (default) or fp */
 	bool arenas;             /* glibc arena accounting (off with --no-arenas) */
@@ -74,6 +75,7 @@ struct pt_options {
 	bool verbose;            /* -v: libbpf debug output */
 	char *compare[PT_MAX_COMPARE]; /* --compare-env: settings to compare against a baseline */
 	int ncompare;
+	int compare_untraced;    /* --compare-untraced: untraced runs per setting */
 	bool compare_child;      /* (internal) one run of a comparison */
 	const char *summary;     /* (internal) --summary FILE for the comparing parent */
 	bool probe_floor;        /* (internal) --probe-floor: every BPF program returns at once */

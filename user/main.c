@@ -49,12 +49,17 @@ static int run_compare(struct pt_options *opt, int argc, char **argv)
 			i++;
 			continue;
 		}
-		if (!strncmp(argv[i], "--compare-env=", 14))
+		if (!strncmp(argv[i], "--compare-env=", 14) || !strncmp(argv[i], "--compare-untraced=", 19))
 			continue;
+		if (!strcmp(argv[i], "--compare-untraced")) {
+			i++;
+			continue;
+		}
 		opts[nopts++] = argv[i];
 	}
 	code = pt_compare_run("/proc/self/exe", opts, nopts, opt->cmd,
-			      opt->outdir ? opt->outdir : "peaktrace-compare", opt->compare, opt->ncompare);
+			      opt->outdir ? opt->outdir : "peaktrace-compare", opt->compare, opt->ncompare,
+			      opt->compare_untraced, opt->duration);
 	free(opts);
 	return code;
 }

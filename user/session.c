@@ -95,6 +95,7 @@ struct pt_session {
 	 * ptrace stops and exit), a pidfd for an attached one (its exit). -1 until the loop. */
 	int wake_ep;
 	int pidfd;
+	int stats_fd;            /* --python-objects: BPF run-time statistics on while open */
 	bool pidfd_exited;       /* the pidfd said so: every thread has exited (a zombie, maybe) */
 	struct pt_unwinder *unw;
 	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
@@ -349,6 +350,9 @@ static void collect_arenas(struct pt_session *s)
 	if (!s->arenas || s->ar.collected)
 		return;
 	s->ar.from_start = s->launched;
+	s->ar.invocations = 0;
+	for (uint32_t k = 0; k < s->invs.n; k++)
+		s->ar.invocations += s->invs.r[k].seq != 0;
 	pt_arenas_collect(&s->ar, s->pid, bpf_map__fd(s->skel->maps.arenas),
 			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
 }
@@ -993,6 +997,8 @@ static void rss_kinds(struct pt_session *s)
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
+static void pyobj_cpu(struct pt_session *s, bool end);
+
 static void at_child_exit(void *arg)
 {
 	struct pt_session *s = arg;
@@ -1002,6 +1008,8 @@ static void at_child_exit(void *arg)
 		pt_sym_refresh(s->sym);
 	if (hwm > s->vmhwm)
 		s->vmhwm = hwm;
+	if (!s->rep.pyobj.cpu_read)
+		pyobj_cpu(s, true);
 	arena_reading(s);
 	collect_arenas(s);
 	rss_kinds(s);
@@ -1060,7 +1068,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->opt = opt;
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
-	s->wake_ep = s->pidfd = -1;
+	s->wake_ep = s->pidfd = s->stats_fd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
@@ -1328,16 +1336,161 @@ static void skip_unused_programs(struct pt_session *s)
 		bpf_program__set_autoload(skel->progs.unw_key_probe, false);
 }
 
+/* Bytes of /proc/meminfo's MemTotal, 0 if unread. */
+static uint64_t mem_total(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* The live table's slots. --python-objects puts every object in it, so its default is sized
+ * from the target (attached: what its anonymous memory could hold) and the machine
+ * (pt_pyobj_live_slots); a --max-live given is taken as is. */
+static uint32_t pyobj_live_slots(struct pt_session *s)
+{
+	const struct pt_options *o = s->opt;
+	struct pt_pyobj_note *n = &s->rep.pyobj;
+	uint64_t anon = 0;
+
+	if (!o->python_objects || o->light || o->spare_fd >= 0)
+		return o->live_slots;
+	if (o->live_slots_set) {
+		n->live_slots = o->live_slots;
+		snprintf(n->live_sized_from, sizeof(n->live_sized_from), "--max-live");
+		return o->live_slots;
+	}
+	if (!s->launched)
+		anon = pt_proc_status_bytes(s->pid, "RssAnon");
+	n->live_slots = pt_pyobj_live_slots(mem_total(), anon, n->live_sized_from,
+					    sizeof(n->live_sized_from));
+	return n->live_slots;
+}
+
+/* The target's user and system CPU time so far (/proc/PID/stat utime, stime: all its threads,
+ * the dead ones too). False if unread. */
+static bool proc_cpu_ns(pid_t pid, uint64_t *user, uint64_t *sys)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	long tck = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || tck <= 0)
+		return false;
+	buf[n] = 0;
+	/* After the command name, which may hold anything: fields 3.. (state first). */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return false;
+	*user = ut * (1000000000ull / (unsigned long long)tck);
+	*sys = st * (1000000000ull / (unsigned long long)tck);
+	return true;
+}
+
+/* --python-objects: the target's CPU time at the start and (end) at its exit or the stop. */
+static void pyobj_cpu(struct pt_session *s, bool end)
+{
+	struct pt_pyobj_note *n = &s->rep.pyobj;
+	uint64_t u, k;
+
+	if (!n->live_slots || !proc_cpu_ns(s->pid, &u, &k))
+		return;
+	if (!end) {
+		n->cpu_user_ns = u;
+		n->cpu_sys_ns = k;
+		return;
+	}
+	n->cpu_user_ns = u > n->cpu_user_ns ? u - n->cpu_user_ns : 0;
+	n->cpu_sys_ns = k > n->cpu_sys_ns ? k - n->cpu_sys_ns : 0;
+	n->cpu_read = true;
+}
+
+/* Kernel memory of a map (its fdinfo's memlock), 0 if unread. */
+static uint64_t map_memlock(int fd)
+{
+	unsigned long long v = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* --python-objects: what the live table takes, said before tracing starts; the kernel's BPF
+ * run-time statistics on, so the report can state what the probes cost (they add two clock
+ * reads to each program run: ~40 ns). */
+static void pyobj_table_start(struct pt_session *s)
+{
+	struct pt_pyobj_note *n = &s->rep.pyobj;
+	char b[32];
+
+	if (!n->live_slots)
+		return;
+	n->live_table_bytes = map_memlock(bpf_map__fd(s->skel->maps.live)) +
+			      map_memlock(bpf_map__fd(s->skel->maps.live_overflow));
+	fprintf(stderr, "peaktrace: --python-objects: live table of %" PRIu32 " slots, %s of kernel memory "
+			"(%s); every object takes a slot: --max-live N to change it\n", n->live_slots,
+		pt_fmt_bytes(b, sizeof(b), (double)n->live_table_bytes), n->live_sized_from);
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	n->stats = s->stats_fd >= 0;
+	pyobj_cpu(s, false);
+}
+
+/* The allocator programs' runs and time (BPF run-time statistics, since pyobj_table_start). */
+static void pyobj_cost(struct pt_session *s)
+{
+	const struct bpf_program *progs[3] = { s->skel->progs.alloc_enter_prog, s->skel->progs.alloc_return,
+					       s->skel->progs.free_enter };
+	struct pt_pyobj_note *n = &s->rep.pyobj;
+
+	if (!n->stats)
+		return;
+	n->bpf_runs = n->bpf_ns = 0;
+	for (int i = 0; i < 3; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		/* A call is an entry (allocation or free); an allocation's return is its second run. */
+		if (progs[i] != s->skel->progs.alloc_return)
+			n->bpf_runs += info.run_cnt;
+		n->bpf_ns += info.run_time_ns;
+	}
+}
+
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. A
  * spare has no target yet: its target-dependent settings are the glibc ones (session.h). */
 static int configure(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
 	struct peaktrace_bpf *skel = s->skel;
-	uint32_t buckets = 1;
+	uint32_t buckets = 1, slots = pyobj_live_slots(s);
 	int code;
 
-	while (buckets * PT_BUCKET_SLOTS < o->live_slots)
+	while (buckets * PT_BUCKET_SLOTS < slots)
 		buckets <<= 1;
 	if (!s->preloaded && o->spare_fd >= 0)
 		s->alloc.kind = PT_ALLOC_GLIBC;
@@ -1698,6 +1851,7 @@ int pt_session_attach(struct pt_session *s)
 	seed_globals(s);
 	if ((code = open_streams(s)) != EXIT_OK)
 		return code;
+	pyobj_table_start(s);
 	if (!s->launched)
 		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
@@ -1997,6 +2151,9 @@ void pt_session_stop(struct pt_session *s)
 
 	if (s->opt->prog_stats)
 		write_prog_stats(s);
+	pyobj_cost(s);
+	if (!s->exited && !s->rep.pyobj.cpu_read)
+		pyobj_cpu(s, true);
 	/* Stop: final state of a still-running target first, then freeze the counters. */
 	s->rep.duration_ns = now_ns() - s->start_ns;
 	if (s->exited && s->sym) {
@@ -2074,6 +2231,7 @@ static void report_figures(struct pt_session *s)
 	rep->kernel = pt_kfeats();
 	rep->kernel_cost.attach_ns = rep->startup.attach_ns;
 	rep->light = o->light;
+	rep->compare_run = o->compare_child;
 	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
 	rep->invs = &s->invs;
 	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];
@@ -2290,6 +2448,8 @@ void pt_session_free(struct pt_session *s)
 		close(s->wake_ep);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
 	if (s->py_words) {
 		for (uint32_t k = 0; k < s->nstk; k++)
 			free(s->py_words[k]);

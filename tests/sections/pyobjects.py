@@ -24,6 +24,16 @@ under the bundled runtime and host with Debian's python3.11 and PYTHONMALLOC=mal
 with --python-objects: each invocation's heap rise (heap_peak_bytes - heap_start_bytes) within
 10% of what tracemalloc saw the same handler call add at its peak, run separately.
 with --light: both options together are one "peaktrace: " line and exit 2 (usage).
+live-table (debian-3.11, launched, PYTHONMALLOC=malloc): with --max-live 8192 on wl_pyobjects.py 5000
+the table fills: the start line says 8192 slots and their kernel memory; report.txt's caveat
+counts the refused allocations (== errors.live_table_full) and their bytes, and names a
+--max-live that would have held them: at least twice the blocks the work holds as tracemalloc
+counts them (wl_pyobjects.py --blocks, run separately); run again with that value, nothing is
+refused. The cost: the allocator calls probed (more than the blocks held), their BPF time and the
+target's system time. Default sizing: launched, the start line and python_objects.live_table say
+min(4M, MemTotal/128/32 bytes rounded down to a power of two) slots, at least 32 bytes of kernel
+memory each; attached to a python3.11 holding 300000 strings, twice what its RssAnon (read by the
+test just before) holds at 32 bytes an object, a power of two, and at least twice the 300000.
 debian-3.11/attach: peaktrace attached to a python3.11 running without PYTHONMALLOC says the
 tracing is partial: python_objects.traced "partial", inlined_sites equal to the guard compares
 objdump finds outside PyObject_Malloc, and the caveat line in report.txt.
@@ -288,3 +298,130 @@ def run_section(ctx):
         run_one(ctx, label, argv, script, mode, 20000 if mode == "probes" else 40000)
     run_attach_partial(ctx)
     run_lambda(ctx)
+    run_live_table(ctx)
+
+
+START_LINE = re.compile(r"^peaktrace: --python-objects: live table of (\d+) slots, ([0-9.]+ [KMG]?i?B) of kernel "
+                        r"memory \(([^)]*)\)", re.M)
+
+
+def pow2_ceil(v):
+    p = 1
+    while p < v:
+        p <<= 1
+    return p
+
+
+def pow2_floor(v):
+    p = 1
+    while p * 2 <= v:
+        p <<= 1
+    return p
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def live_table_run(pt, out, extra, n):
+    """wl_pyobjects.py N launched with --python-objects: (rc, stderr, report.json or None)."""
+    pr = Proc([pt, "-q", "-o", out, "--python-objects"] + extra + ["--", "/usr/bin/python3.11", WL, str(n)])
+    rc = pr.wait(SLOW)
+    pr.kill()
+    try:
+        with open(os.path.join(out, "report.json")) as f:
+            return rc, pr.err, json.load(f)
+    except (OSError, ValueError):
+        return rc, pr.err, None
+
+
+def run_live_table(ctx):
+    res, pt = ctx.res, ctx.pt
+    name = "pyobjects/live-table"
+    if not res.wanted(name):
+        return
+    if not os.access("/usr/bin/python3.11", os.X_OK):
+        res.skip(name, "no /usr/bin/python3.11")
+        return
+    n = 5000
+    rc, out, err = run(["/usr/bin/python3.11", "-X", "tracemalloc", WL, "--blocks", str(n)], timeout=SLOW)
+    m = re.search(r"^wl: blocks held (\d+)", out, re.M)
+    if rc != 0 or not m:
+        res.fail(name + ": tracemalloc's block count", "exit %s: %s %s" % (rc, out[-200:], err[-200:]))
+        return
+    held = int(m.group(1))
+
+    # A table far too small: what it refused, and what would have fitted.
+    rc, err, rep = live_table_run(pt, os.path.join(ctx.tmp, "pyobj-full"), ["--max-live", "8192"], n)
+    if not res.true(name + ": full run", rc == 0 and rep is not None, "exit %s: %s" % (rc, err[-300:])):
+        return
+    sl = START_LINE.search(err)
+    res.true(name + ": full: the start line says the table's size, memory and why",
+             sl is not None and sl.group(1) == "8192" and sl.group(3) == "--max-live", err[-400:])
+    lt = (rep.get("python_objects") or {}).get("live_table") or {}
+    full = rep.get("errors", {}).get("live_table_full", 0)
+    res.true(name + ": full: live_table.full_count is the refused allocations",
+             full > 0 and lt.get("full_count") == full, "live_table %s, live_table_full %d" % (lt, full))
+    res.true(name + ": full: their bytes", (lt.get("untracked_bytes") or 0) > 0, str(lt))
+    with open(os.path.join(ctx.tmp, "pyobj-full", "report.txt")) as f:
+        text = f.read()
+    want = "caveat: the live table was FULL: %d allocations" % full
+    fit = lt.get("max_live_to_fit") or 0
+    res.true(name + ": full: report.txt says so with the --max-live that fits",
+             want in text and ("--max-live %d would have held them" % fit) in text, want)
+    res.true(name + ": full: that --max-live holds twice the %d blocks the work holds (tracemalloc)" % held,
+             fit >= 2 * held and fit & (fit - 1) == 0, "max_live_to_fit %d" % fit)
+    cost = (rep.get("python_objects") or {}).get("cost") or {}
+    res.true(name + ": full: the cost measured (calls, BPF time, the target's system time)",
+             (cost.get("calls") or 0) > held and (cost.get("bpf_ns") or 0) > 0 and
+             (cost.get("target_system_ns") or 0) > 0 and "cost, measured: " in text, str(cost))
+
+    # The figure it named fits: nothing refused.
+    rc, err, rep = live_table_run(pt, os.path.join(ctx.tmp, "pyobj-fit"), ["--max-live", str(fit)], n)
+    if res.true(name + ": --max-live %d run" % fit, rc == 0 and rep is not None, "exit %s: %s" % (rc, err[-300:])):
+        res.eq(name + ": with --max-live %d nothing refused" % fit, rep.get("errors", {}).get("live_table_full"), 0)
+
+    # Launched without --max-live: the documented default, from this machine's memory.
+    want_slots = min(4 << 20, max(1 << 20, pow2_floor(mem_total() // 128 // 32)))
+    rc, err, rep = live_table_run(pt, os.path.join(ctx.tmp, "pyobj-default"), [], 100)
+    if res.true(name + ": default run", rc == 0 and rep is not None, "exit %s: %s" % (rc, err[-300:])):
+        sl = START_LINE.search(err)
+        lt = (rep.get("python_objects") or {}).get("live_table") or {}
+        res.true(name + ": launched: %d slots (the launch default on this machine)" % want_slots,
+                 sl is not None and int(sl.group(1)) == want_slots and lt.get("slots") == want_slots and
+                 sl.group(3).startswith("the launch default"), "%s / %s" % (sl and sl.group(0), lt))
+        res.true(name + ": launched: at least 32 bytes of kernel memory a slot",
+                 (lt.get("memory_bytes") or 0) >= 32 * want_slots, str(lt))
+
+    # Attached: sized from what the target holds.
+    objs = 300000
+    env = dict(os.environ, PYTHONMALLOC="malloc")
+    wl = Proc(["/usr/bin/python3.11", "-c", "import time; x = [str(i) * 3 for i in range(%d)]; "
+               "print('ready', flush=True); time.sleep(600)" % objs], env=env)
+    if not wl.wait_for("out", "ready"):
+        wl.kill()
+        res.fail(name + ": attach", "python did not start")
+        return
+    with open("/proc/%d/status" % wl.pid) as f:
+        anon = [int(l.split()[1]) * 1024 for l in f if l.startswith("RssAnon:")][0]
+    out = os.path.join(ctx.tmp, "pyobj-attach")
+    pr = Proc([pt, "-q", "-p", wl.pid, "-o", out, "--python-objects"])
+    started = pr.wait_for("err", r"^peaktrace: tracing (?:PID )?%d\b" % wl.pid)
+    pr.signal(signal.SIGINT)
+    rc = pr.wait(SLOW)
+    wl.kill()
+    sl = START_LINE.search(pr.err)
+    cap = max(1 << 20, pow2_floor(mem_total() // 128 // 32))
+    want_slots = min(cap, max(1 << 20, pow2_ceil(2 * (anon // 32))))
+    got = int(sl.group(1)) if sl else 0
+    # RssAnon may move a page or two between the two reads: the next power of two either side.
+    res.true(name + ": attached: twice the objects %.1f MiB of RssAnon holds at 32 B (%d slots)"
+             % (anon / 1048576.0, want_slots),
+             started and rc == 0 and got in (want_slots, want_slots // 2, want_slots * 2) and
+             "RssAnon" not in (sl.group(3) if sl else "x") and
+             (sl.group(3) if sl else "").startswith("twice the objects"), pr.err[-400:])
+    res.true(name + ": attached: room for twice the %d strings it holds" % objs, got >= 2 * objs, "%d slots" % got)

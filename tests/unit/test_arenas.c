@@ -167,6 +167,30 @@ static void test_advice(void)
 	CHECK_STR(a.advice[2].setting, "MALLOC_ARENA_MAX=2", "then fewer arenas");
 	CHECK_EQ_U64(a.advice[2].addresses_bytes, 20 * MiB, "arena max: all but the largest arena's");
 	CHECK(strstr(a.advice[1].cost, "200") != NULL, "the cost names the mmap calls it adds");
+	CHECK(strncmp(a.advice[1].cost, "not measured: ", 14) == 0, "an unmeasured cost says so first");
+	CHECK(strstr(a.advice[1].cost, "--compare-env MALLOC_MMAP_THRESHOLD_=32768") != NULL,
+	      "and how to measure it");
+	CHECK(strstr(a.advice[1].cost, "per invocation over") == NULL, "no per-invocation count without invocations");
+	a.invocations = 8;
+	pt_arenas_advise(&a);
+	CHECK(strstr(a.advice[1].cost, "25.0 per invocation over 8 invocations") != NULL,
+	      "200 large allocations over 8 invocations: 25.0 per invocation");
+	for (int k = 0; k < a.nadvice; k++)
+		CHECK(strncmp(a.advice[k].cost, "not measured: ", 14) == 0, "every advice's cost: not measured");
+	a.invocations = 0;
+	{
+		char *line = NULL;
+		size_t llen = 0;
+		FILE *lf = open_memstream(&line, &llen);
+
+		pt_arenas_advice_line(lf, &a, false);
+		pt_arenas_advice_line(lf, &a, true);
+		fclose(lf);
+		CHECK(strstr(line, "ADVICE: malloc_trim(0) after each invocation (addresses up to 50.00 MiB") != NULL &&
+		      strstr(line, "  its cost: not measured (what it consists of: ARENAS below)\n") != NULL,
+		      "the first screen's advice: not an environment setting, its cost not measured");
+		free(line);
+	}
 
 	a.mmap_threshold_set = a.arena_max_set = true;
 	pt_arenas_advise(&a);
@@ -236,6 +260,72 @@ static void test_compare(void)
 	}
 }
 
+/* The untraced figures and the measured price of a setting. */
+static void test_untraced(void)
+{
+	struct pt_summary s[2];
+	const char *labels[2] = { "baseline", "MALLOC_MMAP_THRESHOLD_=32768" };
+	double v[4] = { 3, 1, 4, 2 }, med, lo, hi, ms;
+	int64_t mb;
+	char *out = NULL, buf[1024];
+	size_t len = 0;
+	FILE *f;
+	int k;
+
+	CHECK(pt_lambda_report_line("REPORT RequestId: f95d\tDuration: 71.36 ms\tBilled Duration: 72 ms\t"
+				    "Memory Size: 256 MB\tMax Memory Used: 33 MB\tInit Duration: 518.30 ms\t\n",
+				    &ms, &mb) && ms > 71.35 && ms < 71.37 && mb == 33,
+	      "a REPORT line: Duration 71.36 ms, Max Memory Used 33 MB");
+	CHECK(!pt_lambda_report_line("START RequestId: f95d Version: $LATEST\n", &ms, &mb), "START is not REPORT");
+	CHECK(!pt_lambda_report_line("{\"REPORT RequestId: \": 1}\n", &ms, &mb), "REPORT must start the line");
+	pt_spread(v, 4, &med, &lo, &hi);
+	CHECK(med == 2.5 && lo == 1 && hi == 4, "median of an even count: the mean of the middle two");
+
+	memset(s, 0, sizeof(s));
+	s[0].ok = s[1].ok = true;
+	s[0].arenas = s[1].arenas = true;
+	s[0].arena_retained = 100 << 20;
+	s[1].arena_retained = 5 << 20;
+	s[0].nadvice = 2;
+	snprintf(s[0].advice[0], sizeof(s[0].advice[0]), "MALLOC_MMAP_THRESHOLD_=32768");
+	snprintf(s[0].advice[1], sizeof(s[0].advice[1]), "MALLOC_ARENA_MAX=2");
+	CHECK(pt_measured_cost(buf, sizeof(buf), &s[0], &s[1]) == 0, "nothing untraced: no measured cost");
+	for (k = 0; k < 3; k++) {
+		s[0].u.wall_s[k] = 1.0 + k * 0.1;
+		s[1].u.wall_s[k] = 2.0 + k * 0.1;
+		s[0].u.cpu_s[k] = s[1].u.cpu_s[k] = 0.5;
+		s[0].u.maxrss[k] = 200 << 20;
+		s[1].u.maxrss[k] = 150 << 20;
+	}
+	s[0].u.runs = s[1].u.runs = 3;
+	/* The ONNX function's figures (issue 21): 264-410 ms per invocation, 564-825 ms with it. */
+	s[0].u.inv_ms[0] = 264, s[0].u.inv_ms[1] = 300, s[0].u.inv_ms[2] = 410;
+	s[1].u.inv_ms[0] = 825, s[1].u.inv_ms[1] = 600, s[1].u.inv_ms[2] = 564;
+	s[0].u.ninv = s[1].u.ninv = 3;
+	s[0].u.max_mem_mb = 210;
+	s[1].u.max_mem_mb = 160;
+	CHECK(pt_measured_cost(buf, sizeof(buf), &s[0], &s[1]) > 0, "measured cost written");
+	CHECK(strstr(buf, "time per invocation 300.0 ms [264.0-410.0] -> 600.0 ms [564.0-825.0] (+100%)") != NULL,
+	      "time per invocation: medians, ranges and change");
+	CHECK(strstr(buf, "wall time 1.100 s [1.000-1.200] -> 2.100 s [2.000-2.200] (+91%)") != NULL, "wall time");
+	CHECK(strstr(buf, "peak RSS 200.00 MiB -> 150.00 MiB (-25%) (untraced, 3 and 3 runs)") != NULL, "peak RSS");
+	CHECK(strstr(buf, "arena retained at the end 100.00 MiB -> 5.00 MiB (-95%) (traced: bytes are exact)") != NULL,
+	      "retained from the traced runs, said so");
+	f = open_memstream(&out, &len);
+	pt_compare_print(f, labels, s, 2);
+	fclose(f);
+	CHECK(strstr(out, "  untraced: the command alone, 3 runs per setting") != NULL, "the untraced rows' label");
+	CHECK(strstr(out, "  traced (distorted by tracing: do not use for time)") != NULL, "the traced times' label");
+	CHECK(strstr(out, "  invocation Duration (REPORT)   300.0 ms [264.0-410.0]") != NULL,
+	      "the untraced invocation row");
+	CHECK(strstr(out, "  Max Memory Used (REPORT)       210 MB (max)") != NULL, "the host's Max Memory Used");
+	CHECK(strstr(out, "ADVICE: MALLOC_MMAP_THRESHOLD_=32768, its cost as measured: time per invocation") != NULL,
+	      "the baseline's advice priced by its comparison");
+	CHECK(strstr(out, "ADVICE: MALLOC_ARENA_MAX=2: its cost not measured here (--compare-env MALLOC_ARENA_MAX=2)") != NULL,
+	      "an advice not compared says how to measure it");
+	free(out);
+}
+
 int main(void)
 {
 	test_parse();
@@ -243,5 +333,6 @@ int main(void)
 	test_own_arena();
 	test_advice();
 	test_compare();
+	test_untraced();
 	return CHECK_DONE();
 }

@@ -8,8 +8,11 @@ Nothing here calls malloc for itself; every byte is a Python object (pymalloc, o
   wl: build_dict holds N     traced bytes build_dict's result holds (growth across the call)
   wl: traced before N        traced bytes live when main's work starts (what an attach misses)
 and always "wl: work seconds S", the work's own duration (tools/bench: traced against untraced).
+With --blocks (under -X tracemalloc) it stops when everything is built and prints
+  wl: blocks held N          traced blocks live then less those live when the work started
+(a snapshot allocates Python objects itself: never in the same run as the figures above).
 With --wait it prints "wl: waiting for SIGUSR1" and starts on that signal (for an attach).
-usage: wl_pyobjects.py [--wait] [N]"""
+usage: wl_pyobjects.py [--wait] [--blocks] [N]"""
 import signal
 import sys
 import threading
@@ -60,7 +63,7 @@ def traced():
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--wait"]
+    args = [a for a in sys.argv[1:] if a not in ("--wait", "--blocks")]
     n = int(args[0]) if args else 40000
     if "--wait" in sys.argv:
         signal.signal(signal.SIGUSR1, lambda *_: None)
@@ -68,11 +71,15 @@ def main():
         signal.pause()
     t0 = time.perf_counter()
     start = before = traced()
+    blocks0 = len(tracemalloc.take_snapshot().traces) if "--blocks" in sys.argv else 0
     d = build_dict(n)
     held = traced() - before
     t = build_tuples(n)
     p = build_points(n // 2)
     th = build_in_threads(n // 4)
+    if "--blocks" in sys.argv:
+        print("wl: blocks held %d" % (len(tracemalloc.take_snapshot().traces) - blocks0), flush=True)
+        return
     grow_and_free(n // 2)
     del d, t, p, th
     print("wl: work seconds %.4f" % (time.perf_counter() - t0))

@@ -59,7 +59,7 @@ struct pt_advice {
 	char setting[64];        /* "MALLOC_MMAP_THRESHOLD_=32768" */
 	int64_t addresses_bytes; /* retained bytes the setting would address (an estimate) */
 	char why[512];
-	char cost[512];
+	char cost[640];          /* what it costs: "not measured: ..." unless measured */
 };
 
 #define PT_MAX_ADVICE 4
@@ -87,6 +87,7 @@ struct pt_arenas {
 	uint64_t rss_bytes;      /* VmRSS when the mappings were read */
 	int64_t live_chunk_bytes, resident_bytes, retained_bytes, large_peak_bytes;
 	uint64_t large_count;
+	uint64_t invocations;    /* invocations seen (seq > 0), for the advice's per-invocation counts */
 	struct pt_advice advice[PT_MAX_ADVICE];
 	int nadvice;
 };
@@ -129,6 +130,9 @@ void pt_arenas_attribute(struct pt_arena_row *rows, int nrows, const struct pt_s
 void pt_arenas_advise(struct pt_arenas *a);
 
 void pt_arenas_text(FILE *f, const struct pt_arenas *a);
+/* The report's first-screen ADVICE line (a->nadvice > 0): the first advice and where its cost
+ * is, or how to measure it (compare_run: a traced run of --compare-env). */
+void pt_arenas_advice_line(FILE *f, const struct pt_arenas *a, bool compare_run);
 void pt_arenas_json(FILE *f, const struct pt_arenas *a);
 
 #endif

@@ -606,6 +606,8 @@ static int add_stack(struct collector *c, struct pt_profile *p, const struct pt_
 	int64_t rss_peak = st->rss_snap_seq == rss_seq ? st->rss_peak : st->rss_now;
 	uint32_t k;
 
+	p->unheld_bytes += st->unheld_bytes;
+
 	if (st->alloc_count || st->free_count || st->rss_now > 0 || rss_peak > 0) {
 		struct pt_stack *o;
 

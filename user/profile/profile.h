@@ -91,6 +91,8 @@ struct pt_profile {
 	/* Stacks whose kernel stacks' RSS pages were of more than one memory kind (merged by
 	 * their symbolized frames): labelled by the first kind seen, counted here. */
 	uint64_t rss_kind_mixed;
+	/* Bytes allocated that the full live table could not hold (live_table_full), all stacks. */
+	int64_t unheld_bytes;
 };
 
 /* Name and unit of each metric, for writers ("alloc_space", "bytes"). */

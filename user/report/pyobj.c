@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "util/fmt.h"
 #include "report/report.h"
 
@@ -18,6 +19,99 @@ const char *pt_pyobj_traced(const struct pt_pyobj_note *n)
 	if (!n->probed)
 		return "none";
 	return n->inlined_sites ? "partial" : "probes";
+}
+
+#define MiB (1024.0 * 1024.0)
+#define LAUNCH_SLOTS (4u << 20)
+#define MAX_SLOTS (1u << 28)        /* --max-live's own limit */
+
+static uint64_t pow2_floor(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p <= v / 2)
+		p <<= 1;
+	return p;
+}
+
+static uint64_t pow2_ceil(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v && p < MAX_SLOTS)
+		p <<= 1;
+	return p;
+}
+
+uint32_t pt_pyobj_live_slots(uint64_t mem_total, uint64_t anon_bytes, char *why, size_t len)
+{
+	uint64_t cap = pow2_floor(mem_total / 128 / PT_LIVE_SLOT_BYTES), want;
+
+	if (cap < PT_DEF_LIVE_SLOTS)
+		cap = PT_DEF_LIVE_SLOTS;
+	if (cap > MAX_SLOTS)
+		cap = MAX_SLOTS;
+	if (anon_bytes) {
+		want = pow2_ceil(2 * (anon_bytes / 32));
+		snprintf(why, len, "twice the objects the target's %.1f MiB of anonymous memory could hold "
+			 "at 32 bytes each", (double)anon_bytes / MiB);
+	} else {
+		want = LAUNCH_SLOTS;
+		snprintf(why, len, "the launch default: 2M objects at half load");
+	}
+	if (want < PT_DEF_LIVE_SLOTS)
+		want = PT_DEF_LIVE_SLOTS;
+	if (want > cap) {
+		want = cap;
+		snprintf(why + strlen(why), len - strlen(why), ", capped at 1/128 of this machine's %.1f GiB",
+			 (double)mem_total / (MiB * 1024));
+	}
+	return (uint32_t)want;
+}
+
+uint64_t pt_live_slots_to_fit(int64_t tracked_live, uint64_t refused)
+{
+	uint64_t need = (tracked_live > 0 ? (uint64_t)tracked_live : 0) + refused;
+
+	return pow2_ceil(2 * need);
+}
+
+/* Under PEAK, after the line on what the figures hold: the live table and the run's cost. */
+static void pyobj_table_text(FILE *f, const struct pt_report *r)
+{
+	const struct pt_pyobj_note *n = &r->pyobj;
+	uint64_t full = r->errors[PT_ERR_LIVE_FULL];
+	char b1[32], b2[32];
+
+	if (!n->live_slots)
+		return;
+	fprintf(f, "  live table: %" PRIu32 " slots, %s of kernel memory (%s)\n", n->live_slots,
+		pt_fmt_bytes(b1, sizeof(b1), (double)n->live_table_bytes), n->live_sized_from);
+	if (full) {
+		int64_t live = r->g.peak_count > r->g.live_count ? r->g.peak_count : r->g.live_count;
+		uint64_t fit = pt_live_slots_to_fit(live, full);
+
+		/* Its memory scaled from this table's, as the kernel counted it. */
+		fprintf(f, "  caveat: the live table was FULL: %" PRIu64 " allocations (%s) were counted but "
+			   "not tracked as live, so the live and peak figures miss up to that much; "
+			   "--max-live %" PRIu64 " would have held them (twice %" PRId64 " tracked + %" PRIu64
+			   " refused), ~%s of kernel memory\n", full,
+			pt_fmt_bytes(b1, sizeof(b1), (double)r->prof.unheld_bytes), fit, live, full,
+			pt_fmt_bytes(b2, sizeof(b2), (double)n->live_table_bytes / n->live_slots * (double)fit));
+	}
+	if (n->stats && n->bpf_runs)
+		fprintf(f, "  cost, measured: %" PRIu64 " allocator calls probed, %.0f ns of BPF each (%.3f s "
+			   "in all; the kernel's BPF run-time statistics)", n->bpf_runs,
+			(double)n->bpf_ns / (double)n->bpf_runs, (double)n->bpf_ns / 1e9);
+	else
+		fprintf(f, "  cost: BPF time not measured (the kernel's BPF run-time statistics could not "
+			   "be turned on)");
+	if (n->cpu_read && n->bpf_runs)
+		fprintf(f, "; the target's CPU time while traced: %.3f s user, %.3f s system, where each "
+			   "call's uprobe trap and BPF run: at most %.1f us of system time per call",
+			(double)n->cpu_user_ns / 1e9, (double)n->cpu_sys_ns / 1e9,
+			(double)n->cpu_sys_ns / 1e3 / (double)n->bpf_runs);
+	fprintf(f, "\n");
 }
 
 /* First screen, under PEAK: one line saying what the heap figures hold of Python's objects. */
@@ -50,6 +144,7 @@ void pt_pyobj_text(FILE *f, const struct pt_report *r)
 		fprintf(f, "  caveat: Python objects NOT traced (--python-objects): %s\n",
 			n->found ? "their probes could not be attached" :
 				   "no CPython 3.11-3.13 exporting PyObject_Malloc was found in the target");
+	pyobj_table_text(f, r);
 }
 
 /* TRACER: the probed entry points. */
@@ -109,5 +204,26 @@ void pt_pyobj_json(FILE *f, const struct pt_report *r)
 		fprintf(f, ", \"as\": \"%s\", \"offset\": \"0x%" PRIx64 "\", \"emulated\": %s}",
 			pt_alloc_fn_name(pi->fn), pi->offset, pi->place.emulated ? "true" : "false");
 	}
-	fprintf(f, "]},\n");
+	fprintf(f, "], \"live_table\": {\"slots\": %" PRIu32 ", \"memory_bytes\": %" PRIu64 ", \"sized_from\": ",
+		n->live_slots, n->live_table_bytes);
+	pt_json_str(f, n->live_sized_from);
+	fprintf(f, ", \"full_count\": %" PRIu64 ", \"untracked_bytes\": %" PRId64 ", \"max_live_to_fit\": ",
+		(uint64_t)r->errors[PT_ERR_LIVE_FULL], r->prof.unheld_bytes);
+	if (r->errors[PT_ERR_LIVE_FULL])
+		fprintf(f, "%" PRIu64, pt_live_slots_to_fit(r->g.peak_count > r->g.live_count ? r->g.peak_count
+							    : r->g.live_count, r->errors[PT_ERR_LIVE_FULL]));
+	else
+		fprintf(f, "null");
+	fprintf(f, "}, \"cost\": ");
+	fprintf(f, "{\"calls\": %" PRIu64 ", \"bpf_ns\": ", n->bpf_runs);
+	if (n->stats)
+		fprintf(f, "%" PRIu64, n->bpf_ns);
+	else
+		fprintf(f, "null");
+	if (n->cpu_read)
+		fprintf(f, ", \"target_user_ns\": %" PRIu64 ", \"target_system_ns\": %" PRIu64 "}",
+			n->cpu_user_ns, n->cpu_sys_ns);
+	else
+		fprintf(f, ", \"target_user_ns\": null, \"target_system_ns\": null}");
+	fprintf(f, "},\n");
 }

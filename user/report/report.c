@@ -733,9 +733,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 	if (has_invocations(r))
 		text_invocations(f, r);
 	if (r->ar.collected && r->ar.nadvice)
-		fprintf(f, "\nADVICE: %s (addresses up to %s of memory glibc retains; why and what it costs: ARENAS below)\n",
-			r->ar.advice[0].setting,
-			pt_fmt_bytes(b1, sizeof(b1), (double)r->ar.advice[0].addresses_bytes));
+		pt_arenas_advice_line(f, &r->ar, r->compare_run);
 }
 
 /* DATA LOSS AND DISTORTION: every error counter that is not zero. */

@@ -35,7 +35,28 @@ struct pt_pyobj_note {
 	uint32_t inlined_sites;  /* pymalloc copies inlined into callers, unseen by the probes */
 	struct pt_probe_info probes[2 * 4];
 	int nprobes;
+	/* The live table (--max-live) holds every object: its size and why, what it takes, and
+	 * (report time) what the probes cost, measured by the kernel's BPF run-time statistics. */
+	uint32_t live_slots;
+	uint64_t live_table_bytes;   /* kernel memory of the live maps (their fdinfo memlock) */
+	char live_sized_from[192];
+	bool stats;                  /* the kernel's BPF run-time statistics were on */
+	uint64_t bpf_runs, bpf_ns;   /* the allocator programs' runs and time in them */
+	bool cpu_read;               /* the target's CPU time while traced was read */
+	uint64_t cpu_user_ns, cpu_sys_ns;   /* its user and system time while traced */
 };
+
+/* Pure, unit tested (pyobj.c): the --python-objects default of --max-live. The table may take
+ * 1/128 of the machine's memory (mem_total bytes); attached (anon_bytes: the target's RssAnon),
+ * twice the objects that memory could hold at 32 bytes each; launched, the 4M-slot default
+ * (2M objects at half load). At least PT_DEF_LIVE_SLOTS, a power of two. why: the reason. */
+uint32_t pt_pyobj_live_slots(uint64_t mem_total, uint64_t anon_bytes, char *why, size_t len);
+/* The --max-live that would have held a run whose table was full: twice (the hashed buckets
+ * spill into the small overflow map past half load) the objects it had to hold at once, at
+ * most the tracked live count plus every allocation the table refused. A power of two. */
+uint64_t pt_live_slots_to_fit(int64_t tracked_live, uint64_t refused);
+/* Kernel memory of one live slot: a bucket's share and the overflow map's (1/16 of the slots). */
+#define PT_LIVE_SLOT_BYTES 32
 
 /* What peaktrace's own start-up cost, step by step (session.c measures, CLOCK_MONOTONIC). In
  * launch mode everything before the command's exec, and every hold at an exec stop, delays the
@@ -108,6 +129,7 @@ struct pt_report {
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
+	bool compare_run;       /* one traced run of --compare-env: the parent prices the advice */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 	struct pt_pyobj_note pyobj;   /* --python-objects */
 	struct pt_startup startup; /* peaktrace's own start-up, step by step */
