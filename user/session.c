@@ -1667,6 +1667,11 @@ static int load_bpf(struct pt_session *s)
 		return err == -EPERM ? EXIT_PERM : EXIT_BPF;
 	}
 	s->rep.startup.bpf_load_ns = now_ns() - t;
+	/* Each stack's counters are read at every invocation's end: from memory. */
+	err = pt_map_mmap(bpf_map__fd(s->skel->maps.stats), sizeof(struct pt_stack_stats), s->opt->max_stacks);
+	if (err)
+		fprintf(stderr, "peaktrace: cannot map the stack counters (%s): reading them at each "
+				"invocation's end is slower\n", strerror(-err));
 	return EXIT_OK;
 }
 
@@ -2213,6 +2218,7 @@ static void stacks_used(struct pt_session *s)
 				 pt_map_memlock(bpf_map__fd(k->maps.stats)) +
 				 pt_map_memlock(bpf_map__fd(k->maps.py_chunks));
 	rep->bpf_maps_bytes = pt_maps_memlock(k->obj);
+	rep->tracer_mapped = pt_map_mapped_bytes();
 }
 
 /* The report's figures that need no symbolizing: the target, the kernel's totals and counters. */
@@ -2460,6 +2466,8 @@ void pt_session_free(struct pt_session *s)
 	pt_py_info_free(&s->py);
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
+	if (s->skel)
+		pt_map_munmap(bpf_map__fd(s->skel->maps.stats));
 	peaktrace_bpf__destroy(s->skel);
 	pt_bpf_parts_free(&s->parts);
 	if (s->sym)

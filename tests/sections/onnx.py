@@ -347,9 +347,9 @@ def run_section(ctx):
     st = rep.get("stack_table") or {}
     print("  onnx: %d invocations in %.1f s; stack_table_full %s, stack table %s of %s used, "
           "%.1f%% of the heap peak (%.1f MiB) under [unknown stack]; tracer VmHWM %.1f MiB; "
-          "invocations_overwritten %s; peak RSS - handler's VmHWM %s MiB"
+          "invocations_overwritten %s, invocation_stacks_lost %s; peak RSS - handler's VmHWM %s MiB"
           % (len(invs), wall, errs.get("stack_table_full"), st.get("used"), st.get("size"),
              100 * share, ((rep.get("totals") or {}).get("peak_live_bytes") or 0) / MiB,
              ((rep.get("tracer") or {}).get("vmhwm_bytes") or 0) / MiB,
-             errs.get("invocations_overwritten"),
+             errs.get("invocations_overwritten"), errs.get("invocation_stacks_lost"),
              "%+.2f..%+.2f" % (min(diffs) / MiB, max(diffs) / MiB) if diffs else "-"), flush=True)

@@ -16,6 +16,15 @@ void *pt_map_copy(struct bpf_map *m, uint32_t n);
 /* Entries [first, first + cnt) of the array map fd into vals (vsz bytes each), by one batch
  * lookup where the kernel has it, else one lookup each; keys holds cnt. cnt or -errno. */
 int pt_map_read_range(int fd, uint32_t first, uint32_t cnt, uint32_t *keys, void *vals, size_t vsz);
+/* Map the BPF_F_MMAPABLE array map fd (n values of vsz bytes) read-only, so pt_map_read_range
+ * copies from memory instead of asking the kernel: 115k stack counters in 0.7 ms against 85 ms
+ * by system calls here, a read made twice at every invocation's end. 0 or -errno (reads then
+ * take the system call path). pt_map_munmap before the map is closed. */
+int pt_map_mmap(int fd, size_t vsz, uint32_t n);
+void pt_map_munmap(int fd);
+/* Bytes of maps mapped so: the kernel maps every page at once, so they count in our RSS (the
+ * same pages as the map's kernel memory, not more memory). */
+uint64_t pt_map_mapped_bytes(void);
 
 struct pt_stack_rec;
 

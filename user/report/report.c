@@ -757,8 +757,11 @@ static void text_losses(FILE *f, const struct pt_report *r)
 		fprintf(f, " (the whole stacks' part full: %" PRIu64 " kept cut to their innermost "
 			   "frames, %" PRIu64 " to their leaf; raise --max-stacks)",
 			r->stacks_cut[PT_TIER_INNER], r->stacks_cut[PT_TIER_LEAF]);
-	fprintf(f, "\n  tracer memory: RSS peak %s; BPF maps %s in the kernel, the stack table %s of it\n",
-		pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm),
+	fprintf(f, "\n  tracer memory: RSS peak %s", pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_vmhwm));
+	if (r->tracer_mapped)
+		fprintf(f, " (of which %s the stack counters, mapped from the kernel: the same pages as "
+			   "below)", pt_fmt_bytes(b1, sizeof(b1), (double)r->tracer_mapped));
+	fprintf(f, "; BPF maps %s in the kernel, the stack table %s of it\n",
 		pt_fmt_bytes(b2, sizeof(b2), (double)r->bpf_maps_bytes),
 		pt_fmt_bytes(b3, sizeof(b3), (double)r->stack_table_bytes));
 }
@@ -916,8 +919,8 @@ static void json_losses(FILE *f, const struct pt_report *r)
 		   ", \"cut_inner\": %" PRIu64 ", \"cut_leaf\": %" PRIu64 ", \"kernel_bytes\": %" PRIu64 "},\n",
 		r->stacks_used, r->max_stacks, r->stacks_cut[PT_TIER_INNER], r->stacks_cut[PT_TIER_LEAF],
 		r->stack_table_bytes);
-	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"bpf_maps_bytes\": %" PRIu64 "},\n",
-		r->tracer_vmhwm, r->bpf_maps_bytes);
+	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"mapped_bytes\": %" PRIu64
+		   ", \"bpf_maps_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm, r->tracer_mapped, r->bpf_maps_bytes);
 }
 
 void pt_report_json(FILE *f, const struct pt_report *r)

@@ -99,6 +99,7 @@ struct pt_report {
 	uint64_t max_stacks;
 	uint64_t stack_table_bytes; /* kernel memory of the stack table's maps */
 	uint64_t bpf_maps_bytes;    /* kernel memory of all of peaktrace's BPF maps */
+	uint64_t tracer_mapped;     /* of tracer_vmhwm, BPF map pages mapped (pt_map_mapped_bytes) */
 	/* symbolized */
 	struct pt_profile prof;
 	struct pt_map_stack *mstacks;
