@@ -160,6 +160,20 @@ def stop_launched(h, ptpid, timeout):
         h.wait_for("out", r"^peaktrace: reports written", 1)
 
 
+def stop_pidfile(h, pidfile, timeout):
+    """stop_launched for the peaktrace whose PID the host wrote to pidfile; its PID, or None
+    when the file has none (nothing stopped)."""
+    ptpid = None
+    try:
+        with open(pidfile) as f:
+            ptpid = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    if ptpid:
+        stop_launched(h, ptpid, timeout)
+    return ptpid
+
+
 def load_report(res, name, outdir):
     try:
         with open(os.path.join(outdir, "report.json")) as f:
@@ -398,15 +412,8 @@ def run_lambda_launch(ctx):
     for mb in sizes:
         rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=timeout)
         res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
-    ptpid = None
-    try:
-        with open(pidfile) as f:
-            ptpid = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
+    ptpid = stop_pidfile(h, pidfile, timeout)
     res.true(name + ": the host's runtime is peaktrace", ptpid is not None, "no pid file")
-    if ptpid:
-        stop_launched(h, ptpid, timeout)
     ids = stop_host(h, timeout)
     rep = load_report(res, name, outdir)
     if rep is None:
@@ -563,14 +570,7 @@ def run_lambda_node_launch_uprobe(ctx):
     for mb in (4, 32, 8):
         rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=timeout)
         res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
-    ptpid = None
-    try:
-        with open(pidfile) as f:
-            ptpid = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    if ptpid:
-        stop_launched(h, ptpid, timeout)
+    stop_pidfile(h, pidfile, timeout)
     ids = stop_host(h, timeout)
     rep = load_report(res, name, outdir)
     if rep is None:

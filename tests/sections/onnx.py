@@ -28,7 +28,7 @@ import shutil
 import time
 
 from harness import ROOT, TIMEOUT, Proc, free_ports, run, short
-from sections.aws_lambda import invocations, load_report, stop_host, stop_launched
+from sections.aws_lambda import invocations, load_report, stop_host, stop_pidfile
 
 MiB = 1 << 20
 ONNX_DIR = os.path.join(ROOT, "tools", "functions", "onnx")
@@ -151,14 +151,7 @@ def drive(ctx, name, models_dir, outdir, pt_args=()):
             pass
         ctx.res.true(name + ": the handler answered with glibc's malloc_info", glibc is not None,
                      "exit %s: %s" % (rc, short(out + err)))
-    ptpid = None
-    try:
-        with open(pidfile) as f:
-            ptpid = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    if ptpid:
-        stop_launched(h, ptpid, TIMEOUT)
+    stop_pidfile(h, pidfile, TIMEOUT)
     return h, target, answers, glibc, time.monotonic() - t0
 
 
