@@ -114,7 +114,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-test: deps all unit lambda-host browser-deps static
+test: deps all unit lambda-host browser-deps static fuzz-build
 	$(Q)python3 tests/run.py --build $(OUT)
 
 # The browser section's tooling (tests/browser/: playwright-core driving Debian's chromium), when
