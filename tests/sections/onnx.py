@@ -283,6 +283,24 @@ def check_done_means(res, name, rep, pmap, manifest):
     return share
 
 
+def check_first_screen(res, name, outdir):
+    """The first screen's top holder shows the JS that loaded the model, past the stripped
+    frames of libonnxruntime and V8's C++ entry. (Which JS: onnxruntime-node's backend.js
+    `create`, resumed from a microtask after an await: the handler's loadSession that awaited it
+    is not on the machine stack at all, so no stack-based tool can show it.)"""
+    try:
+        with open(os.path.join(outdir, "report.txt"), errors="replace") as f:
+            txt = f.read()
+    except OSError as e:
+        res.fail(name + ": report.txt readable", str(e))
+        return
+    start = txt.find("\nWHO HELD IT ")
+    block = txt[start:txt.find("\n  #2 ", start)] if start >= 0 else ""
+    res.true(name + ": WHO HELD IT's #1 shows the model loading and the JS frame that asked for it",
+             "LoadModel" in block and re.search(r"^ +JS:\S+ \S+\.js:\d+", block, re.M) is not None,
+             short(block, 1500) or "no WHO HELD IT section")
+
+
 def run_section(ctx):
     res = ctx.res
     name = "onnx/default options"
@@ -337,6 +355,7 @@ def run_section(ctx):
     else:
         res.skip("onnx/arenas", "no %s (make lambda-onnx)" % mallinfo_addon(ctx.build))
     share = check_done_means(res, name, rep, pmap, manifest)
+    check_first_screen(res, "onnx/done means", outdir)
     st = rep.get("stack_table") or {}
     print("  onnx: %d invocations in %.1f s; stack_table_full %s, stack table %s of %s used, "
           "%.1f%% of the heap peak (%.1f MiB) under [unknown stack]; tracer VmHWM %.1f MiB; "

@@ -90,6 +90,7 @@ static void test_onnx(void)
 	nat(&s, "Builtins_CallApiCallback", NODE);
 	nat(&s, "Builtins_InterpreterEntryTrampoline", NODE);
 	nat(&s, "JS:~ node:internal/worker/io:1:1", "");
+	nat(&s, "JS:~create /var/task/node_modules/onnxruntime-node/dist/backend.js:95:24", "");
 	nat(&s, "JS:*loadSession /var/task/index.js:12:3", "");
 	nat(&s, "JS:*handler /var/task/index.js:30:9", "");
 	nat(&s, "Builtins_JSEntryTrampoline", NODE);
@@ -101,11 +102,24 @@ static void test_onnx(void)
 		  " | Napi::InstanceWrap<InferenceSessionWrap>::InstanceMethodCallbackWrapper"
 		  " | 0x"
 		  " | v8impl::(anonymous namespace)::FunctionCallbackWrapper::Invoke"
-		  " | ... 3 frames down to the program's own code"
+		  " | ... 4 frames down to the program's own code"
 		  " | OWN JS:*loadSession /var/task/index.js:12:3"
 		  " | ... 4 more frames",
 		  "ONNX: the stripped run in one line, the binding's named frames, the handler's JS frame "
-		  "after a gap (Node's own io module is not the program's)");
+		  "after a gap (Node's own io module and onnxruntime-node's backend.js are not the "
+		  "program's)");
+
+	/* Without the handler's frame (cut by the depth limit), the package's JS is the best there is. */
+	s.n -= 5;
+	CHECK_STR(render(&s, out, sizeof(out)),
+		  "... 13 frames: 12 unnamed (libonnxruntime.so.1), 1 allocator/runtime (operator new)"
+		  " | InferenceSessionWrap::LoadModel(Napi::CallbackInfo const&)"
+		  " | Napi::InstanceWrap<InferenceSessionWrap>::InstanceMethodCallbackWrapper"
+		  " | 0x"
+		  " | v8impl::(anonymous namespace)::FunctionCallbackWrapper::Invoke"
+		  " | ... 3 frames down to the program's own code"
+		  " | OWN JS:~create /var/task/node_modules/onnxruntime-node/dist/backend.js:95:24",
+		  "ONNX cut above the handler: the package's JS frame stands in for own code");
 }
 
 /* Debian's python3 (stripped interpreter, its unnamed runs collapsed into one marker frame). */
@@ -143,6 +157,22 @@ static void test_python(void)
 		  "PyMem_Malloc | PyUnicode_New | PyUnicode_Format | PyNumber_Remainder"
 		  " | ... 2 frames down to the program's own code | OWN app:load:3",
 		  "Python: PyMem_Malloc alone shown as itself; the frozen import frame is not own code");
+
+	/* The standard library's copy.deepcopy under the handler: the handler is the own frame. */
+	s.n = 0;
+	nat(&s, "PyObject_Malloc", PY);
+	nat(&s, "PyList_New", PY);
+	nat(&s, "list_copy", PY);
+	nat(&s, "PyDict_Copy", PY);
+	nat(&s, "_PyEval_EvalFrameDefault", PY);
+	syn(&s, "copy:_deepcopy_list:136", "/usr/lib/python3.11/copy.py");
+	syn(&s, "copy:deepcopy:146", "/usr/lib/python3.11/copy.py");
+	syn(&s, "requests.models:json:971", "/var/task/lib/python3.11/site-packages/requests/models.py");
+	syn(&s, "handler:remember:40", "/var/task/handler.py");
+	CHECK_STR(render(&s, out, sizeof(out)),
+		  "PyObject_Malloc | PyList_New | list_copy | PyDict_Copy"
+		  " | ... 4 frames down to the program's own code | OWN handler:remember:40",
+		  "Python: the standard library and an installed package are not the handler's code");
 }
 
 /* A C program: its own named frames first, nothing else added; the rest counted. */
@@ -227,6 +257,7 @@ static void test_classes(void)
 		{ "node::Start", "/home/u/.nvm/bin/node", 0, 0, false },
 		{ "JS:*loadSession /var/task/index.js:12:3", "", 0, 1, false },
 		{ "JS:~emit node:events:517:28", "", 0, 0, false },
+		{ "JS:~create /var/task/node_modules/ort/dist/backend.js:95:24", "", 0, 1, false },
 		{ "app:load:3", "app.py", 0, 1, true },
 		{ "<frozen importlib._bootstrap>:_load:690", "<frozen importlib._bootstrap>", 0, 0, true },
 		{ "", "/opt/app/lib/libdeep.so", 0, 0, false },

@@ -93,6 +93,28 @@ int pt_holder_own(const struct pt_frame *fr)
 	}
 }
 
+int pt_holder_dep(const struct pt_frame *fr)
+{
+	static const char *const py[] = { "/site-packages/", "/dist-packages/", "/lib/python" };
+	const char *mod = fr->module ? fr->module : "";
+	size_t k;
+
+	switch (pt_frame_kind(fr, NULL)) {
+	case PT_FK_PYTHON:
+		/* "/var/lang/lib/python3.12/copy.py", "/usr/lib/python3/dist-packages/...": the
+		 * standard library's directory holds the installed packages too */
+		for (k = 0; k < sizeof(py) / sizeof(py[0]); k++)
+			if (strstr(mod, py[k]))
+				return 1;
+		return 0;
+	case PT_FK_JIT:
+		/* "JS:~create /var/task/node_modules/onnxruntime-node/dist/backend.js:95:24" */
+		return strstr(fr->func, "/node_modules/") != NULL;
+	default:
+		return 0;
+	}
+}
+
 static bool hidden(const struct pt_frame *fr)
 {
 	return !pt_holder_named(fr) || pt_holder_internal(fr);
@@ -115,10 +137,12 @@ static bool is_lang(const struct pt_frame *fr)
 
 /* The own-code frame a holder needs on the first screen: in a program with Python or JS code of
  * its own, one of those (a native extension it calls, such as onnxruntime_binding.node, is
- * someone else's library); else any own frame (a C or C++ program's, or its own library's). */
-static bool own_frame(const struct pt_frame *fr, bool lang)
+ * someone else's library); else any own frame (a C or C++ program's, or its own library's).
+ * With app set (the stack has own code outside the installed packages and the standard
+ * library), only such a frame: onnxruntime-node's backend.js is not where the reader acts. */
+static bool own_frame(const struct pt_frame *fr, bool lang, bool app)
 {
-	return pt_holder_own(fr) && (!lang || is_lang(fr));
+	return pt_holder_own(fr) && (!lang || is_lang(fr)) && (!app || !pt_holder_dep(fr));
 }
 
 /* The run of hidden frames ending before i: one line saying what they are, or the frame itself
@@ -133,12 +157,14 @@ static uint32_t flush(struct pt_holder_line *out, uint32_t k, uint32_t i, uint32
 uint32_t pt_holder_lines(const struct pt_frame *const *fr, uint32_t n, struct pt_holder_line *out)
 {
 	uint32_t i, j, k = 0, shown = 0, run = 0;
-	bool own = false, any = false, lang = false;
+	bool own = false, any = false, lang = false, app = false;
 
 	for (i = 0; i < n; i++) {
 		any = any || !hidden(fr[i]);
 		lang = lang || (pt_holder_own(fr[i]) && is_lang(fr[i]));
 	}
+	for (i = 0; i < n && !app; i++)
+		app = own_frame(fr[i], lang, false) && !pt_holder_dep(fr[i]);
 	if (!any) {
 		uint32_t m = n < PT_HOLDER_NAMED + 1 ? n : PT_HOLDER_NAMED + 1;
 
@@ -154,13 +180,13 @@ uint32_t pt_holder_lines(const struct pt_frame *const *fr, uint32_t n, struct pt
 		k = flush(out, k, i, run);
 		run = 0;
 		k = put(out, k, PT_HL_FRAME, i, 0);
-		own = own || own_frame(fr[i], lang);
+		own = own || own_frame(fr[i], lang, app);
 		shown++;
 	}
 	if (run)	/* the stack ended in hidden frames (i == n) */
 		return flush(out, k, i, run);
 	if (!own) {
-		for (j = i; j < n && !own_frame(fr[j], lang); j++)
+		for (j = i; j < n && !own_frame(fr[j], lang, app); j++)
 			;
 		if (j < n) {
 			if (j > i)

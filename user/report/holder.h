@@ -49,6 +49,10 @@ int pt_holder_internal(const struct pt_frame *fr);
  * Node's own "node:..." modules), or a named native frame outside the system's directories and
  * the interpreters. */
 int pt_holder_own(const struct pt_frame *fr);
+/* A dependency's code, not the program's own: a Python frame of the standard library or of an
+ * installed package (site-packages, dist-packages), a JS frame under node_modules. The first
+ * screen prefers an own frame that is not one (holder.c own_frame). */
+int pt_holder_dep(const struct pt_frame *fr);
 
 /* The lines for the stack fr[0..n) (leaf first) into out (PT_HOLDER_MAX_LINES): their number.
  * The own-code frame is added after a gap when none of the named frames shown is one; a stack
