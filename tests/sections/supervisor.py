@@ -313,7 +313,9 @@ def killed_mid_invocation(ctx, port):
                 txt = ""
             block = txt[txt.find("KILLED during invocation 2 (RequestId %s)" % last.get("request_id")):]
             res.true(name + ": the text's KILLED block names it, grab() holding the memory",
-                     block.startswith("KILLED") and "grab  (oom)" in block[:3000], block[:300] or txt[:300])
+                     block.startswith("KILLED")
+                     and re.search(r"^ +grab\+0x[0-9a-f]+  \(oom\)", block[:3000], re.M) is not None,
+                     block[:300] or txt[:300])
             res.true(name + ": ... its peak RSS holds it (VmRSS before the kill %d)" % held,
                      held - TOLERANCE <= last.get("rss_peak_bytes", 0) <= held + TOLERANCE,
                      "peak %s" % last.get("rss_peak_bytes"))

@@ -104,7 +104,8 @@ static void test_onnx(void)
 		  " | v8impl::(anonymous namespace)::FunctionCallbackWrapper::Invoke"
 		  " | ... 4 frames down to the program's own code"
 		  " | OWN JS:*loadSession /var/task/index.js:12:3"
-		  " | ... 4 more frames",
+		  " | OWN JS:*handler /var/task/index.js:30:9"
+		  " | ... 3 more frames",
 		  "ONNX: the stripped run in one line, the binding's named frames, the handler's JS frame "
 		  "after a gap (Node's own io module and onnxruntime-node's backend.js are not the "
 		  "program's)");
@@ -173,6 +174,33 @@ static void test_python(void)
 		  "PyObject_Malloc | PyList_New | list_copy | PyDict_Copy"
 		  " | ... 4 frames down to the program's own code | OWN handler:remember:40",
 		  "Python: the standard library and an installed package are not the handler's code");
+
+	/* A generator's strings held by the loop draining it: the generator, then that loop. */
+	s.n = 0;
+	syn(&s, "[python3.11 internals]", PY);
+	nat(&s, "_PyUnicodeWriter_PrepareInternal", PY);
+	nat(&s, "PyUnicode_Format", PY);
+	nat(&s, "PyNumber_Remainder", PY);
+	syn(&s, "llm_handler:fake_llm_stream:74", "/var/task/llm_handler.py");
+	syn(&s, "[python3.11 internals]", PY);
+	syn(&s, "llm_handler:buffer_completion:79", "/var/task/llm_handler.py");
+	syn(&s, "llm_handler:handler:97", "/var/task/llm_handler.py");
+	CHECK_STR(render(&s, out, sizeof(out)),
+		  "[python3.11 internals] | _PyUnicodeWriter_PrepareInternal | PyUnicode_Format"
+		  " | PyNumber_Remainder | OWN llm_handler:fake_llm_stream:74"
+		  " | [python3.11 internals] | OWN llm_handler:buffer_completion:79"
+		  " | ... 1 more frame",
+		  "Python generator: its own caller, the loop that holds what it made, after it");
+
+	/* The caller further than PT_HOLDER_CALLER_GAP frames out: not added. */
+	s.n = 5;
+	for (int g = 0; g < PT_HOLDER_CALLER_GAP + 1; g++)
+		nat(&s, "", PY);
+	syn(&s, "llm_handler:buffer_completion:79", "/var/task/llm_handler.py");
+	CHECK_STR(render(&s, out, sizeof(out)),
+		  "[python3.11 internals] | _PyUnicodeWriter_PrepareInternal | PyUnicode_Format"
+		  " | PyNumber_Remainder | OWN llm_handler:fake_llm_stream:74 | ... 6 more frames",
+		  "Python: a caller beyond the gap is left to the rest line");
 }
 
 /* A C program: its own named frames first, nothing else added; the rest counted. */

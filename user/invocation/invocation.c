@@ -581,21 +581,3 @@ void pt_inv_emf(FILE *f, const struct pt_inv_record *r, const char *function_nam
 		r->end_ns > r->start_ns ? (double)(r->end_ns - r->start_ns) / 1e6 : 0.0);
 }
 
-void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes)
-{
-	struct pt_profile p;
-	uint32_t fr[PT_MAX_MERGED], n, i;
-
-	if (pt_inv_stack_frames(src, idx, &p, fr, &n)) {
-		fprintf(f, "        [unknown stack]\n");
-		return;
-	}
-	for (i = 0; i < n && i < maxframes; i++) {
-		const struct pt_frame *fm = &p.frames[fr[i]];
-		const char *mod = strrchr(fm->module, '/');
-
-		mod = mod ? mod + 1 : fm->module[0] ? fm->module : "?";
-		fprintf(f, "        %s  (%s)\n", fm->func, mod);
-	}
-	pt_profile_free(&p);
-}

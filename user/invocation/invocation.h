@@ -156,9 +156,6 @@ int pt_inv_stack_frames(const struct pt_stack_src *src, uint32_t idx, struct pt_
 /* The frames of kernel stack idx as a JSON array (leaf first: func, module, addr). */
 void pt_inv_json_frames(FILE *f, const struct pt_stack_src *src, uint32_t idx);
 
-/* The frames of kernel stack idx, one per line, indented for the text report. */
-void pt_inv_stack_text(FILE *f, const struct pt_stack_src *src, uint32_t idx, unsigned int maxframes);
-
 /* CloudWatch embedded metric format: one JSON object (no newline) for an invocation. */
 void pt_inv_emf(FILE *f, const struct pt_inv_record *rec, const char *function_name,
 		uint64_t wall_ms);

@@ -156,8 +156,8 @@ static uint32_t flush(struct pt_holder_line *out, uint32_t k, uint32_t i, uint32
 
 uint32_t pt_holder_lines(const struct pt_frame *const *fr, uint32_t n, struct pt_holder_line *out)
 {
-	uint32_t i, j, k = 0, shown = 0, run = 0;
-	bool own = false, any = false, lang = false, app = false;
+	uint32_t i, j, k = 0, shown = 0, run = 0, nown = 0;
+	bool any = false, lang = false, app = false;
 
 	for (i = 0; i < n; i++) {
 		any = any || !hidden(fr[i]);
@@ -180,16 +180,32 @@ uint32_t pt_holder_lines(const struct pt_frame *const *fr, uint32_t n, struct pt
 		k = flush(out, k, i, run);
 		run = 0;
 		k = put(out, k, PT_HL_FRAME, i, 0);
-		own = own || own_frame(fr[i], lang, app);
+		nown += own_frame(fr[i], lang, app);
 		shown++;
 	}
 	if (run)	/* the stack ended in hidden frames (i == n) */
 		return flush(out, k, i, run);
-	if (!own) {
+	if (!nown) {
 		for (j = i; j < n && !own_frame(fr[j], lang, app); j++)
 			;
 		if (j < n) {
 			if (j > i)
+				k = put(out, k, PT_HL_GAP, i, j - i);
+			k = put(out, k, PT_HL_OWN, j, 0);
+			i = j + 1;
+			nown = 1;
+		}
+	}
+	/* Python or JS whose one own frame shown is the last line: its caller too when that is own
+	 * code a few frames out. A generator's strings are held by the loop that drains it
+	 * (fake_llm_stream's by buffer_completion), a callback's result by who called it. */
+	if (lang && nown == 1 && i > 0 && i < n && own_frame(fr[i - 1], lang, app)) {
+		for (j = i; j < n && j - i < PT_HOLDER_CALLER_GAP && !own_frame(fr[j], lang, app); j++)
+			;
+		if (j < n && own_frame(fr[j], lang, app)) {
+			if (j == i + 1)	/* one frame: itself, in as little room */
+				k = put(out, k, PT_HL_FRAME, i, 0);
+			else if (j > i)
 				k = put(out, k, PT_HL_GAP, i, j - i);
 			k = put(out, k, PT_HL_OWN, j, 0);
 			i = j + 1;

@@ -23,9 +23,11 @@
 
 /* Named frames shown per holder (the innermost ones), not counting the own-code frame. */
 #define PT_HOLDER_NAMED 3
+/* Frames between an own Python or JS frame shown last and its own caller, at most (holder.c). */
+#define PT_HOLDER_CALLER_GAP 4
 /* Lines a holder can take: each named frame with a run before it, the gap and the own-code
- * frame, the run or the rest after the last. */
-#define PT_HOLDER_MAX_LINES (2 * PT_HOLDER_NAMED + 3)
+ * frame, the gap and its caller, the run or the rest after the last. */
+#define PT_HOLDER_MAX_LINES (2 * PT_HOLDER_NAMED + 5)
 
 enum pt_holder_what {
 	PT_HL_FRAME = 0,  /* frame i (a named one, or a lone hidden one between them) */

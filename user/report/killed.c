@@ -14,10 +14,10 @@
 #include <stdlib.h>
 
 #include "util/fmt.h"
+#include "profile/collect.h"
 #include "report/report.h"
+#include "report/holder.h"
 #include "report/killed.h"
-
-#define KILLED_FRAMES 10
 
 bool pt_killed_rss_first(const struct pt_inv_record *ir)
 {
@@ -55,6 +55,22 @@ static void set_line(FILE *f, const char *what, const struct pt_inv_stack *s, ui
 		pt_fmt_bytes(b1, sizeof(b1), (double)covered(s, n)), 100.0 * share(covered(s, n), rss));
 }
 
+/* A holder's frames as the first screen shows them (report/holder.h): the named ones past the
+ * runs of stripped and allocator frames, and the program's own. */
+static void holder_text(FILE *f, const struct pt_report *r, uint32_t idx)
+{
+	struct pt_profile p;
+	uint32_t fr[PT_MAX_MERGED];
+	struct pt_stack s = { .frames = fr };
+
+	if (pt_inv_stack_frames(&r->src, idx, &p, fr, &s.nframes)) {
+		fprintf(f, "        [unknown stack]\n");
+		return;
+	}
+	pt_holder_text(f, &p, &s);
+	pt_profile_free(&p);
+}
+
 static void rss_holders_text(FILE *f, const struct pt_report *r, const struct pt_inv_record *ir)
 {
 	char b1[32];
@@ -74,7 +90,7 @@ static void rss_holders_text(FILE *f, const struct pt_report *r, const struct pt
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_top[t].bytes),
 			100.0 * share(ir->rss_top[t].bytes, ir->rss_peak),
 			pt_mem_kind_name(pt_rss_kind_of_stack(&r->rk, ir->rss_top[t].stack)));
-		pt_inv_stack_text(f, &r->src, ir->rss_top[t].stack, KILLED_FRAMES);
+		holder_text(f, r, ir->rss_top[t].stack);
 	}
 }
 
@@ -90,7 +106,7 @@ static void heap_holders_text(FILE *f, const struct pt_report *r, const struct p
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->top[t].bytes),
 			100.0 * share(ir->top[t].bytes, ir->rss_peak), ir->top[t].count,
 			ir->top[t].count == 1 ? "" : "s");
-		pt_inv_stack_text(f, &r->src, ir->top[t].stack, KILLED_FRAMES);
+		holder_text(f, r, ir->top[t].stack);
 	}
 }
 
