@@ -48,11 +48,13 @@ struct {
 	__type(value, struct rapi_scratch);
 } rapi_buf SEC(".maps");
 
-/* Room for an invocation record of this type: the ring less than half full (rb_inv_shed). */
+/* Room for an invocation record of this type: the ring under three quarters full
+ * (rb_inv_shed); the last quarter (256 KiB: ~5,000 exit or mapping records) is the rare
+ * events'. */
 static __always_inline bool inv_room(__u32 type)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) * 2 <
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE))
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) * 4 <
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) * 3)
 		return true;
 	__sync_fetch_and_add(&rb_inv_shed, 1);
 	rb_lost_count(type);

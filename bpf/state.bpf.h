@@ -208,9 +208,10 @@ static __always_inline void count_err(__u32 e)
 /* Ring buffer records not sent, by enum pt_event_type (written by BPF only): with the
  * errors map's ringbuf_lost total, the report names which kinds were lost. */
 __u64 rb_lost[PT_RB_KINDS] = {};
-/* Invocation records (start, end, whole record) not sent because the ring was half full: a
- * flood of boundaries (1M fake Runtime API exchanges filled it and dropped 974k events, exits
- * and new code mappings among them) leaves the other half to the rare events. In rb_lost too. */
+/* Invocation records (start, end, whole record) not sent because the ring was three quarters
+ * full: a flood of boundaries (1M fake Runtime API exchanges filled it and dropped 974k events,
+ * exits and new code mappings among them) leaves the last quarter to the rare events. In
+ * rb_lost too. */
 __u64 rb_inv_shed = 0;
 
 static __always_inline void rb_lost_count(__u32 type)

@@ -11,7 +11,7 @@
  * No other process, no network: what peaktrace's Runtime API detector sees from any process.
  *
  * Every BIG_EVERY-th exchange (default 5000), at k = BIG_EVERY/2 + j*BIG_EVERY, the invocation
- * holds a 4 MiB block, touched, and frees it: its RSS peak stands 4 MiB above the others', so
+ * maps 4 MiB, touches it and unmaps it: its RSS peak stands 4 MiB above the others', so
  * a report that keeps the biggest peaks keeps exactly those. When done it writes
  * "wl: flood N big M\n" (M: how many big ones) to stdout (write(2)) and exits 0.
  */
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "wl_common.h"
@@ -42,15 +43,17 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* An invocation that holds 4 MiB at its peak. */
+/* An invocation whose RSS peaks 4 MiB higher: mapped, touched and unmapped (a malloc'd block
+ * would stay resident in glibc's heap once its mmap threshold rose past 4 MiB). */
 WL_SCENARIO void scn_flood_big(void)
 {
-	char *p = malloc(BIG_BYTES);
+	char *p = mmap(NULL, BIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (p)
-		memset(p, 1, BIG_BYTES);
+	if (p == MAP_FAILED)
+		return;
+	memset(p, 1, BIG_BYTES);
 	wl_sink(p);
-	free(p);
+	munmap(p, BIG_BYTES);
 }
 
 int main(int argc, char **argv)

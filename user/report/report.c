@@ -197,8 +197,8 @@ static const char *ringbuf_cause(const struct pt_report *r)
 	if (!n && o < sizeof(buf))
 		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s", err_help[PT_ERR_RINGBUF_LOST]);
 	if (r->rb_inv_shed && o < sizeof(buf))
-		snprintf(buf + o, sizeof(buf) - o, "; %" PRIu64 " of the invocation records refused with the "
-			 "ring half full, so exits and code mappings kept the other half", r->rb_inv_shed);
+		snprintf(buf + o, sizeof(buf) - o, "; %" PRIu64 " of them invocation records refused with the "
+			 "ring three quarters full, so exits and code mappings kept the last quarter", r->rb_inv_shed);
 	return buf;
 }
 
@@ -985,7 +985,7 @@ static void json_bounds(FILE *f, const struct pt_report *r)
 	for (k = 1; k < PT_RB_KINDS; k++)
 		if (rb_kind_names[k])
 			fprintf(f, "%s\"%s\": %" PRIu64, n++ ? ", " : "", rb_kind_names[k], r->rb_lost[k]);
-	fprintf(f, ", \"invocations_refused_half_full\": %" PRIu64 "},\n", r->rb_inv_shed);
+	fprintf(f, ", \"invocations_refused_ring_full\": %" PRIu64 "},\n", r->rb_inv_shed);
 	fprintf(f, "  \"invocation_bounds\": {\"seen_by_kernel\": %" PRIu64 ", \"recorded\": %" PRIu64
 		   ", \"records\": %" PRIu64 ", \"kept\": %u, \"not_kept\": %" PRIu64
 		   ", \"max_kept\": %u, \"max_output_bytes\": %" PRIu64 ", \"output_bytes\": %" PRIu64
