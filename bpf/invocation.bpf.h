@@ -53,11 +53,12 @@ struct {
  * events'. */
 static __always_inline bool inv_room(__u32 type)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) * 4 <
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) * 3)
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < rb_inv_room)
 		return true;
+	/* Not in the errors map: user space adds rb_inv_shed to ringbuf_lost (a map lookup here,
+	 * in every program that ends invocations, cost the verifier more than the 200K budget). */
 	__sync_fetch_and_add(&rb_inv_shed, 1);
-	rb_lost_count(type);
+	__sync_fetch_and_add(&rb_lost[type & (PT_RB_KINDS - 1)], 1);
 	return false;
 }
 

@@ -1682,6 +1682,8 @@ static int load_bpf(struct pt_session *s)
 	}
 	if (s->opt->spare_fd >= 0 || s->opt->held)   /* let go before its symbols are read */
 		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
+	/* Invocation records stop at three quarters of the ring (bpf/invocation.bpf.h inv_room). */
+	s->skel->rodata->rb_inv_room = bpf_map__max_entries(s->skel->maps.events) / 4 * 3;
 	if (s->opt->verifier_stats && !(vbufs = verifier_stats_bufs(s)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
@@ -2300,6 +2302,7 @@ static void report_figures(struct pt_session *s)
 	rep->inv_seen = rep->g.inv_seq;
 	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
 	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
+	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
 	rep->exited = s->exited || (s->launched && s->child.exited);
 	if (s->launched && s->child.exited) {
 		if (WIFSIGNALED(s->child.status))
