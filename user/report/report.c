@@ -670,7 +670,7 @@ static void text_inv_bounds(FILE *f, const struct pt_report *r)
 	if (l->dropped)
 		fprintf(f, "  %" PRIu64 " of %" PRIu64 " records not kept in memory (--max-invocations-kept %u: "
 			   "the first and last %u and the highest peak RSS between are); not in this report, "
-			   "report.json or the graphs, but in invocations.jsonl as they ended\n",
+			   "report.json or the graphs, but in invocations.jsonl as they ended (up to --max-output)\n",
 			l->dropped, l->total, l->keep, l->keep / 4);
 	if (r->out.jsonl_cut || r->out.emf_cut || r->out.graphs_cut)
 		fprintf(f, "  --max-output %s reached: %" PRIu64 " invocations.jsonl lines, %" PRIu64
@@ -728,9 +728,11 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 		text_inv_bounds(f, r);
 	if (hidden)
 		fprintf(f, "  %u of %u rows shown (the first and last %d, the %d highest peak RSS, every one killed or over --max-peak); "
-			   "every row %s is in invocations.jsonl and report.json's \"invocations\" (with -o DIR)\n",
+			   "%s (with -o DIR)\n",
 			r->invs->n - hidden, r->invs->n, INV_SCREEN_ENDS, INV_SCREEN_PEAKS,
-			r->invs->dropped ? "kept in memory" : "");
+			r->invs->dropped ? "every row kept in memory is in report.json's \"invocations\", every one "
+					   "recorded in invocations.jsonl (up to --max-output)" :
+					   "every row is in invocations.jsonl and report.json's \"invocations\"");
 	text_inv_bounds(f, r);
 	text_inv_resident(f, r, show);
 	free(show);
