@@ -41,6 +41,9 @@ const volatile bool rapi_boundaries = false;
 const volatile bool rapi_first_start = false;
 /* --sample-bytes: mean bytes between stack samples (sample.h); 0 = every allocation unwound. */
 const volatile __u64 sample_bytes = 0;
+/* Bytes of the ring buffer invocation records may fill (three quarters of it: user space sets
+ * it with the ring's size; inv_room in invocation.bpf.h). */
+const volatile __u64 rb_inv_room = 768 * 1024;
 /* The target runs CPython: read its frames (python.bpf.h). Off: the verifier drops the walk. */
 const volatile bool python = false;
 /* The probe floor (hidden --probe-floor, for tools/bench/bench.sh): every program returns at

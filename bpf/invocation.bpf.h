@@ -48,14 +48,31 @@ struct {
 	__type(value, struct rapi_scratch);
 } rapi_buf SEC(".maps");
 
+/* Room for an invocation record of this type: the ring under three quarters full
+ * (rb_inv_shed); the last quarter (256 KiB: ~5,000 exit or mapping records) is the rare
+ * events'. */
+static __always_inline bool inv_room(__u32 type)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < rb_inv_room)
+		return true;
+	/* Not in the errors map: user space adds rb_inv_shed to ringbuf_lost (a map lookup here,
+	 * in every program that ends invocations, cost the verifier more than the 200K budget). */
+	__sync_fetch_and_add(&rb_inv_shed, 1);
+	__sync_fetch_and_add(&rb_lost[type & (PT_RB_KINDS - 1)], 1);
+	return false;
+}
+
 static __always_inline void inv_emit(__u32 type, __u64 seq, __u32 fd, const void *data, __u32 len)
 {
 	__u64 flags = ev_wake_flags();
-	struct pt_inv_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct pt_inv_event *e;
 	__u64 id = bpf_get_current_pid_tgid();
 
+	if (!inv_room(type))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count_err(PT_ERR_RINGBUF_LOST);
+		rb_lost_count(type);
 		return;
 	}
 	e->type = type;
@@ -112,16 +129,17 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 	{
 		/* A copy of the whole record, copied by a helper (1.3 KB: an inlined copy would
 		 * be ~170 instructions in every program that ends invocations). */
-		struct pt_inv_record_event *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+		struct pt_inv_record_event *r = NULL;
 
+		if (inv_room(PT_EV_INV_RECORD) &&
+		    !(r = bpf_ringbuf_reserve(&events, sizeof(*r), 0)))
+			rb_lost_count(PT_EV_INV_RECORD);
 		if (r) {
 			r->type = PT_EV_INV_RECORD;
 			r->pad = 0;
 			if (bpf_probe_read_kernel(&r->inv, sizeof(r->inv), inv))
 				r->type = 0;    /* never: user space then reads the buffer */
 			bpf_ringbuf_submit(r, 0);
-		} else {
-			count_err(PT_ERR_RINGBUF_LOST);
 		}
 	}
 	inv_emit(PT_EV_INV_END, seq, fd, NULL, 0);

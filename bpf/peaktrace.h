@@ -577,6 +577,9 @@ enum pt_event_type {
 			       * a heap's pages while they are mapped) */
 	PT_EV_INV_RECORD = 9, /* an ended invocation's whole record, just before its PT_EV_INV_END */
 };
+/* Ring buffer records lost, by enum pt_event_type (rb_lost[] in .bss; [0] unused), so a loss
+ * names what it blinded. */
+#define PT_RB_KINDS 16
 
 struct pt_event {
 	__u32 type;

@@ -53,7 +53,7 @@ static __always_inline int process_exit(bool has_group_dead, bool group_dead)
 	flags = ev_wake_flags();
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		count_err(PT_ERR_RINGBUF_LOST);
+		rb_lost_count(PT_EV_EXIT);
 		inv_end(PT_OUT_KILLED, NULL, 0, 0);
 		return 0;
 	}

@@ -205,6 +205,21 @@ static __always_inline void count_err(__u32 e)
 		*v += 1;
 }
 
+/* Ring buffer records not sent, by enum pt_event_type (written by BPF only): with the
+ * errors map's ringbuf_lost total, the report names which kinds were lost. */
+__u64 rb_lost[PT_RB_KINDS] = {};
+/* Invocation records (start, end, whole record) not sent because the ring was three quarters
+ * full: a flood of boundaries (1M fake Runtime API exchanges filled it and dropped 974k events,
+ * exits and new code mappings among them) leaves the last quarter to the rare events. In
+ * rb_lost too. */
+__u64 rb_inv_shed = 0;
+
+static __always_inline void rb_lost_count(__u32 type)
+{
+	count_err(PT_ERR_RINGBUF_LOST);
+	__sync_fetch_and_add(&rb_lost[type & (PT_RB_KINDS - 1)], 1);
+}
+
 static __always_inline bool is_target(void)
 {
 	return (bpf_get_current_pid_tgid() >> 32) == targ_tgid;
@@ -281,7 +296,7 @@ static __always_inline void emit_event(__u32 type, __u64 addr, __u64 len)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	if (!e) {
-		count_err(PT_ERR_RINGBUF_LOST);
+		rb_lost_count(type);
 		return;
 	}
 	__builtin_memset(e, 0, sizeof(*e));

@@ -34,6 +34,8 @@ static const struct pt_options defaults = {
 	.frames = PT_FRAMES_COLLAPSED,        /* --frames collapsed */
 	.supervised = SUPERVISED_AUTO,        /* --supervised auto */
 	.compare_untraced = 3,                /* --compare-untraced */
+	.max_inv_kept = PT_INV_KEEP_DEFAULT,  /* --max-invocations-kept */
+	.max_output = 256ull << 20,           /* --max-output 256M */
 	.sandbox_fd = -1,
 	.ready_fd = -1,
 	.spare_fd = -1,
@@ -91,7 +93,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
        OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS,
-       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED };
+       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED, OPT_MAX_INV_KEPT, OPT_MAX_OUTPUT };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -119,6 +121,8 @@ static const struct argp_option opts[] = {
 	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default: runtime-api), runtime-api (Lambda Runtime API traffic), uprobe (aws-lambda-cpp's get_next/post_success/post_failure), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
+	{ "max-invocations-kept", OPT_MAX_INV_KEPT, "N", 0, "Invocation records kept in memory for the report (default 1000, at least 16): past N, the first and last N/4 and the highest RSS peaks between are kept, the others only streamed to invocations.jsonl, and the report says how many were not kept", 0 },
+	{ "max-output", OPT_MAX_OUTPUT, "SIZE", 0, "Bytes the files that grow with the run (invocations.jsonl, emf.jsonl, --per-invocation's graphs) may write into DIR (default 256M, 0: no limit); past it they stop growing and the report says how many records and files were not written", 0 },
 	{ "emf", OPT_EMF, NULL, 0, "CloudWatch embedded-metric JSON per invocation (DIR/emf.jsonl, or stdout without -o)", 0 },
 	{ "perf-uprobes", OPT_PERF_UPROBES, NULL, 0, "One perf-event uprobe per address, as on kernels before 6.6 (slower to detach)", 0 },
 	{ "light", OPT_LIGHT, NULL, 0, "No allocator probes (for load tests): RSS attribution by page, memory syscalls, invocations and their RSS peaks, malloc heap and pymalloc arenas resident at each invocation's end, the timeline (RSS only) and the OOM post-mortem; no heap figures or heap stacks, the heap files (peak/live/alloc, leaked) are not written and profile.pb.gz has rss_peak_space only", 0 },
@@ -344,6 +348,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_MAX_STACKS:
 		o->max_stacks = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_MAX_INV_KEPT:
+		o->max_inv_kept = (uint32_t)parse_count(st, arg);
+		if (o->max_inv_kept < PT_INV_KEEP_MIN)
+			die_usage(st, "invalid --max-invocations-kept: %s (at least 16)", arg);
+		break;
+	case OPT_MAX_OUTPUT:
+		o->max_output = parse_size(st, arg, true);
 		break;
 	case OPT_MAX_LIVE:
 		o->live_slots = (uint32_t)parse_count(st, arg);

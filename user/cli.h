@@ -70,6 +70,8 @@ struct pt_options {
 	uint64_t sample_bytes;   /* --sample-bytes: mean bytes between stack samples, 0 = off */
 	int frames;              /* --frames: enum pt_frames_mode (profile/frames.h) */
 	bool per_invocation;     /* --per-invocation: flame graphs of each invocation's peak */
+	uint32_t max_inv_kept;   /* --max-invocations-kept: invocation records kept in memory */
+	uint64_t max_output;     /* --max-output: bytes the growing files may write into -o DIR */
 	bool emf;                /* --emf: CloudWatch EMF line per invocation */
 	bool quiet;              /* -q: no text report on stdout */
 	bool verbose;            /* -v: libbpf debug output */

@@ -350,9 +350,7 @@ static void collect_arenas(struct pt_session *s)
 	if (!s->arenas || s->ar.collected)
 		return;
 	s->ar.from_start = s->launched;
-	s->ar.invocations = 0;
-	for (uint32_t k = 0; k < s->invs.n; k++)
-		s->ar.invocations += s->invs.r[k].seq != 0;
+	s->ar.invocations = s->invs.total_inv;   /* kept in memory or not */
 	pt_arenas_collect(&s->ar, s->pid, bpf_map__fd(s->skel->maps.arenas),
 			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
 }
@@ -382,6 +380,22 @@ static void inv_stacks_lost(struct pt_inv_record *rec)
 	rec->other_stacks = 0;
 	rec->other_bytes = rec->other_count = 0;
 	rec->stacks_lost = true;
+}
+
+/* --max-invocations-kept: the records no longer needed by position (written, and not awaiting
+ * their end reading) let go of but for the report's (invocation.h), the indexes into them
+ * moved down with them. */
+static void inv_trim(struct pt_session *s)
+{
+	uint32_t hi = s->written, gone;
+
+	if (s->arena_due && s->arena_rec < hi)
+		hi = s->arena_rec;
+	if (!(gone = pt_inv_list_trim(&s->invs, hi)))
+		return;
+	s->written -= gone;
+	if (s->arena_rec >= gone)
+		s->arena_rec -= gone;
 }
 
 /* An invocation (or the init phase) ended: its figures from its PT_EV_INV_RECORD, else from its
@@ -451,6 +465,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts
 	else
 		s->vmhwm = rec.vmhwm;
 	arena_reading(s);   /* the previous one, if still pending */
+	inv_trim(s);
 	if (pt_inv_append(&s->invs, &rec) == 0 && (s->arenas || s->opt->light)) {
 		s->arena_rec = s->invs.n - 1;
 		s->arena_due = now_ns() + ARENA_SETTLE_NS;
@@ -471,6 +486,23 @@ static struct pt_stack_src inv_src(struct pt_session *s)
 	return src;
 }
 
+/* --max-output: room for another line in DIR's streams, else *cut counted (the line not written). */
+static bool out_room(struct pt_session *s, uint64_t *cut)
+{
+	if (!s->rep.out.cap || s->rep.out.used < s->rep.out.cap)
+		return true;
+	(*cut)++;
+	return false;
+}
+
+/* The streams' bytes so far, for out_room (the per-invocation graphs come after them). */
+static void out_count(struct pt_session *s)
+{
+	long a = s->jsonl ? ftell(s->jsonl) : 0, b = s->emf && s->emf != stdout ? ftell(s->emf) : 0;
+
+	s->rep.out.used = (a > 0 ? (uint64_t)a : 0) + (b > 0 ? (uint64_t)b : 0);
+}
+
 /*
  * Print and stream the invocations captured since the last call. Kept out of the event callback:
  * symbolizing can take a while (a large binary's first lookup), and the kernel keeps only two
@@ -488,7 +520,7 @@ static void flush_invocations(struct pt_session *s)
 			fputs("peaktrace: ", stderr);
 			pt_inv_line(stderr, rec);
 		}
-		if (s->jsonl) {
+		if (s->jsonl && out_room(s, &s->rep.out.jsonl_cut)) {
 			{
 				struct pt_stack_src src = inv_src(s);
 
@@ -496,8 +528,9 @@ static void flush_invocations(struct pt_session *s)
 			}
 			fputc('\n', s->jsonl);
 			fflush(s->jsonl);
+			out_count(s);
 		}
-		if (s->emf && rec->seq) {
+		if (s->emf && rec->seq && (s->emf == stdout || out_room(s, &s->rep.out.emf_cut))) {
 			struct timespec now;
 
 			clock_gettime(CLOCK_REALTIME, &now);
@@ -505,8 +538,10 @@ static void flush_invocations(struct pt_session *s)
 				   (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
 			fputc('\n', s->emf);
 			fflush(s->emf);
+			out_count(s);
 		}
 	}
+	inv_trim(s);
 }
 
 /* Tell BPF where _PyRuntime is, once the object defining it is mapped (after exec in launch
@@ -1647,6 +1682,8 @@ static int load_bpf(struct pt_session *s)
 	}
 	if (s->opt->spare_fd >= 0 || s->opt->held)   /* let go before its symbols are read */
 		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
+	/* Invocation records stop at three quarters of the ring (bpf/invocation.bpf.h inv_room). */
+	s->skel->rodata->rb_inv_room = bpf_map__max_entries(s->skel->maps.events) / 4 * 3;
 	if (s->opt->verifier_stats && !(vbufs = verifier_stats_bufs(s)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
@@ -1766,6 +1803,9 @@ static int open_streams(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
 
+	s->invs.keep = o->max_inv_kept;
+	s->invs.max_peak = o->max_peak;
+	s->rep.out.cap = o->outdir ? o->max_output : 0;
 	if (o->outdir) {
 		if (!(s->jsonl = open_out(o->outdir, "invocations.jsonl")) ||
 		    (o->emf && !(s->emf = open_out(o->outdir, "emf.jsonl"))))
@@ -2256,10 +2296,13 @@ static void report_figures(struct pt_session *s)
 	rep->ar.allocator = pt_allocator_kind_name(s->alloc.kind);
 	pt_read_errors(s->skel, rep->errors);
 	rep->errors[PT_ERR_RAPI_FULL] += rep->g.rapi_full;
-	for (uint32_t k = 0; k < s->invs.n; k++) {
-		rep->errors[PT_ERR_INV_LOST] += s->invs.r[k].overwritten;
-		rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.r[k].stacks_lost && !s->invs.r[k].overwritten;
-	}
+	/* Over every record, kept in memory or not. */
+	rep->errors[PT_ERR_INV_LOST] += s->invs.overwritten;
+	rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.stacks_lost;
+	rep->inv_seen = rep->g.inv_seq;
+	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
+	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
+	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
 	rep->exited = s->exited || (s->launched && s->child.exited);
 	if (s->launched && s->child.exited) {
 		if (WIFSIGNALED(s->child.status))
@@ -2387,6 +2430,12 @@ static int check_max_peak(struct pt_session *s, int code)
 			pt_fmt_bytes(b2, sizeof(b2), (double)max_peak));
 		code = EXIT_MAX_PEAK;
 	}
+	if (s->invs.dropped_over_max_peak) {
+		fprintf(stderr, "peaktrace: and %" PRIu64 " more invocations over --max-peak, not kept in memory "
+				"(--max-invocations-kept %u): in invocations.jsonl\n",
+			s->invs.dropped_over_max_peak, s->invs.keep);
+		code = EXIT_MAX_PEAK;
+	}
 	return code;
 }
 
@@ -2395,6 +2444,9 @@ int pt_session_report(struct pt_session *s)
 	const struct pt_options *o = s->opt;
 	int code = EXIT_OK, err;
 
+	/* First, so the reports can say what --max-output left out of them. */
+	if (o->outdir && o->per_invocation)
+		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm, &s->rep.out);
 	if (!o->quiet)
 		pt_report_text(stdout, &s->rep);
 	if (o->outdir) {
@@ -2411,8 +2463,6 @@ int pt_session_report(struct pt_session *s)
 		code = EXIT_OUTPUT;
 	if (o->summary && (err = pt_summary_write(o->summary, &s->rep)))
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
-	if (o->outdir && o->per_invocation)
-		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm);
 	if (o->max_peak)
 		code = check_max_peak(s, code);
 	if (s->launched && !s->child.exited && o->duration > 0 && !s->supervised) {

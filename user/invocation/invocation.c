@@ -254,7 +254,77 @@ int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec)
 	 * record enters the list that the report, the EMF lines and --max-peak print from. */
 	pt_sanitize(l->r[l->n].id, sizeof(l->r[l->n].id), rec->id);
 	l->n++;
+	l->total++;
+	l->total_inv += rec->seq != 0;
+	l->overwritten += rec->overwritten;
+	l->stacks_lost += rec->stacks_lost && !rec->overwritten;
 	return 0;
+}
+
+static int cmp_peak_desc(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* r[k] let go of: its stacks freed, what the report sums over every record counted. */
+static void inv_drop(struct pt_inv_list *l, struct pt_inv_record *r)
+{
+	l->dropped++;
+	l->dropped_inv += r->seq != 0;
+	if (r->seq > l->dropped_max_seq)
+		l->dropped_max_seq = r->seq;
+	l->dropped_over_max_peak += l->max_peak && r->seq && (uint64_t)r->rss_peak > l->max_peak;
+	l->dropped_killed += r->outcome == PT_OUT_KILLED || r->outcome == PT_OUT_EXITED;
+	free(r->all);
+	free(r->rss_all);
+}
+
+uint32_t pt_inv_list_trim(struct pt_inv_list *l, uint32_t hi)
+{
+	uint32_t first, last, lo, end, m, want, k, o, eq_left, gone;
+	int64_t *peaks, thr;
+
+	if (!l->keep || l->n < l->keep)
+		return 0;
+	first = l->keep / 4;
+	last = l->keep / 4;
+	lo = first;
+	end = l->n - last < hi ? l->n - last : hi;
+	if (end <= lo)
+		return 0;
+	m = end - lo;
+	/* Half of the middle's room: a trim every keep/4 appends or so, not one per append. */
+	want = (l->keep - first - last) / 2;
+	if (m <= want)
+		return 0;
+	peaks = malloc(m * sizeof(*peaks));
+	if (!peaks)
+		return 0;
+	for (k = 0; k < m; k++)
+		peaks[k] = l->r[lo + k].rss_peak;
+	qsort(peaks, m, sizeof(*peaks), cmp_peak_desc);
+	thr = peaks[want - 1];
+	/* Ties at the threshold: the earliest of them, up to want in all. */
+	for (eq_left = 0, k = 0; k < want; k++)
+		eq_left += peaks[k] == thr;
+	free(peaks);
+	for (o = lo, k = lo; k < end; k++) {
+		struct pt_inv_record *r = &l->r[k];
+
+		if (r->rss_peak > thr || (r->rss_peak == thr && eq_left && eq_left--)) {
+			if (o != k)
+				l->r[o] = *r;
+			o++;
+		} else {
+			inv_drop(l, r);
+		}
+	}
+	gone = end - o;
+	memmove(&l->r[o], &l->r[end], (l->n - end) * sizeof(*l->r));
+	l->n -= gone;
+	return gone;
 }
 
 void pt_inv_list_free(struct pt_inv_list *l)

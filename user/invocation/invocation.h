@@ -89,10 +89,31 @@ struct pt_inv_record {
 	int64_t other_bytes, other_count;
 };
 
+/*
+ * The records in memory, in order of seq. With keep set (--max-invocations-kept) they are
+ * bounded: pt_inv_list_trim lets go of records in the middle, keeping the first keep/4, the
+ * last keep/4 and, of those between, the keep/4 to keep/2 highest RSS peaks (the rows the report
+ * shows), so a flood of invocations (real or faked on any socket) cannot grow the tracer. What
+ * the report sums over every record is kept whole below, as each is appended.
+ */
 struct pt_inv_list {
 	struct pt_inv_record *r;
 	uint32_t n, cap;
+	uint32_t keep;           /* bound on n (0: none); at least PT_INV_KEEP_MIN */
+	uint64_t max_peak;       /* --max-peak (bytes, 0: off): records over it are counted */
+	uint64_t total;          /* records appended, kept or not */
+	uint64_t total_inv;      /* of those, invocations (seq != 0) */
+	uint64_t overwritten;    /* of those, overwritten (PT_ERR_INV_LOST) */
+	uint64_t stacks_lost;    /* of those, stacks_lost and not overwritten */
+	uint64_t dropped;        /* records let go of (not in r[]) */
+	uint64_t dropped_inv;    /* of those, invocations (seq != 0) */
+	uint64_t dropped_max_seq;        /* the highest seq let go of */
+	uint64_t dropped_over_max_peak;  /* let go of, with an RSS peak over max_peak */
+	uint64_t dropped_killed;         /* let go of, killed or exited (never: the last is kept) */
 };
+
+#define PT_INV_KEEP_DEFAULT 1000
+#define PT_INV_KEEP_MIN 16
 
 /* rec->rss_top from the stats map: each stack's rss_inv_peak[seq & 1] where its rss_inv_seq
  * equals rss_seq (rss_g.inv_peak_seq of that half), else its rss_now. 0 or -errno. */
@@ -141,6 +162,11 @@ int pt_inv_capture(struct pt_inv_record *rec, const struct pt_inv *inv, int stat
 void pt_inv_keep_biggest(struct pt_inv_record *rec, uint32_t max);
 
 int pt_inv_append(struct pt_inv_list *l, const struct pt_inv_record *rec);
+/* With l->keep set and n at it: let go of records in r[keep/4, min(n - keep/4, hi)) (hi: the
+ * first index the caller still needs by position) but for the highest RSS peaks among them, so
+ * n falls by a quarter of keep or more. Returns how many were let go of: every index at or past
+ * the trimmed span moves down by that much. Pure. */
+uint32_t pt_inv_list_trim(struct pt_inv_list *l, uint32_t hi);
 void pt_inv_list_free(struct pt_inv_list *l);
 
 /* Lambda-style one-line summary, with the true peak beside the high-water mark. */

@@ -65,8 +65,17 @@ static enum pt_leak_class origin(const struct pt_inv_list *invs, uint64_t last, 
 		return PT_LEAK_INIT;
 	}
 	hit = &invs->r[lo - 1];
-	if (hit->end_epoch && ts >= hit->end_epoch)
+	if (hit->end_epoch && ts >= hit->end_epoch) {
+		/* Between two kept records with some let go of (--max-invocations-kept): every
+		 * invocation takes one epoch at its start and one at its end (bpf/invocation.bpf.h),
+		 * so seq's own epoch is 2 * seq + 1 and the even ones are between invocations. */
+		if (lo < invs->n && invs->r[lo].seq > hit->seq + 1 && (ts & 1) &&
+		    (ts - 1) / 2 > hit->seq && (ts - 1) / 2 < invs->r[lo].seq) {
+			*seq = (ts - 1) / 2;
+			return *seq < last ? PT_LEAK_LEAKED : PT_LEAK_PENDING;
+		}
 		return PT_LEAK_BETWEEN;
+	}
 	if (hit->seq == 0)
 		return PT_LEAK_INIT;
 	*seq = hit->seq;
@@ -172,6 +181,9 @@ void pt_leaks_finish(struct pt_leaks *lk, const struct pt_inv_list *invs)
 	for (i = 0; invs && i < invs->n; i++)
 		if (invs->r[i].seq && invs->r[i].seq < last)
 			lk->judged++;
+	/* Those let go of (--max-invocations-kept) came before the kept last ones. */
+	if (invs && invs->dropped_inv && invs->dropped_max_seq < last)
+		lk->judged += invs->dropped_inv;
 	lk->read = true;
 }
 

@@ -60,9 +60,28 @@ static const struct inv_view views[] = {
 	  " (the attributed anonymous part drawn)", rss_has, rss_fill, rss_value },
 };
 
+/* f closed, its bytes counted against --max-output. */
+static void graph_close(FILE *f, struct pt_outcap *out)
+{
+	long n = ftell(f);
+
+	if (n > 0)
+		out->used += (uint64_t)n;
+	fclose(f);
+}
+
+/* Room left under --max-output for another file (else counted as not written). */
+static bool graph_room(struct pt_outcap *out)
+{
+	if (!out->cap || out->used < out->cap)
+		return true;
+	out->graphs_cut++;
+	return false;
+}
+
 static void inv_graph(const char *dir, const struct pt_inv_record *ir, const struct pt_collect_in *all,
 		      struct pt_stack_stats *st, const struct inv_view *v, struct pt_symbolizer *sym,
-		      const char *comm)
+		      const char *comm, struct pt_outcap *out)
 {
 	/* The same stacks, Python words and names; stats of this invocation's figures only, in
 	 * whole counts (the weights are already applied), and none of the whole trace's
@@ -74,6 +93,10 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 	char path[4096], title[160], sub[512], b[32];
 	FILE *f;
 
+	if (out->cap && out->used >= out->cap) {   /* neither file: not worth collecting */
+		out->graphs_cut += 2;
+		return;
+	}
 	cin.stats = st;
 	cin.leaked = NULL;
 	cin.stack_out = NULL;
@@ -85,18 +108,18 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 	v->fill(ir, st, all->nstacks);
 	if (pt_collect(&cin, sym, &prof, &ms, &nms) == 0) {
 		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".%s.folded", dir, ir->seq, v->suffix);
-		if ((f = pt_report_fopen(path))) {
+		if (graph_room(out) && (f = pt_report_fopen(path))) {
 			pt_write_folded(f, &prof, v->m);
-			fclose(f);
+			graph_close(f, out);
 		}
 		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".%s.svg", dir, ir->seq, v->suffix);
 		snprintf(title, sizeof(title), "%s %" PRIu64 ": %s", ir->seq ? "Invocation" : "Init phase",
 			 ir->seq, v->title);
 		snprintf(sub, sizeof(sub), "%s %s: %s %s%s", comm, ir->id, v->figure,
 			 pt_fmt_bytes(b, sizeof(b), (double)v->value(ir)), v->note);
-		if ((f = pt_report_fopen(path))) {
+		if (graph_room(out) && (f = pt_report_fopen(path))) {
 			pt_write_flamegraph(f, &prof, v->m, title, sub);
-			fclose(f);
+			graph_close(f, out);
 		}
 	}
 	for (i = 0; i < nms; i++)
@@ -109,7 +132,7 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
  * (the anonymous RSS at its RSS peak, by the stack that faulted it in). */
 void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
 				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
-				 const char *comm)
+				 const char *comm, struct pt_outcap *out)
 {
 	struct pt_stack_stats *st = calloc(all->nstacks ? all->nstacks : 1, sizeof(*st));
 
@@ -118,6 +141,6 @@ void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs
 	for (uint32_t k = 0; k < invs->n; k++)
 		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
 			if (views[v].has(&invs->r[k]))
-				inv_graph(dir, &invs->r[k], all, st, &views[v], sym, comm);
+				inv_graph(dir, &invs->r[k], all, st, &views[v], sym, comm, out);
 	free(st);
 }

@@ -161,11 +161,54 @@ static const char *unknown_free_cause(const struct pt_report *r)
 	return "frees of blocks allocated before tracing began (or by glibc internals, e.g. tcache teardown at thread exit): not in the frees figures";
 }
 
+/* What each kind of lost ring buffer record blinded (enum pt_event_type; rb_lost). */
+static const char *const rb_kind_names[PT_RB_KINDS] = {
+	[PT_EV_EXIT] = "exit", [PT_EV_EXEC_MAP] = "code_mapping", [PT_EV_EXEC] = "exec",
+	[PT_EV_INV_START] = "invocation_start", [PT_EV_INV_END] = "invocation_end",
+	[PT_EV_PY_STACK] = "python_stack", [PT_EV_RSS_OBJ] = "rss_object", [PT_EV_RSS_STACK] = "rss_stack",
+	[PT_EV_INV_RECORD] = "invocation_record",
+};
+static const char *const rb_kind_effect[PT_RB_KINDS] = {
+	[PT_EV_EXIT] = "the target's exit not heard from the kernel: its exit status and high-water mark at exit may be missing",
+	[PT_EV_EXEC_MAP] = "code mapped then not read: frames in those libraries may be unnamed",
+	[PT_EV_EXEC] = "an exec not heard: the new image's frames may be named from the old one",
+	[PT_EV_INV_START] = "those invocations' request ids and start times from their end only",
+	[PT_EV_INV_END] = "those invocations not recorded at all",
+	[PT_EV_PY_STACK] = "those stacks' Python code objects resolved late or not at all (\"[python code 0x...]\")",
+	[PT_EV_RSS_OBJ] = "file or shmem objects holding RSS not named by path",
+	[PT_EV_RSS_STACK] = "faults in new regions not classified by memory kind while mapped",
+	[PT_EV_INV_RECORD] = "those invocations' figures read late from the kernel's two-slot buffer (overwritten when two more began first)",
+};
+
+/* ringbuf_lost's cause: which kinds were lost and what each distorts. */
+static const char *ringbuf_cause(const struct pt_report *r)
+{
+	static char buf[2048];
+	size_t o;
+	int k, n = 0;
+
+	o = (size_t)snprintf(buf, sizeof(buf), "%s", "ring buffer full, records dropped:");
+	for (k = 1; k < PT_RB_KINDS && o < sizeof(buf); k++) {
+		if (!r->rb_lost[k] || !rb_kind_names[k])
+			continue;
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s %s %" PRIu64 " (%s)", n++ ? ";" : "",
+				      rb_kind_names[k], r->rb_lost[k], rb_kind_effect[k]);
+	}
+	if (!n && o < sizeof(buf))
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s", err_help[PT_ERR_RINGBUF_LOST]);
+	if (r->rb_inv_shed && o < sizeof(buf))
+		snprintf(buf + o, sizeof(buf) - o, "; %" PRIu64 " of them invocation records refused with the "
+			 "ring three quarters full, so exits and code mappings kept the last quarter", r->rb_inv_shed);
+	return buf;
+}
+
 /* The one-line cause of counter e in this report. */
 static const char *err_cause(const struct pt_report *r, int e)
 {
 	if (e == PT_ERR_UNKNOWN_FREE)
 		return unknown_free_cause(r);
+	if (e == PT_ERR_RINGBUF_LOST)
+		return ringbuf_cause(r);
 	if (e == PT_ERR_NODE_FLAGS && r->node_flags_note[0])
 		return r->node_flags_note;
 	if (e >= 0 && e < PT_ERR_COUNT && err_effect[e])
@@ -613,6 +656,29 @@ static void text_inv_resident(FILE *f, const struct pt_report *r, const bool *sh
 	}
 }
 
+/* What bounded the invocations' records: those the kernel started but the ring buffer did not
+ * bring, those not kept in memory (--max-invocations-kept), lines not written (--max-output). */
+static void text_inv_bounds(FILE *f, const struct pt_report *r)
+{
+	const struct pt_inv_list *l = r->invs;
+	char b[32];
+
+	if (r->inv_seen > l->total_inv)
+		fprintf(f, "  %" PRIu64 " of the %" PRIu64 " invocations the kernel saw start not recorded: their "
+			   "end did not come through the ring buffer (ringbuf_lost)\n",
+			r->inv_seen - l->total_inv, r->inv_seen);
+	if (l->dropped)
+		fprintf(f, "  %" PRIu64 " of %" PRIu64 " records not kept in memory (--max-invocations-kept %u: "
+			   "the first and last %u and the highest peak RSS between are); not in this report, "
+			   "report.json or the graphs, but in invocations.jsonl as they ended (up to --max-output)\n",
+			l->dropped, l->total, l->keep, l->keep / 4);
+	if (r->out.jsonl_cut || r->out.emf_cut || r->out.graphs_cut)
+		fprintf(f, "  --max-output %s reached: %" PRIu64 " invocations.jsonl lines, %" PRIu64
+			   " emf.jsonl lines and %" PRIu64 " per-invocation files not written\n",
+			pt_fmt_bytes(b, sizeof(b), (double)r->out.cap), r->out.jsonl_cut, r->out.emf_cut,
+			r->out.graphs_cut);
+}
+
 /* INVOCATIONS: one line per invocation (or the phase before the first). */
 static void text_invocations(FILE *f, const struct pt_report *r)
 {
@@ -658,10 +724,16 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 	}
 	if (gap)
 		fprintf(f, "  %4s  (%u invocation%s not shown)\n", "...", gap, gap == 1 ? "" : "s");
+	if (!hidden)
+		text_inv_bounds(f, r);
 	if (hidden)
 		fprintf(f, "  %u of %u rows shown (the first and last %d, the %d highest peak RSS, every one killed or over --max-peak); "
-			   "every row is in invocations.jsonl and report.json's \"invocations\" (with -o DIR)\n",
-			r->invs->n - hidden, r->invs->n, INV_SCREEN_ENDS, INV_SCREEN_PEAKS);
+			   "%s (with -o DIR)\n",
+			r->invs->n - hidden, r->invs->n, INV_SCREEN_ENDS, INV_SCREEN_PEAKS,
+			r->invs->dropped ? "every row kept in memory is in report.json's \"invocations\", every one "
+					   "recorded in invocations.jsonl (up to --max-output)" :
+					   "every row is in invocations.jsonl and report.json's \"invocations\"");
+	text_inv_bounds(f, r);
 	text_inv_resident(f, r, show);
 	free(show);
 	if (r->invs->n && pt_inv_started_before(&r->invs->r[0]))
@@ -905,6 +977,26 @@ static void json_kernel(FILE *f, const struct pt_report *r)
 	fprintf(f, "%s]},\n", n ? "\n  " : "");
 }
 
+/* "ringbuf_lost_by_kind" and "invocation_bounds" (docs/json-report.md). */
+static void json_bounds(FILE *f, const struct pt_report *r)
+{
+	const struct pt_inv_list *l = r->invs;
+	int k, n = 0;
+
+	fprintf(f, "  \"ringbuf_lost_by_kind\": {");
+	for (k = 1; k < PT_RB_KINDS; k++)
+		if (rb_kind_names[k])
+			fprintf(f, "%s\"%s\": %" PRIu64, n++ ? ", " : "", rb_kind_names[k], r->rb_lost[k]);
+	fprintf(f, ", \"invocations_refused_ring_full\": %" PRIu64 "},\n", r->rb_inv_shed);
+	fprintf(f, "  \"invocation_bounds\": {\"seen_by_kernel\": %" PRIu64 ", \"recorded\": %" PRIu64
+		   ", \"records\": %" PRIu64 ", \"kept\": %u, \"not_kept\": %" PRIu64
+		   ", \"max_kept\": %u, \"max_output_bytes\": %" PRIu64 ", \"output_bytes\": %" PRIu64
+		   ", \"jsonl_lines_not_written\": %" PRIu64 ", \"emf_lines_not_written\": %" PRIu64
+		   ", \"invocation_files_not_written\": %" PRIu64 "},\n",
+		r->inv_seen, l ? l->total_inv : 0, l ? l->total : 0, l ? l->n : 0, l ? l->dropped : 0,
+		l ? l->keep : 0, r->out.cap, r->out.used, r->out.jsonl_cut, r->out.emf_cut, r->out.graphs_cut);
+}
+
 /* report.json's counters, their caveats, the stack table's use and the tracer's memory. */
 static void json_losses(FILE *f, const struct pt_report *r)
 {
@@ -921,6 +1013,7 @@ static void json_losses(FILE *f, const struct pt_report *r)
 		r->stack_table_bytes);
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"mapped_bytes\": %" PRIu64
 		   ", \"bpf_maps_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm, r->tracer_mapped, r->bpf_maps_bytes);
+	json_bounds(f, r);
 }
 
 void pt_report_json(FILE *f, const struct pt_report *r)

@@ -135,6 +135,18 @@ struct pt_report {
 	struct pt_pyobj_note pyobj;   /* --python-objects */
 	struct pt_startup startup; /* peaktrace's own start-up, step by step */
 	struct pt_rss_objs ro;     /* file and shmem RSS by object (rssobj.h) */
+	/* Bounds on what a flood of invocations can take (session.c): the invocations the kernel
+	 * started, what the files that grow with the run wrote into -o DIR under --max-output,
+	 * and the ring buffer's losses by record kind. */
+	uint64_t inv_seen;
+	struct pt_outcap {
+		uint64_t cap;           /* --max-output in bytes (0: none) */
+		uint64_t used;          /* invocations.jsonl, emf.jsonl, invocation-N.* */
+		uint64_t jsonl_cut, emf_cut;   /* lines not written */
+		uint64_t graphs_cut;    /* per-invocation files not written */
+	} out;
+	uint64_t rb_lost[PT_RB_KINDS];
+	uint64_t rb_inv_shed;
 };
 
 const char *pt_err_name(int e);
@@ -178,8 +190,10 @@ struct pt_collect_in;
 /* --per-invocation: DIR/invocation-N.peak.folded/.svg (the heap held at each invocation's own
  * peak, its `all`) and invocation-N.rss.folded/.svg (the attributed anonymous RSS at its RSS
  * peak, its `rss_all`): all's stacks with those figures (report/invgraphs.c). */
+/* Only for the invocations kept in memory; each file counted in out->used, none written once
+ * that reaches out->cap (out->graphs_cut counts them). */
 void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
 				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
-				 const char *comm);
+				 const char *comm, struct pt_outcap *out);
 
 #endif
