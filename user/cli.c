@@ -570,7 +570,7 @@ static const char diff_doc[] =
 "stack counts, exactly), each invocation's peaks matched by seq, and a\n"
 "differential flame graph of the peak.\n"
 "\n"
-"USAGE: peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
+"USAGE: peaktrace diff [--max-growth SIZE] [--max-input SIZE] [-o OUTDIR] DIR_A DIR_B"
 "\v"
 "EXAMPLES:\n"
 "    peaktrace diff base/ new/                 # what changed from base to new\n"
@@ -580,14 +580,22 @@ static const char diff_doc[] =
 "diff.peak.folded (each stack's signed change at the peak, in bytes) and\n"
 "diff.peak.svg (width: B's bytes at the peak; red grew, blue shrank since A).\n"
 "\n"
-"Exit codes: 0 ok, 1 other failure, 2 usage or unreadable input, 6 OUTDIR not\n"
-"writable, 9 the peak live heap grew by more than --max-growth.\n";
+"Inputs: report.json, peak.folded, live.folded and alloc.folded of each\n"
+"directory, regular files only (a symbolic link inside a directory is refused,\n"
+"never followed), together at most --max-input (default 512M): more is refused\n"
+"before anything is read. A folded line deeper than 512 frames keeps its\n"
+"innermost 511 under \"[outer frames cut]\" (counted in the report).\n"
+"\n"
+"Exit codes: 0 ok, 1 other failure, 2 usage or unreadable input (also: over\n"
+"--max-input), 6 OUTDIR not writable, 9 the peak live heap grew by more than\n"
+"--max-growth.\n";
 
-enum { OPT_MAX_GROWTH = 1100 };
+enum { OPT_MAX_GROWTH = 1100, OPT_MAX_INPUT };
 
 static const struct argp_option diff_opts[] = {
 	{ "max-growth", OPT_MAX_GROWTH, "SIZE", 0, "Exit 9 if B's peak live heap exceeds A's by more than SIZE (e.g. 100000, 512K, 1M)", 0 },
 	{ "output", 'o', "OUTDIR", 0, "Write diff.txt, diff.peak.folded and diff.peak.svg into OUTDIR (default ./" PT_DIFF_DEFAULT_OUT ")", 0 },
+	{ "max-input", OPT_MAX_INPUT, "SIZE", 0, "Read at most SIZE bytes of both directories' files together; more is refused, exit 2 (default 512M)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks listed per direction and figure (default 10)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the report on stdout", 0 },
 	{},
@@ -601,6 +609,9 @@ static error_t parse_diff_arg(int key, char *arg, struct argp_state *st)
 	case OPT_MAX_GROWTH:
 		o->max_growth = parse_size(st, arg, true);
 		o->gate = true;
+		break;
+	case OPT_MAX_INPUT:
+		o->max_input = parse_size(st, arg, false);
 		break;
 	case 'o':
 		o->outdir = arg;
@@ -637,6 +648,7 @@ void pt_cli_parse_diff(int argc, char **argv, struct pt_diff_options *o)
 	*o = (struct pt_diff_options){
 		.outdir = PT_DIFF_DEFAULT_OUT,   /* -o */
 		.top = 10,                       /* --top */
+		.max_input = PT_DIFF_DEFAULT_MAX_INPUT, /* --max-input */
 	};
 	argp_err_exit_status = EXIT_USAGE;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
