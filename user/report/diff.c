@@ -937,9 +937,7 @@ static int by_frames(const void *x, const void *y)
 				 (*(const struct pt_diff_row *const *)y)->stack);
 }
 
-/* diff.peak.svg: B's stacks at the peak (width), coloured by their change since A. Stacks
- * gone in B have no width but still count in their callers' colour. */
-static int write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
+int pt_diff_write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
 {
 	struct pt_profile p = { 0 };
 	struct walk *w = calloc(1, sizeof(*w));
@@ -989,6 +987,11 @@ out:
 	free(sorted);
 	profile_free(&p);
 	return err;
+}
+
+static int write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
+{
+	return pt_diff_write_svg(f, rows, n, sub);
 }
 
 static int write_folded(FILE *f, const struct pt_diff_row *rows, size_t n)

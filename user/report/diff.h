@@ -100,6 +100,13 @@ char *pt_diff_short_stack(const char *stack, int maxframes);
  * |delta| / scale; light grey for no change. */
 void pt_diff_color(char *buf, size_t len, int64_t delta, uint64_t scale);
 
+/* diff.peak.svg: B's stacks at the peak (width), coloured by their change since A (stacks gone
+ * in B have no width but still count in their callers' colour); rows in stack (strcmp) order
+ * as pt_fold_diff gives them. Only what the flame graph can draw is handed to its writer
+ * (diff.c says how), so the picture is byte for byte the one all rows would give
+ * (tests/unit/test_diff.c checks that). 0 or -errno. */
+int pt_diff_write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub);
+
 /* The whole subcommand: read both directories, print the report (stdout and OUTDIR/diff.txt),
  * write OUTDIR/diff.peak.folded and diff.peak.svg, apply --max-growth. Errors are one
  * "peaktrace: " line on stderr. */
