@@ -259,10 +259,9 @@ int pt_uwcache_get(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
 	}
 	if (err == -ENOMEM)
 		return -ENOENT;
-	if (err == -ESTALE) {
-		c->st.mismatched++;
-		return -ESTALE;     /* the rebuilt table's put replaces the file */
-	}
+	if (err == -ESTALE)
+		return -ESTALE;     /* counted by the caller when it rebuilds (as misses); the
+		                     * rebuilt table's put replaces the file */
 	if (err) {
 		c->st.rejected++;
 		unlinkat(c->dfd, name, 0);  /* rebuilt and written again by the caller */

@@ -67,8 +67,9 @@ int pt_uwcache_init(struct pt_uwcache *c, const char *dir, bool off, const char 
 void pt_uwcache_close(struct pt_uwcache *c);
 /* The table for build id bid whose file's CFI digests to src (pt_cfi_elf_digest): 0 with *t
  * filled (the caller frees it with pt_cfi_free), -ENOENT when there is none, -EBADMSG when
- * the file was rejected (and removed), -ESTALE when it was built from other bytes (counted;
- * the caller's pt_uwcache_put replaces it). */
+ * the file was rejected (and removed), -ESTALE when it was built from other bytes (the caller
+ * counts st.mismatched when it rebuilds, as it counts misses; its pt_uwcache_put replaces the
+ * file). */
 int pt_uwcache_get(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
 		   const uint8_t src[PT_SHA256_LEN], struct pt_unwind_table *t);
 /* Keep t under build id bid and digest src (best effort; counted in st). */
