@@ -26,6 +26,7 @@ from sections import (allocators, arenas, aws_lambda, browser, build, case, cli,
                       docs, fault, flood, follow, host, hostile, layout, leaks, light, node, onnx, pprof, pyobjects,
                       python, ref, rss, rsskinds, sample, scale, security, supervisor, timeline, unit)
 from sections import exec as exec_section
+from sections import poison
 
 # Need neither root nor BPF.
 SECTIONS = [unit, layout, build, ref]
@@ -33,10 +34,11 @@ SECTIONS = [unit, layout, build, ref]
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
                 aws_lambda, security, timeline, browser, container, leaks, scale, exec_section, rss, light,
-                supervisor, follow, pyobjects, coldstart, rsskinds, onnx, flood]
+                supervisor, follow, pyobjects, coldstart, rsskinds, onnx, flood, poison]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
              "python/*", "security/*", "timeline/*", "browser/*", "container/*", "leaks/*", "scale/*", "exec/*",
-             "rss/*", "light/*", "supervisor/*", "follow/*", "pyobjects/*", "coldstart/*", "rsskinds/*", "onnx/*", "flood/*"]
+             "rss/*", "light/*", "supervisor/*", "follow/*", "pyobjects/*", "coldstart/*", "rsskinds/*", "onnx/*",
+             "flood/*", "poison/*"]
 
 
 def main():

@@ -112,7 +112,7 @@ static const struct argp_option opts[] = {
 	{ "max-stacks", OPT_MAX_STACKS, "N", 0, "Distinct stacks kept in the kernel (default: from this machine's available memory, a sixteenth of it at ~1 KiB a stack, and an eighth of the room under peaktrace's memory cgroup limit; 16384 to 262144). When the table's whole-stack part (seven eighths) is full, new stacks are kept cut to their innermost frames, then to their leaf", 0 },
 	{ "max-live", OPT_MAX_LIVE, "N", 0, "Live allocations tracked (default 1048576; with --python-objects sized from the target and the machine, said at the start)", 0 },
 	{ "unwind", OPT_UNWIND, "MODE", 0, "Stack unwinder: dwarf (default: .eh_frame tables in the kernel, frame pointers where code has no CFI) or fp (frame pointers only, cheaper)", 0 },
-	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; root-owned, checked on every read)", 0 },
+	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, "Keep compiled unwind tables by build id and unwind-section hash in DIR across runs, so a cold start does not wait for them (default /var/cache/peaktrace/unwind; DIR and its parents root-owned, checked on every read)", 0 },
 	{ "no-cache", OPT_NO_CACHE, NULL, 0, "Neither read nor write the unwind table cache", 0 },
 	{ "fast-start", OPT_FAST_START, NULL, 0, "Launch mode: do not hold the command while the unwind tables the cache lacks are built; they are built while it runs, and the stacks taken before are counted (unwind_not_yet_covered)", 0 },
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
@@ -582,7 +582,7 @@ static const char diff_doc[] =
 "stack counts, exactly), each invocation's peaks matched by seq, and a\n"
 "differential flame graph of the peak.\n"
 "\n"
-"USAGE: peaktrace diff [--max-growth SIZE] [-o OUTDIR] DIR_A DIR_B"
+"USAGE: peaktrace diff [--max-growth SIZE] [--max-input SIZE] [-o OUTDIR] DIR_A DIR_B"
 "\v"
 "EXAMPLES:\n"
 "    peaktrace diff base/ new/                 # what changed from base to new\n"
@@ -592,14 +592,22 @@ static const char diff_doc[] =
 "diff.peak.folded (each stack's signed change at the peak, in bytes) and\n"
 "diff.peak.svg (width: B's bytes at the peak; red grew, blue shrank since A).\n"
 "\n"
-"Exit codes: 0 ok, 1 other failure, 2 usage or unreadable input, 6 OUTDIR not\n"
-"writable, 9 the peak live heap grew by more than --max-growth.\n";
+"Inputs: report.json, peak.folded, live.folded and alloc.folded of each\n"
+"directory, regular files only (a symbolic link inside a directory is refused,\n"
+"never followed), together at most --max-input (default 512M): more is refused\n"
+"before anything is read. A folded line deeper than 512 frames keeps its\n"
+"innermost 511 under \"[outer frames cut]\" (counted in the report).\n"
+"\n"
+"Exit codes: 0 ok, 1 other failure, 2 usage or unreadable input (also: over\n"
+"--max-input), 6 OUTDIR not writable, 9 the peak live heap grew by more than\n"
+"--max-growth.\n";
 
-enum { OPT_MAX_GROWTH = 1100 };
+enum { OPT_MAX_GROWTH = 1100, OPT_MAX_INPUT };
 
 static const struct argp_option diff_opts[] = {
 	{ "max-growth", OPT_MAX_GROWTH, "SIZE", 0, "Exit 9 if B's peak live heap exceeds A's by more than SIZE (e.g. 100000, 512K, 1M)", 0 },
 	{ "output", 'o', "OUTDIR", 0, "Write diff.txt, diff.peak.folded and diff.peak.svg into OUTDIR (default ./" PT_DIFF_DEFAULT_OUT ")", 0 },
+	{ "max-input", OPT_MAX_INPUT, "SIZE", 0, "Read at most SIZE bytes of both directories' files together; more is refused, exit 2 (default 512M)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks listed per direction and figure (default 10)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the report on stdout", 0 },
 	{},
@@ -613,6 +621,9 @@ static error_t parse_diff_arg(int key, char *arg, struct argp_state *st)
 	case OPT_MAX_GROWTH:
 		o->max_growth = parse_size(st, arg, true);
 		o->gate = true;
+		break;
+	case OPT_MAX_INPUT:
+		o->max_input = parse_size(st, arg, false);
 		break;
 	case 'o':
 		o->outdir = arg;
@@ -649,6 +660,7 @@ void pt_cli_parse_diff(int argc, char **argv, struct pt_diff_options *o)
 	*o = (struct pt_diff_options){
 		.outdir = PT_DIFF_DEFAULT_OUT,   /* -o */
 		.top = 10,                       /* --top */
+		.max_input = PT_DIFF_DEFAULT_MAX_INPUT, /* --max-input */
 	};
 	argp_err_exit_status = EXIT_USAGE;
 	argp_parse(&argp, argc, argv, 0, NULL, o);

@@ -2516,6 +2516,7 @@ void pt_session_free(struct pt_session *s)
 	pt_py_info_free(&s->py);
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
+	pt_uwcache_close(&s->uwc);
 	if (s->skel)
 		pt_map_munmap(bpf_map__fd(s->skel->maps.stats));
 	peaktrace_bpf__destroy(s->skel);

@@ -18,9 +18,9 @@ FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefin
 FUZZ_NAMES   := cfi elf maps smaps proc perfmap python rapi host runtime
 
 # What each harness compiles with it, and links.
-FUZZ_SRCS_cfi     := user/unwind/cfi.c user/util/elfutil.c
+FUZZ_SRCS_cfi     := user/unwind/cfi.c user/util/elfutil.c user/util/sha256.c
 FUZZ_LIBS_cfi     := -lelf
-FUZZ_SRCS_elf     := user/util/elfutil.c user/unwind/cfi.c user/target/procmaps.c user/target/proc.c \
+FUZZ_SRCS_elf     := user/util/elfutil.c user/unwind/cfi.c user/util/sha256.c user/target/procmaps.c user/target/proc.c \
 		     user/util/file.c user/util/fmt.c user/python/python.c
 FUZZ_LIBS_elf     := -lelf
 FUZZ_SRCS_maps    := user/target/procmaps.c user/target/proc.c user/util/elfutil.c user/util/file.c

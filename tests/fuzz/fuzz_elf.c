@@ -5,7 +5,8 @@
  *   user/util/elfutil.h: pt_elf_open_fd, pt_elf_foreach_sym (.symtab, .dynsym with versions),
  *   pt_elf_has_section, pt_elf_build_id, pt_elf_debuglink, pt_elf_dynamic, the PT_LOAD
  *   translations both ways;
- *   user/unwind/cfi.h: pt_cfi_build_elf (.eh_frame + .eh_frame_hdr, else .debug_frame);
+ *   user/unwind/cfi.h: pt_cfi_build_elf (.eh_frame + .eh_frame_hdr, else .debug_frame) and
+ *   pt_cfi_elf_digest (the unwind cache's key: defined whenever a table is built);
  *   user/target/procmaps.h: pt_find_allocator_in (allocator discovery, by /proc/self/fd path);
  *   user/python/python.h: pt_py_detect (CPython's _PyRuntime and Py_Version).
  * The symbolizer's module loading is these same calls (pt_elf_open_fd, foreach_sym, build id,
@@ -75,8 +76,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(soname);
 			pt_elf_free_strv(needed, nneeded);
 		}
-		if (pt_cfi_build_elf(&e, &t) == 0)
-			pt_cfi_free(&t);
+		{
+			uint8_t d[32];
+			int dig = pt_cfi_elf_digest(&e, d), built = pt_cfi_build_elf(&e, &t);
+
+			/* The cache key exists exactly when a table can be built from that input
+			 * (both read the same sections): a table the digest does not cover never
+			 * reaches the cache. */
+			FUZZ_ASSERT(built != 0 || dig == 0);
+			if (built == 0)
+				pt_cfi_free(&t);
+		}
 		pt_elf_close(&e);
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);

@@ -15,6 +15,18 @@
       peaks matched by seq, with the exact changes.
   diff/bad input: a missing directory, a file, an empty directory, invalid JSON, JSON not
       written by peaktrace, a broken folded file, one directory only: exit 2, one stderr line.
+  diff/symlink: B's peak.folded a symbolic link to a root-only (0600, in a 0700 directory) file
+      whose one line is a secret stack: exit 2, one line saying the link is not followed, and
+      the secret nowhere (stdout, stderr, any file under OUTDIR). (Before: exit 0, the secret
+      line copied into diff.peak.folded.)
+  diff/max-input: --max-input 1K against the two runs: exit 2, one line naming --max-input,
+      OUTDIR not created; a 600 MiB sparse peak.folded against the default (512M): the same,
+      at once, without reading it (under 50 MB RSS: /usr/bin/time).
+  diff/frame cap: a B stack of 2000 frames: diff.peak.folded has it as "[outer frames cut]"
+      and its innermost 511 frames, the report counts it (A 0, B 1).
+  diff/rss: A's peak.folded 256 MiB of 24-frame stacks whose every frame name is distinct (the
+      shape that cost most: 16.9x before), B one line: exit 0 under --max-input 1G, every A
+      stack in diff.peak.folded, peaktrace's peak RSS (/usr/bin/time) under 2x the input.
 """
 
 import json
@@ -29,7 +41,9 @@ from tracing import trace_launch
 EXTRA = 123456
 SITE = "scn_diff_extra"
 CASES = ["diff/runs", "diff/report", "diff/svg", "diff/max-growth", "diff/self", "diff/invocations",
-         "diff/bad input"]
+         "diff/bad input", "diff/symlink", "diff/max-input", "diff/frame cap", "diff/rss"]
+SECRET = "secret_root_only;do_not_copy 4242424242"
+TIME = "/usr/bin/time"
 
 
 def one_error_line(res, name, err):
@@ -234,3 +248,141 @@ def run_section(ctx):
         rc, out, err = run([pt, "diff", "-o", os.path.join(bad, "out")] + argv)
         res.eq("%s: %s: exit status" % (name, what), rc, 2)
         one_error_line(res, "%s: %s" % (name, what), err)
+
+    if res.wanted("diff/symlink"):
+        symlink_case(res, pt, tmp, da)
+    if res.wanted("diff/max-input"):
+        max_input_case(res, pt, tmp, da, db)
+    if res.wanted("diff/frame cap"):
+        frame_cap_case(res, pt, tmp, da)
+    if res.wanted("diff/rss"):
+        rss_case(res, pt, tmp, da)
+
+
+def all_output(out, err, outdir):
+    """stdout, stderr and every file under outdir, as one string."""
+    text = out + err
+    for root, _, files in os.walk(outdir) if os.path.isdir(outdir) else ():
+        for fn in files:
+            with open(os.path.join(root, fn), "rb") as f:
+                text += f.read().decode("utf-8", "replace")
+    return text
+
+
+def timed(argv):
+    """(rc, stdout, stderr, max RSS in bytes or None) under /usr/bin/time."""
+    rc, out, err = run([TIME, "-f", "maxrss_kb=%M"] + argv, timeout=600)
+    m = re.search(r"^maxrss_kb=(\d+)$", err, re.M)
+    err = re.sub(r"^maxrss_kb=\d+\n?", "", err, flags=re.M)
+    err = re.sub(r"^Command exited with non-zero status \d+\n?", "", err, flags=re.M)
+    return rc, out, err, int(m.group(1)) * 1024 if m else None
+
+
+def symlink_case(res, pt, tmp, da):
+    name = "diff/symlink"
+    secret_dir = os.path.join(tmp, "diff-secret")
+    os.makedirs(secret_dir, mode=0o700)
+    secret = os.path.join(secret_dir, "shadow")
+    with open(secret, "w") as f:
+        f.write(SECRET + "\n")
+    os.chmod(secret, 0o600)
+    d = os.path.join(tmp, "diff-symlink")
+    shutil.copytree(da, d)
+    os.unlink(os.path.join(d, "peak.folded"))
+    os.symlink(secret, os.path.join(d, "peak.folded"))
+    out_dir = os.path.join(tmp, "diff-symlink-out")
+    rc, out, err = run([pt, "diff", "-o", out_dir, da, d])
+    res.eq("%s: exit status" % name, rc, 2)
+    one_error_line(res, name, err)
+    res.true("%s: the line says the link is not followed" % name, "symbolic link" in err and "not followed" in err,
+             short(err))
+    res.true("%s: the secret line nowhere (stdout, stderr, OUTDIR)" % name,
+             "secret_root_only" not in all_output(out, err, out_dir), "found it")
+
+
+def max_input_case(res, pt, tmp, da, db):
+    name = "diff/max-input"
+    out_dir = os.path.join(tmp, "diff-maxin-out")
+    rc, out, err = run([pt, "diff", "--max-input", "1K", "-o", out_dir, da, db])
+    res.eq("%s: --max-input 1K: exit status" % name, rc, 2)
+    one_error_line(res, "%s: --max-input 1K" % name, err)
+    res.true("%s: --max-input 1K: the line names the limit and the sizes" % name,
+             "more than --max-input 1024" in err and "refused" in err, short(err))
+    res.true("%s: --max-input 1K: OUTDIR not created" % name, not os.path.exists(out_dir), out_dir)
+    big = os.path.join(tmp, "diff-sparse")
+    shutil.copytree(da, big)
+    with open(os.path.join(big, "peak.folded"), "r+b") as f:
+        f.truncate(600 << 20)
+    if not os.access(TIME, os.X_OK):
+        res.skip("%s: default" % name, "no %s" % TIME)
+        return
+    rc, out, err, rss = timed([pt, "diff", "-o", out_dir, da, big])
+    res.eq("%s: a 600 MiB input against the default 512M: exit status" % name, rc, 2)
+    one_error_line(res, "%s: default" % name, err)
+    res.true("%s: default: nothing read (peak RSS %s bytes < 50 MB)" % (name, rss), rss is not None and rss < 50e6,
+             "rss %s" % rss)
+
+
+def frame_cap_case(res, pt, tmp, da):
+    name = "diff/frame cap"
+    d = os.path.join(tmp, "diff-deep")
+    shutil.copytree(da, d)
+    frames = ["deep_%d" % i for i in range(2000)]
+    with open(os.path.join(d, "peak.folded"), "a") as f:
+        f.write(";".join(frames) + " 777\n")
+    out_dir = os.path.join(tmp, "diff-deep-out")
+    rc, out, err = run([pt, "diff", "-o", out_dir, da, d])
+    if not res.eq("%s: exit status" % name, rc, 0):
+        return
+    with open(os.path.join(out_dir, "diff.peak.folded")) as f:
+        lines = [l for l in f.read().splitlines() if "deep_" in l]
+    want = "[outer frames cut];" + ";".join(frames[-511:]) + " 777"
+    res.true("%s: diff.peak.folded: [outer frames cut] and the innermost 511 frames" % name, lines == [want],
+             short(repr(lines), 300))
+    res.true("%s: the report counts it (A 0, B 1)" % name,
+             re.search(r"cut to their innermost 511 under \"\[outer frames cut\]\": A 0, B 1\)", out), short(out, 2000))
+
+
+def gen_unique(path, size):
+    """size bytes of 24-frame stacks, every frame name distinct: n lines."""
+    n, k, total = 0, 0, 0
+    with open(path, "w") as f:
+        while total < size:
+            buf = []
+            for _ in range(4096):
+                buf.append(";".join("f%012x" % (k + j) for j in range(24)) + " %d\n" % (n + 1))
+                k += 24
+                n += 1
+            chunk = "".join(buf)
+            f.write(chunk)
+            total += len(chunk)
+    return n, total
+
+
+def rss_case(res, pt, tmp, da):
+    name = "diff/rss"
+    if not os.access(TIME, os.X_OK):
+        res.skip(name, "no %s" % TIME)
+        return
+    a, b = os.path.join(tmp, "diff-rss-a"), os.path.join(tmp, "diff-rss-b")
+    for d in (a, b):
+        os.makedirs(d)
+        shutil.copy(os.path.join(da, "report.json"), d)
+        for fn in ("live.folded", "alloc.folded"):
+            with open(os.path.join(d, fn), "w") as f:
+                f.write("main;x 1\n")
+    n, size = gen_unique(os.path.join(a, "peak.folded"), 256 << 20)
+    with open(os.path.join(b, "peak.folded"), "w") as f:
+        f.write("main;x 1\n")
+    out_dir = os.path.join(tmp, "diff-rss-out")
+    rc, out, err, rss = timed([pt, "diff", "-q", "--max-input", "1G", "-o", out_dir, a, b])
+    if not res.eq("%s: exit status" % name, rc, 0):
+        print("  stderr: " + short(err))
+        return
+    with open(os.path.join(out_dir, "diff.peak.folded"), "rb") as f:
+        got = sum(1 for _ in f)
+    res.eq("%s: every stack of A (and B's) in diff.peak.folded" % name, got, n + 1)
+    res.true("%s: peak RSS %.2fx the %d-byte input (< 2x)" % (name, (rss or 0) / size, size),
+             rss is not None and rss < 2 * size, "rss %s" % rss)
+    shutil.rmtree(a, ignore_errors=True)
+    shutil.rmtree(out_dir, ignore_errors=True)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "profile/profile.h"
 #include "report/diff.h"
 #include "util/json.h"
 
@@ -138,9 +139,201 @@ static void test_json(void)
 	CHECK(pt_json_parse(deep + 40, 120, &d) == 0, "json: 60 levels is fine");
 }
 
+/* PT_FOLD_MAX_FRAMES: a deeper line keeps its innermost MAX - 1 frames under the cut frame;
+ * two lines that differ only in what was cut become one stack, their bytes summed. */
+static void test_frame_cap(void)
+{
+	size_t cap = 64u * PT_FOLD_MAX_FRAMES * 8, o = 0, line;
+	char *text = malloc(cap), want[64];
+	struct pt_fold f;
+	int k, i;
+
+	if (!text)
+		return;
+	/* Exactly MAX frames: kept. MAX + 1 twice, differing only in the outermost: cut, merged. */
+	for (k = 0; k < 3; k++) {
+		int n = k == 0 ? PT_FOLD_MAX_FRAMES : PT_FOLD_MAX_FRAMES + 1;
+
+		for (i = 0; i < n; i++)
+			o += (size_t)snprintf(text + o, cap - o, "%s%s%d", i ? ";" : "",
+					      k == 0 ? "k" : i == 0 ? (k == 1 ? "rootA" : "rootB") : "f", i);
+		o += (size_t)snprintf(text + o, cap - o, " %d\n", 10 * (k + 1));
+	}
+	CHECK(pt_fold_parse(text, o, &f, &line) == 0 && f.n == 2 && f.cut == 2,
+	      "frame cap: %d frames kept, two of %d cut (counted) and merged into one stack", PT_FOLD_MAX_FRAMES,
+	      PT_FOLD_MAX_FRAMES + 1);
+	for (i = 0; i < (int)f.n; i++) {
+		const char *s = f.lines[i].stack, *p;
+		int frames = 1;
+
+		for (p = s; *p; p++)
+			frames += *p == ';';
+		if (strncmp(s, PT_FOLD_CUT_FRAME ";", strlen(PT_FOLD_CUT_FRAME) + 1) == 0) {
+			snprintf(want, sizeof(want), PT_FOLD_CUT_FRAME ";f2;f3;");
+			CHECK(frames == PT_FOLD_MAX_FRAMES && !strncmp(s, want, strlen(want)) && f.lines[i].v == 50,
+			      "frame cap: the cut stack is %s and the innermost %d (f2 ... f%d), 20 + 30 bytes",
+			      PT_FOLD_CUT_FRAME, PT_FOLD_MAX_FRAMES - 1, PT_FOLD_MAX_FRAMES);
+		} else {
+			CHECK(frames == PT_FOLD_MAX_FRAMES && !strncmp(s, "k0;k1;", 6) && f.lines[i].v == 10,
+			      "frame cap: the %d-frame stack whole", PT_FOLD_MAX_FRAMES);
+		}
+	}
+	pt_fold_free(&f);
+	free(text);
+}
+
+/* Call-tree order: a frame's callees come right after it, before its next sibling. */
+static void test_frame_order(void)
+{
+	CHECK(pt_fold_frame_cmp("a;b", "a;b;c") < 0, "frame order: a caller before its callee");
+	CHECK(pt_fold_frame_cmp("a;b;c", "a;b2") < 0, "frame order: a;b's callees before its sibling a;b2 "
+	      "(strcmp puts a;b2 first)");
+	CHECK(strcmp("a;b;c", "a;b2") > 0, "... (which strcmp does not)");
+	CHECK(pt_fold_frame_cmp("a;b2", "a;c") < 0 && pt_fold_frame_cmp("a;c", "a;b2") > 0,
+	      "frame order: siblings by name");
+	CHECK(pt_fold_frame_cmp("x;y", "x;y") == 0, "frame order: the same stack");
+	CHECK(pt_fold_frame_cmp("a;!", "a;;") > 0, "frame order: an empty frame before any named one");
+}
+
+/* The flame graph of every row, built the plain way (diff.c's before it fed the writer only
+ * what it can draw): one pt_frame per distinct name, one stack per row. */
+struct naive_style {
+	uint64_t scale;
+};
+
+static void naive_color(FILE *f, const char *label, uint64_t value, int64_t aux, void *ctx)
+{
+	char buf[32];
+
+	pt_diff_color(buf, sizeof(buf), aux, ((struct naive_style *)ctx)->scale);
+	fputs(buf, f);
+}
+
+static void naive_note(FILE *f, uint64_t value, int64_t aux, void *ctx)
+{
+	fprintf(f, aux ? ", %+" PRId64 " bytes since A" : ", %" PRId64 " bytes since A", aux);
+}
+
+static int naive_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
+{
+	struct pt_profile p = { 0 };
+	struct naive_style ns = { 0 };
+	struct pt_flame_style st = { .color = naive_color, .note = naive_note, .ctx = &ns };
+	int64_t *aux = calloc(n + 1, sizeof(*aux));
+	uint64_t grew = 0, shrank = 0;
+	uint32_t cap = 0, i, k;
+	int err;
+
+	p.stacks = calloc(n + 1, sizeof(*p.stacks));
+	for (i = 0; i < n; i++) {
+		int64_t d = pt_diff_delta(&rows[i]);
+		char *dup = strdup(rows[i].stack), *save = NULL, *tok;
+		uint32_t nf = 0, fr[PT_FOLD_MAX_FRAMES];
+
+		if (!rows[i].b && !d) {
+			free(dup);
+			continue;
+		}
+		for (tok = strtok_r(dup, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+			for (k = 0; k < p.nframes && strcmp(p.frames[k].func, tok); k++)
+				;
+			if (k == p.nframes) {
+				if (p.nframes == cap) {
+					cap = cap ? cap * 2 : 64;
+					p.frames = realloc(p.frames, cap * sizeof(*p.frames));
+				}
+				p.frames[p.nframes++] = (struct pt_frame){ .func = strdup(tok), .module = "" };
+			}
+			fr[nf++] = k;
+		}
+		free(dup);
+		p.stacks[p.nstacks].frames = malloc(nf * sizeof(uint32_t));
+		for (k = 0; k < nf; k++)
+			p.stacks[p.nstacks].frames[k] = fr[nf - 1 - k];
+		p.stacks[p.nstacks].nframes = nf;
+		p.stacks[p.nstacks].v[PT_PEAK_BYTES] = rows[i].b;
+		aux[p.nstacks++] = d;
+		if (d > 0)
+			grew += (uint64_t)d;
+		else
+			shrank += (uint64_t)0 - (uint64_t)d;
+	}
+	ns.scale = grew > shrank ? grew : shrank;
+	st.aux = aux;
+	err = pt_write_flamegraph_styled(f, &p, PT_PEAK_BYTES, "Differential flame graph: peak_space, B against A",
+					 sub, &st);
+	for (i = 0; i < p.nframes; i++)
+		free(p.frames[i].func);
+	for (i = 0; i < p.nstacks; i++)
+		free(p.stacks[i].frames);
+	free(p.frames);
+	free(p.stacks);
+	free(aux);
+	return err;
+}
+
+static int row_strcmp(const void *x, const void *y)
+{
+	return strcmp(((const struct pt_diff_row *)x)->stack, ((const struct pt_diff_row *)y)->stack);
+}
+
+/* Random call trees (a few wide frames, many narrow ones, stacks gone from B, one huge stack
+ * or not): pt_diff_write_svg's picture is byte for byte the plain one. */
+static void test_svg_pruned(void)
+{
+	unsigned int seed = 12345;
+	int round;
+
+	for (round = 0; round < 24; round++) {
+		size_t n = 0, cap = 3000, i, la = 0, lb = 0;
+		struct pt_diff_row *rows = calloc(cap, sizeof(*rows));
+		char **names = calloc(cap, sizeof(*names)), *ta = NULL, *tb = NULL;
+		FILE *fa, *fb;
+
+		for (i = 0; i < cap; i++) {
+			char buf[256];
+			int depth = 1 + rand_r(&seed) % 8, o = 0, d;
+
+			for (d = 0; d < depth; d++)
+				o += snprintf(buf + o, sizeof(buf) - (size_t)o, "%s%c%d", d ? ";" : "",
+					      'a' + rand_r(&seed) % 3, rand_r(&seed) % (d < 2 ? 3 : 40));
+			names[n] = strdup(buf);
+			rows[n].stack = names[n];
+			rows[n].a = rand_r(&seed) % 4 ? (uint64_t)(rand_r(&seed) % 1000) : 0;
+			rows[n].b = rand_r(&seed) % 5 ? (uint64_t)(rand_r(&seed) % (round % 3 ? 1000 : 100000)) : 0;
+			n++;
+		}
+		if (round % 2)
+			rows[0].b = 5000000000ull;	/* everything else narrow */
+		qsort(rows, n, sizeof(*rows), row_strcmp);
+		/* Each stack once, as pt_fold_diff gives them. */
+		for (i = 1, cap = 1; i < n; i++)
+			if (strcmp(rows[i].stack, rows[cap - 1].stack))
+				rows[cap++] = rows[i];
+		fa = open_memstream(&ta, &la);
+		fb = open_memstream(&tb, &lb);
+		CHECK(pt_diff_write_svg(fa, rows, cap, "sub") == 0 && naive_svg(fb, rows, cap, "sub") == 0,
+		      "svg round %d: both written", round);
+		fclose(fa);
+		fclose(fb);
+		CHECK(la == lb && la > 1000 && !memcmp(ta, tb, la),
+		      "svg round %d: %zu stacks: the pruned feed draws byte for byte the plain picture (%zu bytes)",
+		      round, cap, la);
+		free(ta);
+		free(tb);
+		for (i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		free(rows);
+	}
+}
+
 int main(void)
 {
 	test_parse();
+	test_svg_pruned();
+	test_frame_cap();
+	test_frame_order();
 	test_diff();
 	test_short_and_color();
 	test_json();

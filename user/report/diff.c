@@ -10,10 +10,12 @@
  * reader's depth) and every malformed input ends in one "peaktrace: " line, never a crash.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/file.h"
 #include "util/fmt.h"
@@ -55,6 +57,34 @@ static int parse_line(char *s, size_t n, struct pt_fold_line *l)
 	return 0;
 }
 
+/* A stack of more than PT_FOLD_MAX_FRAMES frames: PT_FOLD_CUT_FRAME and its innermost
+ * PT_FOLD_MAX_FRAMES - 1, malloc'd and kept in f->owned. 0, 1 (not cut) or -ENOMEM. */
+static int cut_stack(struct pt_fold *f, struct pt_fold_line *l)
+{
+	const char *s = l->stack, *p;
+	size_t frames = 1;
+	char **no, *c;
+
+	for (p = s; *p; p++)
+		frames += *p == ';';
+	if (frames <= PT_FOLD_MAX_FRAMES)
+		return 1;
+	/* Past the first frames - (MAX - 1) separators: the innermost MAX - 1 frames. */
+	for (p = s, frames -= PT_FOLD_MAX_FRAMES - 1; frames; p++)
+		frames -= *p == ';';
+	if (asprintf(&c, PT_FOLD_CUT_FRAME ";%s", p) < 0)
+		return -ENOMEM;
+	if (!(no = realloc(f->owned, (f->nowned + 1) * sizeof(*no)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	f->owned = no;
+	f->owned[f->nowned++] = c;
+	l->stack = c;
+	f->cut++;
+	return 0;
+}
+
 int pt_fold_parse(char *text, size_t len, struct pt_fold *out, size_t *bad_line)
 {
 	size_t cap = 0, n = 0, i, lineno = 0;
@@ -81,14 +111,21 @@ int pt_fold_parse(char *text, size_t len, struct pt_fold *out, size_t *bad_line)
 			cap = cap ? cap * 2 : 64;
 			if (!(nl = realloc(lines, cap * sizeof(*lines)))) {
 				free(lines);
+				pt_fold_free(out);
 				return -ENOMEM;
 			}
 			lines = nl;
 		}
 		if (parse_line(s, (size_t)(e - s), &lines[n])) {
 			free(lines);
+			pt_fold_free(out);
 			*bad_line = lineno;
 			return -EINVAL;
+		}
+		if (cut_stack(out, &lines[n]) < 0) {
+			free(lines);
+			pt_fold_free(out);
+			return -ENOMEM;
 		}
 		n++;
 	}
@@ -110,8 +147,27 @@ int pt_fold_parse(char *text, size_t len, struct pt_fold *out, size_t *bad_line)
 
 void pt_fold_free(struct pt_fold *f)
 {
+	size_t i;
+
+	for (i = 0; i < f->nowned; i++)
+		free(f->owned[i]);
+	free(f->owned);
 	free(f->lines);
 	*f = (struct pt_fold){ 0 };
+}
+
+/* ";" and the end of a frame below every other byte: a frame's callees sort before its
+ * siblings (strcmp puts "a;b2" between "a;b" and "a;b;c"). */
+static inline int frame_byte(unsigned char c)
+{
+	return c == 0 ? 0 : c == ';' ? 1 : c + 2;
+}
+
+int pt_fold_frame_cmp(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return frame_byte((unsigned char)*a) - frame_byte((unsigned char)*b);
 }
 
 int pt_fold_diff(const struct pt_fold *a, const struct pt_fold *b, struct pt_diff_row **rows,
@@ -221,11 +277,18 @@ struct inv_peak {
 	uint64_t heap_peak, rss_peak;
 };
 
+/* One input directory. Its four files are opened when it is checked, relative to the
+ * directory's own fd and never through a symlink (a root-only file linked from the directory
+ * would otherwise be read, and its lines copied into diff.peak.folded); their sizes count
+ * against --max-input before anything is read. A folded file is read, used and freed one at a
+ * time, so at most one pair of them is in memory. */
+enum { F_JSON = F_COUNT, F_FILES };
+
 struct run {
 	const char *dir;
-	char *json;
-	char *text[F_COUNT];
-	struct pt_fold fold[F_COUNT];
+	int dfd;
+	int fd[F_FILES];
+	uint64_t size[F_FILES];
 	uint64_t peak_live, live, alloc_bytes, rss_peak, vmhwm;
 	bool has_rss, has_vmhwm;
 	struct inv_peak *invs;
@@ -236,38 +299,93 @@ static void run_free(struct run *r)
 {
 	int i;
 
-	for (i = 0; i < F_COUNT; i++) {
-		pt_fold_free(&r->fold[i]);
-		free(r->text[i]);
-	}
-	free(r->json);
+	for (i = 0; i < F_FILES; i++)
+		if (r->fd[i] >= 0)
+			close(r->fd[i]);
+	if (r->dfd >= 0)
+		close(r->dfd);
 	free(r->invs);
 }
 
 static int bad(const char *dir, const char *what, const char *why)
 {
-	fprintf(stderr, "peaktrace: %s%s%s: %s\n", dir, what ? "/" : "", what ? what : "", why);
+	char *d = pt_sanitize_dup(dir);
+
+	fprintf(stderr, "peaktrace: %s%s%s: %s\n", d ? d : "?", what ? "/" : "", what ? what : "", why);
+	free(d);
 	return -EINVAL;
 }
 
-/* A file of the run, whole: NULL (and the error line said) if missing or too large. */
-static char *read_whole(const struct run *r, const char *name, size_t max, size_t *len)
+static const char *file_name(int i)
 {
-	char path[4096], why[256];
+	return i == F_JSON ? "report.json" : folded_names[i];
+}
+
+/* The directory and its four files, opened and checked: 0, or the error line said. */
+static int open_run(struct run *r)
+{
+	char why[160];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < F_FILES; i++)
+		r->fd[i] = -1;
+	r->dfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->dfd < 0)
+		return bad(r->dir, NULL, errno == ENOTDIR ? "not a directory (give two peaktrace -o directories)"
+							 : strerror(errno));
+	for (i = 0; i < F_FILES; i++) {
+		r->fd[i] = openat(r->dfd, file_name(i), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (r->fd[i] < 0) {
+			if (errno == ELOOP)
+				return bad(r->dir, file_name(i), "a symbolic link: not followed inside an input directory");
+			snprintf(why, sizeof(why), "%s (not a peaktrace -o directory?)", strerror(errno));
+			return bad(r->dir, file_name(i), why);
+		}
+		if (fstat(r->fd[i], &st))
+			return bad(r->dir, file_name(i), strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			return bad(r->dir, file_name(i), "not a regular file");
+		r->size[i] = (uint64_t)st.st_size;
+		if (r->size[i] >= (i == F_JSON ? MAX_JSON : MAX_FOLDED))
+			return bad(r->dir, file_name(i), "too large");
+	}
+	return 0;
+}
+
+/* --max-input over both directories, before anything is read: 0, or the line said. */
+static int check_budget(const struct pt_diff_options *o, const struct run *a, const struct run *b)
+{
+	uint64_t max = o->max_input ? o->max_input : PT_DIFF_DEFAULT_MAX_INPUT, ta = 0, tb = 0;
+	int i;
+
+	for (i = 0; i < F_FILES; i++) {
+		ta += a->size[i];
+		tb += b->size[i];
+	}
+	if (ta + tb <= max)
+		return 0;
+	fprintf(stderr, "peaktrace: the inputs are %" PRIu64 " bytes (A %" PRIu64 ", B %" PRIu64
+		"), more than --max-input %" PRIu64 ": refused, nothing read (raise --max-input)\n",
+		ta + tb, ta, tb, max);
+	return -EFBIG;
+}
+
+/* File i of the run, whole (its fd is used up): NULL and the line said if it changed size. */
+static char *read_one(struct run *r, int i, size_t *len)
+{
+	int fd = r->fd[i];
 	char *s;
 
-	if (snprintf(path, sizeof(path), "%s/%s", r->dir, name) >= (int)sizeof(path)) {
-		bad(r->dir, name, "path too long");
-		return NULL;
-	}
-	s = pt_read_file(path, max, len);
+	r->fd[i] = -1;
+	/* One byte more than fstat said: a file still growing is refused, not read on. */
+	s = pt_read_fd(fd, r->size[i] + 1, len);
 	if (!s) {
-		snprintf(why, sizeof(why), "%s (not a peaktrace -o directory?)", strerror(errno));
-		bad(r->dir, name, why);
+		bad(r->dir, file_name(i), strerror(errno));
 		return NULL;
 	}
-	if (*len >= max) {
-		bad(r->dir, name, "too large");
+	if (*len != r->size[i]) {
+		bad(r->dir, file_name(i), "changed while being read");
 		free(s);
 		return NULL;
 	}
@@ -309,17 +427,30 @@ static int read_invocations(struct run *r, struct pt_json doc)
 	return 0;
 }
 
+static int parse_report(struct run *r, const char *json, size_t len);
+
+/* report.json's figures, copied out: the text is freed before any folded file is read. */
 static int read_report(struct run *r)
+{
+	char *json;
+	size_t len;
+	int err;
+
+	json = read_one(r, F_JSON, &len);
+	if (!json)
+		return -EINVAL;
+	err = parse_report(r, json, len);
+	free(json);
+	return err;
+}
+
+static int parse_report(struct run *r, const char *json, size_t len)
 {
 	struct pt_json doc, v;
 	char tool[64];
 	uint64_t version;
-	size_t len;
 
-	r->json = read_whole(r, "report.json", MAX_JSON, &len);
-	if (!r->json)
-		return -EINVAL;
-	if (pt_json_parse(r->json, len, &doc) || pt_json_type(doc) != PT_JSON_OBJECT)
+	if (pt_json_parse(json, len, &doc) || pt_json_type(doc) != PT_JSON_OBJECT)
 		return bad(r->dir, "report.json", "not valid JSON");
 	if (!pt_json_get(doc, "tool", &v) || !pt_json_str_copy(v, tool, sizeof(tool)) ||
 	    strncmp(tool, "peaktrace", 9) != 0 || !get_u64(doc, "version", NULL, &version))
@@ -337,30 +468,22 @@ static int read_report(struct run *r)
 	return 0;
 }
 
-static int read_run(struct run *r)
+/* Folded file i of both runs, parsed: 0, or the line said and -EINVAL / -ENOMEM. */
+static int read_folded(struct run *r, int i, char **text, struct pt_fold *f)
 {
 	char why[64];
-	struct stat st;
 	size_t len, line;
-	int i, err;
+	int err;
 
-	if (stat(r->dir, &st))
-		return bad(r->dir, NULL, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return bad(r->dir, NULL, "not a directory (give two peaktrace -o directories)");
-	if ((err = read_report(r)))
+	*text = read_one(r, i, &len);
+	if (!*text)
+		return -EINVAL;
+	err = pt_fold_parse(*text, len, f, &line);
+	if (err == -ENOMEM)
 		return err;
-	for (i = 0; i < F_COUNT; i++) {
-		r->text[i] = read_whole(r, folded_names[i], MAX_FOLDED, &len);
-		if (!r->text[i])
-			return -EINVAL;
-		err = pt_fold_parse(r->text[i], len, &r->fold[i], &line);
-		if (err == -ENOMEM)
-			return err;
-		if (err) {
-			snprintf(why, sizeof(why), "line %zu is not \"STACK BYTES\"", line);
-			return bad(r->dir, folded_names[i], why);
-		}
+	if (err) {
+		snprintf(why, sizeof(why), "line %zu is not \"STACK BYTES\"", line);
+		return bad(r->dir, folded_names[i], why);
 	}
 	return 0;
 }
@@ -483,11 +606,10 @@ static void put_invocations(FILE *f, struct run *a, struct run *b)
 	}
 }
 
-static void print_report(FILE *f, const struct pt_diff_options *o, struct run *a, struct run *b,
-			 struct pt_diff_row *rows[F_COUNT], const size_t nrows[F_COUNT])
+/* The totals: what the report starts with (the stack sections follow, then invocations). */
+static void print_totals(FILE *f, struct run *a, struct run *b)
 {
 	char *da = pt_sanitize_dup(a->dir), *db = pt_sanitize_dup(b->dir);
-	int i;
 
 	fprintf(f, "peaktrace diff: A = %s, B = %s\n\n", da ? da : "?", db ? db : "?");
 	fprintf(f, "  %-16s %16s %16s  %s\n", "", "A (bytes)", "B (bytes)", "change (B - A)");
@@ -496,13 +618,58 @@ static void print_report(FILE *f, const struct pt_diff_options *o, struct run *a
 	put_total(f, "VmHWM", a->has_vmhwm, a->vmhwm, b->has_vmhwm, b->vmhwm);
 	put_total(f, "live at end", true, a->live, true, b->live);
 	put_total(f, "allocated", true, a->alloc_bytes, true, b->alloc_bytes);
-	for (i = 0; i < F_COUNT; i++) {
-		pt_diff_sort(rows[i], nrows[i]);
-		put_stacks(f, folded_titles[i], rows[i], nrows[i], o->top);
-	}
-	put_invocations(f, a, b);
 	free(da);
 	free(db);
+}
+
+/* One folded file of both runs: the texts (the rows point into them), parsed, and the rows. */
+struct pair {
+	char *text[2];
+	struct pt_fold f[2];
+	struct pt_diff_row *rows;
+	size_t n;
+};
+
+static void pair_free(struct pair *p)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		pt_fold_free(&p->f[k]);
+		free(p->text[k]);
+	}
+	free(p->rows);
+	*p = (struct pair){ 0 };
+}
+
+/* Folded file i of A and B read, parsed and merged (the parsed lines freed: the rows are all
+ * that is used): 0, -EINVAL (the line said) or -ENOMEM. */
+static int read_pair(struct run *a, struct run *b, int i, struct pair *p)
+{
+	int err, k;
+
+	*p = (struct pair){ 0 };
+	if ((err = read_folded(a, i, &p->text[0], &p->f[0])) || (err = read_folded(b, i, &p->text[1], &p->f[1])))
+		return err;
+	if (pt_fold_diff(&p->f[0], &p->f[1], &p->rows, &p->n))
+		return -ENOMEM;
+	for (k = 0; k < 2; k++) {
+		free(p->f[k].lines);
+		p->f[k].lines = NULL;
+		p->f[k].n = 0;
+	}
+	return 0;
+}
+
+/* The section of folded file i, sorted by change, into f. */
+static void print_section(FILE *f, const struct pt_diff_options *o, int i, struct pair *p)
+{
+	pt_diff_sort(p->rows, p->n);
+	put_stacks(f, folded_titles[i], p->rows, p->n, o->top);
+	if (p->f[0].cut || p->f[1].cut)
+		fprintf(f, "  (stacks deeper than %d frames, cut to their innermost %d under \"%s\": "
+			   "A %" PRIu64 ", B %" PRIu64 ")\n", PT_FOLD_MAX_FRAMES, PT_FOLD_MAX_FRAMES - 1,
+			PT_FOLD_CUT_FRAME, p->f[0].cut, p->f[1].cut);
 }
 
 /* ---- the differential flame graph ------------------------------------------------------- */
@@ -574,30 +741,6 @@ static int64_t intern(struct interner *in, const char *name, size_t n)
 	return p->nframes - 1;
 }
 
-/* One stack of the profile from a folded (root-first) stack: frames leaf first. */
-static int add_stack(struct interner *in, struct pt_stack *st, const char *stack)
-{
-	uint32_t n = 1, i;
-	const char *s, *e;
-	int64_t idx;
-
-	for (s = stack; *s; s++)
-		n += *s == ';';
-	st->frames = malloc(n * sizeof(*st->frames));
-	if (!st->frames)
-		return -ENOMEM;
-	for (s = stack, i = n; i-- > 0; s = e + 1) {
-		e = strchr(s, ';');
-		if (!e)
-			e = s + strlen(s);
-		if ((idx = intern(in, s, (size_t)(e - s))) < 0)
-			return -ENOMEM;
-		st->frames[i] = (uint32_t)idx;
-		st->nframes++;
-	}
-	return 0;
-}
-
 static void profile_free(struct pt_profile *p)
 {
 	uint32_t i;
@@ -628,48 +771,227 @@ static void diff_note(FILE *f, uint64_t value, int64_t aux, void *ctx)
 	fprintf(f, aux ? ", %+" PRId64 " bytes since A" : ", %" PRId64 " bytes since A", aux);
 }
 
-/* diff.peak.svg: B's stacks at the peak (width), coloured by their change since A. Stacks
- * gone in B have no width but still count in their callers' colour. */
-static int write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
+/*
+ * The flame graph is fed only what it can draw. Its writer (flamegraph.c) drops frames under
+ * 0.1 px (MIN_W there, at 1200 px less 2 x 10 px of padding) but keeps each one's place, and
+ * takes a pt_profile with every frame's name: handing it every stack of a 256 MiB file cost ~16
+ * times the file (one pt_frame per distinct name, a node per path). So the rows are walked
+ * once in call-tree order (pt_fold_frame_cmp) with the path's figures, and what reaches the
+ * writer is: each frame at least half as wide as the writer's limit, with its own bytes; and,
+ * below those, each run of adjacent narrower siblings merged into one stack (named by its
+ * first, so it sorts where the run was) as long as the run stays under that half: the same
+ * widths, places and colours (aux sums) for everything drawn, with at most a few frames per
+ * drawable pixel of each level.
+ */
+#define SVG_DRAW_W	1180.0	/* flamegraph.c: IMG_W - 2 * XPAD */
+#define SVG_KEEP_W	0.05	/* px: half of flamegraph.c's MIN_W, to stay clear of its test */
+
+struct walk_node {
+	const char *name;	/* the frame, in the row's stack */
+	size_t len;
+	uint64_t value, self;	/* B's bytes of the subtree / of the rows ending here */
+	int64_t aux, self_aux;	/* the same of the change since A */
+	/* The run of narrow children not yet handed on: named by its first. */
+	bool grp;
+	const char *gname;
+	size_t glen;
+	uint64_t gval;
+	int64_t gaux;
+};
+
+struct walk {
+	struct interner in;
+	struct pt_profile *p;
+	int64_t *aux;
+	uint32_t scap;
+	double scale;		/* px per byte */
+	struct walk_node node[PT_FOLD_MAX_FRAMES + 2];	/* [0] = the root */
+	uint32_t depth;
+};
+
+static bool narrow(const struct walk *w, uint64_t v)
+{
+	return (double)v * w->scale < SVG_KEEP_W;
+}
+
+/* A stack: the path node[1..d] then, if name, that frame; its value and aux. */
+static int walk_emit(struct walk *w, uint32_t d, const char *name, size_t len, uint64_t v, int64_t aux)
+{
+	struct pt_profile *p = w->p;
+	struct pt_stack *st;
+	uint32_t n = d + (name ? 1 : 0), i;
+	int64_t idx;
+
+	if (p->nstacks == w->scap) {
+		uint32_t cap = w->scap ? w->scap * 2 : 256;
+		struct pt_stack *ns = realloc(p->stacks, cap * sizeof(*ns));
+		int64_t *na;
+
+		if (!ns)
+			return -ENOMEM;
+		p->stacks = ns;
+		if (!(na = realloc(w->aux, cap * sizeof(*na))))
+			return -ENOMEM;
+		w->aux = na;
+		w->scap = cap;
+	}
+	st = &p->stacks[p->nstacks];
+	*st = (struct pt_stack){ 0 };
+	if (!(st->frames = malloc((n ? n : 1) * sizeof(*st->frames))))
+		return -ENOMEM;
+	p->nstacks++;	/* so its frames are freed */
+	/* Leaf first. */
+	for (i = 0; i < n; i++) {
+		idx = i < d ? intern(&w->in, w->node[i + 1].name, w->node[i + 1].len) : intern(&w->in, name, len);
+		if (idx < 0)
+			return -ENOMEM;
+		st->frames[n - 1 - i] = (uint32_t)idx;
+	}
+	st->nframes = n;
+	st->v[PT_PEAK_BYTES] = v;
+	w->aux[p->nstacks - 1] = aux;
+	return 0;
+}
+
+static int walk_flush(struct walk *w, uint32_t j)
+{
+	struct walk_node *n = &w->node[j];
+
+	if (!n->grp)
+		return 0;
+	n->grp = false;
+	return walk_emit(w, j, n->gname, n->glen, n->gval, n->gaux);
+}
+
+/* Node j (the deepest open one) is complete: handed on, or merged into its parent's run. */
+static int walk_close(struct walk *w, uint32_t j)
+{
+	struct walk_node *n = &w->node[j], *pa = &w->node[j - 1];
+	int err;
+
+	if (narrow(w, n->value)) {
+		/* Its callees are narrower still: their run is dropped (their bytes are in n's). */
+		n->grp = false;
+		if (pa->grp && narrow(w, pa->gval + n->value)) {
+			pa->gval += n->value;
+			pa->gaux += n->aux;
+			return 0;
+		}
+		if ((err = walk_flush(w, j - 1)))
+			return err;
+		pa->grp = true;
+		pa->gname = n->name;
+		pa->glen = n->len;
+		pa->gval = n->value;
+		pa->gaux = n->aux;
+		return 0;
+	}
+	if ((err = walk_flush(w, j)) || (err = walk_flush(w, j - 1)))
+		return err;
+	if (n->self || n->self_aux)
+		return walk_emit(w, j, NULL, 0, n->self, n->self_aux);
+	return 0;
+}
+
+/* One row: the path closed down to what it shares with the open one, then extended. */
+static int walk_row(struct walk *w, const struct pt_diff_row *r)
+{
+	const char *s = r->stack, *e;
+	int64_t d = pt_diff_delta(r);
+	uint32_t k = 0, j;
+	int err;
+
+	/* Frames shared with the open path; s ends at the first one not shared, or NULL. */
+	for (; s; k++) {
+		e = strchr(s, ';');
+		if (!e)
+			e = s + strlen(s);
+		if (k >= w->depth || w->node[k + 1].len != (size_t)(e - s) ||
+		    memcmp(w->node[k + 1].name, s, (size_t)(e - s)))
+			break;
+		s = *e ? e + 1 : NULL;
+	}
+	while (w->depth > k)
+		if ((err = walk_close(w, w->depth--)))
+			return err;
+	/* Rows are cut to PT_FOLD_MAX_FRAMES frames, so the path fits in node[]. */
+	while (s && w->depth <= PT_FOLD_MAX_FRAMES) {
+		e = strchr(s, ';');
+		if (!e)
+			e = s + strlen(s);
+		w->node[++w->depth] = (struct walk_node){ .name = s, .len = (size_t)(e - s) };
+		s = *e ? e + 1 : NULL;
+	}
+	for (j = 0; j <= w->depth; j++) {
+		w->node[j].value += r->b;
+		w->node[j].aux += d;
+	}
+	w->node[w->depth].self += r->b;
+	w->node[w->depth].self_aux += d;
+	return 0;
+}
+
+static int by_frames(const void *x, const void *y)
+{
+	return pt_fold_frame_cmp((*(const struct pt_diff_row *const *)x)->stack,
+				 (*(const struct pt_diff_row *const *)y)->stack);
+}
+
+int pt_diff_write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
 {
 	struct pt_profile p = { 0 };
-	struct interner in = { .p = &p };
+	struct walk *w = calloc(1, sizeof(*w));
 	struct diff_style ds = { 0 };
 	struct pt_flame_style st = { .color = diff_color, .note = diff_note, .ctx = &ds };
-	uint64_t grew = 0, shrank = 0;
-	int64_t *aux = NULL;
-	size_t i;
+	const struct pt_diff_row **sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	uint64_t grew = 0, shrank = 0, total = 0;
+	size_t i, m = 0;
 	int err = -ENOMEM;
 
-	p.stacks = calloc(n ? n : 1, sizeof(*p.stacks));
-	aux = calloc(n ? n : 1, sizeof(*aux));
-	if (!p.stacks || !aux)
+	if (!w || !sorted)
 		goto out;
+	w->p = &p;
+	w->in.p = &p;
 	for (i = 0; i < n; i++) {
 		int64_t d = pt_diff_delta(&rows[i]);
 
 		if (!rows[i].b && !d)
 			continue;
-		if (add_stack(&in, &p.stacks[p.nstacks], rows[i].stack)) {
-			p.nstacks++;	/* so its frames are freed */
-			goto out;
-		}
-		p.stacks[p.nstacks].v[PT_PEAK_BYTES] = rows[i].b;
-		aux[p.nstacks++] = d;
+		sorted[m++] = &rows[i];
+		total += rows[i].b;
 		if (d > 0)
 			grew += (uint64_t)d;
 		else
 			shrank += (uint64_t)0 - (uint64_t)d;
 	}
+	qsort(sorted, m, sizeof(*sorted), by_frames);
+	w->scale = total ? SVG_DRAW_W / (double)total : 0;
+	for (i = 0; i < m; i++)
+		if ((err = walk_row(w, sorted[i])))
+			goto out;
+	while (w->depth > 0)
+		if ((err = walk_close(w, w->depth--)))
+			goto out;
+	if ((err = walk_flush(w, 0)))
+		goto out;
 	ds.scale = grew > shrank ? grew : shrank;
-	st.aux = aux;
+	st.aux = w->aux;
 	err = pt_write_flamegraph_styled(f, &p, PT_PEAK_BYTES,
 					 "Differential flame graph: peak_space, B against A", sub, &st);
 out:
-	free(aux);
-	free(in.slot);
+	if (w) {
+		free(w->aux);
+		free(w->in.slot);
+	}
+	free(w);
+	free(sorted);
 	profile_free(&p);
 	return err;
+}
+
+static int write_svg(FILE *f, const struct pt_diff_row *rows, size_t n, const char *sub)
+{
+	return pt_diff_write_svg(f, rows, n, sub);
 }
 
 static int write_folded(FILE *f, const struct pt_diff_row *rows, size_t n)
@@ -762,33 +1084,78 @@ static enum pt_diff_result write_outputs(const struct pt_diff_options *o, const 
 	return err == -ENOMEM ? PT_DIFF_FAIL : err ? PT_DIFF_OUTPUT : PT_DIFF_OK;
 }
 
+static void run_init(struct run *r, const char *dir)
+{
+	int i;
+
+	*r = (struct run){ .dir = dir, .dfd = -1 };
+	for (i = 0; i < F_FILES; i++)
+		r->fd[i] = -1;
+}
+
+/* Both directories checked against --max-input, their reports read: 0, -EINVAL, -ENOMEM. */
+static int open_both(const struct pt_diff_options *o, struct run *a, struct run *b)
+{
+	int err;
+
+	if ((err = open_run(a)) || (err = open_run(b)))
+		return err;
+	if (check_budget(o, a, b))
+		return -EINVAL;
+	if ((err = read_report(a)) || (err = read_report(b)))
+		return err;
+	return 0;
+}
+
 enum pt_diff_result pt_diff_run(const struct pt_diff_options *o)
 {
-	struct run a = { .dir = o->dir_a }, b = { .dir = o->dir_b };
-	struct pt_diff_row *rows[F_COUNT] = { 0 };
-	size_t nrows[F_COUNT] = { 0 }, tlen;
+	static const int order[F_COUNT] = { F_ALLOC, F_LIVE, F_PEAK };
+	struct run a, b;
+	struct pair p = { 0 };
+	char *sect[F_COUNT] = { 0 }, *text = NULL;
+	size_t slen, tlen;
 	enum pt_diff_result res;
-	char *text = NULL;
 	FILE *m;
-	int err, i;
+	int err = 0, i, k;
 
-	if ((err = read_run(&a)) || (err = read_run(&b))) {
+	run_init(&a, o->dir_a);
+	run_init(&b, o->dir_b);
+	/* Every input read and checked before OUTDIR is touched; the peak last, its rows kept
+	 * for the files and the gate. */
+	if (!(err = open_both(o, &a, &b))) {
+		for (k = 0; k < F_COUNT && !err; k++) {
+			i = order[k];
+			if ((err = read_pair(&a, &b, i, &p)))
+				break;
+			if (i == F_PEAK)
+				break;
+			if (!(m = open_memstream(&sect[i], &slen))) {
+				err = -ENOMEM;
+				break;
+			}
+			print_section(m, o, i, &p);
+			if (fclose(m))
+				err = -ENOMEM;
+			pair_free(&p);
+		}
+	}
+	if (err) {
 		res = err == -ENOMEM ? PT_DIFF_FAIL : PT_DIFF_BAD_INPUT;
 		if (err == -ENOMEM)
 			fprintf(stderr, "peaktrace: out of memory\n");
 		goto out;
 	}
-	res = PT_DIFF_FAIL;
-	for (i = 0; i < F_COUNT; i++)
-		if (pt_fold_diff(&a.fold[i], &b.fold[i], &rows[i], &nrows[i]))
-			goto out;
 	/* The files first, while the rows are still in stack order. */
-	if ((res = write_outputs(o, &a, &b, rows[F_PEAK], nrows[F_PEAK])) != PT_DIFF_OK)
+	if ((res = write_outputs(o, &a, &b, p.rows, p.n)) != PT_DIFF_OK)
 		goto out;
 	res = PT_DIFF_FAIL;
 	if (!(m = open_memstream(&text, &tlen)))
 		goto out;
-	print_report(m, o, &a, &b, rows, nrows);
+	print_totals(m, &a, &b);
+	print_section(m, o, F_PEAK, &p);
+	fputs(sect[F_LIVE] ? sect[F_LIVE] : "", m);
+	fputs(sect[F_ALLOC] ? sect[F_ALLOC] : "", m);
+	put_invocations(m, &a, &b);
 	if (fclose(m))
 		goto out;
 	if (!o->quiet) {
@@ -799,11 +1166,12 @@ enum pt_diff_result pt_diff_run(const struct pt_diff_options *o)
 		res = PT_DIFF_OUTPUT;
 		goto out;
 	}
-	res = o->gate && gate_fails(o, &a, &b, rows[F_PEAK], nrows[F_PEAK]) ? PT_DIFF_GREW : PT_DIFF_OK;
+	res = o->gate && gate_fails(o, &a, &b, p.rows, p.n) ? PT_DIFF_GREW : PT_DIFF_OK;
 out:
 	free(text);
 	for (i = 0; i < F_COUNT; i++)
-		free(rows[i]);
+		free(sect[i]);
+	pair_free(&p);
 	run_free(&a);
 	run_free(&b);
 	return res;

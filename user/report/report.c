@@ -438,6 +438,12 @@ static void text_startup(FILE *f, const struct pt_report *r)
 		fprintf(f, ", %" PRIu64 " not written (cache unwritable)", st->cache.not_written);
 	if (st->cache.no_build_id)
 		fprintf(f, ", %" PRIu64 " files without a build id (not cached)", st->cache.no_build_id);
+	if (st->cache.mismatched)
+		fprintf(f, ", %" PRIu64 " built again: their build id's table came from other unwind "
+			   "sections (a forged or reused build id)", st->cache.mismatched);
+	if (st->cache.uncacheable)
+		fprintf(f, ", %" PRIu64 " not cacheable (CFI reading words outside its section)",
+			st->cache.uncacheable);
 	fputc('\n', f);
 }
 
@@ -824,6 +830,10 @@ static void text_losses(FILE *f, const struct pt_report *r)
 	}
 	if (!lost)
 		fprintf(f, "  none: every allocator call and syscall was accounted\n");
+	if (r->startup.cache_on && r->startup.cache.mismatched)
+		fprintf(f, "  unwind cache: %" PRIu64 " table%s under a build id another file's unwind "
+			   "sections had claimed: not used, rebuilt from the file itself\n",
+			r->startup.cache.mismatched, r->startup.cache.mismatched == 1 ? "" : "s");
 	fprintf(f, "  stacks: %" PRIu64 " distinct of %" PRIu64 " table slots", r->stacks_used, r->max_stacks);
 	if (r->stacks_cut[PT_TIER_INNER] || r->stacks_cut[PT_TIER_LEAF])
 		fprintf(f, " (the whole stacks' part full: %" PRIu64 " kept cut to their innermost "
@@ -1126,9 +1136,11 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	else
 		fprintf(f, "{\"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"rejected\": %" PRIu64
 			   ", \"written\": %" PRIu64 ", \"not_written\": %" PRIu64 ", \"evicted\": %" PRIu64
-			   ", \"no_build_id\": %" PRIu64 "}},\n", r->startup.cache.hits, r->startup.cache.misses,
+			   ", \"no_build_id\": %" PRIu64 ", \"mismatched\": %" PRIu64
+			   ", \"uncacheable\": %" PRIu64 "}},\n", r->startup.cache.hits, r->startup.cache.misses,
 			r->startup.cache.rejected, r->startup.cache.written, r->startup.cache.not_written,
-			r->startup.cache.evicted, r->startup.cache.no_build_id);
+			r->startup.cache.evicted, r->startup.cache.no_build_id, r->startup.cache.mismatched,
+			r->startup.cache.uncacheable);
 	json_kernel(f, r);
 	fprintf(f, "  \"timeline\": ");
 	pt_tl_json(f, &r->tl);

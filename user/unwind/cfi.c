@@ -25,6 +25,7 @@
 
 #include "unwind/cfi.h"
 #include "util/elfutil.h"
+#include "util/sha256.h"
 
 /* DW_EH_PE_* pointer encodings (LSB "Exception Frames"): low nibble = format, bits 4-6 =
  * what the value is relative to, bit 7 = the value is the address of the real value.
@@ -1148,14 +1149,24 @@ int pt_cfi_build_mem(const struct pt_cfi_section *sec, struct pt_unwind_table *o
 
 /* ---- ELF files ----------------------------------------------------------------------------- */
 
-/* DW_EH_PE_indirect FDE addresses: the 8-byte word at that vaddr, read from the file. */
+/* DW_EH_PE_indirect FDE addresses: the 8-byte word at that vaddr, read from the file. Each
+ * read is counted (stats.derefs): the table then depends on bytes outside its CFI section,
+ * which the unwind cache's key (pt_cfi_elf_digest) does not cover, so such a table is never
+ * cached. */
+struct elf_deref_ctx {
+	struct pt_elf *e;
+	uint32_t n;
+};
+
 static int elf_deref(void *arg, uint64_t vaddr, uint64_t *val)
 {
-	struct pt_elf *e = arg;
+	struct elf_deref_ctx *c = arg;
+	struct pt_elf *e = c->e;
 	uint8_t buf[8];
 	uint64_t off, v = 0;
 	int i;
 
+	c->n++;
 	if (pt_elf_vaddr_to_off(e->loads, e->nloads, vaddr, &off))
 		return -ENOENT;
 	if (pread(e->fd, buf, sizeof(buf), (off_t)off) != (ssize_t)sizeof(buf))
@@ -1183,16 +1194,24 @@ static int scn_bytes(Elf_Scn *scn, const GElf_Shdr *sh, const uint8_t **p, size_
 	return 0;
 }
 
-int pt_cfi_build_elf(struct pt_elf *e, struct pt_unwind_table *out)
+/* What a table of e is built from: the CFI section chosen (.eh_frame, else .debug_frame) with
+ * the addresses it is read against, and .eh_frame_hdr (cross-check only). 0, or -errno as
+ * pt_cfi_build_elf. */
+struct elf_cfi_input {
+	struct pt_cfi_section sec;
+	const uint8_t *hdr;
+	size_t hdr_n;
+	uint64_t hdr_addr;
+};
+
+static int elf_cfi_input(struct pt_elf *e, struct elf_cfi_input *in)
 {
 	Elf_Scn *scn = NULL, *eh = NULL, *hdr = NULL, *dbg = NULL;
 	GElf_Shdr eh_sh, hdr_sh, dbg_sh, sh;
-	struct pt_cfi_section sec = { .deref = elf_deref, .deref_arg = e };
-	const uint8_t *hdr_p = NULL;
-	size_t shstrndx, hdr_n = 0;
+	struct pt_cfi_section *sec = &in->sec;
+	size_t shstrndx;
 	GElf_Ehdr ehdr;
 
-	memset(out, 0, sizeof(*out));
 	if (!gelf_getehdr(e->elf, &ehdr))
 		return -ENOEXEC;
 	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
@@ -1219,29 +1238,83 @@ int pt_cfi_build_elf(struct pt_elf *e, struct pt_unwind_table *out)
 		} else if (!strcmp(name, ".debug_frame") && !dbg) {
 			dbg = scn;
 			dbg_sh = sh;
-		} else if (!strcmp(name, ".got") && !sec.datarel) {
+		} else if (!strcmp(name, ".got") && !sec->datarel) {
 			/* x86-64 psABI: DW_EH_PE_datarel in .eh_frame is relative to the GOT. */
-			sec.datarel = sh.sh_addr;
+			sec->datarel = sh.sh_addr;
 		}
 	}
 	/* A .eh_frame holding only its 4-byte terminator is no CFI: prefer .debug_frame then. */
 	if (eh && eh_sh.sh_type != SHT_NOBITS && eh_sh.sh_size > 4) {
-		int err = scn_bytes(eh, &eh_sh, (const uint8_t **)&sec.data, &sec.size);
+		int err = scn_bytes(eh, &eh_sh, (const uint8_t **)&sec->data, &sec->size);
 
 		if (err)
 			return err;
-		sec.vaddr = eh_sh.sh_addr;
-		if (hdr && scn_bytes(hdr, &hdr_sh, &hdr_p, &hdr_n))
-			hdr_p = NULL;
-		return build_sections(&sec, hdr_p, hdr_n, hdr ? hdr_sh.sh_addr : 0, out);
+		sec->vaddr = eh_sh.sh_addr;
+		if (hdr && scn_bytes(hdr, &hdr_sh, &in->hdr, &in->hdr_n))
+			in->hdr = NULL;
+		in->hdr_addr = hdr ? hdr_sh.sh_addr : 0;
+		return 0;
 	}
-	if (dbg && scn_bytes(dbg, &dbg_sh, (const uint8_t **)&sec.data, &sec.size) == 0) {
+	if (dbg && scn_bytes(dbg, &dbg_sh, (const uint8_t **)&sec->data, &sec->size) == 0) {
 		/* .debug_frame addresses are absolute; pcrel would be meaningless there. */
-		sec.vaddr = 0;
-		sec.debug_frame = 1;
-		return build_sections(&sec, NULL, 0, 0, out);
+		sec->vaddr = 0;
+		sec->debug_frame = 1;
+		return 0;
 	}
 	return -ENOENT;
+}
+
+int pt_cfi_build_elf(struct pt_elf *e, struct pt_unwind_table *out)
+{
+	struct elf_deref_ctx dc = { .e = e };
+	struct elf_cfi_input in = { .sec = { .deref = elf_deref, .deref_arg = &dc } };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = elf_cfi_input(e, &in);
+	if (err)
+		return err;
+	if (in.sec.debug_frame)
+		err = build_sections(&in.sec, NULL, 0, 0, out);
+	else
+		err = build_sections(&in.sec, in.hdr, in.hdr_n, in.hdr_addr, out);
+	if (!err)
+		out->stats.derefs = dc.n;
+	return err;
+}
+
+static void put_le64(struct pt_sha256 *c, uint64_t v)
+{
+	uint8_t b[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	pt_sha256_update(c, b, sizeof(b));
+}
+
+int pt_cfi_elf_digest(struct pt_elf *e, uint8_t out[PT_SHA256_LEN])
+{
+	struct elf_cfi_input in = { 0 };
+	struct pt_sha256 c;
+	int err;
+
+	err = elf_cfi_input(e, &in);
+	if (err)
+		return err;
+	/* Everything build_sections() reads besides the bytes (where they sit, which rules apply,
+	 * the GOT's address), each field fixed-size so that no two inputs serialize alike.
+	 * .eh_frame_hdr is left out: the table never depends on it (check_hdr only counts). */
+	pt_sha256_init(&c);
+	pt_sha256_update(&c, "peaktrace cfi input 1", 22);
+	put_le64(&c, in.sec.debug_frame);
+	put_le64(&c, in.sec.vaddr);
+	put_le64(&c, in.sec.datarel);
+	put_le64(&c, in.sec.size);
+	if (in.sec.size)
+		pt_sha256_update(&c, in.sec.data, in.sec.size);
+	pt_sha256_final(&c, out);
+	return 0;
 }
 
 int pt_cfi_build(const char *path, struct pt_unwind_table *out)

@@ -30,6 +30,8 @@ struct pt_cfi_stats {
 	int32_t hdr_matched;    /* of those, entries naming the start of an FDE we parsed */
 	uint8_t debug_frame;    /* the table came from .debug_frame (no usable .eh_frame) */
 	uint8_t truncated;      /* the section ended inside an entry: later entries lost */
+	uint32_t derefs;        /* FDE addresses read through DW_EH_PE_indirect: words outside
+	                         * the section (the unwind cache does not keep such a table) */
 };
 
 struct pt_unwind_table {
@@ -59,6 +61,11 @@ struct pt_cfi_section {
 int pt_cfi_build(const char *path, struct pt_unwind_table *out);
 /* Same, on an ELF the caller opened (user/elfutil.h) and keeps owning. */
 int pt_cfi_build_elf(struct pt_elf *e, struct pt_unwind_table *out);
+/* SHA-256 of everything pt_cfi_build_elf builds e's table from (the CFI section's bytes, its
+ * address and kind, the GOT's address), bar the words DW_EH_PE_indirect reads (stats.derefs):
+ * the unwind cache's key beside the build id, which the file's author chooses freely.
+ * 0, or pt_cfi_build_elf's -errno. */
+int pt_cfi_elf_digest(struct pt_elf *e, uint8_t out[32]);
 /* Same, from raw section bytes. */
 int pt_cfi_build_mem(const struct pt_cfi_section *sec, struct pt_unwind_table *out);
 void pt_cfi_free(struct pt_unwind_table *t);

@@ -229,15 +229,19 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	struct pt_unwind_table t;
 	struct pt_unwind_file fv;
 	struct pt_elf e;
-	uint8_t bid[PT_UWCACHE_BID_MAX];
-	int i, err, bidlen;
+	uint8_t bid[PT_UWCACHE_BID_MAX], src[PT_SHA256_LEN];
+	int i, err, bidlen, got = -ENOENT;
+	bool cacheable;
 
 	file_kernel_key(u, f, fd);
 	err = pt_elf_open_fd(fd, &e);
 	if (err)
 		goto failed;
 	bidlen = pt_elf_build_id(&e, bid, sizeof(bid));
-	if (bidlen > 0 && pt_uwcache_get(u->cache, bid, (size_t)bidlen, &t) == 0) {
+	/* The cache's key: the build id and a digest of the CFI itself (uwcache.h: the build id
+	 * is the file author's choice). No digest (no CFI, malformed): not cached. */
+	cacheable = bidlen > 0 && u->cache && u->cache->on && pt_cfi_elf_digest(&e, src) == 0;
+	if (cacheable && (got = pt_uwcache_get(u->cache, bid, (size_t)bidlen, src, &t)) == 0) {
 		err = 0;
 	} else if (u->cache_only) {
 		pt_elf_close(&e);
@@ -245,10 +249,12 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 		return;
 	} else {
 		err = pt_cfi_build_elf(&e, &t);
-		if (!err && u->cache && u->cache->on && bidlen > 0) {
+		if (!err && cacheable) {
 			u->cache->st.misses++;
-			pt_uwcache_put(u->cache, bid, (size_t)bidlen, &t);
-		} else if (!err && u->cache && u->cache->on) {
+			/* Counted here, once, not at a deferred attempt's get. */
+			u->cache->st.mismatched += got == -ESTALE;
+			pt_uwcache_put(u->cache, bid, (size_t)bidlen, src, &t);
+		} else if (!err && u->cache && u->cache->on && bidlen <= 0) {
 			u->cache->st.no_build_id++;
 		}
 	}

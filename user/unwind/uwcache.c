@@ -13,8 +13,9 @@
 #include "unwind/uwcache.h"
 
 #define UWC_MAGIC "PTUWT\0\0\1"
-/* Bumped whenever what cfi.c puts into a row changes meaning: older files are then rejected. */
-#define UWC_VERSION 1u
+/* Bumped whenever what cfi.c puts into a row changes meaning, or the header changes: older
+ * files are then rejected. 2: the source digest in the header. */
+#define UWC_VERSION 2u
 
 struct uwc_hdr {
 	char magic[8];
@@ -23,9 +24,11 @@ struct uwc_hdr {
 	uint32_t bid_len;
 	uint32_t nrows;
 	uint8_t bid[PT_UWCACHE_BID_MAX];
-	uint64_t checksum;      /* FNV-1a 64 of the rows */
+	uint8_t src[PT_SHA256_LEN]; /* pt_cfi_elf_digest of the file the rows were built from */
+	uint64_t checksum;      /* FNV-1a 64 of the rows (against a torn or flipped file: only
+	                         * root writes here, so no adversary to collide it) */
 };
-_Static_assert(sizeof(struct uwc_hdr) == 96, "uwc_hdr layout");
+_Static_assert(sizeof(struct uwc_hdr) == 128, "uwc_hdr layout");
 
 static uint64_t fnv1a(const void *p, size_t n)
 {
@@ -39,69 +42,144 @@ static uint64_t fnv1a(const void *p, size_t n)
 	return h;
 }
 
-/* A directory only root can write into, or the cache is off. */
-static int dir_ok(const char *dir, const char **why)
+const char *pt_uwcache_dir_refusal(uint32_t uid, uint32_t mode, bool last, uint32_t euid)
 {
-	struct stat st;
-
-	if (lstat(dir, &st)) {
-		*why = "cannot stat it";
-		return -errno;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		*why = "not a directory";
-		return -ENOTDIR;
-	}
-	if (st.st_uid != 0 || (st.st_mode & 022)) {
-		*why = "not owned by root, or writable by others";
-		return -EPERM;
-	}
-	return 0;
+	if (!S_ISDIR(mode))
+		return "not a directory";
+	if (last)
+		return uid != 0 || (mode & 022) ? "not owned by root, or writable by others" : NULL;
+	/* A parent: its owner could rename the cache directory away and put another in its place,
+	 * so only root (or peaktrace's own user) may own one; one others can write into only with
+	 * the sticky bit (as /tmp), where they cannot rename what is root's. */
+	if (uid != 0 && uid != euid)
+		return "a parent directory is owned by another user";
+	if ((mode & 022) && !(mode & S_ISVTX))
+		return "a parent directory is writable by others (and not sticky)";
+	return NULL;
 }
 
-static int mkdir_p(const char *dir)
+/* Opens (creating if missing) and checks one component under parent: the new fd, or -errno. */
+static int open_component(int parent, const char *name, bool last, const char **why)
 {
-	char tmp[4096], *p;
+	struct stat st;
+	int fd, err;
 
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		mkdir(tmp, 0755);
-		*p = '/';
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(parent, name, last ? 0700 : 0755) && errno != EEXIST) {
+			*why = "cannot create it";
+			return -errno;
+		}
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	return mkdir(tmp, 0700) && errno != EEXIST ? -errno : 0;
+	if (fd < 0) {
+		err = -errno;
+		*why = errno == ELOOP || errno == ENOTDIR ? "a symlink or not a directory in its path"
+							   : "cannot open it";
+		return err;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		*why = "cannot stat it";
+		return err;
+	}
+	if ((*why = pt_uwcache_dir_refusal(st.st_uid, st.st_mode, last, geteuid()))) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* The directory, walked from / one component at a time without following links, each checked
+ * by pt_uwcache_dir_refusal: its fd, or -errno. */
+static int open_dir(const char *dir, const char **why)
+{
+	char path[4096], *save = NULL, *comp, *next;
+	struct stat st;
+	int fd, nfd;
+
+	if (dir[0] == '/') {
+		snprintf(path, sizeof(path), "%s", dir);
+	} else {
+		char cwd[4096];
+
+		if (!getcwd(cwd, sizeof(cwd)) || snprintf(path, sizeof(path), "%s/%s", cwd, dir) >= (int)sizeof(path)) {
+			*why = "cannot resolve it";
+			return -ENAMETOOLONG;
+		}
+	}
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		*why = "cannot open /";
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	if ((*why = pt_uwcache_dir_refusal(st.st_uid, st.st_mode, false, geteuid()))) {
+		close(fd);
+		return -EPERM;
+	}
+	comp = strtok_r(path, "/", &save);
+	if (!comp) {
+		close(fd);
+		*why = "not a directory under /";
+		return -EINVAL;
+	}
+	for (; comp; comp = next) {
+		next = strtok_r(NULL, "/", &save);
+		if (!strcmp(comp, ".") && next)
+			continue;
+		if (!strcmp(comp, "..") || !strcmp(comp, ".")) {
+			close(fd);
+			*why = "\"..\" or \".\" in its path: give the real path";
+			return -EINVAL;
+		}
+		nfd = open_component(fd, comp, !next, why);
+		close(fd);
+		if (nfd < 0)
+			return nfd;
+		fd = nfd;
+	}
+	return fd;
 }
 
 int pt_uwcache_init(struct pt_uwcache *c, const char *dir, bool off, const char **why)
 {
-	int err;
+	int fd;
 
 	memset(c, 0, sizeof(*c));
+	c->dfd = -1;
 	*why = NULL;
 	if (off)
 		return 0;
 	snprintf(c->dir, sizeof(c->dir), "%s", dir ? dir : PT_UWCACHE_DEFAULT_DIR);
-	if ((err = mkdir_p(c->dir))) {
-		*why = "cannot create it";
-		return err;
-	}
-	if ((err = dir_ok(c->dir, why)))
-		return err;
+	fd = open_dir(c->dir, why);
+	if (fd < 0)
+		return fd;
+	c->dfd = fd;
 	c->on = true;
 	return 0;
 }
 
-static void file_name(const struct pt_uwcache *c, const uint8_t *bid, size_t bidlen, char *out,
-		      size_t outsz)
+/* Only a cache that is on holds a descriptor (a never-initialized one is all zeros). */
+void pt_uwcache_close(struct pt_uwcache *c)
 {
-	int n = snprintf(out, outsz, "%s/", c->dir);
+	if (!c || !c->on)
+		return;
+	close(c->dfd);
+	c->dfd = -1;
+	c->on = false;
+}
 
-	for (size_t i = 0; i < bidlen && n > 0 && (size_t)n + 3 < outsz; i++)
-		n += snprintf(out + n, outsz - n, "%02x", bid[i]);
-	if (n > 0 && (size_t)n < outsz)
-		snprintf(out + n, outsz - n, ".uwt");
+/* "<hex build id>.uwt", relative to the directory's fd. */
+static void file_name(const uint8_t *bid, size_t bidlen, char *out, size_t outsz)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < bidlen && n + 3 < outsz; i++)
+		n += (size_t)snprintf(out + n, outsz - n, "%02x", bid[i]);
+	snprintf(out + n, outsz - n, ".uwt");
 }
 
 /* The checks on rows a file brings: what the kernel's binary search and walk rely on. */
@@ -117,7 +195,8 @@ static bool rows_ok(const struct pt_unwind_row *r, uint32_t n)
 }
 
 /* Read and check one file; 0 with t filled, -ENOENT, or -EBADMSG. */
-static int read_table(int fd, const uint8_t *bid, size_t bidlen, struct pt_unwind_table *t)
+static int read_table(int fd, const uint8_t *bid, size_t bidlen, const uint8_t *src,
+		      struct pt_unwind_table *t)
 {
 	struct uwc_hdr h;
 	struct stat st;
@@ -135,6 +214,10 @@ static int read_table(int fd, const uint8_t *bid, size_t bidlen, struct pt_unwin
 	want = (size_t)h.nrows * sizeof(struct pt_unwind_row);
 	if ((uint64_t)st.st_size != sizeof(h) + want)
 		return -EBADMSG;
+	/* A well-formed file of this build id, built from other bytes: someone's build id is
+	 * forged (or reused by a different build). Not corrupt: told apart and counted. */
+	if (memcmp(h.src, src, PT_SHA256_LEN))
+		return -ESTALE;
 	t->rows = malloc(want);
 	if (!t->rows)
 		return -ENOMEM;
@@ -149,9 +232,10 @@ static int read_table(int fd, const uint8_t *bid, size_t bidlen, struct pt_unwin
 	return 0;
 }
 
-int pt_uwcache_get(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen, struct pt_unwind_table *t)
+int pt_uwcache_get(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
+		   const uint8_t src[PT_SHA256_LEN], struct pt_unwind_table *t)
 {
-	char path[4200];
+	char name[PT_UWCACHE_BID_MAX * 2 + 8];
 	int fd, err;
 
 	memset(t, 0, sizeof(*t));
@@ -161,25 +245,29 @@ int pt_uwcache_get(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen, stru
 		c->st.no_build_id++;
 		return -ENOENT;
 	}
-	file_name(c, bid, bidlen, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	file_name(bid, bidlen, name, sizeof(name));
+	fd = openat(c->dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -ENOENT;
 		err = -EBADMSG;     /* a symlink, a FIFO we may not open... */
 	} else {
-		err = read_table(fd, bid, bidlen, t);
+		err = read_table(fd, bid, bidlen, src, t);
+		if (!err)
+			futimens(fd, NULL);     /* used now: evicted last */
 		close(fd);
 	}
 	if (err == -ENOMEM)
 		return -ENOENT;
+	if (err == -ESTALE)
+		return -ESTALE;     /* counted by the caller when it rebuilds (as misses); the
+		                     * rebuilt table's put replaces the file */
 	if (err) {
 		c->st.rejected++;
-		unlink(path);       /* rebuilt and written again by the caller */
+		unlinkat(c->dfd, name, 0);  /* rebuilt and written again by the caller */
 		return -EBADMSG;
 	}
 	c->st.hits++;
-	utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);   /* used now: evicted last */
 	return 0;
 }
 
@@ -200,7 +288,8 @@ static int by_use(const void *a, const void *b)
  * removed to make it (at most twice PT_UWCACHE_MAX_FILES entries are looked at). */
 static bool room_for(struct pt_uwcache *c, uint64_t bytes)
 {
-	DIR *d = opendir(c->dir);
+	int dfd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct uwc_ent *e = calloc(PT_UWCACHE_MAX_FILES * 2, sizeof(*e));
 	uint64_t total = bytes;
 	struct dirent *de;
@@ -211,6 +300,8 @@ static bool room_for(struct pt_uwcache *c, uint64_t bytes)
 	if (!d || !e) {
 		if (d)
 			closedir(d);
+		else if (dfd >= 0)
+			close(dfd);
 		free(e);
 		return false;
 	}
@@ -238,16 +329,21 @@ static bool room_for(struct pt_uwcache *c, uint64_t bytes)
 }
 
 void pt_uwcache_put(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
-		    const struct pt_unwind_table *t)
+		    const uint8_t src[PT_SHA256_LEN], const struct pt_unwind_table *t)
 {
+	char name[PT_UWCACHE_BID_MAX * 2 + 8], tmp[PT_UWCACHE_BID_MAX * 2 + 32];
 	struct uwc_hdr h;
-	char path[4200], tmp[4300];
 	size_t n;
 	int fd;
 	bool ok;
 
 	if (!c || !c->on || !bidlen || bidlen > PT_UWCACHE_BID_MAX || !t->nrows)
 		return;
+	if (t->stats.derefs) {
+		/* Rows that depend on words outside the hashed section: never kept. */
+		c->st.uncacheable++;
+		return;
+	}
 	n = (size_t)t->nrows * sizeof(*t->rows);
 	if (sizeof(h) + n > PT_UWCACHE_MAX_BYTES || !room_for(c, sizeof(h) + n)) {
 		c->st.not_written++;
@@ -259,19 +355,20 @@ void pt_uwcache_put(struct pt_uwcache *c, const uint8_t *bid, size_t bidlen,
 	h.row_size = sizeof(*t->rows);
 	h.bid_len = (uint32_t)bidlen;
 	memcpy(h.bid, bid, bidlen);
+	memcpy(h.src, src, PT_SHA256_LEN);
 	h.nrows = t->nrows;
 	h.checksum = fnv1a(t->rows, n);
-	file_name(c, bid, bidlen, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	file_name(bid, bidlen, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
+	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		c->st.not_written++;
 		return;
 	}
 	ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h) && write(fd, t->rows, n) == (ssize_t)n;
 	ok = !close(fd) && ok;
-	if (!ok || rename(tmp, path)) {
-		unlink(tmp);
+	if (!ok || renameat(c->dfd, tmp, c->dfd, name)) {
+		unlinkat(c->dfd, tmp, 0);
 		c->st.not_written++;
 		return;
 	}
