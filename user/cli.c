@@ -311,6 +311,40 @@ static void check_options(struct argp_state *st, const struct pt_options *o)
 		die_usage(st, "%s", "--compare-env runs the command again: it needs -- CMD, not -p");
 }
 
+/* The sizes of the tables and outputs: whether key was one. */
+static bool parse_limit(int key, char *arg, struct argp_state *st, struct pt_options *o)
+{
+	switch (key) {
+	case OPT_PY_CHUNKS:
+		o->py_chunks = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_MAX_STACKS:
+		o->max_stacks = (uint32_t)parse_count(st, arg);
+		break;
+	case OPT_MAX_INV_KEPT:
+		o->max_inv_kept = (uint32_t)parse_count(st, arg);
+		if (o->max_inv_kept < PT_INV_KEEP_MIN)
+			die_usage(st, "invalid --max-invocations-kept: %s (at least 16)", arg);
+		break;
+	case OPT_MAX_OUTPUT:
+		o->max_output = parse_size(st, arg, true);
+		break;
+	case OPT_MAX_LIVE:
+		o->live_slots = (uint32_t)parse_count(st, arg);
+		o->live_slots_set = true;
+		break;
+	case OPT_SAMPLE_BYTES:
+		o->sample_bytes = parse_size(st, arg, true);
+		/* The weights' fixed-point math (bpf/sample.h) holds up to 4 GiB. */
+		if (o->sample_bytes > PT_SAMPLE_MAX_MEAN)
+			die_usage(st, "--sample-bytes too large: %s (at most 4G)", arg);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
 {
 	struct pt_options *o = st->input;
@@ -342,24 +376,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_JSON_STACKS:
 		o->json_stacks = strcmp(arg, "all") ? (uint32_t)parse_count(st, arg) : 0;
-		break;
-	case OPT_PY_CHUNKS:
-		o->py_chunks = (uint32_t)parse_count(st, arg);
-		break;
-	case OPT_MAX_STACKS:
-		o->max_stacks = (uint32_t)parse_count(st, arg);
-		break;
-	case OPT_MAX_INV_KEPT:
-		o->max_inv_kept = (uint32_t)parse_count(st, arg);
-		if (o->max_inv_kept < PT_INV_KEEP_MIN)
-			die_usage(st, "invalid --max-invocations-kept: %s (at least 16)", arg);
-		break;
-	case OPT_MAX_OUTPUT:
-		o->max_output = parse_size(st, arg, true);
-		break;
-	case OPT_MAX_LIVE:
-		o->live_slots = (uint32_t)parse_count(st, arg);
-		o->live_slots_set = true;
 		break;
 	case OPT_NO_FP:
 		o->fp_stacks = false;
@@ -412,12 +428,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case OPT_MAX_PEAK:
 		o->max_peak = parse_size(st, arg, false);
 		break;
-	case OPT_SAMPLE_BYTES:
-		o->sample_bytes = parse_size(st, arg, true);
-		/* The weights' fixed-point math (bpf/sample.h) holds up to 4 GiB. */
-		if (o->sample_bytes > PT_SAMPLE_MAX_MEAN)
-			die_usage(st, "--sample-bytes too large: %s (at most 4G)", arg);
-		break;
 	case 'q':
 		o->quiet = true;
 		break;
@@ -459,7 +469,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 		check_options(st, o);
 		break;
 	default:
-		return parse_start_opt(key, arg, st, o) || parse_follow(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
+		return parse_start_opt(key, arg, st, o) || parse_follow(key, arg, st, o) ||
+		       parse_limit(key, arg, st, o) ? 0 : ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
