@@ -1897,6 +1897,7 @@ int pt_session_start(struct pt_session *s)
 			s->pid);
 		return EXIT_NO_PROCESS;
 	}
+	pt_sym_perfmap_max(s->opt->perf_map_max);
 	s->sym = pt_sym_new(s->pid);
 	pt_collect_set_allocator(s->alloc.path);
 	s->ar.attach_resident = -1;
@@ -2357,6 +2358,7 @@ int pt_session_collect(struct pt_session *s)
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
 	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
 	rep->errors[PT_ERR_NODE_FLAGS] += s->node_flags_missing;
+	rep->errors[PT_ERR_PERF_MAP_CUT] += pt_perf_map_note_fill(&rep->perf_map, s->sym);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
 		return EXIT_FAIL;
