@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "util/fmt.h"
+#include "util/stop.h"
 #include "util/wake.h"
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
@@ -582,6 +583,8 @@ static void warm_symbolizer(struct pt_session *s, bool consume)
 	for (k = 0; k < maps.n; k++) {
 		if (!strchr(maps.m[k].perms, 'x') || !maps.m[k].path || maps.m[k].path[0] != '/')
 			continue;
+		if (pt_stop_requested())
+			break;   /* the rest load lazily, for the report (util/stop.h) */
 		pt_sym_resolve(s->sym, maps.m[k].start, &res);
 		if (consume)
 			ring_buffer__consume(s->rb);

@@ -16,7 +16,8 @@ the truth every figure is checked against.
       are exactly the budget's (64 MiB / 128 = 524,288 lines, the first ones: used_bytes =
       524,288 x 61), and what was not kept or not read adds up to the file's size.
   bounded/sigint: a 1 GiB map of lines over the 4 KiB line cap (skipped unbuffered), read with
-      --perf-map-max 2G, so the reader is still going through it when SIGINT comes 3 s in:
+      --perf-map-max 2G, so the reader is still going through it when SIGINT comes 2 s after the
+      tracing line:
       peaktrace exits 0 within 5 s of it with a report whose perf map is partly unread
       (cut.unread_bytes > 0, stop or budget said), and no uprobe breakpoint is left in the
       target's libc text (cli.breakpoints_left).
@@ -62,6 +63,11 @@ def run_pt(pt, pid, outdir, extra=(), sigint_after=None):
     stderr, seconds from SIGINT to exit or None, breakpoints left at the exit or None)."""
     pr = Proc([pt, "-p", pid, "-o", outdir] + list(extra))
     t0 = time.monotonic()
+    # SIGINT once tracing began (before that, peaktrace has no handler yet: loading under load
+    # can take seconds), and sigint_after s later.
+    if sigint_after is not None:
+        pr.wait_for("err", r"^peaktrace: tracing PID %d\b" % pid)
+        t1 = time.monotonic()
     hwm, tsig = 0, None
     while pr.running():
         try:
@@ -71,7 +77,7 @@ def run_pt(pt, pid, outdir, extra=(), sigint_after=None):
                         hwm = max(hwm, int(l.split()[1]) * 1024)
         except OSError:
             pass
-        if sigint_after is not None and tsig is None and time.monotonic() - t0 >= sigint_after:
+        if sigint_after is not None and tsig is None and time.monotonic() - t1 >= sigint_after:
             pr.signal(signal.SIGINT)
             tsig = time.monotonic()
         if time.monotonic() - t0 > 120:
@@ -195,7 +201,7 @@ def sigint(ctx, name):
         with open(pm, "wb") as f:
             size = write_lines(f, GiB, long_line, per_chunk=2000)
         outdir = os.path.join(ctx.tmp, "bounded-sigint")
-        rc, wall, hwm, err, took = run_pt(pt, t.pid, outdir, ["--perf-map-max", "2G"], sigint_after=3)
+        rc, wall, hwm, err, took = run_pt(pt, t.pid, outdir, ["--perf-map-max", "2G"], sigint_after=2)
         left = breakpoints_left(t.pid) if t.running() else None
     finally:
         t.kill()

@@ -215,6 +215,10 @@ int pt_elf_foreach_sym(struct pt_elf *e, uint32_t sh_type, pt_elf_sym_cb cb, voi
 		if (!data || !data->d_buf)
 			continue;
 		n = data->d_size / symsz;
+		/* The file is the target's: a sparse or forged table must not take minutes (the
+		 * largest real ones, libxul's debug file, hold ~3M entries). */
+		if (n > PT_ELF_SYMS_MAX)
+			n = PT_ELF_SYMS_MAX;
 		if (sh_type == SHT_DYNSYM) {
 			Elf_Scn *vs = find_versym(e->elf, elf_ndxscn(scn));
 

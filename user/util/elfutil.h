@@ -49,8 +49,12 @@ struct pt_elf_sym {
 	uint16_t shndx;
 };
 
+/* Entries of one symbol table looked at, at most (16M: 384 MiB of Elf64_Sym); the rest of a
+ * larger one is not used. */
+#define PT_ELF_SYMS_MAX (1u << 24)
+
 /* Calls cb for every named symbol of every section of type sh_type (SHT_SYMTAB or
- * SHT_DYNSYM). cb returns non-zero to stop early. Returns 0 (also when there is no
+ * SHT_DYNSYM), its first PT_ELF_SYMS_MAX entries. cb returns non-zero to stop early. Returns 0 (also when there is no
  * such table) or -errno on a malformed table. */
 typedef int (*pt_elf_sym_cb)(const struct pt_elf_sym *sym, void *ctx);
 int pt_elf_foreach_sym(struct pt_elf *e, uint32_t sh_type, pt_elf_sym_cb cb, void *ctx);
