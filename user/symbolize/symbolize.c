@@ -29,6 +29,7 @@
 #include <elfutils/libdw.h>
 
 #include "util/elfutil.h"
+#include "util/fmt.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
 #include "symbolize/symbolize.h"
@@ -259,7 +260,13 @@ struct collect {
 	struct tmpsym *v;
 	size_t n, cap;
 	int err;
+	bool full;	/* SYMS_KEEP_MAX reached */
 };
+
+/* Function symbols kept per module (32 bytes each while sorting: 128 MiB at most). The largest
+ * real tables (Chromium's, libxul's debug file) hold ~1-3M; a forged one could claim 16M
+ * (PT_ELF_SYMS_MAX). The rest are not used, said once per module on stderr. */
+#define SYMS_KEEP_MAX (4u << 20)
 
 static int leading_underscores(const char *s)
 {
@@ -310,6 +317,10 @@ static int collect_cb(const struct pt_elf_sym *s, void *ctx)
 	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->value ||
 	    s->shndx == SHN_UNDEF)
 		return 0;
+	if (c->n >= SYMS_KEEP_MAX) {
+		c->full = true;
+		return 1;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
 
@@ -511,8 +522,15 @@ static void module_load(struct pt_symbolizer *s, struct module *m)
 		/* Debug files keep the original vaddrs, so their symbols apply as is. */
 		pt_elf_foreach_sym(&dbg, SHT_SYMTAB, collect_cb, &c);
 	}
-	if (!c.err)
+	if (!c.err && !c.full)
 		pt_elf_foreach_sym(&e, SHT_DYNSYM, collect_cb, &c);
+	if (c.full) {
+		char path[512];
+
+		pt_sanitize(path, sizeof(path), m->path);   /* the target's path */
+		fprintf(stderr, "peaktrace: warning: %s: more than %u function symbols: the rest are "
+				"not used (their frames stay unnamed)\n", path, SYMS_KEEP_MAX);
+	}
 	/* On a malformed table or ENOMEM keep what was read: partial names beat none. */
 	build_symbols(m, &c);
 	free(c.v);
@@ -551,6 +569,11 @@ static bool dwarf_ready(struct pt_symbolizer *s, struct module *m)
 	return m->dw_state > 0;
 }
 
+/* CUs asked per lookup in a module without aranges, at most: the file is the target's, and a
+ * forged .debug_info of millions of empty CUs would be walked for every address (real programs:
+ * ~10k CUs; the rest of a larger one goes without source lines). */
+#define DWARF_CU_WALK_MAX (1u << 16)
+
 /* The CU holding vaddr: through .debug_aranges, else — only in a module that has no aranges
  * at all (a compiler that left them out) — by asking every CU. Not for every miss: addresses
  * in code without DWARF (assembly) would walk every CU each. */
@@ -559,12 +582,13 @@ static bool dwarf_cu_of(struct module *m, uint64_t vaddr, Dwarf_Die *cu)
 	Dwarf_Off off = 0, next;
 	Dwarf_Aranges *ar;
 	size_t hsize, nar = 0;
+	unsigned int walked = 0;
 
 	if (dwarf_addrdie(m->dw, vaddr, cu))
 		return true;
 	if (dwarf_getaranges(m->dw, &ar, &nar) == 0 && nar > 0)
 		return false;
-	while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while (walked++ < DWARF_CU_WALK_MAX && dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		if (dwarf_offdie(m->dw, off + hsize, cu) && dwarf_haspc(cu, vaddr) > 0)
 			return true;
 		off = next;

@@ -49,6 +49,10 @@ struct pt_elf_sym {
 	uint16_t shndx;
 };
 
+/* Sections an ELF file may claim (real objects: under 100; a kernel module built with
+ * -ffunction-sections, ~10k); more is refused before libelf reads them (elfutil.c shnum_ok). */
+#define PT_ELF_SHNUM_MAX (1u << 16)
+
 /* Entries of one symbol table looked at, at most (16M: 384 MiB of Elf64_Sym); the rest of a
  * larger one is not used. */
 #define PT_ELF_SYMS_MAX (1u << 24)
