@@ -21,12 +21,17 @@ the truth every figure is checked against.
       peaktrace exits 0 within 5 s of it with a report whose perf map is partly unread
       (cut.unread_bytes > 0, stop or budget said), and no uprobe breakpoint is left in the
       target's libc text (cli.breakpoints_left).
+  bounded/forged-elf: the target maps (PROT_EXEC) a copy of /bin/true whose header claims 50M
+      sections (extended numbering) over a sparse 3.2 GB file: libelf built a descriptor for
+      each (main: still opening it after 60 s, 4 GB). Here it is refused before libelf reads it:
+      -d 5 ends in < 60 s, exit 0, VmHWM < 300 MiB, the file counted in unwind_file_failed.
 """
 
 import json
 import os
 import re
 import signal
+import struct
 import time
 
 from harness import Proc, short
@@ -225,8 +230,49 @@ def sigint(ctx, name):
              (p.get("budget_stops") or 0) + (p.get("stop_requests") or 0) > 0, p)
 
 
+def forged_elf(ctx, name):
+    """A copy of /bin/true whose header claims 50M sections (ELF's extended numbering: e_shnum 0,
+    section 0's sh_size the count) over a sparse 3.2 GB file, mapped executable by the target."""
+    res, pt = ctx.res, ctx.pt
+    path = os.path.join(ctx.tmp, "forged-shnum.elf")
+    count, shoff = 50000000, 1 << 20
+    with open("/bin/true", "rb") as f:
+        img = bytearray(f.read())
+    struct.pack_into("<Q", img, 0x28, shoff)   # e_shoff
+    struct.pack_into("<H", img, 0x3c, 0)       # e_shnum: 0, the count is in section 0
+    struct.pack_into("<H", img, 0x3e, 0)       # e_shstrndx
+    s0 = bytearray(64)
+    struct.pack_into("<Q", s0, 0x20, count)    # section 0's sh_size
+    with open(path, "wb") as f:
+        f.write(img)
+        f.seek(shoff)
+        f.write(s0)
+        f.truncate(shoff + count * 64)
+    code = ("import mmap, os, time\nfd = os.open(%r, os.O_RDONLY)\n"
+            "m = mmap.mmap(fd, 1 << 20, prot=mmap.PROT_READ | mmap.PROT_EXEC, flags=mmap.MAP_PRIVATE)\n"
+            "print('ready', flush=True)\ntime.sleep(600)\n" % path)
+    t = Proc([PY, "-c", code])
+    try:
+        if not t.wait_for("out", r"^ready$"):
+            res.fail(name, "python3 target never mapped the file: %s" % short(t.err))
+            return
+        outdir = os.path.join(ctx.tmp, "bounded-elf")
+        rc, wall, hwm, err, _ = run_pt(pt, t.pid, outdir, ["-d", "5"])
+    finally:
+        t.kill()
+        os.unlink(path)
+    res.eq("%s: exit status" % name, rc, 0)
+    res.true("%s: -d 5 ends in under 60 s (main: still opening it at 60 s)" % name, wall < 60, "%.1f s" % wall)
+    res.true("%s: peaktrace's VmHWM below 300 MiB (main: 4 GB at 60 s)" % name, 0 < hwm < 300 * MiB,
+             "%.1f MiB" % (hwm / MiB))
+    rep = load(res, name, outdir)
+    if rep:
+        res.true("%s: the refused file counted (unwind_file_failed >= 1)" % name,
+                 rep["errors"].get("unwind_file_failed", 0) >= 1, rep.get("errors"))
+
+
 def run_section(ctx):
     for name, fn in (("bounded/sparse-hole", sparse_hole), ("bounded/1gib", one_gib),
-                     ("bounded/sigint", sigint)):
+                     ("bounded/sigint", sigint), ("bounded/forged-elf", forged_elf)):
         if ctx.res.wanted(name):
             fn(ctx, name)
