@@ -141,6 +141,9 @@ enum pt_err {
 	                           * its innermost frames (pt_tier_start) */
 	PT_ERR_INV_STACKS_LOST,   /* (user space) invocations whose stacks at the peak were not read:
 	                           * two newer starts first (their figures kept) */
+	PT_ERR_PERF_MAP_CUT,      /* (user space) bytes of the JIT's perf map cut: past its budgets,
+	                           * in holes or NUL runs, over-long or malformed lines
+	                           * (symbolize/perfmap.h) */
 	PT_ERR_COUNT,
 };
 

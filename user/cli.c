@@ -91,6 +91,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_COMPARE_CHILD, OPT_SUMMARY, OPT_TARGET_ENV, OPT_SAMPLE_BYTES, OPT_FRAMES,
        OPT_TIMELINE, OPT_JSON_STACKS, OPT_LIGHT, OPT_SUPERVISED, OPT_FOLLOW, OPT_SANDBOX_FD,
        OPT_SANDBOX_SLOT, OPT_READY_FD, OPT_HELD, OPT_SPARE_FD, OPT_PY_OBJECTS,
+       OPT_PERF_MAP_MAX,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
        OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS,
        OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED, OPT_MAX_INV_KEPT, OPT_MAX_OUTPUT };
@@ -118,6 +119,7 @@ static const struct argp_option opts[] = {
 	{ "no-fp-walk", OPT_NO_FP, NULL, 0, "Record only the allocation site, no unwinding (cheapest)", 0 },
 	{ "frames", OPT_FRAMES, "MODE", 0, "Frames shown in every output: collapsed (default: each run of unnamed frames in an interpreter, python3.11 or node, becomes one \"[python3.11 internals]\" frame), all (every frame as unwound), or python (only the Python and JIT-named frames, e.g. JS, plus the native frame that allocated, as memray shows them)", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0, "Unwind only a Poisson sample of allocations, one per SIZE bytes on average (e.g. 512K); per-stack figures become unbiased estimates, totals and peaks stay exact (default 0: every allocation)", 0 },
+	{ "perf-map-max", OPT_PERF_MAP_MAX, "SIZE", 0, "Read at most SIZE bytes of a JIT's perf map (/tmp/perf-PID.map, which names Node's and Python's JIT frames) and keep at most one line per 128 bytes of it (default 64M: Node's for an ONNX function is ~230 KB); what is cut, and lines over 4 KiB, holes and NUL runs, is counted (perf_map_cut)", 0 },
 	{ "boundary", OPT_BOUNDARY, "MODE", 0, "Invocation boundaries: auto (default: runtime-api), runtime-api (Lambda Runtime API traffic), uprobe (aws-lambda-cpp's get_next/post_success/post_failure), none, or start=LIB:SYM[:entry|:return],end=LIB:SYM[:entry|:return] (uprobes on the runtime's own functions)", 0 },
 	{ "max-peak", OPT_MAX_PEAK, "SIZE", 0, "Exit 8 if any invocation's true peak RSS exceeds SIZE (e.g. 256M, 1G)", 0 },
 	{ "per-invocation", OPT_PER_INV, NULL, 0, "Also write folded stacks and a flame graph of each invocation's peak (with -o)", 0 },
@@ -338,6 +340,9 @@ static bool parse_limit(int key, char *arg, struct argp_state *st, struct pt_opt
 		/* The weights' fixed-point math (bpf/sample.h) holds up to 4 GiB. */
 		if (o->sample_bytes > PT_SAMPLE_MAX_MEAN)
 			die_usage(st, "--sample-bytes too large: %s (at most 4G)", arg);
+		break;
+	case OPT_PERF_MAP_MAX:
+		o->perf_map_max = parse_size(st, arg, false);
 		break;
 	default:
 		return false;

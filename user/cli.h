@@ -68,6 +68,7 @@ struct pt_options {
 	struct pt_boundary_spec boundary_spec;   /* --boundary start=..,end=.. */
 	uint64_t max_peak;       /* --max-peak: bytes, 0 = off */
 	uint64_t sample_bytes;   /* --sample-bytes: mean bytes between stack samples, 0 = off */
+	uint64_t perf_map_max;   /* --perf-map-max: bytes of a JIT's perf map read, 0 = the default */
 	int frames;              /* --frames: enum pt_frames_mode (profile/frames.h) */
 	bool per_invocation;     /* --per-invocation: flame graphs of each invocation's peak */
 	uint32_t max_inv_kept;   /* --max-invocations-kept: invocation records kept in memory */

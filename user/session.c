@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 #include "util/fmt.h"
+#include "util/stop.h"
 #include "util/wake.h"
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
@@ -617,6 +618,8 @@ static void warm_symbolizer(struct pt_session *s, bool consume)
 	for (k = 0; k < maps.n; k++) {
 		if (!strchr(maps.m[k].perms, 'x') || !maps.m[k].path || maps.m[k].path[0] != '/')
 			continue;
+		if (pt_stop_requested())
+			break;   /* the rest load lazily, for the report (util/stop.h) */
 		pt_sym_resolve(s->sym, maps.m[k].start, &res);
 		if (consume)
 			ring_buffer__consume(s->rb);
@@ -1937,6 +1940,7 @@ int pt_session_start(struct pt_session *s)
 			s->pid);
 		return EXIT_NO_PROCESS;
 	}
+	pt_sym_perfmap_max(s->opt->perf_map_max);
 	s->sym = pt_sym_new(s->pid);
 	pt_collect_set_allocator(s->alloc.path);
 	s->ar.attach_resident = -1;
@@ -2400,6 +2404,7 @@ int pt_session_collect(struct pt_session *s)
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
 	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
 	rep->errors[PT_ERR_NODE_FLAGS] += s->node_flags_missing;
+	rep->errors[PT_ERR_PERF_MAP_CUT] += pt_perf_map_note_fill(&rep->perf_map, s->sym);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot build the profile: %s\n", strerror(-err));
 		return EXIT_FAIL;

@@ -29,8 +29,9 @@ FUZZ_SRCS_smaps   := user/arenas/arenas.c user/arenas/resident.c user/util/fmt.c
 FUZZ_LIBS_smaps   := -lbpf
 FUZZ_SRCS_proc    := user/target/proc.c user/util/file.c
 FUZZ_LIBS_proc    :=
-FUZZ_SRCS_perfmap := user/symbolize/symbolize.c user/symbolize/jitmap.c user/target/procmaps.c user/target/proc.c \
-		     user/util/elfutil.c user/util/file.c
+FUZZ_SRCS_perfmap := user/symbolize/perfmap.c user/symbolize/symbolize.c user/symbolize/jitmap.c \
+		     user/target/procmaps.c user/target/proc.c user/util/elfutil.c user/util/file.c user/util/stop.c \
+		     user/util/fmt.c
 FUZZ_LIBS_perfmap := -ldw -lelf -lstdc++
 FUZZ_SRCS_python  := user/python/python.c user/target/procmaps.c user/target/proc.c \
 		     user/util/elfutil.c user/util/file.c user/util/fmt.c

@@ -15,6 +15,7 @@
 #include "report/html.h"
 #include "report/rss.h"
 #include "report/killed.h"
+#include "report/perfmap.h"
 #include "report/holder.h"
 #include "profile/frames.h"
 #include "report/jsonstacks.h"
@@ -54,6 +55,7 @@ static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_NODE_FLAGS] = "node_perf_flags_missing",
 	[PT_ERR_STACK_CUT] = "stack_table_cut",
 	[PT_ERR_INV_STACKS_LOST] = "invocation_stacks_lost",
+	[PT_ERR_PERF_MAP_CUT] = "perf_map_cut",
 };
 
 static const char *const err_help[PT_ERR_COUNT] = {
@@ -91,6 +93,7 @@ static const char *const err_help[PT_ERR_COUNT] = {
 	[PT_ERR_NODE_FLAGS] = "node images started without --perf-basic-prof or --interpreted-frames-native-stack: their JavaScript frames are unnamed",
 	[PT_ERR_STACK_CUT] = "new stacks kept cut to their innermost frames (\"[stack table full: outer frames cut]\") or to their leaf (\"[stack table full: cut to the leaf]\"): the table's part for whole stacks was full (raise --max-stacks)",
 	[PT_ERR_INV_STACKS_LOST] = "invocations whose stacks at the peak were not read (two more had begun before peaktrace got to them: back-to-back short invocations); their figures are whole, their per-invocation stacks empty",
+	[PT_ERR_PERF_MAP_CUT] = "bytes of the JIT's perf map (/tmp/perf-PID.map) not used: past its budget (--perf-map-max), in holes or NUL runs, or in over-long or malformed lines; JIT frames they named stay unnamed",
 };
 
 /*
@@ -136,6 +139,7 @@ static const unsigned char err_affects[PT_ERR_COUNT] = {
 	[PT_ERR_NODE_FLAGS] = AFF_STACKS,
 	[PT_ERR_STACK_CUT] = AFF_STACKS,
 	[PT_ERR_INV_STACKS_LOST] = AFF_INV,
+	[PT_ERR_PERF_MAP_CUT] = AFF_STACKS,
 };
 
 /* What is wrong with the figures, for the counters that bend totals (the others' help says it). */
@@ -211,6 +215,8 @@ static const char *err_cause(const struct pt_report *r, int e)
 		return ringbuf_cause(r);
 	if (e == PT_ERR_NODE_FLAGS && r->node_flags_note[0])
 		return r->node_flags_note;
+	if (e == PT_ERR_PERF_MAP_CUT && r->perf_map.note[0])
+		return r->perf_map.note;
 	if (e >= 0 && e < PT_ERR_COUNT && err_effect[e])
 		return err_effect[e];
 	return pt_err_help(e);
@@ -1024,6 +1030,7 @@ static void json_losses(FILE *f, const struct pt_report *r)
 	fprintf(f, "  \"tracer\": {\"vmhwm_bytes\": %" PRIu64 ", \"mapped_bytes\": %" PRIu64
 		   ", \"bpf_maps_bytes\": %" PRIu64 "},\n", r->tracer_vmhwm, r->tracer_mapped, r->bpf_maps_bytes);
 	json_bounds(f, r);
+	pt_perf_map_json(f, &r->perf_map);
 }
 
 void pt_report_json(FILE *f, const struct pt_report *r)

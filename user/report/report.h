@@ -18,6 +18,7 @@
 #include "arenas/arenas.h"
 #include "report/timeline.h"
 #include "report/execs.h"
+#include "report/perfmap.h"
 #include "unwind/uwcache.h"
 #include "kernel/features.h"
 
@@ -129,6 +130,7 @@ struct pt_report {
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
+	struct pt_perf_map_note perf_map;   /* the JIT's perf map: read and cut (report/perfmap.h) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	bool compare_run;       /* one traced run of --compare-env: the parent prices the advice */
 	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */

@@ -29,6 +29,7 @@
 #include <elfutils/libdw.h>
 
 #include "util/elfutil.h"
+#include "util/fmt.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
 #include "symbolize/symbolize.h"
@@ -85,10 +86,11 @@ struct pt_symbolizer {
 	struct range *exec;	/* executable ranges ever seen, sorted and merged */
 	size_t nexec;
 	/* JIT code named in /tmp/perf-PID.map (Node --perf-basic-prof, Python -X perf), read
-	 * incrementally: the runtime appends as it compiles. */
+	 * incrementally and within budgets (perfmap.h): the runtime appends as it compiles. */
 	struct jit_sym *jit;	/* in file order: a later line is newer code */
 	size_t njit, capjit;
-	long jit_off;
+	struct pt_perfmap_reader pm;
+	struct jit_names *names;	/* the names' blocks, newest first */
 	/* Who names each address (jitmap.h): jit[0..jit_flat) flattened, the rest folded in at
 	 * the next lookup. */
 	struct pt_jit_seg *jit_seg;
@@ -106,8 +108,21 @@ struct pt_symbolizer {
 
 struct jit_sym {
 	uint64_t start, size;
-	char *name;
+	const char *name;	/* in a jit_names block */
 };
+
+/* The perf map's names, packed in blocks (one malloc per name would cost ~16 bytes of
+ * overhead each, on up to half a million lines). */
+struct jit_names {
+	struct jit_names *next;
+	size_t used, cap;
+	char buf[];
+};
+
+#define JIT_NAMES_BLOCK (256u << 10)
+
+/* The perf map's budget (pt_sym_perfmap_max). */
+static uint64_t perfmap_max;
 
 char *pt_demangle(const char *name)
 {
@@ -245,7 +260,13 @@ struct collect {
 	struct tmpsym *v;
 	size_t n, cap;
 	int err;
+	bool full;	/* SYMS_KEEP_MAX reached */
 };
+
+/* Function symbols kept per module (32 bytes each while sorting: 128 MiB at most). The largest
+ * real tables (Chromium's, libxul's debug file) hold ~1-3M; a forged one could claim 16M
+ * (PT_ELF_SYMS_MAX). The rest are not used, said once per module on stderr. */
+#define SYMS_KEEP_MAX (4u << 20)
 
 static int leading_underscores(const char *s)
 {
@@ -296,6 +317,10 @@ static int collect_cb(const struct pt_elf_sym *s, void *ctx)
 	if ((s->type != STT_FUNC && s->type != STT_GNU_IFUNC) || !s->value ||
 	    s->shndx == SHN_UNDEF)
 		return 0;
+	if (c->n >= SYMS_KEEP_MAX) {
+		c->full = true;
+		return 1;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
 
@@ -497,8 +522,15 @@ static void module_load(struct pt_symbolizer *s, struct module *m)
 		/* Debug files keep the original vaddrs, so their symbols apply as is. */
 		pt_elf_foreach_sym(&dbg, SHT_SYMTAB, collect_cb, &c);
 	}
-	if (!c.err)
+	if (!c.err && !c.full)
 		pt_elf_foreach_sym(&e, SHT_DYNSYM, collect_cb, &c);
+	if (c.full) {
+		char path[512];
+
+		pt_sanitize(path, sizeof(path), m->path);   /* the target's path */
+		fprintf(stderr, "peaktrace: warning: %s: more than %u function symbols: the rest are "
+				"not used (their frames stay unnamed)\n", path, SYMS_KEEP_MAX);
+	}
 	/* On a malformed table or ENOMEM keep what was read: partial names beat none. */
 	build_symbols(m, &c);
 	free(c.v);
@@ -537,6 +569,11 @@ static bool dwarf_ready(struct pt_symbolizer *s, struct module *m)
 	return m->dw_state > 0;
 }
 
+/* CUs asked per lookup in a module without aranges, at most: the file is the target's, and a
+ * forged .debug_info of millions of empty CUs would be walked for every address (real programs:
+ * ~10k CUs; the rest of a larger one goes without source lines). */
+#define DWARF_CU_WALK_MAX (1u << 16)
+
 /* The CU holding vaddr: through .debug_aranges, else — only in a module that has no aranges
  * at all (a compiler that left them out) — by asking every CU. Not for every miss: addresses
  * in code without DWARF (assembly) would walk every CU each. */
@@ -545,12 +582,13 @@ static bool dwarf_cu_of(struct module *m, uint64_t vaddr, Dwarf_Die *cu)
 	Dwarf_Off off = 0, next;
 	Dwarf_Aranges *ar;
 	size_t hsize, nar = 0;
+	unsigned int walked = 0;
 
 	if (dwarf_addrdie(m->dw, vaddr, cu))
 		return true;
 	if (dwarf_getaranges(m->dw, &ar, &nar) == 0 && nar > 0)
 		return false;
-	while (dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while (walked++ < DWARF_CU_WALK_MAX && dwarf_nextcu(m->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		if (dwarf_offdie(m->dw, off + hsize, cu) && dwarf_haspc(cu, vaddr) > 0)
 			return true;
 		off = next;
@@ -759,33 +797,19 @@ static int target_uid(pid_t pid, uid_t *uid)
 	return 0;
 }
 
-int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, const char **name)
-{
-	unsigned long long st, sz;
-	int n = 0;
-
-	if (sscanf(line, "%llx %llx %n", &st, &sz, &n) != 2 || !n || !sz)
-		return -1;
-	*start = st;
-	*size = sz;
-	*name = line + n;
-	return 0;
-}
-
 /*
- * The perf map, opened as a FILE if it is a regular file (the target names what is there: a
- * FIFO would block a plain fopen() until someone writes to it, and a device read forever) owned
- * by the target's uid or root: perf's rule, since any local user can write /tmp.
+ * The perf map's fd if it is a regular file (the target names what is there: a FIFO would
+ * block a read until someone writes to it, and a device read forever) owned by the target's
+ * uid or root: perf's rule, since any local user can write /tmp. Else -1, fd closed.
  */
-static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok, const char *path)
+static int perfmap_check(struct pt_symbolizer *s, int fd, bool root_ok, const char *path)
 {
 	struct stat st;
-	FILE *f;
 
 	if (fd < 0)
-		return NULL;
+		return -1;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !s->have_uid ||
-	    !(st.st_uid == s->uid || (root_ok && st.st_uid == 0)) || !(f = fdopen(fd, "r"))) {
+	    !(st.st_uid == s->uid || (root_ok && st.st_uid == 0))) {
 		/* Not silent: the JIT frames it would have named stay unnamed, and the user should
 		 * know why (once: the map is looked at again at every refresh). */
 		if (!s->perfmap_refused) {
@@ -803,79 +827,80 @@ static FILE *perfmap_fdopen(struct pt_symbolizer *s, int fd, bool root_ok, const
 					"unnamed\n", path, why);
 		}
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	return f;
+	return fd;
 }
 
-/* Read what was appended to /tmp/perf-PID.map ("START SIZE name", hex) since the last call. */
+/* A copy of name (len bytes) kept for the symbolizer's lifetime, or NULL. */
+static const char *jit_name_keep(struct pt_symbolizer *s, const char *name, size_t len)
+{
+	struct jit_names *b = s->names;
+	char *p;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > JIT_NAMES_BLOCK ? len + 1 : JIT_NAMES_BLOCK;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = s->names;
+		b->used = 0;
+		b->cap = cap;
+		s->names = b;
+	}
+	p = b->buf + b->used;
+	memcpy(p, name, len);
+	p[len] = 0;
+	b->used += len + 1;
+	return p;
+}
+
+/* perfmap.h's pt_perfmap_line_fn: one well-formed line, kept in file order. */
+static int jit_add(void *ctx, uint64_t start, uint64_t size, const char *name, size_t len)
+{
+	struct pt_symbolizer *s = ctx;
+
+	if (s->njit == s->capjit) {
+		size_t nc = s->capjit ? s->capjit * 2 : 256;
+		struct jit_sym *j = realloc(s->jit, nc * sizeof(*j));
+
+		if (!j)
+			return -ENOMEM;
+		s->jit = j;
+		s->capjit = nc;
+	}
+	s->jit[s->njit].start = start;
+	s->jit[s->njit].size = size;
+	if (!(s->jit[s->njit].name = jit_name_keep(s, name, len)))
+		return -ENOMEM;
+	s->njit++;
+	return 0;
+}
+
+/* Read what was appended to /tmp/perf-PID.map since the last call, within its budgets. */
 static void perfmap_read(struct pt_symbolizer *s)
 {
-	char path[128], line[1024];
-	struct stat st;
-	FILE *f = NULL;
+	struct pt_perfmap_limits lim;
+	char path[128];
 	int fd;
 
 	/* Inside the target's root, as the target names it (its pid in its own namespace). */
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", ns_pid(s->pid));
 	fd = pt_target_open(s->pid, path, 0);
 	if (fd >= 0) {
-		f = perfmap_fdopen(s, fd, true, path);
+		fd = perfmap_check(s, fd, true, path);
 	} else if (fd == -ESRCH && s->same_root) {
 		/* The target is gone (no /proc/PID/root): its map stays in our /tmp when it ran
 		 * in our root, and is its own only if the target's uid owns it. */
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", s->pid);
-		f = perfmap_fdopen(s, pt_target_open(0, path, 0), false, path);
+		fd = perfmap_check(s, pt_target_open(0, path, 0), false, path);
 	}
-	if (!f)
+	if (fd < 0)
 		return;
-	/* Shorter than what was read: the map was written anew (V8 opens it with "w+"). Its
-	 * lines are all newer than those kept, which they override where they overlap. */
-	if (fstat(fileno(f), &st) == 0 && st.st_size < s->jit_off)
-		s->jit_off = 0;
-	if (s->jit_off && fseek(f, s->jit_off, SEEK_SET)) {
-		fclose(f);
-		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, size;
-		const char *name;
-
-		if (!strchr(line, '\n')) {
-			size_t skip = strlen(line);
-			int c = EOF;
-
-			/* A line longer than the buffer (a JIT name can be a long path): skip it
-			 * once it is whole, or every later line would stay unread for good. */
-			if (skip == sizeof(line) - 1)
-				while ((c = getc(f)) != EOF && c != '\n')
-					skip++;
-			if (c != '\n')
-				break;	/* a line still being written: read it next time */
-			s->jit_off += (long)skip + 1;
-			continue;
-		}
-		s->jit_off += (long)strlen(line);
-		line[strcspn(line, "\n")] = 0;
-		if (pt_perfmap_parse_line(line, &start, &size, &name))
-			continue;
-		if (s->njit == s->capjit) {
-			size_t nc = s->capjit ? s->capjit * 2 : 256;
-			struct jit_sym *j = realloc(s->jit, nc * sizeof(*j));
-
-			if (!j)
-				break;
-			s->jit = j;
-			s->capjit = nc;
-		}
-		s->jit[s->njit].start = start;
-		s->jit[s->njit].size = size;
-		s->jit[s->njit].name = strdup(name);
-		if (!s->jit[s->njit].name)
-			break;
-		s->njit++;
-	}
-	fclose(f);
+	pt_perfmap_limits_init(&lim, perfmap_max);
+	pt_perfmap_read(&s->pm, fd, &lim, jit_add, s);
+	close(fd);
 }
 
 /*
@@ -1016,8 +1041,12 @@ void pt_sym_free(struct pt_symbolizer *s)
 	free(s->mods);
 	free(s->maps);
 	free(s->exec);
-	for (i = 0; i < s->njit; i++)
-		free(s->jit[i].name);
+	while (s->names) {
+		struct jit_names *b = s->names;
+
+		s->names = b->next;
+		free(b);
+	}
 	free(s->jit);
 	free(s->jit_seg);
 	pt_sym_free(s->prev);
@@ -1054,6 +1083,27 @@ uint32_t pt_sym_images(const struct pt_symbolizer *s)
 	for (; s; s = s->prev)
 		n++;
 	return n;
+}
+
+void pt_sym_perfmap_max(uint64_t max_bytes)
+{
+	perfmap_max = max_bytes;
+}
+
+uint64_t pt_sym_perfmap_limit(void)
+{
+	return perfmap_max ? perfmap_max : PT_PERFMAP_MAX_BYTES;
+}
+
+void pt_sym_perfmap_stats(const struct pt_symbolizer *s, struct pt_perfmap_cut *cut, uint64_t *bytes)
+{
+	memset(cut, 0, sizeof(*cut));
+	*bytes = 0;
+	for (; s; s = s->prev) {
+		pt_perfmap_cut_add(cut, &s->pm.cut);
+		if (s->pm.size > *bytes)
+			*bytes = s->pm.size;
+	}
 }
 
 static const struct map *find_map(const struct pt_symbolizer *s, uint64_t addr)

@@ -4,6 +4,7 @@
 #define PEAKTRACE_SYMBOLIZE_H
 #include <stdint.h>
 #include <sys/types.h>
+#include "symbolize/perfmap.h"
 
 struct pt_symbolizer;
 
@@ -44,11 +45,14 @@ int pt_sym_exec(struct pt_symbolizer *s, uint32_t first_stack);
 struct pt_symbolizer *pt_sym_for_stack(struct pt_symbolizer *s, uint32_t idx);
 /* Images seen: 1 + the execs. */
 uint32_t pt_sym_images(const struct pt_symbolizer *s);
+/* The JIT perf map's budget over a run (--perf-map-max), for every symbolizer made after: 0 is
+ * the default, PT_PERFMAP_MAX_BYTES (perfmap.h). */
+void pt_sym_perfmap_max(uint64_t max_bytes);
+uint64_t pt_sym_perfmap_limit(void);
+/* What was read of the perf map and what was cut (perfmap.h), summed over the images; *bytes
+ * is the map's size at the last look (the largest over the images). */
+void pt_sym_perfmap_stats(const struct pt_symbolizer *s, struct pt_perfmap_cut *cut, uint64_t *bytes);
 
-/* One line of a perf map (/tmp/perf-PID.map, written by the target's JIT), newline already cut:
- * "START SIZE name" with START and SIZE in hex. 0 with *name pointing into line, or -1 when
- * the line is not in that form or SIZE is 0. */
-int pt_perfmap_parse_line(const char *line, uint64_t *start, uint64_t *size, const char **name);
 
 /* Demangle a C++ (Itanium ABI) name; returns malloc'd string or NULL if not mangled. */
 char *pt_demangle(const char *name);

@@ -27,6 +27,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <linux/ptrace.h>
+#include "util/stop.h"
 #include "util/wake.h"
 #include "target/launch.h"
 
@@ -466,6 +467,7 @@ static void on_stop_signal(int sig)
 		_exit(128 + sig);
 	}
 	first_stop = sig;
+	pt_stop_request(sig);   /* for the long readers (util/stop.h) */
 }
 
 void pt_stop_signals_catch(const char *msg)

@@ -7,6 +7,7 @@
  * every libelf call is checked and every index is bounds-checked before use.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,44 @@ static int read_loads(struct pt_elf *e)
 	return 0;
 }
 
+/* v's n bytes (n <= 8) at p, in the file's byte order (msb: big-endian). */
+static uint64_t field(const unsigned char *p, int n, bool msb)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[msb ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/*
+ * The section count the file claims, checked before libelf sees it: elf_begin builds a
+ * descriptor for every section at once, so a forged header (e_shnum 0 and section 0's sh_size
+ * as the count, ELF's extended numbering) over a sparse file made one open take minutes and
+ * gigabytes (50M sections: still going after 120 s, 2.3 GB and growing). 0, or -ENOEXEC when
+ * it claims more than PT_ELF_SHNUM_MAX. Not an ELF file: 0 (libelf says so).
+ */
+static int shnum_ok(int fd)
+{
+	unsigned char h[64], s0[64];
+	uint64_t shoff, shnum;
+	bool is64, msb;
+
+	if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG))
+		return 0;
+	is64 = h[EI_CLASS] == ELFCLASS64;
+	msb = h[EI_DATA] == ELFDATA2MSB;
+	shoff = is64 ? field(h + 0x28, 8, msb) : field(h + 0x20, 4, msb);
+	shnum = is64 ? field(h + 0x3c, 2, msb) : field(h + 0x30, 2, msb);
+	if (!shnum && shoff) {
+		/* Extended numbering: the count is section 0's sh_size. */
+		if (pread(fd, s0, sizeof(s0), (off_t)shoff) != (ssize_t)sizeof(s0))
+			return 0;
+		shnum = is64 ? field(s0 + 0x20, 8, msb) : field(s0 + 0x14, 4, msb);
+	}
+	return shnum > PT_ELF_SHNUM_MAX ? -ENOEXEC : 0;
+}
+
 int pt_elf_open_fd(int fd, struct pt_elf *e)
 {
 	GElf_Ehdr eh;
@@ -75,6 +114,8 @@ int pt_elf_open_fd(int fd, struct pt_elf *e)
 	err = elf_lib_ready();
 	if (err)
 		return err;
+	if (shnum_ok(fd))
+		return -ENOEXEC;
 	/* READ_MMAP: big executables stay on disk; only the pages we touch are read. */
 	e->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf)
@@ -215,6 +256,10 @@ int pt_elf_foreach_sym(struct pt_elf *e, uint32_t sh_type, pt_elf_sym_cb cb, voi
 		if (!data || !data->d_buf)
 			continue;
 		n = data->d_size / symsz;
+		/* The file is the target's: a sparse or forged table must not take minutes (the
+		 * largest real ones, libxul's debug file, hold ~3M entries). */
+		if (n > PT_ELF_SYMS_MAX)
+			n = PT_ELF_SYMS_MAX;
 		if (sh_type == SHT_DYNSYM) {
 			Elf_Scn *vs = find_versym(e->elf, elf_ndxscn(scn));
 

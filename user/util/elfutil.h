@@ -49,8 +49,16 @@ struct pt_elf_sym {
 	uint16_t shndx;
 };
 
+/* Sections an ELF file may claim (real objects: under 100; a kernel module built with
+ * -ffunction-sections, ~10k); more is refused before libelf reads them (elfutil.c shnum_ok). */
+#define PT_ELF_SHNUM_MAX (1u << 16)
+
+/* Entries of one symbol table looked at, at most (16M: 384 MiB of Elf64_Sym); the rest of a
+ * larger one is not used. */
+#define PT_ELF_SYMS_MAX (1u << 24)
+
 /* Calls cb for every named symbol of every section of type sh_type (SHT_SYMTAB or
- * SHT_DYNSYM). cb returns non-zero to stop early. Returns 0 (also when there is no
+ * SHT_DYNSYM), its first PT_ELF_SYMS_MAX entries. cb returns non-zero to stop early. Returns 0 (also when there is no
  * such table) or -errno on a malformed table. */
 typedef int (*pt_elf_sym_cb)(const struct pt_elf_sym *sym, void *ctx);
 int pt_elf_foreach_sym(struct pt_elf *e, uint32_t sh_type, pt_elf_sym_cb cb, void *ctx);
