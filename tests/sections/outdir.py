@@ -183,8 +183,9 @@ def run_section(ctx):
             try:
                 with open(os.path.join(p.dir, "report.json")) as f:
                     rep = json.load(f)
-                res.true(name + ": report.json is the run's", isinstance(rep, dict) and "pid" in rep,
-                         short(str(rep), 200))
+                tgt = rep.get("target", {}) if isinstance(rep, dict) else {}
+                res.true(name + ": report.json is the run's (target comm true, exited 0)",
+                         tgt.get("comm") == "true" and tgt.get("exit_status") == 0, short(str(tgt), 200))
             except (OSError, ValueError) as e:
                 res.fail(name + ": report.json parses", str(e))
 
