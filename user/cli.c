@@ -105,7 +105,7 @@ static const struct argp_option opts[] = {
 	{ "spare-fd", OPT_SPARE_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C); a launched CMD still running is then sent SIGTERM, unless --supervised", 0 },
 	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created 0700 if needed). DIR must be owned by root or you and not writable by group or others, and no file in it is written through a link: each is created anew, 0644 at most", 0 },
-	{ "trust-output-dir", OPT_TRUST_OUTDIR, NULL, 0, "Write into DIR even if another user owns it, others can write to it, or it is another user's symlink (files are still never written through links in it)", 0 },
+	{ "trust-output-dir", OPT_TRUST_OUTDIR, NULL, 0, "Write into DIR even if another user owns it or others can write to it (files are still never written through links in it, nor DIR through another user's symlink)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },

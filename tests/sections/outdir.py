@@ -14,15 +14,19 @@ bytes, mode, owner and mtime (lstat) before and after, and whether the missing o
                          created; report.json/html now root's regular files (report.json parses)
   outdir/world-writable  a root-owned DIR of mode 0777 (and 0770): exit 6, one line, DIR empty
   outdir/symlink dir     DIR itself a symlink owned by nobody to a root-only directory holding a
-                         victim report.json: exit 6, that directory untouched
+                         victim report.json: exit 6, that directory untouched, with and without
+                         --trust-output-dir
   outdir/umask 000       peaktrace under umask 000, DIR and a parent missing: exit 0, DIR made
                          0700, every file in it 0644 at most (no group/other write bit)
   outdir/diff            `peaktrace diff -o DIR` with the planted links (two real runs as A and B):
                          exit 6 and victims unchanged; with --trust-output-dir exit 0, victims
                          unchanged, the three outputs regular files 0644
   outdir/follow          --follow -o nobody's DIR: exit 6 before anything is started
-  outdir/compare         --compare-env -o nobody's DIR: exit 6, victims unchanged; into a fresh
-                         DIR: run-0-baseline/ and run-1-setting/ 0700, their files 0644 at most
+  outdir/compare         --compare-env -o nobody's DIR: exit 6, victims unchanged; the same with
+                         --trust-output-dir and run-0-baseline planted as a link to a root-only
+                         directory: the baseline run refused (exit 6), that directory untouched,
+                         compare.txt root's own file; into a fresh DIR: run-0-baseline/ and
+                         run-1-setting/ 0700, their files 0644 at most
 """
 
 import json
@@ -215,12 +219,14 @@ def run_section(ctx):
         link = os.path.join(top, "out")
         if res.true(name + ": nobody planted DIR as a link", as_nobody(lambda: os.symlink(rootdir, link)),
                     "setup as nobody failed"):
-            rc, _, err = trace(pt, link)
-            res.eq(name + ": exit status", rc, 6)
-            one_error_line(res, name, err)
-            res.true(name + ": the linked directory untouched",
-                     fingerprint(victim) == before and sorted(os.listdir(rootdir)) == listing,
-                     str(os.listdir(rootdir)))
+            for extra in ([], ["--trust-output-dir"]):
+                sub = name + (": trusted" if extra else "")
+                rc, _, err = trace(pt, link, extra)
+                res.eq(sub + ": exit status", rc, 6)
+                one_error_line(res, sub, err)
+                res.true(sub + ": the linked directory untouched",
+                         fingerprint(victim) == before and sorted(os.listdir(rootdir)) == listing,
+                         str(os.listdir(rootdir)))
 
     name = "outdir/umask 000"
     umask_dir = os.path.join(tmp, "outdir-umask", "parent", "out")
@@ -280,6 +286,26 @@ def run_section(ctx):
             one_error_line(res, name, err)
             p.check_victims(res, name)
             p.check_links_kept(res, name)
+        # Trusted DIR, run-0-baseline planted as a link to a root-only directory: the traced
+        # child is given DIR/run-0-baseline as its -o DIR and must not follow that link.
+        p = Plant(tmp, "compare-trusted", ["compare.txt"])
+        rootdir = os.path.join(tmp, "outdir-compare-rootonly")
+        os.makedirs(rootdir)
+        os.chmod(rootdir, 0o700)
+        victim = os.path.join(rootdir, "report.json")
+        with open(victim, "w") as f:
+            f.write("root's own report.json\n")
+        before = fingerprint(victim)
+        run0 = os.path.join(p.dir, "run-0-baseline")
+        if res.true(name + ": trusted: nobody planted run-0-baseline as a link",
+                    p.planted and as_nobody(lambda: os.symlink(rootdir, run0)), "setup as nobody failed"):
+            rc, _, err = trace(pt, p.dir, cmp_opts + ["--trust-output-dir"])
+            res.eq(name + ": trusted: exit status (the baseline run refused)", rc, 6)
+            p.check_victims(res, name + ": trusted")
+            res.true(name + ": trusted: the linked root-only directory untouched",
+                     fingerprint(victim) == before and os.listdir(rootdir) == ["report.json"],
+                     str(os.listdir(rootdir)))
+            regular_0644(res, name + ": trusted", os.path.join(p.dir, "compare.txt"))
         fresh = os.path.join(tmp, "outdir-compare-fresh")
         rc, _, err = trace(pt, fresh, cmp_opts, umask=0)
         res.eq(name + ": fresh DIR: exit status", rc, 0)

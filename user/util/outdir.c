@@ -325,8 +325,10 @@ static int make_dirs(char *p)
 
 /* The last component of p opened as a directory. The path up to it is the user's as typed
  * (symlinks there included); the last component is followed only when it is a symlink of
- * root's or the caller's own (or the user trusts the directory): a link another user planted
- * where the directory should be is not their choice. */
+ * root's or the caller's own: a link another user planted where the directory should be is not
+ * the user's choice, --trust-output-dir or not (that option trusts a directory's owner and mode,
+ * never a link: under it a compare run's or a --follow process's sub-directory, made by its own
+ * peaktrace with this path, is still never a link planted in the trusted DIR). */
 static int open_last(const char *dir, const char *parent, const char *last)
 {
 	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd, err;
@@ -340,10 +342,11 @@ static int open_last(const char *dir, const char *parent, const char *last)
 	fd = openat(pfd, last, DIR_FLAGS);
 	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
 	    !fstatat(pfd, last, &lst, AT_SYMLINK_NOFOLLOW) && S_ISLNK(lst.st_mode)) {
-		if (!trust && !uid_ok(lst.st_uid)) {
+		if (!uid_ok(lst.st_uid)) {
 			fprintf(stderr, "peaktrace: refusing output directory %s: it is a symbolic link "
-					"owned by uid %u, not by root or the user running peaktrace "
-					"(--trust-output-dir to follow it)\n", dir, (unsigned)lst.st_uid);
+					"owned by uid %u, not by root or the user running peaktrace (name "
+					"the directory it points to if that is the one meant)\n", dir,
+				(unsigned)lst.st_uid);
 			close(pfd);
 			return -EPERM;
 		}

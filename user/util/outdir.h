@@ -5,7 +5,7 @@
  * peaktrace runs as root and writes where a user points -o. A directory another user made (in
  * /tmp, say) could hold links named report.json & co. planted to redirect root's writes onto
  * root's own files. So the directory is opened once (no link followed at its last component
- * unless the link is the caller's own), checked on that fd (owned by root or the caller, not
+ * unless the link is root's or the caller's own), checked on that fd (owned by root or the caller, not
  * writable by group or others, unless --trust-output-dir), and every output is created relative
  * to that fd: O_CREAT|O_EXCL|O_NOFOLLOW, an existing name unlinked first (never truncated through,
  * so neither a symlink nor a hard link is written through), mode 0644 at most whatever the umask.
@@ -20,9 +20,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* --trust-output-dir: a directory owned by another user, or writable by group or others, or a
- * last component that is another user's symlink, is accepted (files are still created with
- * O_EXCL|O_NOFOLLOW in it). Set once, from the command line. */
+/* --trust-output-dir: a directory owned by another user, or writable by group or others, is
+ * accepted (files are still created with O_EXCL|O_NOFOLLOW in it, and a DIR that is another
+ * user's symlink is still refused). Set once, from the command line. */
 void pt_outdir_set_trust(bool trust);
 bool pt_outdir_trusted(void);
 
