@@ -12,6 +12,8 @@ bytes, mode, owner and mtime (lstat) before and after, and whether the missing o
                          created, the links still links, nothing else in DIR
   outdir/trusted         the same DIR with --trust-output-dir: exit 0, victims unchanged and none
                          created; report.json/html now root's regular files (report.json parses)
+  outdir/trusted race    --trust-output-dir while nobody re-plants the links (unlink, symlink) in
+                         a loop for the whole run: the victims unchanged, none created
   outdir/world-writable  a root-owned DIR of mode 0777 (and 0770): exit 6, one line, DIR empty
   outdir/symlink dir     DIR itself a symlink owned by nobody to a root-only directory holding a
                          victim report.json: exit 6, that directory untouched, with and without
@@ -36,7 +38,7 @@ import stat
 from harness import run, short
 
 NOBODY = 65534
-CASES = ["outdir/planted links", "outdir/trusted", "outdir/world-writable", "outdir/symlink dir",
+CASES = ["outdir/planted links", "outdir/trusted", "outdir/trusted race", "outdir/world-writable", "outdir/symlink dir",
          "outdir/umask 000", "outdir/diff", "outdir/follow", "outdir/compare"]
 TARGET = "/bin/true"
 
@@ -159,6 +161,43 @@ def trace(pt, outdir, extra=(), umask=None):
         os.umask(old)
 
 
+def race(pt, p, extra):
+    """Trace into p.dir while nobody re-plants every link in a loop (unlink, symlink) until
+    peaktrace ends: O_EXCL|O_NOFOLLOW must never open one. The racer's rounds."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        rounds = 0
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            stop = os.path.join(p.dir, ".stop")
+            while not os.path.lexists(stop) and rounds < 10 ** 7:
+                for n, v in p.links.items():
+                    f = os.path.join(p.dir, n)
+                    try:
+                        os.unlink(f)
+                    except OSError:
+                        pass
+                    try:
+                        os.symlink(v, f)
+                    except OSError:
+                        pass
+                rounds += 1
+        finally:
+            os.write(w, str(rounds).encode())
+            os._exit(0)
+    os.close(w)
+    trace(pt, p.dir, extra)
+    open(os.path.join(p.dir, ".stop"), "w").close()
+    os.waitpid(pid, 0)
+    with os.fdopen(r) as f:
+        got = f.read()
+    return int(got) if got.isdigit() else 0
+
+
 def run_section(ctx):
     res, pt, tmp = ctx.res, ctx.pt, ctx.tmp
     if not any(res.wanted(n) for n in CASES):
@@ -192,6 +231,15 @@ def run_section(ctx):
                          tgt.get("comm") == "true" and tgt.get("exit_status") == 0, short(str(tgt), 200))
             except (OSError, ValueError) as e:
                 res.fail(name + ": report.json parses", str(e))
+
+    name = "outdir/trusted race"
+    if res.wanted(name):
+        p = Plant(tmp, "race", report_names + ["report.txt", "peak.svg", "invocations.jsonl"])
+        if res.true(name + ": nobody planted the links", p.planted, "setup as nobody failed"):
+            loops = race(pt, p, ["--trust-output-dir"])
+            res.true(name + ": nobody re-planted the links while peaktrace wrote", loops > 100,
+                     "%d rounds" % loops)
+            p.check_victims(res, name)
 
     name = "outdir/world-writable"
     if res.wanted(name):
