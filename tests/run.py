@@ -23,7 +23,7 @@ import tempfile
 import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, bounded, browser, build, case, cli, coldstart, container, diff,
-                      docs, fault, flood, follow, host, hostile, layout, leaks, light, node, onnx, pprof, pyobjects,
+                      docs, fault, flood, follow, host, hostile, layout, leaks, light, node, onnx, outdir, pprof, pyobjects,
                       python, ref, rss, rsskinds, sample, scale, security, supervisor, timeline, unit)
 from sections import exec as exec_section
 from sections import poison
@@ -33,10 +33,10 @@ SECTIONS = [unit, layout, build, ref]
 # Need root, /sys/kernel/btf/vmlinux and BUILD/peaktrace; the names in BPF_SKIPS are counted
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
-                aws_lambda, security, timeline, browser, container, leaks, scale, exec_section, rss, light,
+                aws_lambda, security, outdir, timeline, browser, container, leaks, scale, exec_section, rss, light,
                 supervisor, follow, pyobjects, coldstart, rsskinds, onnx, flood, poison, bounded]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
-             "python/*", "security/*", "timeline/*", "browser/*", "container/*", "leaks/*", "scale/*", "exec/*",
+             "python/*", "security/*", "outdir/*", "timeline/*", "browser/*", "container/*", "leaks/*", "scale/*", "exec/*",
              "rss/*", "light/*", "supervisor/*", "follow/*", "pyobjects/*", "coldstart/*", "rsskinds/*", "onnx/*",
              "flood/*", "poison/*", "bounded/*"]
 

@@ -16,6 +16,7 @@
 #include "report/report.h"
 #include "profile/frames.h"
 #include "util/file.h"
+#include "util/outdir.h"
 #include "cli.h"
 
 /* Every option's default, beside its flag; the others start as 0. */
@@ -81,7 +82,8 @@ static const char doc[] =
 "peaktrace-sandbox).\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage, 3 no such process, 4 not root,\n"
-"5 unsupported target, 6 output directory not writable, 7 BPF failure or a\n"
+"5 unsupported target, 6 output directory not writable or refused (another\n"
+"user's, or writable by others: --trust-output-dir), 7 BPF failure or a\n"
 "kernel without a feature peaktrace needs (--check-kernel), 8 an invocation's\n"
 "true peak exceeded --max-peak, 9 diff: the peak live heap grew by more than\n"
 "--max-growth.\n";
@@ -94,7 +96,7 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_PERF_MAP_MAX,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
        OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS,
-       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED, OPT_MAX_INV_KEPT, OPT_MAX_OUTPUT };
+       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED, OPT_MAX_INV_KEPT, OPT_MAX_OUTPUT, OPT_TRUST_OUTDIR };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
@@ -105,7 +107,8 @@ static const struct argp_option opts[] = {
 	{ "held", OPT_HELD, NULL, OPTION_HIDDEN, "", 0 },
 	{ "spare-fd", OPT_SPARE_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: target exit or Ctrl-C); a launched CMD still running is then sent SIGTERM, unless --supervised", 0 },
-	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created if needed)", 0 },
+	{ "output", 'o', "DIR", 0, "Write every report format into DIR (created 0700 if needed). DIR must be owned by root or you and not writable by group or others, and no file in it is written through a link: each is created anew, 0644 at most", 0 },
+	{ "trust-output-dir", OPT_TRUST_OUTDIR, NULL, 0, "Write into DIR even if another user owns it or others can write to it (files are still never written through links in it, nor DIR through another user's symlink)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Status line period on a terminal (default 1)", 0 },
 	{ "timeline-interval", OPT_TIMELINE, "MS", 0, "Sample RSS and the live heap every MS milliseconds for DIR/timeline.jsonl and timeline.svg, each sample with the maxima reached since the one before (default 10, 0: off)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks shown per report section (default 10)", 0 },
@@ -365,6 +368,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'o':
 		o->outdir = arg;
 		break;
+	case OPT_TRUST_OUTDIR:
+		pt_outdir_set_trust(true);   /* util/outdir.h: read where DIR is checked */
+		break;
 	case OPT_TIMELINE: {
 		char *end;
 		long v;
@@ -615,15 +621,16 @@ static const char diff_doc[] =
 "innermost 511 under \"[outer frames cut]\" (counted in the report).\n"
 "\n"
 "Exit codes: 0 ok, 1 other failure, 2 usage or unreadable input (also: over\n"
-"--max-input), 6 OUTDIR not writable, 9 the peak live heap grew by more than\n"
+"--max-input), 6 OUTDIR not writable or refused, 9 the peak live heap grew by more than\n"
 "--max-growth.\n";
 
 enum { OPT_MAX_GROWTH = 1100, OPT_MAX_INPUT };
 
 static const struct argp_option diff_opts[] = {
 	{ "max-growth", OPT_MAX_GROWTH, "SIZE", 0, "Exit 9 if B's peak live heap exceeds A's by more than SIZE (e.g. 100000, 512K, 1M)", 0 },
-	{ "output", 'o', "OUTDIR", 0, "Write diff.txt, diff.peak.folded and diff.peak.svg into OUTDIR (default ./" PT_DIFF_DEFAULT_OUT ")", 0 },
+	{ "output", 'o', "OUTDIR", 0, "Write diff.txt, diff.peak.folded and diff.peak.svg into OUTDIR (default ./" PT_DIFF_DEFAULT_OUT "; created 0700 if needed, refused if another user owns it or others can write to it)", 0 },
 	{ "max-input", OPT_MAX_INPUT, "SIZE", 0, "Read at most SIZE bytes of both directories' files together; more is refused, exit 2 (default 512M)", 0 },
+	{ "trust-output-dir", OPT_TRUST_OUTDIR, NULL, 0, "Write into OUTDIR even if another user owns it or others can write to it (files are still never written through links in it)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Stacks listed per direction and figure (default 10)", 0 },
 	{ "quiet", 'q', NULL, 0, "Do not print the report on stdout", 0 },
 	{},
@@ -643,6 +650,9 @@ static error_t parse_diff_arg(int key, char *arg, struct argp_state *st)
 		break;
 	case 'o':
 		o->outdir = arg;
+		break;
+	case OPT_TRUST_OUTDIR:
+		pt_outdir_set_trust(true);
 		break;
 	case OPT_TOP:
 		o->top = (int)parse_count(st, arg);

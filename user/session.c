@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include "util/fmt.h"
 #include "util/stop.h"
+#include "util/outdir.h"
 #include "util/wake.h"
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
@@ -245,33 +246,10 @@ static int check_pid(pid_t pid)
 	return EXIT_OK;
 }
 
+/* Made if absent, checked and held open (util/outdir.h): every output is created through it. */
 static int check_outdir(const char *dir)
 {
-	char probe[4096], *p, tmp[4096];
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), "%s", dir);
-	/* mkdir -p */
-	for (p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		mkdir(tmp, 0755);
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST) {
-		fprintf(stderr, "peaktrace: cannot create output directory %s: %s\n", dir, strerror(errno));
-		return EXIT_OUTPUT;
-	}
-	snprintf(probe, sizeof(probe), "%s/.peaktrace-write-test", dir);
-	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "peaktrace: output directory %s is not writable: %s\n", dir, strerror(errno));
-		return EXIT_OUTPUT;
-	}
-	close(fd);
-	unlink(probe);
-	return EXIT_OK;
+	return pt_outdir_prepare(dir) ? EXIT_OUTPUT : EXIT_OK;
 }
 
 /* ---- events and invocations ---------------------------------------------------------- */
@@ -1077,7 +1055,7 @@ static FILE *open_out(const char *dir, const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
+	f = pt_out_fopen(path);
 	if (!f)
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
 	return f;
@@ -1631,7 +1609,7 @@ static uint64_t process_cpu_ns(void)
 static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns, uint64_t cpu_ns)
 {
 	unsigned long long us = 0, insns = 0;
-	FILE *f = fopen(s->opt->verifier_stats, "w");
+	FILE *f = pt_user_fopen(s->opt->verifier_stats);
 
 	if (!f) {
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->verifier_stats, strerror(errno));
@@ -2173,7 +2151,7 @@ static void close_running_invocation(struct pt_session *s)
  * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
 static void write_prog_stats(struct pt_session *s)
 {
-	FILE *f = fopen(s->opt->prog_stats, "w");
+	FILE *f = pt_user_fopen(s->opt->prog_stats);
 
 	if (!f) {
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->prog_stats, strerror(errno));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "report/sandbox.h"
+#include "util/outdir.h"
 
 static char *slurp(const char *path)
 {
@@ -61,7 +62,7 @@ int main(void)
 	sb.invs[1] = (struct pt_sbx_inv){ .owner = 3, .seq = 2, .peak = 30 << 20,
 					  .at_peak = { 1 << 20, 8 << 20, 21 << 20 } };
 
-	if (!mkdtemp(dir))
+	if (!mkdtemp(dir) || pt_outdir_prepare(dir))   /* outputs go through the held dir */
 		return 1;
 	r.outdir = dir;
 	snprintf(path, sizeof(path), "%s/proc-102-python3", dir);

@@ -27,6 +27,7 @@
 #include "report/pprof.h"
 #include "profile/profile.h"
 #include "profile/frames.h"
+#include "util/outdir.h"
 
 #define GOLDEN_DIR "tests/golden/"
 
@@ -607,8 +608,11 @@ static void test_pprof(const struct pt_profile *p)
 	check_go_pprof(path);
 	free(buf);
 
-	err = pt_write_pprof("/nonexistent-dir/x.pb.gz", p);
+	tmppath(path, sizeof(path), "missing-sub/x.pb.gz");
+	err = pt_write_pprof(path, p);
 	CHECK(err == -ENOENT, "pprof to a missing directory returns -ENOENT (got %d)", err);
+	err = pt_write_pprof("/nonexistent-dir/x.pb.gz", p);
+	CHECK(err == -EXDEV, "pprof outside the held output directory returns -EXDEV (got %d)", err);
 }
 
 static void test_speedscope(const struct pt_profile *p)
@@ -720,7 +724,7 @@ int main(void)
 	const char *u = getenv("PEAKTRACE_UPDATE_GOLDEN");
 
 	update_golden = u && *u && strcmp(u, "0") != 0;
-	if (!mkdtemp(tmpdir)) {
+	if (!mkdtemp(tmpdir) || pt_outdir_prepare(tmpdir)) {   /* outputs go through the held dir */
 		perror("mkdtemp");
 		return 1;
 	}

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "util/fmt.h"
+#include "util/outdir.h"
 #include "util/wake.h"
 #include "bpf/inv.h"
 #include "report/compare.h"
@@ -41,7 +42,7 @@ int pt_summary_write(const char *path, const struct pt_report *r)
 	int64_t inv_peak = 0, inv_ret = 0, ninv = 0;
 	double dur[64];
 	int ndur = 0;
-	FILE *f = fopen(path, "w");
+	FILE *f = pt_user_fopen(path);
 	uint32_t k;
 
 	if (!f)
@@ -420,7 +421,7 @@ static int run_untraced(char **cmd, const char *setting, const char *log, double
 	pid_t pid;
 	FILE *f;
 
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = pt_out_open(log);
 	if (fd < 0)
 		return -errno;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -495,7 +496,7 @@ static void untraced_write(const char *dir, const struct pt_untraced *u)
 	int k;
 
 	snprintf(path, sizeof(path), "%.4096s/untraced.tsv", dir);
-	if (!(f = fopen(path, "w")))
+	if (!(f = pt_out_fopen(path)))
 		return;
 	for (k = 0; k < u->runs; k++)
 		fprintf(f, "run\t%d\twall_ns\t%.0f\tcpu_ns\t%.0f\tmaxrss\t%" PRId64 "\n", k + 1,
@@ -590,10 +591,8 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 	int ncmd = 0, k, j, code = 0, host;
 	static char selfpath[4096];
 
-	if (mkdir(outdir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "peaktrace: cannot create %s: %s\n", outdir, strerror(errno));
+	if (pt_outdir_prepare(outdir))   /* made, checked and held: said why not */
 		return 6;
-	}
 	while (cmd[ncmd])
 		ncmd++;
 	host = pt_compare_host_args(cmd, ncmd);
@@ -631,7 +630,7 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 			char log[4200];
 			int err;
 
-			mkdir(dirs[k], 0755);
+			pt_out_mkdir(dirs[k]);
 			snprintf(log, sizeof(log), "%s/untraced-%d.log", dirs[k], j + 1);
 			fprintf(stderr, "peaktrace: untraced run %d of %d: %s%s\n", j + 1, untraced,
 				k ? "with " : "", labels[k]);
@@ -647,7 +646,7 @@ int pt_compare_run(const char *self, char **opts, int nopts, char **cmd, const c
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/compare.txt", outdir);
-		f = fopen(path, "w");
+		f = pt_out_fopen(path);
 		if (f) {
 			pt_compare_print(f, labels, sum, nsettings + 1);
 			for (k = 0; k <= nsettings; k++)

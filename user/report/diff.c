@@ -20,6 +20,7 @@
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/json.h"
+#include "util/outdir.h"
 #include "profile/profile.h"
 #include "report/diff.h"
 
@@ -1016,7 +1017,7 @@ static int write_out(const char *dir, const char *name, const struct pt_diff_row
 		fprintf(stderr, "peaktrace: %s/%s: path too long\n", dir, name);
 		return -ENAMETOOLONG;
 	}
-	f = fopen(path, "w");
+	f = pt_out_fopen(path);
 	if (!f) {
 		err = -errno;
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
@@ -1070,10 +1071,8 @@ static enum pt_diff_result write_outputs(const struct pt_diff_options *o, const 
 	char *sub = NULL;
 	int err;
 
-	if (mkdir(o->outdir, 0755) && errno != EEXIST) {
-		fprintf(stderr, "peaktrace: cannot create %s: %s\n", o->outdir, strerror(errno));
+	if (pt_outdir_prepare(o->outdir))   /* made, checked and held: said why not */
 		return PT_DIFF_OUTPUT;
-	}
 	if (asprintf(&sub, "width: B's bytes at the peak (%s); red grew, blue shrank since A (%s)",
 		     b->dir, a->dir) < 0)
 		return PT_DIFF_FAIL;

@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "report/pprof.h"
+#include "util/outdir.h"
 
 /* Field numbers from profile.proto. */
 enum {
@@ -611,7 +612,7 @@ int pt_write_pprof_mode(const char *path, const struct pt_profile *p, bool light
 
 	if (!g)
 		return -ENOMEM;
-	g->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	g->fd = pt_out_open(path);
 	if (g->fd < 0) {
 		err = -errno;
 		free(g);
@@ -620,7 +621,7 @@ int pt_write_pprof_mode(const char *path, const struct pt_profile *p, bool light
 	/* windowBits 15 + 16 selects the gzip wrapper (pprof reads gzip, not zlib). */
 	if (deflateInit2(&g->zs, PPROF_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		close(g->fd);
-		unlink(path);
+		pt_out_unlink(path);
 		free(g);
 		return -ENOMEM;
 	}
@@ -632,7 +633,7 @@ int pt_write_pprof_mode(const char *path, const struct pt_profile *p, bool light
 	if (close(g->fd) && !err)
 		err = -errno;
 	if (err)
-		unlink(path);   /* no half profile: as when the encoding failed before any write */
+		pt_out_unlink(path);   /* no half profile: as when the encoding failed before any write */
 	free(b.d);
 	free(g);
 	return err;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "util/fmt.h"
+#include "util/outdir.h"
 #include "bpf/inv.h"
 #include "report/report.h"
 #include "report/html.h"
@@ -1189,7 +1190,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
  */
 FILE *pt_report_fopen(const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = pt_out_fopen(path);
 
 	if (!f)
 		return NULL;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/fmt.h"
+#include "util/outdir.h"
 #include "report/sandbox.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -334,7 +335,7 @@ int pt_sbx_report_write(const struct pt_sbx_report *r, bool quiet)
 	if (!quiet)
 		write_text(stdout, r);
 	snprintf(path, sizeof(path), "%s/sandbox.txt", r->outdir);
-	if ((f = fopen(path, "w"))) {
+	if ((f = pt_out_fopen(path))) {
 		write_text(f, r);
 		if (fclose(f))
 			err = -errno;
@@ -342,7 +343,7 @@ int pt_sbx_report_write(const struct pt_sbx_report *r, bool quiet)
 		err = -errno;
 	}
 	snprintf(path, sizeof(path), "%s/sandbox.json", r->outdir);
-	if ((f = fopen(path, "w"))) {
+	if ((f = pt_out_fopen(path))) {
 		write_json(f, r);
 		if (fclose(f))
 			err = -errno;

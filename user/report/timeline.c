@@ -16,6 +16,7 @@
 #include "bpf/inv.h"
 #include "report/timeline.h"
 #include "util/fmt.h"
+#include "util/outdir.h"
 
 /* ---- the buffer ---------------------------------------------------------------------------- */
 
@@ -333,7 +334,7 @@ static int write_one(const char *dir, const char *name, const struct pt_timeline
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
+	f = pt_out_fopen(path);
 	if (!f)
 		return -errno;
 	err = fn(f, tl, invs);
