@@ -141,6 +141,7 @@ enum pt_err {
 	                           * its innermost frames (pt_tier_start) */
 	PT_ERR_INV_STACKS_LOST,   /* (user space) invocations whose stacks at the peak were not read:
 	                           * two newer starts first (their figures kept) */
+	PT_ERR_RAPI_UNPARSED,     /* (from g.rapi_unparsed) Runtime API request lines not parsed */
 	PT_ERR_COUNT,
 };
 
@@ -383,8 +384,13 @@ struct pt_inv {
 	/* The mm's high-water mark (hiwater_rss, bytes) at the end, read by BPF at the boundary:
 	 * /proc/PID/status read later may already be reset (clear_refs) or gone. 0 if unknown. */
 	__u64 hwm_end;
+	/* The request id's whole length (id[] holds its first PT_REQID_LEN bytes) and its hash
+	 * (rapi.h pt_rapi_hash_step over all of it; 0: not hashed). */
+	__u64 id_hash;
+	__u32 id_full_len;
+	__u32 id_pad;
 };
-_Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8,
+_Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8 + 16,
 	       "pt_inv layout");
 
 /*
@@ -445,6 +451,7 @@ struct pt_global {
 	__u64 thread_slots;   /* thread rows handed out (row 0 unused) */
 	/* invocations */
 	__u64 rapi_full;      /* Runtime API table updates that failed (PT_ERR_RAPI_FULL) */
+	__u64 rapi_unparsed;  /* Runtime API request lines not parsed (PT_ERR_RAPI_UNPARSED) */
 	__u64 inv_seq;        /* current invocation (0 = init phase) */
 	__u64 inv_peak_counter;
 	/* --sample-bytes: allocations whose stack was sampled, exact (not weighted) */
