@@ -24,7 +24,7 @@ import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, browser, build, case, cli, coldstart, container, diff,
                       docs, fault, follow, host, hostile, layout, leaks, light, node, onnx, pprof, pyobjects,
-                      python, ref, rss, rsskinds, sample, scale, security, supervisor, timeline, unit)
+                      python, rapi, ref, rss, rsskinds, sample, scale, security, supervisor, timeline, unit)
 from sections import exec as exec_section
 
 # Need neither root nor BPF.
@@ -33,10 +33,10 @@ SECTIONS = [unit, layout, build, ref]
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
                 aws_lambda, security, timeline, browser, container, leaks, scale, exec_section, rss, light,
-                supervisor, follow, pyobjects, coldstart, rsskinds, onnx]
+                supervisor, follow, pyobjects, coldstart, rsskinds, onnx, rapi]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
              "python/*", "security/*", "timeline/*", "browser/*", "container/*", "leaks/*", "scale/*", "exec/*",
-             "rss/*", "light/*", "supervisor/*", "follow/*", "pyobjects/*", "coldstart/*", "rsskinds/*", "onnx/*"]
+             "rss/*", "light/*", "supervisor/*", "follow/*", "pyobjects/*", "coldstart/*", "rsskinds/*", "onnx/*", "rapi/*"]
 
 
 def main():
