@@ -383,17 +383,24 @@ static __always_inline __u64 pt_rapi_id_hash(struct rapi_scratch *sc, __u32 len)
  * (a Runtime API POST line too long for PT_RAPI_SCAN is counted in g.rapi_unparsed), else the
  * kind, the line in sc->buf (sc->len bytes).
  */
-__noinline int rapi_piece(struct rapi_scratch *sc, __u64 key, __u64 ubuf, __u64 count, int start)
+__noinline int rapi_piece(__u64 key, __u64 ubuf, __u64 count, int start)
 {
+	struct rapi_scratch *sc;
 	struct rapi_part *p;
-	__u32 off = 0, n, len;
-	int ended, kind, partial;
+	__u32 off = 0, n, len, zero = 0;
+	__u64 sz;
+	int ended, kind, partial, fresh;
 
+	/* Looked up here, not passed: a global function's pointer argument is plain memory to the
+	 * verifier, which 6.1 does not take as a map update's value (sc->part below). */
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
 	if (!sc)
 		return 0;
 	p = bpf_map_lookup_elem(&rapi_parts, &key);
 	if (!p && !start)
 		return -1;
+	/* A flag, not a compare of p with &sc->part: pointers of two kinds. */
+	fresh = !p;
 	if (!p) {
 		p = &sc->part;
 		p->len = 0;
@@ -401,17 +408,22 @@ __noinline int rapi_piece(struct rapi_scratch *sc, __u64 key, __u64 ubuf, __u64 
 	off = p->len;
 	asm volatile("" : "+r"(off));
 	off &= PT_RAPI_SCAN - 1;   /* never stored at PT_RAPI_SCAN or more */
-	n = count < PT_RAPI_SCAN - off ? (__u32)count : PT_RAPI_SCAN - off;
-	asm volatile("" : "+r"(n));
-	if (n > PT_RAPI_SCAN)
-		n = PT_RAPI_SCAN;
-	if (!n || bpf_probe_read_user(p->buf + off, n, (const void *)ubuf))
+	/* Sizes as 64-bit values clamped after an opaque move (as inv_emit's): with 32-bit ones
+	 * clang hands the helper an unclamped copy, which 6.1's verifier refuses. */
+	sz = count < PT_RAPI_SCAN - off ? count : PT_RAPI_SCAN - off;
+	asm volatile("" : "+r"(sz));
+	if (sz > PT_RAPI_SCAN)
+		sz = PT_RAPI_SCAN;
+	if (!sz || bpf_probe_read_user(p->buf + off, sz, (const void *)ubuf))
 		goto drop;
-	len = off + n;
-	if (len > PT_RAPI_SCAN)
-		len = PT_RAPI_SCAN;
-	if (bpf_probe_read_kernel(sc->buf, len, p->buf))
+	n = (__u32)sz;
+	sz += off;
+	asm volatile("" : "+r"(sz));
+	if (sz > PT_RAPI_SCAN)
+		sz = PT_RAPI_SCAN;
+	if (bpf_probe_read_kernel(sc->buf, sz, p->buf))
 		goto drop;
+	len = (__u32)sz;
 	{
 		/* A space, CR or LF among the new bytes, past the method's own space: the path
 		 * ended in them. */
@@ -432,7 +444,7 @@ __noinline int rapi_piece(struct rapi_scratch *sc, __u64 key, __u64 ubuf, __u64 
 		kind &= 0xff;
 	}
 	if (kind != PT_RAPI_OTHER) {
-		if (p != &sc->part)
+		if (!fresh)
 			bpf_map_delete_elem(&rapi_parts, &key);
 		return kind;
 	}
@@ -448,11 +460,11 @@ __noinline int rapi_piece(struct rapi_scratch *sc, __u64 key, __u64 ubuf, __u64 
 	if (partial != 1 || len >= PT_RAPI_SCAN)
 		goto drop;
 	p->len = len;
-	if (p == &sc->part && bpf_map_update_elem(&rapi_parts, &key, p, BPF_ANY))
+	if (fresh && bpf_map_update_elem(&rapi_parts, &key, p, BPF_ANY))
 		__sync_fetch_and_add(&g.rapi_full, 1);
 	return 0;
 drop:
-	if (p != &sc->part)
+	if (!fresh)
 		bpf_map_delete_elem(&rapi_parts, &key);
 	return 0;
 }
@@ -509,12 +521,16 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	}
 	/* Read exactly what was written (up to PT_RAPI_SCAN): more could cross into an unmapped
 	 * page. */
-	len = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
-	asm volatile("" : "+r"(len));
-	if (len > PT_RAPI_SCAN)
-		len = PT_RAPI_SCAN;
-	if (!len || bpf_probe_read_user(sc->buf, len, buf))
-		return;
+	{
+		__u64 sz = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
+
+		asm volatile("" : "+r"(sz));
+		if (sz > PT_RAPI_SCAN)
+			sz = PT_RAPI_SCAN;
+		if (!sz || bpf_probe_read_user(sc->buf, sz, buf))
+			return;
+		len = (__u32)sz;
+	}
 	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
 	start = sc->buf[0] == 'G' || sc->buf[0] == 'P';
 	kind = PT_RAPI_OTHER;
@@ -528,7 +544,7 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	if (kind == PT_RAPI_OTHER) {
 		/* The rest of a request line written in pieces, or the start of one (a short
 		 * write, or a line whose rest is still to be written); or one too long. */
-		kind = rapi_piece(sc, key, (__u64)buf, count, start);
+		kind = rapi_piece(key, (__u64)buf, count, start);
 		if (kind <= 0)
 			return;
 		id_off = PT_RAPI_POST_LEN;
