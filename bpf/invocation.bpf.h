@@ -8,6 +8,9 @@
 #define PEAKTRACE_INVOCATION_BPF_H
 
 #include "state.bpf.h"
+/* rapi.h's request id search, as a bpf_loop (rapi_id_search below). */
+static __u32 rapi_id_search(__u32 len);
+#define PT_RAPI_ID_SEARCH(len) rapi_id_search(len)
 #include "rapi.h"
 #include "inv.h"
 #include "rss.bpf.h"
@@ -24,15 +27,36 @@ struct {
 	__type(value, __u32);
 } rapi_fds SEC(".maps");
 
+/* A request line written in pieces (a client writing "GET /2018-06-01/runtime/invocation/next"
+ * a few bytes at a time): its bytes so far, per socket. A piece is appended at len <
+ * PT_RAPI_SCAN, at most PT_RAPI_SCAN bytes of it: buf has room for both. */
+struct rapi_part {
+	__u32 len;
+	__u32 pad;
+	char buf[2 * PT_RAPI_SCAN];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, struct rapi_part);
+} rapi_parts SEC(".maps");
+
 /* Scratch for reading a write's first bytes (per CPU: used within one program run). */
 struct rapi_scratch {
 	char buf[PT_RAPI_HDR_SCAN + 16];   /* slack: pt_rapi_is_streaming reads past its index */
 	char tail[8];
+	__u32 len;                         /* rapi_piece: the reassembled line's length in buf */
+	__u32 id_len;                      /* ... and its request id's (RESPONSE, ERROR) */
+	struct rapi_part part;             /* a new rapi_parts entry, built here */
 };
+_Static_assert(PT_RAPI_SCAN <= PT_RAPI_HDR_SCAN, "the scratch holds a whole request line");
 
 /* key: tgid << 32 | fd; value: the request id of a streaming response in progress on it. */
 struct rapi_stream {
-	__u32 id_len;
+	__u32 id_len;      /* its whole length (id[] holds the first PT_REQID_LEN bytes) */
+	__u32 pad;
+	__u64 id_hash;
 	char id[PT_REQID_LEN];
 };
 struct {
@@ -96,8 +120,9 @@ static __always_inline void inv_emit(__u32 type, __u64 seq, __u32 fd, const void
 	bpf_ringbuf_submit(e, flags);
 }
 
-/* End the running invocation (or init phase). id may be NULL. */
-static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len, __u32 fd)
+/* End the running invocation (or init phase). id may be NULL; id_len is its whole length (its
+ * first PT_REQID_LEN bytes are kept), id_hash its hash (0: none). */
+static __always_inline void inv_end_id(__u32 outcome, const char *id, __u32 id_len, __u64 id_hash, __u32 fd)
 {
 	__u64 seq = g.inv_seq;
 	struct pt_inv *inv = &g.inv[seq & 1];
@@ -113,7 +138,11 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 
 		inv->hwm_end = mm ? BPF_CORE_READ(mm, hiwater_rss) * 4096 : 0;
 	}
+	inv->id_hash = 0;
+	inv->id_full_len = 0;
 	if (id && id_len) {
+		inv->id_full_len = id_len;
+		inv->id_hash = id_hash;
 		if (id_len > PT_REQID_LEN)
 			id_len = PT_REQID_LEN;
 		for (int i = 0; i < PT_REQID_LEN; i++) {
@@ -143,6 +172,11 @@ static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len,
 		}
 	}
 	inv_emit(PT_EV_INV_END, seq, fd, NULL, 0);
+}
+
+static __always_inline void inv_end(__u32 outcome, const char *id, __u32 id_len, __u32 fd)
+{
+	inv_end_id(outcome, id, id_len, 0, fd);
 }
 
 /* Start invocation seq + 1 in the other half of the double buffer. */
@@ -241,22 +275,104 @@ static __always_inline int rapi_is_streaming(__u32 len)
 	return h.found;
 }
 
+/* The request id search (rapi.h pt_rapi_id_step) over the scratch, and the id's hash, as bpf_loops:
+ * as bounded loops their ~470 steps were verified one by one (~800K instructions). */
+struct rapi_loop {
+	__u32 from;     /* the first position */
+	__u32 found;    /* id search: the '/' ending the id (0: none) */
+	__u64 h;        /* hash */
+	__u32 ended;    /* space scan: a space, CR or LF seen */
+};
+
+static long rapi_id_step(__u64 i, void *arg)
+{
+	struct rapi_loop *l = arg;
+	struct rapi_scratch *sc;
+	__u32 zero = 0, at = l->from + (__u32)i;
+	int r;
+
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 1;
+	r = pt_rapi_id_step(sc->buf, at);
+	if (r > 0)
+		l->found = at;
+	return r != 0;
+}
+
+static __u32 rapi_id_search(__u32 len)
+{
+	struct rapi_loop l = { .from = PT_RAPI_POST_LEN };
+
+	if (len <= PT_RAPI_POST_LEN)
+		return 0;
+	bpf_loop(PT_RAPI_ID_SPAN(len), rapi_id_step, &l, 0);
+	return l.found;
+}
+
+static long rapi_hash_step(__u64 i, void *arg)
+{
+	struct rapi_loop *l = arg;
+	struct rapi_scratch *sc;
+	__u32 zero = 0;
+
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 1;
+	l->h = pt_rapi_hash_step(l->h, sc->buf[(l->from + (__u32)i) & (PT_RAPI_SCAN - 1)]);
+	return 0;
+}
+
+/* pt_rapi_partial's compare (rapi.h) over the scratch. */
+static long rapi_partial_step(__u64 i, void *arg)
+{
+	struct rapi_loop *l = arg;
+	struct rapi_scratch *sc;
+	__u32 zero = 0;
+
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc || !pt_rapi_partial_step(sc->buf, (__u32)i)) {
+		l->found = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* A space, CR or LF in the scratch's bytes at from + i, past the method's own space. */
+static long rapi_space_step(__u64 i, void *arg)
+{
+	struct rapi_loop *l = arg;
+	struct rapi_scratch *sc;
+	__u32 zero = 0, at = l->from + (__u32)i;
+	char c;
+
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 1;
+	c = sc->buf[at & (PT_RAPI_SCAN - 1)];
+	if (at >= 5 && (c == ' ' || c == '\r' || c == '\n')) {
+		l->ended = 1;
+		return 1;
+	}
+	return 0;
+}
+
 /* pt_rapi_classify (rapi.h) on the scratch's first len bytes, its two steps as global functions:
  * each is verified once for any length and id end. Inlined, the action's compares were verified
  * again for every position the id search can stop at and every length the write program reaches
  * it with (~30K of that program's ~37K instructions). */
-__noinline int pt_rapi_line_scratch(struct rapi_scratch *sc, __u32 len)
+__noinline int pt_rapi_line_scratch(struct rapi_scratch *sc, __u32 len, int strict)
 {
 	__u32 end;
 	int kind;
 
 	if (!sc)
 		return PT_RAPI_OTHER;
-	kind = pt_rapi_classify_line(sc->buf, len < PT_RAPI_SCAN ? len : PT_RAPI_SCAN, &end);
-	return kind | (end & 0xff) << 8;
+	kind = pt_rapi_classify_line(sc->buf, len < PT_RAPI_SCAN ? len : PT_RAPI_SCAN, &end, strict);
+	return kind | (end & 0xffff) << 8;
 }
 
-__noinline int pt_rapi_action_scratch(struct rapi_scratch *sc, __u32 len, __u32 end)
+__noinline int pt_rapi_action_scratch(struct rapi_scratch *sc, __u32 len, __u32 end, int strict)
 {
 	if (!sc || end >= PT_RAPI_SCAN)
 		return PT_RAPI_OTHER;
@@ -264,15 +380,119 @@ __noinline int pt_rapi_action_scratch(struct rapi_scratch *sc, __u32 len, __u32 
 	 * opaque move, or clang drops it as implied by the check above). */
 	asm volatile("" : "+r"(end));
 	end &= PT_RAPI_SCAN - 1;
-	return pt_rapi_classify_action(sc->buf, len < PT_RAPI_SCAN ? len : PT_RAPI_SCAN, end);
+	return pt_rapi_classify_action(sc->buf, len < PT_RAPI_SCAN ? len : PT_RAPI_SCAN, end, strict);
+}
+
+/* The hash (rapi.h pt_rapi_hash_step) of the request id sc->buf[PT_RAPI_POST_LEN, + len). */
+static __always_inline __u64 pt_rapi_id_hash(struct rapi_scratch *sc, __u32 len)
+{
+	struct rapi_loop l = { .from = PT_RAPI_POST_LEN, .h = PT_RAPI_HASH0 };
+
+	bpf_loop(len < PT_RAPI_ID_MAX ? len : PT_RAPI_ID_MAX, rapi_hash_step, &l, 0);
+	return l.h;
+}
+
+/*
+ * A request line written in pieces. With a rapi_parts entry for the socket (key), the write's
+ * bytes are appended to it; without one (start set), a write that starts like a request line
+ * but does not hold a whole one begins it. The line so far is classified as bytes that may
+ * continue (pt_rapi_classify_in's strict): a kind once its path has ended. Returns -1 when the
+ * socket has no entry (start not set), 0 while waiting or when the bytes are no request line
+ * (a Runtime API POST line too long for PT_RAPI_SCAN is counted in g.rapi_unparsed), else the
+ * kind, the line in sc->buf (sc->len bytes).
+ */
+__noinline int rapi_piece(__u64 key, __u64 ubuf, __u64 count, int start)
+{
+	struct rapi_scratch *sc;
+	struct rapi_part *p;
+	__u32 off = 0, n, len, zero = 0;
+	__u64 sz;
+	int ended, kind, partial, fresh;
+
+	/* Looked up here, not passed: a global function's pointer argument is plain memory to the
+	 * verifier, which 6.1 does not take as a map update's value (sc->part below). */
+	sc = bpf_map_lookup_elem(&rapi_buf, &zero);
+	if (!sc)
+		return 0;
+	p = bpf_map_lookup_elem(&rapi_parts, &key);
+	if (!p && !start)
+		return -1;
+	/* A flag, not a compare of p with &sc->part: pointers of two kinds. */
+	fresh = !p;
+	if (!p) {
+		p = &sc->part;
+		p->len = 0;
+	}
+	off = p->len;
+	asm volatile("" : "+r"(off));
+	off &= PT_RAPI_SCAN - 1;   /* never stored at PT_RAPI_SCAN or more */
+	/* Sizes as 64-bit values clamped after an opaque move (as inv_emit's): with 32-bit ones
+	 * clang hands the helper an unclamped copy, which 6.1's verifier refuses. */
+	sz = count < PT_RAPI_SCAN - off ? count : PT_RAPI_SCAN - off;
+	asm volatile("" : "+r"(sz));
+	if (sz > PT_RAPI_SCAN)
+		sz = PT_RAPI_SCAN;
+	if (!sz || bpf_probe_read_user(p->buf + off, sz, (const void *)ubuf))
+		goto drop;
+	n = (__u32)sz;
+	sz += off;
+	asm volatile("" : "+r"(sz));
+	if (sz > PT_RAPI_SCAN)
+		sz = PT_RAPI_SCAN;
+	if (bpf_probe_read_kernel(sc->buf, sz, p->buf))
+		goto drop;
+	len = (__u32)sz;
+	{
+		/* A space, CR or LF among the new bytes, past the method's own space: the path
+		 * ended in them. */
+		struct rapi_loop l = { .from = off };
+
+		bpf_loop(n, rapi_space_step, &l, 0);
+		ended = l.ended;
+	}
+	sc->len = len;
+	sc->id_len = 0;
+	kind = pt_rapi_line_scratch(sc, len, 1);
+	if ((kind & 0xff) == PT_RAPI_POST_ID) {
+		__u32 end = (kind >> 8) & 0xffff;
+
+		kind = pt_rapi_action_scratch(sc, len, end, 1);
+		sc->id_len = end - PT_RAPI_POST_LEN;
+	} else {
+		kind &= 0xff;
+	}
+	if (kind != PT_RAPI_OTHER) {
+		if (!fresh)
+			bpf_map_delete_elem(&rapi_parts, &key);
+		return kind;
+	}
+	partial = 0;
+	if (!ended) {
+		struct rapi_loop l = { .found = 1 };
+
+		bpf_loop(pt_rapi_partial_span(sc->buf, len), rapi_partial_step, &l, 0);
+		partial = pt_rapi_partial_end(sc->buf, len, l.found);
+	}
+	if (partial == 2 || (partial && len >= PT_RAPI_SCAN))
+		__sync_fetch_and_add(&g.rapi_unparsed, 1);
+	if (partial != 1 || len >= PT_RAPI_SCAN)
+		goto drop;
+	p->len = len;
+	if (fresh && bpf_map_update_elem(&rapi_parts, &key, p, BPF_ANY))
+		__sync_fetch_and_add(&g.rapi_full, 1);
+	return 0;
+drop:
+	if (!fresh)
+		bpf_map_delete_elem(&rapi_parts, &key);
+	return 0;
 }
 
 /* pt_rapi_classify with those two steps. */
 static __always_inline int rapi_classify_scratch(struct rapi_scratch *sc, __u32 len, __u32 *id_off,
 						 __u32 *id_len)
 {
-	int kind = pt_rapi_line_scratch(sc, len);
-	__u32 end = (kind >> 8) & 0xff;
+	int kind = pt_rapi_line_scratch(sc, len, 0);
+	__u32 end = (kind >> 8) & 0xffff;
 
 	*id_off = 0;
 	*id_len = 0;
@@ -281,7 +501,7 @@ static __always_inline int rapi_classify_scratch(struct rapi_scratch *sc, __u32 
 		return kind;
 	*id_off = PT_RAPI_POST_LEN;
 	*id_len = end - PT_RAPI_POST_LEN;
-	return pt_rapi_action_scratch(sc, len, end);
+	return pt_rapi_action_scratch(sc, len, end, 0);
 }
 
 /* A write-like syscall of the target: look at its first bytes for a Runtime API request. */
@@ -289,9 +509,9 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 {
 	struct rapi_scratch *sc;
 	struct rapi_stream *stream;
-	__u32 zero = 0, len, id_off, id_len;
+	__u32 zero = 0, len, id_off = 0, id_len = 0;
 	__u64 key;
-	int kind;
+	int kind, start;
 
 	if (!rapi_boundaries || !is_target())
 		return;
@@ -312,30 +532,42 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 		 * NULL" clang drops the NULL test and 6.1's verifier, which does not see that
 		 * count < 7 and n >= 7 cannot both hold, read through the NULL. */
 		if (pt_rapi_chunked_end(sc->buf, n, sc->tail)) {
-			inv_end(PT_OUT_RESPONSE, stream->id, stream->id_len, fd);
+			inv_end_id(PT_OUT_RESPONSE, stream->id, stream->id_len, stream->id_hash, fd);
 			bpf_map_delete_elem(&rapi_streams, &key);
 		}
 		return;
 	}
-	if (count < PT_RAPI_NEXT_LEN)
-		return;
-	len = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
-	if (bpf_probe_read_user(sc->buf, PT_RAPI_SCAN, buf)) {
-		/* The write ends close to an unmapped page: what a GET /next needs, and only that
-		 * much is classified (the rest of the scratch is an earlier write's). */
-		if (bpf_probe_read_user(sc->buf, PT_RAPI_NEXT_LEN, buf))
+	/* Read exactly what was written (up to PT_RAPI_SCAN): more could cross into an unmapped
+	 * page. */
+	{
+		__u64 sz = count < PT_RAPI_SCAN ? count : PT_RAPI_SCAN;
+
+		asm volatile("" : "+r"(sz));
+		if (sz > PT_RAPI_SCAN)
+			sz = PT_RAPI_SCAN;
+		if (!sz || bpf_probe_read_user(sc->buf, sz, buf))
 			return;
-		len = PT_RAPI_NEXT_LEN;
+		len = (__u32)sz;
 	}
 	/* Only the common prefix "GET /2018" or "POST /201" is worth the full classification. */
-	if (sc->buf[0] != 'G' && sc->buf[0] != 'P')
-		return;
-	if (sbx_on && pt_rapi_is_extension(sc->buf, len)) {
-		sbx_extension();
-		return;
+	start = sc->buf[0] == 'G' || sc->buf[0] == 'P';
+	kind = PT_RAPI_OTHER;
+	if (start && count >= PT_RAPI_NEXT_LEN) {
+		if (sbx_on && pt_rapi_is_extension(sc->buf, len)) {
+			sbx_extension();
+			return;
+		}
+		kind = rapi_classify_scratch(sc, len, &id_off, &id_len);
 	}
-	kind = rapi_classify_scratch(sc, len, &id_off, &id_len);
-	if (kind == PT_RAPI_RESPONSE) {
+	if (kind == PT_RAPI_OTHER) {
+		/* The rest of a request line written in pieces, or the start of one (a short
+		 * write, or a line whose rest is still to be written); or one too long. */
+		kind = rapi_piece(key, (__u64)buf, count, start);
+		if (kind <= 0)
+			return;
+		id_off = PT_RAPI_POST_LEN;
+		id_len = sc->id_len;
+	} else if (kind == PT_RAPI_RESPONSE) {
 		/* The headers may say the body will be streamed. Read exactly what was written
 		 * (up to PT_RAPI_HDR_SCAN): a longer read could cross into an unmapped page. */
 		__u64 hl = count < PT_RAPI_HDR_SCAN ? count : PT_RAPI_HDR_SCAN;
@@ -345,10 +577,10 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 			hl = PT_RAPI_HDR_SCAN;
 		if ((hl <= PT_RAPI_SCAN || bpf_probe_read_user(sc->buf, hl, buf) == 0) &&
 		    rapi_is_streaming((__u32)hl)) {
-			struct rapi_stream rs = { .id_len = id_len < PT_REQID_LEN ? id_len : PT_REQID_LEN };
+			struct rapi_stream rs = { .id_len = id_len, .id_hash = pt_rapi_id_hash(sc, id_len) };
 
 			for (int i = 0; i < PT_REQID_LEN; i++) {
-				if (i >= rs.id_len)
+				if (i >= id_len)
 					break;
 				rs.id[i] = sc->buf[(id_off + i) & (PT_RAPI_HDR_SCAN - 1)];
 			}
@@ -372,8 +604,8 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	}
 	case PT_RAPI_RESPONSE:
 	case PT_RAPI_ERROR:
-		inv_end(kind == PT_RAPI_RESPONSE ? PT_OUT_RESPONSE : PT_OUT_ERROR,
-			sc->buf + (id_off & (PT_RAPI_SCAN - 1)), id_len, fd);
+		inv_end_id(kind == PT_RAPI_RESPONSE ? PT_OUT_RESPONSE : PT_OUT_ERROR,
+			   sc->buf + (id_off & (PT_RAPI_SCAN - 1)), id_len, pt_rapi_id_hash(sc, id_len), fd);
 		break;
 	case PT_RAPI_INIT_ERROR:
 		if (g.inv_seq == 0)

@@ -144,6 +144,7 @@ enum pt_err {
 	PT_ERR_PERF_MAP_CUT,      /* (user space) bytes of the JIT's perf map cut: past its budgets,
 	                           * in holes or NUL runs, over-long or malformed lines
 	                           * (symbolize/perfmap.h) */
+	PT_ERR_RAPI_UNPARSED,     /* (from g.rapi_unparsed) Runtime API request lines not parsed */
 	PT_ERR_COUNT,
 };
 
@@ -386,8 +387,13 @@ struct pt_inv {
 	/* The mm's high-water mark (hiwater_rss, bytes) at the end, read by BPF at the boundary:
 	 * /proc/PID/status read later may already be reset (clear_refs) or gone. 0 if unknown. */
 	__u64 hwm_end;
+	/* The request id's whole length (id[] holds its first PT_REQID_LEN bytes) and its hash
+	 * (rapi.h pt_rapi_hash_step over all of it; 0: not hashed). */
+	__u64 id_hash;
+	__u32 id_full_len;
+	__u32 id_pad;
 };
-_Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8,
+_Static_assert(sizeof(struct pt_inv) == 21 * 8 + 16 + PT_REQID_LEN + 8 + 16 * PT_TRAJ_MAX + 8 + 16,
 	       "pt_inv layout");
 
 /*
@@ -448,6 +454,7 @@ struct pt_global {
 	__u64 thread_slots;   /* thread rows handed out (row 0 unused) */
 	/* invocations */
 	__u64 rapi_full;      /* Runtime API table updates that failed (PT_ERR_RAPI_FULL) */
+	__u64 rapi_unparsed;  /* Runtime API request lines not parsed (PT_ERR_RAPI_UNPARSED) */
 	__u64 inv_seq;        /* current invocation (0 = init phase) */
 	__u64 inv_peak_counter;
 	/* --sample-bytes: allocations whose stack was sampled, exact (not weighted) */

@@ -13,8 +13,11 @@
 
 #include "peaktrace.h"
 
-/* Bytes of a write examined: the request line only. */
-#define PT_RAPI_SCAN 128
+/* Bytes of a request line examined (in one write, or reassembled from several): request ids
+ * up to PT_RAPI_ID_MAX characters fit. A longer POST .../invocation/ line is counted as not
+ * parsed (g.rapi_unparsed). */
+#define PT_RAPI_SCAN 512
+#define PT_RAPI_ID_MAX (PT_RAPI_SCAN - PT_RAPI_POST_LEN - 10)
 
 enum pt_rapi_kind {
 	PT_RAPI_OTHER = 0,
@@ -41,25 +44,38 @@ static inline int pt_rapi_prefix(const char *b, const char *lit, int n)
 }
 
 /* The request path ends at b[i]: a space or '?' follows, or the write (or the scanned part of it)
- * ends there — so ".../responsefoo" is not ".../response". */
-static inline int pt_rapi_path_end(const char *b, __u32 len, __u32 i)
+ * ends there — so ".../responsefoo" is not ".../response". strict: bytes reassembled from several
+ * writes, where more may follow: the end of the bytes is not the end of the path. */
+static inline int pt_rapi_path_end(const char *b, __u32 len, __u32 i, int strict)
 {
 	if (i >= len || i >= PT_RAPI_SCAN)
-		return 1;
+		return !strict;
 	return b[i & (PT_RAPI_SCAN - 1)] == ' ' || b[i & (PT_RAPI_SCAN - 1)] == '?';
 }
+
+/* One step of the request id's search in a POST .../invocation/ID/ line: the '/' ending it at b[i]
+ * (1), a space or line end first (-1: no id), or on (0). */
+static inline int pt_rapi_id_step(const char *b, __u32 i)
+{
+	char c = b[i & (PT_RAPI_SCAN - 1)];
+
+	if (c == '/')
+		return 1;
+	return c == ' ' || c == '\r' || c == '\n' ? -1 : 0;
+}
+/* Positions the search tries in len bytes: an id of up to PT_RAPI_ID_MAX characters and the '/'. */
+#define PT_RAPI_ID_SPAN(len) \
+	((len) < PT_RAPI_POST_LEN + PT_RAPI_ID_MAX + 1 ? (len) - PT_RAPI_POST_LEN : PT_RAPI_ID_MAX + 1)
 
 /* pt_rapi_classify's first step: the request line's kind, or PT_RAPI_POST_ID for a POST to
  * .../invocation/ID/ whose id ends at *end (the '/' after it). */
 #define PT_RAPI_POST_ID 5
-static inline int pt_rapi_classify_line(const char *b, __u32 len, __u32 *end)
+static inline int pt_rapi_classify_line(const char *b, __u32 len, __u32 *end, int strict)
 {
-	__u32 i;
-
 	*end = 0;
 	if (len >= PT_RAPI_NEXT_LEN && pt_rapi_prefix(b, PT_RAPI_NEXT_LINE, PT_RAPI_NEXT_LEN)) {
 		/* "next" followed by a space or '?' — not "nextfoo". */
-		if (len == PT_RAPI_NEXT_LEN || b[PT_RAPI_NEXT_LEN] == ' ' || b[PT_RAPI_NEXT_LEN] == '?')
+		if (pt_rapi_path_end(b, len, PT_RAPI_NEXT_LEN, strict))
 			return PT_RAPI_NEXT;
 		return PT_RAPI_OTHER;
 	}
@@ -67,14 +83,21 @@ static inline int pt_rapi_classify_line(const char *b, __u32 len, __u32 *end)
 		return PT_RAPI_INIT_ERROR;
 	if (len < PT_RAPI_POST_LEN + 2 || !pt_rapi_prefix(b, PT_RAPI_POST_LINE, PT_RAPI_POST_LEN))
 		return PT_RAPI_OTHER;
-	for (i = PT_RAPI_POST_LEN; i < PT_RAPI_POST_LEN + PT_REQID_LEN && i < len && i < PT_RAPI_SCAN; i++) {
-		if (b[i] == '/') {
-			*end = i;
+#ifdef PT_RAPI_ID_SEARCH
+	/* BPF: the search as a bpf_loop (invocation.bpf.h), its step verified once. */
+	*end = PT_RAPI_ID_SEARCH(len);
+#else
+	for (__u32 i = 0; i < PT_RAPI_ID_SPAN(len); i++) {
+		int r = pt_rapi_id_step(b, PT_RAPI_POST_LEN + i);
+
+		if (r < 0)
+			return PT_RAPI_OTHER;
+		if (r > 0) {
+			*end = PT_RAPI_POST_LEN + i;
 			break;
 		}
-		if (b[i] == ' ' || b[i] == '\r' || b[i] == '\n')
-			return PT_RAPI_OTHER;
 	}
+#endif
 	if (!*end || *end == PT_RAPI_POST_LEN)
 		return PT_RAPI_OTHER;
 	return PT_RAPI_POST_ID;
@@ -83,25 +106,25 @@ static inline int pt_rapi_classify_line(const char *b, __u32 len, __u32 *end)
 /* Its second step: what follows the id ending at b[end] ("/response" or "/error"). The BPF side
  * runs the two steps as separate global functions, so the verifier checks this one once for
  * any end, not once for each end the id search can stop at (~25K instructions inlined). */
-static inline int pt_rapi_classify_action(const char *b, __u32 len, __u32 end)
+static inline int pt_rapi_classify_action(const char *b, __u32 len, __u32 end, int strict)
 {
 	if (end + 9 <= len && end + 9 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/response", 9) &&
-	    pt_rapi_path_end(b, len, end + 9))
+	    pt_rapi_path_end(b, len, end + 9, strict))
 		return PT_RAPI_RESPONSE;
 	if (end + 6 <= len && end + 6 <= PT_RAPI_SCAN && pt_rapi_prefix(b + end, "/error", 6) &&
-	    pt_rapi_path_end(b, len, end + 6))
+	    pt_rapi_path_end(b, len, end + 6, strict))
 		return PT_RAPI_ERROR;
 	return PT_RAPI_OTHER;
 }
 
 /*
- * Classify the first len bytes (len <= PT_RAPI_SCAN) of a write. For RESPONSE and ERROR the
- * request id is b[*id_off .. *id_off + *id_len).
+ * Classify the first len bytes (len <= PT_RAPI_SCAN) of a write (strict: of a request line
+ * reassembled so far). For RESPONSE and ERROR the request id is b[*id_off .. *id_off + *id_len).
  */
-static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u32 *id_len)
+static inline int pt_rapi_classify_in(const char *b, __u32 len, __u32 *id_off, __u32 *id_len, int strict)
 {
 	__u32 end;
-	int kind = pt_rapi_classify_line(b, len, &end);
+	int kind = pt_rapi_classify_line(b, len, &end, strict);
 
 	*id_off = 0;
 	*id_len = 0;
@@ -109,7 +132,60 @@ static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u3
 		return kind;
 	*id_off = PT_RAPI_POST_LEN;
 	*id_len = end - PT_RAPI_POST_LEN;
-	return pt_rapi_classify_action(b, len, end);
+	return pt_rapi_classify_action(b, len, end, strict);
+}
+
+static inline int pt_rapi_classify(const char *b, __u32 len, __u32 *id_off, __u32 *id_len)
+{
+	return pt_rapi_classify_in(b, len, id_off, id_len, 0);
+}
+
+/* Could b[0, len), a request line's start without its end (no line end in it), still become one
+ * classified above (so its next bytes, written separately, are worth waiting for)? 1: a prefix of
+ * "GET .../invocation/next" or of "POST /2018-06-01/runtime/", and no space after the path's
+ * start. 2: too long to tell (a POST .../invocation/ line of PT_RAPI_SCAN bytes or more: its id
+ * is longer than PT_RAPI_ID_MAX): counted as not parsed. */
+#define PT_RAPI_POST_COMMON 25   /* "POST /2018-06-01/runtime/" */
+static const char pt_rapi_lits[2][64] = { PT_RAPI_NEXT_LINE, PT_RAPI_POST_LINE };
+/* Bytes of b compared to the line it may start: b[0] is 'G' or 'P' (else none match). */
+static inline __u32 pt_rapi_partial_span(const char *b, __u32 len)
+{
+	__u32 n = b[0] == 'G' ? PT_RAPI_NEXT_LEN : PT_RAPI_POST_COMMON;
+
+	return len < n ? len : n;
+}
+/* One step of that compare: does b[i] match? (BPF runs it under bpf_loop.) */
+static inline int pt_rapi_partial_step(const char *b, __u32 i)
+{
+	return b[i & (PT_RAPI_SCAN - 1)] == pt_rapi_lits[b[0] != 'G'][i & 63];
+}
+/* The verdict once the span matched (matched 0: it did not). */
+static inline int pt_rapi_partial_end(const char *b, __u32 len, int matched)
+{
+	if (!matched || !len || (b[0] != 'G' && b[0] != 'P'))
+		return 0;
+	if (b[0] == 'G')
+		return len <= PT_RAPI_NEXT_LEN;
+	if (len >= PT_RAPI_SCAN)
+		return len >= PT_RAPI_POST_LEN && pt_rapi_prefix(b, PT_RAPI_POST_LINE, PT_RAPI_POST_LEN) ? 2 : 0;
+	return 1;
+}
+static inline int pt_rapi_partial(const char *b, __u32 len)
+{
+	int matched = len > 0;
+
+	for (__u32 i = 0; matched && i < pt_rapi_partial_span(b, len); i++)
+		matched = pt_rapi_partial_step(b, i);
+	return pt_rapi_partial_end(b, len, matched);
+}
+
+/* FNV-1a (64-bit) of a request id, byte by byte: BPF hashes the id of the POST line whole, user
+ * space the one in the answer to "next", so an id longer than the PT_REQID_LEN bytes kept is
+ * still matched to its invocation's. */
+#define PT_RAPI_HASH0 0xcbf29ce484222325ULL
+static inline __u64 pt_rapi_hash_step(__u64 h, unsigned char c)
+{
+	return (h ^ c) * 0x100000001b3ULL;
 }
 
 /* A request to the Lambda Extensions API ("GET /2020-01-01/extension/event/next", "POST

@@ -24,7 +24,7 @@ import casefile
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, bounded, browser, build, case, cli, coldstart, container, diff,
                       docs, fault, flood, follow, host, hostile, layout, leaks, light, node, onnx, outdir, pprof, pyobjects,
-                      python, ref, rss, rsskinds, sample, scale, security, supervisor, timeline, unit)
+                      python, rapi, ref, rss, rsskinds, sample, scale, security, supervisor, timeline, unit)
 from sections import exec as exec_section
 from sections import poison
 
@@ -34,11 +34,11 @@ SECTIONS = [unit, layout, build, ref]
 # as skipped without them (docs, host and lambda then do not run at all).
 BPF_SECTIONS = [case, cli, fault, hostile, diff, pprof, sample, node, arenas, allocators, python, docs, host,
                 aws_lambda, security, outdir, timeline, browser, container, leaks, scale, exec_section, rss, light,
-                supervisor, follow, pyobjects, coldstart, rsskinds, onnx, flood, poison, bounded]
+                supervisor, follow, pyobjects, coldstart, rsskinds, onnx, flood, poison, bounded, rapi]
 BPF_SKIPS = ["cli/*", "fault/*", "hostile/*", "diff/*", "pprof/*", "sample/*", "node/*", "arenas/*", "allocators/*",
              "python/*", "security/*", "outdir/*", "timeline/*", "browser/*", "container/*", "leaks/*", "scale/*", "exec/*",
              "rss/*", "light/*", "supervisor/*", "follow/*", "pyobjects/*", "coldstart/*", "rsskinds/*", "onnx/*",
-             "flood/*", "poison/*", "bounded/*"]
+             "flood/*", "poison/*", "bounded/*", "rapi/*"]
 
 
 def main():

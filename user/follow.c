@@ -51,10 +51,17 @@
 #include "session.h"
 #include "follow.h"
 
-/* How long a held process waits for its session to trace it, and how many syscalls its loader
- * may make before it is let go without its allocator found. */
+/* How long the first spares may take to load (before anything is followed), and how many
+ * syscalls a loader may make before it is let go without its allocator found. */
 #define READY_TIMEOUT_MS 120000
 #define MAX_STEPS 20000
+/* How long a process is held at its exec, at most, for its session to trace it (from its exec
+ * stop): past it, it is let go untraced, its session killed, and counted (hold_limit). Sessions
+ * start side by side, not one after another (with 50 children exec'ing at once, each one's
+ * hold was every session before it: up to 24 s here), at most PT_FOLLOW_LOADING BPF loads at
+ * once (fresh sessions and spares still loading); the others wait their turn, held. */
+#define PT_FOLLOW_HOLD_MS (PT_FOLLOW_HOLD_S * 1000)
+#define PT_FOLLOW_LOADING 2   /* the verifier's work is CPU bound: more than the cores only contend */
 /* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
 #define PT_FOLLOW_MAX_STACKS "16384"
 #define PT_FOLLOW_MAX_LIVE "262144"
@@ -89,6 +96,19 @@ struct proc {
 	uint64_t exec_ns;
 };
 
+/* A session starting for an image: its process held (stopped) until the session traces it. */
+struct pending {
+	int img;           /* its image (f->img) */
+	pid_t pid;         /* the process */
+	pid_t sess;        /* its session; 0: waiting for a turn to start one */
+	int ready_r;       /* the session's ready pipe (-1: none yet) */
+	bool spare;        /* a spare's: PT_SPARE_UNFIT or an end before loading: a session of its own */
+	bool loaded;       /* (a spare) it said PT_SPARE_LOADED */
+	bool held;
+	bool no_spare;     /* a spare could not take it: a session of its own */
+	uint64_t deadline; /* CLOCK_MONOTONIC ns: let go untraced past it */
+};
+
 struct spare {
 	pid_t pid;         /* 0: none */
 	int order_w;       /* its order goes here (struct pt_spare_order) */
@@ -110,6 +130,8 @@ struct follow {
 	pid_t *img_sess;   /* each image's session (child peaktrace) pid, 0 once it ended */
 	bool *img_sigint;
 	int nimg;
+	struct pending *pend;
+	int npend;
 	struct pt_sbx_counters c;
 	struct spare spare[PT_SPARE_SLOTS];
 	bool spares_off;   /* a spare failed: the next images get sessions of their own */
@@ -308,32 +330,6 @@ static void exec_session(struct follow *f, const struct pt_sbx_image *im, int re
 	_exit(127);
 }
 
-/* Wait until the session traces ("1"), gives up (EOF: 0) or, a spare, cannot take the process
- * (PT_SPARE_UNFIT). A spare's PT_SPARE_LOADED on the way is passed over (*loaded set). */
-static char wait_ready(int fd, bool *loaded)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	uint64_t until = now_ns() + READY_TIMEOUT_MS * 1000000ull;
-	char b;
-
-	for (;;) {
-		int left = (int)((until - now_ns()) / 1000000);
-		int r = poll(&pfd, 1, left > 0 ? left : 0);
-
-		if (r < 0 && errno == EINTR) {
-			if (now_ns() < until)
-				continue;
-			return 0;
-		}
-		if (r <= 0 || read(fd, &b, 1) != 1)
-			return 0;
-		if (b != PT_SPARE_LOADED)
-			return b;
-		if (loaded)
-			*loaded = true;
-	}
-}
-
 /* ---- spares ------------------------------------------------------------------------------ */
 
 static void spare_close(struct spare *sp)
@@ -408,58 +404,6 @@ static void spare_poll(struct follow *f, struct spare *sp)
 	spare_close(sp);
 }
 
-/* The image to a spare (a loaded one first): its session pid once it traces; 0: the spare could
- * not take it (unfit) or never loaded: the caller starts a session of its own; -1: the loaded
- * spare failed with this process (gone, or nothing to trace: a fresh session would fail alike).
- * Replaced at once. */
-static pid_t spare_take(struct follow *f, struct pt_sbx_image *im)
-{
-	struct pt_spare_order o = { .pid = im->pid, .slot = im->slot, .held = im->held };
-	struct spare *sp = NULL;
-	pid_t sess;
-	size_t put = 0;
-	char r = 0;
-
-	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
-		spare_poll(f, &f->spare[i]);
-		if (f->spare[i].pid && (!sp || (f->spare[i].loaded && !sp->loaded)))
-			sp = &f->spare[i];
-	}
-	if (!sp)
-		return 0;
-	snprintf(o.dir, sizeof(o.dir), "%s/%s", f->outdir, im->dir);
-	im->spare = sp->loaded ? PT_SBX_SPARE_LOADED : PT_SBX_SPARE_LOADING;
-	setpriority(PRIO_PROCESS, sp->pid, f->nice0);   /* a process waits for it now */
-	while (put < sizeof(o)) {
-		ssize_t n = write(sp->order_w, (char *)&o + put, sizeof(o) - put);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		put += (size_t)n;
-	}
-	if (put == sizeof(o))
-		r = wait_ready(sp->ready_r, &sp->loaded);
-	sess = sp->pid;
-	spare_close(sp);
-	if (r != '1') {
-		if (r == PT_SPARE_UNFIT) {
-			f->c.spares_unfit++;
-		} else if (!sp->loaded) {
-			f->c.spares_failed++;
-			f->spares_off = true;
-		}
-		kill(sess, SIGKILL);   /* unfit: it exits by itself; else held too long or failed */
-		sess = r == PT_SPARE_UNFIT || !sp->loaded ? 0 : -1;
-		if (!sess)
-			im->spare = PT_SBX_SPARE_NONE;
-	}
-	sp->loaded = false;
-	spares_fill(f, PT_SPARES, true);
-	return sess;
-}
-
 /* Before anything is followed: the first spares loaded (the command starts one BPF load later,
  * as it was held for its own session's before; what it starts finds them ready). */
 static void spares_wait_loaded(struct follow *f)
@@ -503,11 +447,26 @@ static void spares_end(struct follow *f)
 	}
 }
 
-/* A session started for the image now: its pid, 0 if it failed (im->traced says if it traces). */
-static pid_t new_session(struct follow *f, struct pt_sbx_image *im, int ready[2])
-{
-	pid_t sess = fork();
+static int loads_now(const struct follow *f);
 
+/* Replacements for the spares taken, while fewer than PT_FOLLOW_LOADING BPF loads are under way
+ * (a burst of images would otherwise start a spare for each). */
+static void spares_refill(struct follow *f)
+{
+	if (loads_now(f) < PT_FOLLOW_LOADING)
+		spares_fill(f, PT_SPARES, true);
+}
+
+/* A session forked for the image: its pid (0: fork failed), its ready pipe in *ready_r. */
+static pid_t new_session(struct follow *f, struct pt_sbx_image *im, int *ready_r)
+{
+	int ready[2];
+	pid_t sess;
+
+	*ready_r = -1;
+	if (pipe2(ready, O_CLOEXEC))
+		return 0;
+	sess = fork();
 	if (sess == 0) {
 		/* Its own process group: a Ctrl-C or a supervisor's kill of our group does not
 		 * reach it (a second SIGINT would drop its report); we stop it, once. */
@@ -516,28 +475,199 @@ static pid_t new_session(struct follow *f, struct pt_sbx_image *im, int ready[2]
 		exec_session(f, im, ready[1], -1);
 	}
 	close(ready[1]);
-	if (sess > 0)
-		setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
-	im->traced = sess > 0 && wait_ready(ready[0], NULL) == '1';
-	if (!im->traced && sess > 0)
-		kill(sess, SIGKILL);   /* held too long, or failed: the process goes on untraced */
-	close(ready[0]);
-	return im->traced ? sess : 0;
+	if (sess < 0) {
+		close(ready[0]);
+		return 0;
+	}
+	setpgid(sess, sess);   /* both sides: out of reach of our group's kill before its exec */
+	*ready_r = ready[0];
+	return sess;
 }
 
-/* Start a session for the process's image now (held: it is stopped where no code of the new
- * image has run, and stays so until the session traces it): a spare's, else a new one. */
-static void start_session(struct follow *f, struct proc *p, bool held)
+/* The image to a spare (a loaded one first), without waiting: 0 if there is none. The spare
+ * is replaced at once. */
+static pid_t spare_give(struct follow *f, struct pt_sbx_image *im, int *ready_r, bool *loaded)
+{
+	struct pt_spare_order o = { .pid = im->pid, .slot = im->slot, .held = im->held };
+	struct spare *sp = NULL;
+	pid_t sess;
+	size_t put = 0;
+
+	for (int i = 0; i < PT_SPARE_SLOTS; i++) {
+		spare_poll(f, &f->spare[i]);
+		if (f->spare[i].pid && (!sp || (f->spare[i].loaded && !sp->loaded)))
+			sp = &f->spare[i];
+	}
+	if (!sp)
+		return 0;
+	snprintf(o.dir, sizeof(o.dir), "%s/%s", f->outdir, im->dir);
+	im->spare = sp->loaded ? PT_SBX_SPARE_LOADED : PT_SBX_SPARE_LOADING;
+	setpriority(PRIO_PROCESS, sp->pid, f->nice0);   /* a process waits for it now */
+	while (put < sizeof(o)) {
+		ssize_t n = write(sp->order_w, (char *)&o + put, sizeof(o) - put);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		put += (size_t)n;
+	}
+	sess = sp->pid;
+	*loaded = sp->loaded;
+	*ready_r = sp->ready_r;   /* now the pending start's */
+	close(sp->order_w);
+	sp->pid = 0;
+	sp->loaded = false;
+	if (put != sizeof(o)) {
+		kill(sess, SIGKILL);
+		close(*ready_r);
+		*ready_r = -1;
+		im->spare = PT_SBX_SPARE_NONE;
+		f->c.spares_failed++;
+		f->spares_off = true;
+		sess = 0;
+	}
+	spares_refill(f);
+	return sess;
+}
+
+/* BPF loads under way: sessions started for an image, spares not loaded yet. */
+static int loads_now(const struct follow *f)
+{
+	int n = 0;
+
+	for (int i = 0; i < f->npend; i++)
+		n += f->pend[i].sess && (!f->pend[i].spare || !f->pend[i].loaded);
+	for (int i = 0; i < PT_SPARE_SLOTS; i++)
+		n += f->spare[i].pid && !f->spare[i].loaded;
+	return n;
+}
+
+/* A session for the pending start, if it has none: a spare's, else a fresh one when fewer than
+ * PT_FOLLOW_LOADING load; else it waits its turn. */
+static void pend_begin(struct follow *f, struct pending *pe, bool spare_ok)
+{
+	struct pt_sbx_image *im = &f->img[pe->img];
+
+	if (pe->sess)
+		return;
+	/* A loaded spare; one still loading is a load under way already. */
+	if (spare_ok && (pe->sess = spare_give(f, im, &pe->ready_r, &pe->loaded))) {
+		pe->spare = true;
+		f->img_sess[pe->img] = pe->sess;
+		return;
+	}
+	if (loads_now(f) >= PT_FOLLOW_LOADING)
+		return;
+	pe->spare = false;
+	pe->sess = new_session(f, im, &pe->ready_r);
+	f->img_sess[pe->img] = pe->sess;
+}
+
+/* The pending start i ends: traced or not (why: the counter it adds to), its process let go. */
+static void pend_end(struct follow *f, int i, bool traced, uint64_t *why)
+{
+	struct pending pe = f->pend[i];
+	struct pt_sbx_image *im = &f->img[pe.img];
+	struct proc *p = proc_get(f, pe.pid, false);
+
+	f->pend[i] = f->pend[--f->npend];
+	if (pe.ready_r >= 0)
+		close(pe.ready_r);
+	im->traced = traced;
+	if (!traced) {
+		/* Held too long, or failed: the process goes on untraced. (Not one already reaped:
+		 * on_exit_status cleared it.) */
+		if (pe.sess > 0 && f->img_sess[pe.img] == pe.sess)
+			kill(pe.sess, SIGKILL);
+		f->img_sess[pe.img] = 0;
+		(*why)++;
+	}
+	if (pe.held && p)
+		im->held_ns = now_ns() - p->exec_ns;
+	if (pe.held)
+		ptrace(PTRACE_CONT, pe.pid, 0, 0);
+}
+
+/* What a pending start's session said (without waiting): 1 traces, 0 nothing yet, -1 ended. */
+static int pend_read(struct pending *pe)
+{
+	struct pollfd pfd = { .fd = pe->ready_r, .events = POLLIN };
+	char b;
+
+	while (pe->ready_r >= 0 && poll(&pfd, 1, 0) == 1) {
+		if (read(pe->ready_r, &b, 1) != 1)
+			return -1;
+		if (b == '1')
+			return 1;
+		if (b != PT_SPARE_LOADED)
+			return b == PT_SPARE_UNFIT ? -2 : -1;
+		pe->loaded = true;
+	}
+	return 0;
+}
+
+/* Every pending start: traced ones let go, failed ones retried or let go, those past their
+ * deadline let go untraced (hold_limit), waiting ones started when a turn is free. */
+static void pend_poll(struct follow *f)
+{
+	uint64_t now = now_ns();
+
+	for (int i = 0; i < f->npend; i++) {
+		struct pending *pe = &f->pend[i];
+		int r = pe->sess ? pend_read(pe) : 0;
+
+		if (r == 1) {
+			pend_end(f, i--, true, &f->c.session_failed);
+			continue;
+		}
+		if (r < 0 && pe->spare && (r == -2 || !pe->loaded)) {
+			/* The spare cannot take it (unfit), or never loaded: a session of its own. */
+			if (r == -2) {
+				f->c.spares_unfit++;
+			} else {
+				f->c.spares_failed++;
+				f->spares_off = true;
+			}
+			if (f->img_sess[pe->img] == pe->sess)
+				kill(pe->sess, SIGKILL);
+			close(pe->ready_r);
+			pe->ready_r = -1;
+			pe->sess = 0;
+			f->img_sess[pe->img] = 0;
+			f->img[pe->img].spare = PT_SBX_SPARE_NONE;
+			pe->no_spare = true;
+			pe->spare = false;
+			pend_begin(f, pe, false);
+		} else if (r < 0) {
+			pend_end(f, i--, false, &f->c.session_failed);
+			continue;
+		}
+		if (now >= pe->deadline) {
+			f->img[pe->img].hold_limit = true;
+			pend_end(f, i--, false, &f->c.hold_limit);
+			continue;
+		}
+	}
+	for (int i = 0; i < f->npend; i++)
+		pend_begin(f, &f->pend[i], !f->pend[i].no_spare);
+}
+
+/* Start a session for the process's image (held: it is stopped where no code of the new image
+ * has run, and stays so until the session traces it, or PT_FOLLOW_HOLD_MS from its exec): a
+ * spare's, else a new one, without waiting for it (pend_poll does). false: none could be
+ * started; the caller lets the process go now. */
+static bool start_session(struct follow *f, struct proc *p, bool held)
 {
 	struct pt_sbx_image *im;
-	int ready[2], image = 1;
-	pid_t sess;
+	struct pending *pe;
+	int image = 1;
 	void *v;
 
 	if (p->slot < 0) {
 		if (f->nslots >= PT_SBX_SLOTS) {
 			f->c.slots_full++;
-			return;
+			return false;
 		}
 		p->slot = f->nslots++;
 	}
@@ -546,9 +676,9 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 	if (!(v = grow(f->img, f->nimg, sizeof(*f->img))) || !((f->img = v)) ||
 	    !(v = grow(f->img_sess, f->nimg, sizeof(*f->img_sess))) || !((f->img_sess = v)) ||
 	    !(v = grow(f->img_sigint, f->nimg, sizeof(*f->img_sigint))) || !((f->img_sigint = v)) ||
-	    pipe2(ready, O_CLOEXEC)) {
+	    !(v = grow(f->pend, f->npend, sizeof(*f->pend))) || !((f->pend = v))) {
 		f->c.session_failed++;
-		return;
+		return false;
 	}
 	im = &f->img[f->nimg];
 	memset(im, 0, sizeof(*im));
@@ -565,21 +695,16 @@ static void start_session(struct follow *f, struct proc *p, bool held)
 		pt_sanitize(im->comm, sizeof(im->comm), raw);
 	}
 	dir_name(im->dir, sizeof(im->dir), p->pid, im->comm, image);
-	if ((sess = spare_take(f, im)) != 0) {
-		im->traced = sess > 0;
-		sess = sess > 0 ? sess : 0;
-		close(ready[0]);
-		close(ready[1]);
-	} else {
-		sess = new_session(f, im, ready);
-	}
-	if (!im->traced)
-		f->c.session_failed++;
-	if (held)
-		im->held_ns = now_ns() - p->exec_ns;
-	f->img_sess[f->nimg] = sess > 0 ? sess : 0;
+	f->img_sess[f->nimg] = 0;
 	f->img_sigint[f->nimg] = false;
 	p->img = f->nimg++;
+	pe = &f->pend[f->npend++];
+	*pe = (struct pending){ .img = p->img, .pid = p->pid, .ready_r = -1, .held = held,
+				.deadline = (held ? p->exec_ns : now_ns()) + PT_FOLLOW_HOLD_MS * 1000000ull };
+	if (!held)   /* given with -p: running, so no hold to bound; a BPF load's time at most */
+		pe->deadline = now_ns() + READY_TIMEOUT_MS * 1000000ull;
+	pend_begin(f, pe, true);
+	return true;
 }
 
 /* Stop a session: one SIGINT (a second would drop its report). */
@@ -709,8 +834,8 @@ static void on_exec(struct follow *f, pid_t pid)
 	 * that does (libc) is mapped: it comes first in load order, and neither has run. */
 	if (!has_interp(pid, &interp_malloc) || interp_malloc == 1 ||
 	    (interp_malloc < 0 && allocator_mapped(pid))) {
-		start_session(f, p, true);
-		ptrace(PTRACE_CONT, pid, 0, 0);
+		if (!start_session(f, p, true))   /* else let go once traced (pend_poll) */
+			ptrace(PTRACE_CONT, pid, 0, 0);
 		return;
 	}
 	p->stepping = true;
@@ -747,16 +872,16 @@ static void on_syscall(struct follow *f, pid_t tid)
 	}
 	if (step_mapped_code(tid, p) && mapped_malloc(p)) {
 		p->stepping = false;
-		start_session(f, p, true);
-		ptrace(PTRACE_CONT, tid, 0, 0);
+		if (!start_session(f, p, true))
+			ptrace(PTRACE_CONT, tid, 0, 0);
 		return;
 	}
 	if (++p->steps > MAX_STEPS) {
 		/* Its loader never mapped a malloc we know: its session says what it finds. */
 		f->c.alloc_not_found++;
 		p->stepping = false;
-		start_session(f, p, true);
-		ptrace(PTRACE_CONT, tid, 0, 0);
+		if (!start_session(f, p, true))
+			ptrace(PTRACE_CONT, tid, 0, 0);
 		return;
 	}
 	ptrace(PTRACE_SYSCALL, tid, 0, 0);
@@ -974,7 +1099,7 @@ static int live_sessions(const struct follow *f)
 
 	for (int i = 0; i < f->nimg; i++)
 		n += f->img_sess[i] != 0;
-	return n;
+	return n + f->npend;   /* those waiting for a turn too */
 }
 
 /* Stop: every session once, every tracee detached (interrupted, then let go at its stop). */
@@ -983,6 +1108,19 @@ static void begin_stop(struct follow *f)
 	if (f->stopping)
 		return;
 	f->stopping = true;
+	/* Processes still held for a session: let go untraced (detached now: they are stopped,
+	 * no further stop would come to detach them at). */
+	while (f->npend) {
+		pid_t pid = f->pend[0].pid;
+		bool held = f->pend[0].held;
+
+		f->pend[0].held = false;
+		pend_end(f, 0, false, &f->c.session_failed);
+		if (held) {
+			ptrace(PTRACE_DETACH, pid, 0, 0);
+			tracee_drop(f, pid);
+		}
+	}
 	for (int i = 0; i < f->nimg; i++)
 		stop_session(f, i);
 	for (int i = 0; i < f->nt; i++) {
@@ -1017,6 +1155,7 @@ static void loop(struct follow *f)
 		/* A tracee that never stops again (gone unseen): not waited for past 5 s. */
 		if (stop_began && !live_sessions(f) && now_ns() - stop_began > 5000000000ull)
 			break;
+		pend_poll(f);
 		r = waitpid(-1, &st, __WALL);
 		if (r < 0) {
 			if (errno == ECHILD)
@@ -1139,6 +1278,7 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	free(f.img);
 	free(f.img_sess);
 	free(f.img_sigint);
+	free(f.pend);
 	free(f.base);
 	if (f.supervised)
 		return stay_parent(&f, code);

@@ -30,6 +30,7 @@
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
 #include "bpf/inv.h"
+#include "bpf/rapi.h"
 #include "peaktrace.skel.h"
 #include "bpfload.h"
 #include "target/launch.h"
@@ -113,7 +114,7 @@ struct pt_session {
 	bool exec_pending;
 	uint32_t exec_pending_note;
 	uint64_t exec_pending_ns;
-	char start_id[2][PT_REQID_LEN + 1];  /* request id read from each START, by parity */
+	char start_id[2][PT_RAPI_COPY + 1];  /* request id read from each START, by parity */
 	uint64_t start_ts[2];                /* each START event's time, by parity */
 	/* The last PT_EV_INV_RECORD (its PT_EV_INV_END comes next): the ended invocation's figures
 	 * as they were at its end, whatever started since. ended.seq says whose. */
@@ -377,6 +378,25 @@ static void inv_trim(struct pt_session *s)
 		s->arena_rec -= gone;
 }
 
+/* A request id BPF kept only the first PT_REQID_LEN bytes of (its POST line's id was longer):
+ * the whole one from the answer to "next" when it is the same id (length, hash and those bytes,
+ * bpf/rapi.h); else the part kept, followed by "...". */
+static void inv_whole_id(struct pt_session *s, struct pt_inv_record *rec, const struct pt_inv *inv)
+{
+	const char *st = s->start_id[inv->seq & 1];
+	size_t n = strlen(st);
+	uint64_t h = PT_RAPI_HASH0;
+
+	if (inv->id_full_len <= PT_REQID_LEN || inv->id_len < PT_REQID_LEN)
+		return;
+	for (size_t i = 0; i < n; i++)
+		h = pt_rapi_hash_step(h, (unsigned char)st[i]);
+	if (n == inv->id_full_len && h == inv->id_hash && !memcmp(st, inv->id, PT_REQID_LEN))
+		snprintf(rec->id, sizeof(rec->id), "%s", st);
+	else
+		snprintf(rec->id + PT_REQID_LEN, sizeof(rec->id) - PT_REQID_LEN, "...");
+}
+
 /* An invocation (or the init phase) ended: its figures from its PT_EV_INV_RECORD, else from its
  * half of the double buffer, and its stacks from the stats map now. */
 static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts)
@@ -399,6 +419,7 @@ static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts
 	pt_inv_capture_rss(&rec, rss_seq, stats_fd, nstk, s->opt->per_invocation);
 	if (behind || g->inv_seq >= seq + 2)
 		inv_stacks_lost(&rec);
+	inv_whole_id(s, &rec, inv);
 	hwm_end = inv->hwm_end;
 	/* No record event (the ring buffer was full), and two more invocations began before we
 	 * got here: the buffer holds a newer one. */
@@ -2285,6 +2306,7 @@ static void report_figures(struct pt_session *s)
 	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
 	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
 	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
+	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->g.rapi_unparsed;
 	rep->exited = s->exited || (s->launched && s->child.exited);
 	if (s->launched && s->child.exited) {
 		if (WIFSIGNALED(s->child.status))

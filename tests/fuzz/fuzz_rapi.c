@@ -3,6 +3,8 @@
  * fuzz_rapi — the Runtime API classifier (bpf/rapi.h) on the bytes a runtime writes, under the
  * contract the BPF caller gives it (bpf/peaktrace.bpf.c, the write/sendto probes):
  *   - pt_rapi_classify(buf, len) with len = min(count, PT_RAPI_SCAN) in a PT_RAPI_SCAN buffer;
+ *   - the same bytes as a request line reassembled from pieces: pt_rapi_classify_in(.., strict)
+ *     and pt_rapi_partial (bpf/invocation.bpf.h rapi_piece);
  *   - pt_rapi_is_streaming(buf, hl) with hl = min(count, PT_RAPI_HDR_SCAN) in a buffer of
  *     PT_RAPI_HDR_SCAN + 16 bytes;
  *   - pt_rapi_chunked_end(first, min(count, 8), count >= 7 ? last7 : NULL), 3 bytes read at
@@ -44,12 +46,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(kind >= PT_RAPI_OTHER && kind <= PT_RAPI_INIT_ERROR);
 	if (kind == PT_RAPI_RESPONSE || kind == PT_RAPI_ERROR) {
 		/* The id the BPF side copies out: inside the scanned bytes, and not empty. */
-		FUZZ_ASSERT(id_len > 0 && id_len <= PT_REQID_LEN);
+		FUZZ_ASSERT(id_len > 0 && id_len <= PT_RAPI_ID_MAX);
 		FUZZ_ASSERT(id_off + id_len < len);
 		FUZZ_ASSERT(b[id_off + id_len] == '/');
 		for (__u32 i = id_off; i < id_off + id_len; i++)
 			FUZZ_ASSERT(b[i] != '/' && b[i] != ' ' && b[i] != '\r' && b[i] != '\n');
 	}   /* (other kinds may leave an id behind: rapi.h promises one only for these two) */
+	/* Bytes of a line written in pieces: strict classification never says more than the
+	 * whole write's, and pt_rapi_partial stays in its three answers. */
+	{
+		int strict = pt_rapi_classify_in(b, len, &id_off, &id_len, 1), part = pt_rapi_partial(b, len);
+
+		FUZZ_ASSERT(strict == PT_RAPI_OTHER || strict == kind);
+		FUZZ_ASSERT(part >= 0 && part <= 2);
+	}
 	release(b, PT_RAPI_SCAN);
 
 	b = exact(data, size, PT_RAPI_HDR_SCAN + 16, hl);

@@ -50,8 +50,8 @@ static void test_escape(void)
 {
 	char *s = capture_str("</script><!--&\x1b\x07\xe2\x80\xa8\xff\"\\ok\xc3\xa9");
 
-	CHECK_STR(s, "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u001b\\u0007\\u2028\\ufffd\\\"\\\\ok\xc3\xa9\"",
-		  "markup, controls, U+2028 and a bad byte escaped; UTF-8 kept");
+	CHECK_STR(s, "\"\\u003c/script\\u003e\\u003c!--\\u0026\\u001b\\u0007\\\\u2028\\ufffd\\\"\\\\ok\xc3\xa9\"",
+		  "markup, controls and a bad byte escaped, U+2028 as visible text; UTF-8 kept");
 	free(s);
 }
 

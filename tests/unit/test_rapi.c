@@ -6,6 +6,9 @@
 #include "bpf/rapi.h"
 #include "invocation/invocation.h"
 
+static void test_long_ids(void);
+static void test_pieces(void);
+
 static int classify(const char *s, char *id, size_t idlen)
 {
 	char buf[PT_RAPI_SCAN];
@@ -23,6 +26,115 @@ static int classify(const char *s, char *id, size_t idlen)
 		}
 	}
 	return k;
+}
+
+/* The BPF side's reassembly (bpf/invocation.bpf.h rapi_piece), modelled: bytes appended per
+ * write, the line so far classified strictly, kept while pt_rapi_partial says it may still
+ * become a request line. Returns the kind found at the write that completed it (its index in
+ * *at), the id in id. */
+static int feed(const char *line, size_t step, size_t *at, char *id, size_t idcap, int *unparsed)
+{
+	char acc[2 * PT_RAPI_SCAN];
+	size_t len = 0, total = strlen(line), w = 0;
+
+	*unparsed = 0;
+	for (size_t pos = 0; pos < total; pos += step, w++) {
+		size_t n = total - pos < step ? total - pos : step;
+		__u32 off, idl;
+		int k, ended = 0;
+
+		if (n > PT_RAPI_SCAN - len)
+			n = PT_RAPI_SCAN - len;
+		memcpy(acc + len, line + pos, n);
+		for (size_t i = len; i < len + n; i++)
+			ended |= i >= 5 && (acc[i] == ' ' || acc[i] == '\r' || acc[i] == '\n');
+		len += n;
+		k = pt_rapi_classify_in(acc, (__u32)len, &off, &idl, 1);
+		if (k != PT_RAPI_OTHER) {
+			*at = w;
+			if (id && idl < idcap) {
+				memcpy(id, acc + off, idl);
+				id[idl] = 0;
+			}
+			return k;
+		}
+		k = ended ? 0 : pt_rapi_partial(acc, (__u32)len);
+		*unparsed += k == 2 || (k && len >= PT_RAPI_SCAN);
+		if (k != 1 || len >= PT_RAPI_SCAN)
+			return PT_RAPI_OTHER;
+	}
+	return PT_RAPI_OTHER;
+}
+
+static void test_pieces(void)
+{
+	static char line[1200], id[600], want[600];
+	size_t at = 0;
+	int un;
+
+	CHECK_EQ_U64(feed("GET /2018-06-01/runtime/invocation/next HTTP/1.1\r\nHost: x\r\n\r\n", 1, &at, NULL, 0, &un),
+		     PT_RAPI_NEXT, "GET next written byte by byte");
+	CHECK_EQ_U64(at, 39, "... found at the space after the path (write #39)");
+	CHECK_EQ_U64(feed("GET /2018-06-01/runtime/invocation/nextfoo HTTP/1.1\r\n", 1, &at, NULL, 0, &un),
+		     PT_RAPI_OTHER, "nextfoo byte by byte is not next");
+	CHECK_EQ_U64(feed("POST /2018-06-01/runtime/invocation/8476a536-e9f4-11e8-9739-2dfe598c3fcd/response HTTP/1.1\r\n",
+			  7, &at, id, sizeof(id), &un), PT_RAPI_RESPONSE, "POST response in 7-byte writes");
+	CHECK_STR(id, "8476a536-e9f4-11e8-9739-2dfe598c3fcd", "... its request id");
+	CHECK_EQ_U64(feed("POST /2018-06-01/runtime/invocation/abc/error HTTP/1.1\r\n", 1, &at, id, sizeof(id), &un),
+		     PT_RAPI_ERROR, "POST error byte by byte");
+	CHECK_EQ_U64(feed("POST /2018-06-01/runtime/invocation/abc/responses HTTP/1.1\r\n", 1, &at, NULL, 0, &un),
+		     PT_RAPI_OTHER, "/responses byte by byte is not /response");
+	CHECK_EQ_U64(un, 0, "... and not counted as unparsed");
+	CHECK_EQ_U64(feed("POST /2018-06-01/runtime/invocation/abc/other HTTP/1.1\r\n", 3, &at, NULL, 0, &un),
+		     PT_RAPI_OTHER, "another POST in pieces");
+	CHECK_EQ_U64(un, 0, "... not counted as unparsed");
+	CHECK_EQ_U64(feed("PUT /x HTTP/1.1\r\n", 1, &at, NULL, 0, &un), PT_RAPI_OTHER, "PUT byte by byte");
+	CHECK_EQ_U64(feed("Pretty much anything", 1, &at, NULL, 0, &un), PT_RAPI_OTHER, "text starting with P");
+	CHECK_EQ_U64(pt_rapi_partial("POST /2018-06-01/runtime/invoc", 30), 1, "a POST line's start may continue");
+	CHECK_EQ_U64(pt_rapi_partial("GET /2018-06-01/runtime/inv", 27), 1, "a GET next line's start may continue");
+	CHECK_EQ_U64(pt_rapi_partial("GET /2018-06-01/runtime/invocation/next", 39), 1, "... up to next");
+	CHECK_EQ_U64(pt_rapi_partial("GET /2018-06-01/runtime/invocation/nexty", 40), 0, "... not past it");
+	CHECK_EQ_U64(pt_rapi_partial("GET /2019", 9), 0, "another GET: no");
+	/* 200-character ids, byte by byte; and one longer than PT_RAPI_ID_MAX: counted as unparsed. */
+	memset(want, 'a', 200);
+	want[200] = 0;
+	snprintf(line, sizeof(line), "POST /2018-06-01/runtime/invocation/%s/response HTTP/1.1\r\n", want);
+	CHECK_EQ_U64(feed(line, 1, &at, id, sizeof(id), &un), PT_RAPI_RESPONSE, "a 200-character id byte by byte");
+	CHECK_STR(id, want, "... the whole id");
+	memset(want, 'b', 480);
+	want[480] = 0;
+	snprintf(line, sizeof(line), "POST /2018-06-01/runtime/invocation/%s/response HTTP/1.1\r\n", want);
+	CHECK_EQ_U64(feed(line, 64, &at, NULL, 0, &un), PT_RAPI_OTHER, "a 480-character id: not parsed");
+	CHECK_EQ_U64(un, 1, "... and counted");
+	CHECK_EQ_U64(feed(line, 2000, &at, NULL, 0, &un), PT_RAPI_OTHER, "... written at once");
+	CHECK_EQ_U64(un, 1, "... counted too");
+}
+
+static void test_long_ids(void)
+{
+	static char line[1200], want[600], id[600];
+	__u64 h = PT_RAPI_HASH0;
+
+	memset(want, 'x', PT_RAPI_ID_MAX);
+	want[PT_RAPI_ID_MAX] = 0;
+	snprintf(line, sizeof(line), "POST /2018-06-01/runtime/invocation/%s/response HTTP/1.1\r\n", want);
+	CHECK_EQ_U64(classify(line, id, sizeof(id)), PT_RAPI_RESPONSE, "an id of PT_RAPI_ID_MAX characters");
+	CHECK_STR(id, want, "... whole");
+	want[PT_RAPI_ID_MAX] = 'x';
+	want[PT_RAPI_ID_MAX + 1] = 0;
+	snprintf(line, sizeof(line), "POST /2018-06-01/runtime/invocation/%s/response HTTP/1.1\r\n", want);
+	CHECK_EQ_U64(classify(line, NULL, 0), PT_RAPI_OTHER, "one character more: not parsed");
+	CHECK_EQ_U64(classify("GET /2018-06-01/runtime/invocation/next", NULL, 0), PT_RAPI_NEXT, "next at a write's end");
+	{
+		__u32 o, l;
+
+		CHECK_EQ_U64(pt_rapi_classify_in("GET /2018-06-01/runtime/invocation/next", 39, &o, &l, 1), PT_RAPI_OTHER,
+			     "strict: next at the end of the bytes so far is not known yet");
+		CHECK_EQ_U64(pt_rapi_classify_in("POST /2018-06-01/runtime/invocation/a/response", 46, &o, &l, 1),
+			     PT_RAPI_OTHER, "strict: nor /response");
+	}
+	h = pt_rapi_hash_step(h, 'a');
+	CHECK_EQ_U64(h, 0xaf63dc4c8601ec8cULL, "FNV-1a 64 of \"a\"");
 }
 
 int main(void)
@@ -53,8 +165,10 @@ int main(void)
 	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc HTTP/1.1\r\n", NULL, 0), PT_RAPI_OTHER,
 		     "no /response after the id");
 	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/0123456789012345678901234567890123456789"
-			      "0123456789012345678901234567890123456789/response", NULL, 0),
-		     PT_RAPI_OTHER, "an id longer than PT_REQID_LEN is refused");
+			      "0123456789012345678901234567890123456789/response", id, sizeof(id)),
+		     PT_RAPI_RESPONSE, "an id longer than PT_REQID_LEN is accepted");
+	test_long_ids();
+	test_pieces();
 	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc/responsefoo HTTP/1.1\r\n", NULL, 0),
 		     PT_RAPI_OTHER, "/responsefoo is not /response");
 	CHECK_EQ_U64(classify("POST /2018-06-01/runtime/invocation/abc/errors HTTP/1.1\r\n", NULL, 0),

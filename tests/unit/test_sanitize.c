@@ -96,10 +96,104 @@ static void test_json(void)
 	free(buf);
 }
 
+/* UTF-8 of a code point (valid ones only, as the tests use). */
+static size_t enc(uint32_t cp, char *o)
+{
+	if (cp < 0x80)
+		return o[0] = (char)cp, 1;
+	if (cp < 0x800)
+		return o[0] = (char)(0xc0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3f)), 2;
+	if (cp < 0x10000)
+		return o[0] = (char)(0xe0 | cp >> 12), o[1] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+		       o[2] = (char)(0x80 | (cp & 0x3f)), 3;
+	o[0] = (char)(0xf0 | cp >> 18);
+	o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Bidi and other format characters (Trojan Source): each escaped visibly, in every writer. */
+static void test_format(void)
+{
+	static const uint32_t fmt[] = { 0x00ad, 0x061c, 0x200b, 0x200c, 0x200d, 0x200e, 0x200f, 0x2028,
+					0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2060, 0x2064,
+					0x2066, 0x2067, 0x2068, 0x2069, 0xfeff, 0xfff9, 0xfffb, 0x110bd,
+					0xe0001, 0xe0041, 0xe007f };
+	static const uint32_t kept[] = { 0x00a0, 0x00ae, 0x05d0, 0x2010, 0x2030, 0x2065 /* unassigned */,
+					 0x2070, 0xfefe, 0xfffc, 0xe0080, 0x1f600 };
+	char in[16], want[32], *got, *buf = NULL;
+	size_t len = 0, i, n;
+	int bad = 0, raw = 0;
+	FILE *f;
+
+	expect("evil\xe2\x80\xae)yp.doc", "evil\\u202e)yp.doc", "U+202E RIGHT-TO-LEFT OVERRIDE");
+	expect("a\xe2\x81\xa6" "b\xe2\x81\xa9", "a\\u2066b\\u2069", "bidi isolates");
+	expect("tag\xf3\xa0\x80\x81", "tag\\U000e0001", "a tag character (4-byte)");
+	expect("\xef\xbb\xbfmain", "\\ufeffmain", "BOM / ZWNBSP");
+	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		n = enc(fmt[i], in);
+		in[n] = 0;
+		snprintf(want, sizeof(want), fmt[i] > 0xffff ? "\\U%08x" : "\\u%04x", fmt[i]);
+		got = pt_sanitize_dup(in);
+		bad += !got || strcmp(got, want) || !pt_needs_sanitize(in) || strlen(got) >= PT_SANITIZE_MAX(n);
+		free(got);
+	}
+	CHECK(bad == 0, "%zu format characters each escaped as \\uXXXX within PT_SANITIZE_MAX (%d wrong)",
+	      sizeof(fmt) / sizeof(fmt[0]), bad);
+	bad = 0;
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		n = enc(kept[i], in);
+		in[n] = 0;
+		got = pt_sanitize_dup(in);
+		bad += !got || strcmp(got, in) || pt_needs_sanitize(in);
+		free(got);
+	}
+	CHECK(bad == 0, "neighbouring characters that are not format characters kept (%d wrong)", bad);
+
+	/* Every code point: pt_is_format_cp is Unicode 15.1's Cf plus U+2028/U+2029. */
+	n = 0;
+	for (uint32_t cp = 0; cp <= 0x10ffff; cp++)
+		n += pt_is_format_cp(cp);
+	CHECK_EQ_U64(n, 170 + 2, "Cf has 170 code points (Unicode 15.1), plus U+2028 and U+2029");
+
+	f = open_memstream(&buf, &len);
+	pt_json_str(f, "x\xe2\x80\xaey\xf3\xa0\x80\x81");
+	fclose(f);
+	CHECK(buf && !strcmp(buf, "\"x\\u202ey\\udb40\\udc01\""), "JSON: format characters as JSON escapes (got %s)",
+	      buf && !pt_needs_sanitize(buf) ? buf : "(unprintable)");
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	pt_json_str_script(f, "x\xe2\x80\xaey\xe2\x80\xa8");
+	fclose(f);
+	CHECK(buf && !strcmp(buf, "\"x\\\\u202ey\\\\u2028\""),
+	      "HTML script JSON: format characters as visible text once decoded (got %s)",
+	      buf && !pt_needs_sanitize(buf) ? buf : "(unprintable)");
+	free(buf);
+	/* Every format character through both JSON writers: none written raw. */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	for (uint32_t cp = 0xa0; cp <= 0x10ffff; cp++) {
+		if (!pt_is_format_cp(cp))
+			continue;
+		n = enc(cp, in);
+		in[n] = 0;
+		pt_json_str(f, in);
+		pt_json_str_script(f, in);
+	}
+	fclose(f);
+	for (i = 0; buf && i < len; i++)
+		raw += (unsigned char)buf[i] >= 0x80;
+	CHECK(buf && raw == 0, "JSON: no format character written raw by either writer (%d bytes)", raw);
+	free(buf);
+}
+
 int main(void)
 {
 	test_rule();
 	test_cut();
 	test_json();
+	test_format();
 	return CHECK_DONE();
 }

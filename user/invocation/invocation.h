@@ -40,11 +40,16 @@ struct pt_inv_stack {
 	int64_t count;
 };
 
+/* Characters of a request id kept in a record (sanitized): ids are UUIDs, but a runtime's may be
+ * longer; BPF keeps PT_REQID_LEN bytes of the POST line's id, its length and hash, and the whole
+ * id comes from the answer to "next" (session.c inv_whole_id). */
+#define PT_REQID_SHOW 512
+
 struct pt_inv_record {
 	uint64_t seq;          /* 0 = init phase (launch) or the time since attaching (attach) */
 	bool attached;         /* seq 0 began when peaktrace attached, not at the process's start */
 	bool light;            /* --light: no heap figures (written null, shown "-") */
-	char id[PT_SANITIZE_MAX(PT_REQID_LEN)];   /* sanitized (util/fmt.h) by pt_inv_append */
+	char id[PT_REQID_SHOW + 1];   /* sanitized (util/fmt.h) by pt_inv_append, cut there */
 	uint32_t outcome;      /* enum pt_inv_outcome */
 	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC */
 	uint64_t start_epoch, end_epoch;   /* pt_inv's: what a live block's ts compares to */

@@ -18,6 +18,7 @@
 
 #include "profile/profile.h"
 #include "profile/frames.h"
+#include "util/fmt.h"
 
 #define IMG_W		1200	/* px, like flamegraph.pl's default */
 #define XPAD		10	/* px left and right of the frames */
@@ -180,12 +181,21 @@ static const char *fix2(char *buf, size_t len, double v)
 	return buf;
 }
 
-/* Escape for XML character data and attribute values. Input is clean UTF-8. */
+/* Escape for XML character data and attribute values. Input is clean UTF-8 (sanitized). */
 static void xml_put(FILE *f, const char *s, size_t n)
 {
-	size_t i;
+	size_t i, k;
+	uint32_t cp;
 
 	for (i = 0; i < n; i++) {
+		/* A format character (bidi override...) as visible text, as pt_sanitize writes it. */
+		if ((k = pt_format_char((const unsigned char *)s + i, &cp)) && i + k <= n) {
+			char esc[12];
+
+			fwrite(esc, 1, (size_t)pt_format_escape(esc, sizeof(esc), cp), f);
+			i += k - 1;
+			continue;
+		}
 		switch (s[i]) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;

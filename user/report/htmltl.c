@@ -17,7 +17,7 @@
 #include "report/html.h"
 
 struct tl_pt { double t, rss, rss_max, heap; };
-struct tl_band { uint64_t seq; double t0, t1; char id[PT_SANITIZE_MAX(PT_REQID_LEN)]; char outcome[32]; };
+struct tl_band { uint64_t seq; double t0, t1; char id[PT_REQID_SHOW + 1]; char outcome[32]; };
 
 struct tl {
 	struct tl_pt *pt;

@@ -90,7 +90,7 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 	struct pt_profile prof;
 	struct pt_map_stack *ms = NULL;
 	uint32_t nms = 0, i;
-	char path[4096], title[160], sub[512], b[32];
+	char path[4096], title[160], sub[1024], b[32];
 	FILE *f;
 
 	if (out->cap && out->used >= out->cap) {   /* neither file: not worth collecting */

@@ -147,7 +147,8 @@ static void text_members(FILE *f, const struct pt_sbx_report *r)
 		fprintf(f, "    PID %-7d %-16s %-9s %10s   own peak %10s   %s/%s\n", im->pid, im->comm,
 			pt_sbx_role(sb, slot), pt_fmt_bytes(b1, sizeof(b1), (double)sb->at_peak[slot]),
 			pt_fmt_bytes(b2, sizeof(b2), (double)sb->own_peak[slot]), im->dir,
-			im->traced ? "" : "  (not traced: its session did not start)");
+			im->traced ? "" : im->hold_limit ? "  (not traced: let go after the hold limit)" :
+			"  (not traced: its session did not start)");
 		top_stacks(f, r, im);
 	}
 }
@@ -209,10 +210,11 @@ static void text_follow(FILE *f, const struct pt_sbx_report *r)
 		spare[PT_SBX_SPARE_LOADED], spare[PT_SBX_SPARE_LOADING], spare[PT_SBX_SPARE_NONE],
 		c->spares_started, c->spares_unfit, c->spares_failed);
 	fprintf(f, "  not traced: %" PRIu64 " processes ended before an exec, %" PRIu64 " past %d "
-		   "processes, %" PRIu64 " whose session failed, %" PRIu64 " let go before their "
-		   "allocator was mapped; %" PRIu64 " invocations overlapping another process's (not "
-		   "in the sandbox figures)\n", c->exited_without_exec, c->slots_full, PT_SBX_SLOTS,
-		c->session_failed, c->alloc_not_found, (uint64_t)r->sb->inv_overlap);
+		   "processes, %" PRIu64 " whose session failed, %" PRIu64 " let go untraced after %d s "
+		   "held at exec, %" PRIu64 " let go before their allocator was mapped; %" PRIu64
+		   " invocations overlapping another process's (not in the sandbox figures)\n",
+		c->exited_without_exec, c->slots_full, PT_SBX_SLOTS, c->session_failed, c->hold_limit,
+		PT_FOLLOW_HOLD_S, c->alloc_not_found, (uint64_t)r->sb->inv_overlap);
 	if (r->sb->inv_owner)
 		fprintf(f, "  an invocation was still running when tracing stopped: it is in its process's "
 			   "own report, not in the sandbox's lines\n");
@@ -317,11 +319,12 @@ static void write_json(FILE *f, const struct pt_sbx_report *r)
 	json_images(f, r);
 	json_invocations(f, r);
 	fprintf(f, "  \"not_traced\": {\"exited_without_exec\": %" PRIu64 ", \"slots_full\": %" PRIu64
-		   ", \"session_failed\": %" PRIu64 ", \"allocator_not_found\": %" PRIu64 "},\n"
+		   ", \"session_failed\": %" PRIu64 ", \"hold_limit\": %" PRIu64
+		   ", \"allocator_not_found\": %" PRIu64 "},\n"
 		   "  \"spares\": {\"started\": %" PRIu64 ", \"unfit\": %" PRIu64 ", \"failed\": %" PRIu64 "},\n"
 		   "  \"processes_started\": %" PRIu64 ",\n  \"execs\": %" PRIu64 ",\n"
 		   "  \"invocations_overlapping\": %" PRIu64 ",\n  \"invocation_running_at_end\": %s\n}\n",
-		c->exited_without_exec, c->slots_full, c->session_failed, c->alloc_not_found,
+		c->exited_without_exec, c->slots_full, c->session_failed, c->hold_limit, c->alloc_not_found,
 		c->spares_started, c->spares_unfit, c->spares_failed, c->processes,
 		c->execs, (uint64_t)sb->inv_overlap, sb->inv_owner ? "true" : "false");
 }

@@ -21,10 +21,14 @@ struct pt_sbx_image {
 	char dir[64];            /* proc-PID-COMM[-N], inside the output directory */
 	bool traced;             /* its session started (else the process ran untraced) */
 	bool held;               /* held at its exec until traced: from its first instruction */
+	bool hold_limit;         /* not traced: let go after PT_FOLLOW_HOLD_S held, its session not ready */
 	uint64_t held_ns;        /* how long it was held (what following cost it at start) */
 	int spare;               /* its session: PT_SBX_SPARE_* */
 	int session_rc;          /* its session's exit code; -1: killed or not known */
 };
+
+/* How long --follow holds a process at its exec, at most, for its session (follow.c). */
+#define PT_FOLLOW_HOLD_S 5
 
 /* Which session traced an image (--follow keeps spare sessions loaded ahead of need). */
 enum {
@@ -41,6 +45,8 @@ struct pt_sbx_counters {
 	uint64_t exited_without_exec;/* processes that ended before any exec: not traced */
 	uint64_t slots_full;         /* processes past PT_SBX_SLOTS: not traced */
 	uint64_t session_failed;     /* sessions that did not start (the process ran untraced) */
+	uint64_t hold_limit;         /* processes let go untraced, their session not tracing them
+	                              * PT_FOLLOW_HOLD_S after their exec (follow.c) */
 	uint64_t alloc_not_found;    /* images let go before their allocator was mapped */
 	uint64_t spares_started;     /* spare sessions started (each loads the BPF programs) */
 	uint64_t spares_unfit;       /* images a spare could not take (an allocator other than

@@ -27,6 +27,16 @@
 static void xml_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
+		uint32_t cp;
+		size_t k = pt_format_char((const unsigned char *)s, &cp);
+
+		if (k) {   /* a format character as visible text, as pt_sanitize writes it */
+			char esc[12];
+
+			fwrite(esc, 1, (size_t)pt_format_escape(esc, sizeof(esc), cp), f);
+			s += k - 1;
+			continue;
+		}
 		switch (*s) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;

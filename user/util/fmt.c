@@ -58,7 +58,56 @@ size_t pt_utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* How many bytes at s are kept as they are (0: escape s[0]). */
+/* The code point of the valid n-byte UTF-8 sequence at s. */
+static uint32_t utf8_cp(const unsigned char *s, size_t n)
+{
+	uint32_t cp = n == 1 ? s[0] : n == 2 ? s[0] & 0x1f : n == 3 ? s[0] & 0x0f : s[0] & 0x07;
+
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/* Unicode's format characters (general category Cf, Unicode 15.1), and the line and paragraph
+ * separators U+2028/U+2029: invisible, yet they reorder (bidi overrides and isolates), join,
+ * hide or break the text around them, so "evil\u202e)(cod.py" could read as another name. */
+bool pt_is_format_cp(uint32_t cp)
+{
+	static const uint32_t ranges[][2] = {
+		{ 0x00ad, 0x00ad }, { 0x0600, 0x0605 }, { 0x061c, 0x061c }, { 0x06dd, 0x06dd },
+		{ 0x070f, 0x070f }, { 0x0890, 0x0891 }, { 0x08e2, 0x08e2 }, { 0x180e, 0x180e },
+		{ 0x200b, 0x200f }, { 0x2028, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f },
+		{ 0xfeff, 0xfeff }, { 0xfff9, 0xfffb }, { 0x110bd, 0x110bd }, { 0x110cd, 0x110cd },
+		{ 0x13430, 0x1343f }, { 0x1bca0, 0x1bca3 }, { 0x1d173, 0x1d17a }, { 0xe0001, 0xe0001 },
+		{ 0xe0020, 0xe007f },
+	};
+
+	if (cp < 0xad)
+		return false;
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (cp >= ranges[i][0] && cp <= ranges[i][1])
+			return true;
+	return false;
+}
+
+size_t pt_format_char(const unsigned char *s, uint32_t *cp)
+{
+	size_t n = s[0] >= 0xc2 ? pt_utf8_len(s) : 0;
+	uint32_t c = n ? utf8_cp(s, n) : 0;
+
+	if (!n || !pt_is_format_cp(c))
+		return 0;
+	if (cp)
+		*cp = c;
+	return n;
+}
+
+int pt_format_escape(char *out, size_t cap, uint32_t cp)
+{
+	return snprintf(out, cap, cp > 0xffff ? "\\U%08x" : "\\u%04x", cp);
+}
+
+/* How many bytes at s are kept as they are (0: escape what starts at s). */
 static size_t kept_len(const unsigned char *s)
 {
 	size_t n;
@@ -68,6 +117,8 @@ static size_t kept_len(const unsigned char *s)
 	n = pt_utf8_len(s);
 	if (n == 2 && s[0] == 0xc2 && s[1] <= 0x9f)
 		return 0;   /* U+0080-U+009F: C1 controls, encoded */
+	if (n > 1 && pt_format_char(s, NULL))
+		return 0;
 	return n;
 }
 
@@ -78,12 +129,17 @@ size_t pt_sanitize(char *dst, size_t cap, const char *src)
 	bool full = !dst || !cap;
 
 	while (*in) {
-		char esc[5];
+		char esc[12];
 		const char *piece = (const char *)in;
+		uint32_t cp;
 
 		n = kept_len(in);
 		w = n;
-		if (!n) {
+		if (!n && (n = pt_format_char(in, &cp))) {
+			/* A whole format character: its code point, as "\u202e". */
+			w = (size_t)pt_format_escape(esc, sizeof(esc), cp);
+			piece = esc;
+		} else if (!n) {
 			snprintf(esc, sizeof(esc), "\\x%02x", *in);
 			piece = esc;
 			n = 1;
@@ -137,12 +193,32 @@ void pt_put_u64(FILE *f, uint64_t v)
 	fwrite(buf + i, 1, sizeof(buf) - i, f);
 }
 
+/* A format character (pt_is_format_cp) in a JSON string: escaped, so the raw code point is never
+ * in the file. In report.json as a JSON escape (a surrogate pair above U+FFFF): the data keeps
+ * the character. Inside report.html's <script> the page shows the text, and a decoded \u202e
+ * would act there: the visible "\u202e" pt_sanitize writes instead. */
+static void json_format(FILE *f, uint32_t cp, bool script)
+{
+	char esc[12];
+
+	if (script) {
+		pt_format_escape(esc, sizeof(esc), cp);
+		fprintf(f, "\\%s", esc);
+	} else if (cp > 0xffff) {
+		cp -= 0x10000;
+		fprintf(f, "\\u%04x\\u%04x", 0xd800 | (cp >> 10), 0xdc00 | (cp & 0x3ff));
+	} else {
+		fprintf(f, "\\u%04x", cp);
+	}
+}
+
 /* One JSON string writer for both: script adds what must not appear raw inside an HTML
- * <script> element ('<', '>', '&' as \u00XX; U+2028/U+2029, which end a line in older JS) and
- * writes every control character as \u00XX. */
+ * <script> element ('<', '>', '&' as \u00XX; U+2028/U+2029, which end a line in older JS, are
+ * format characters here) and writes every control character as \u00XX. */
 static void json_str(FILE *f, const char *s, bool script)
 {
 	const unsigned char *in = (const unsigned char *)(s ? s : "");
+	uint32_t cp;
 	size_t n;
 
 	fputc('"', f);
@@ -165,8 +241,8 @@ static void json_str(FILE *f, const char *s, bool script)
 			fputs("\\ufffd", f), n = 1;
 		else if (n == 2 && c == 0xc2 && in[1] <= 0x9f)
 			fprintf(f, "\\u%04x", in[1]);   /* a C1 control, escaped like C0 */
-		else if (script && n == 3 && c == 0xe2 && in[1] == 0x80 && (in[2] == 0xa8 || in[2] == 0xa9))
-			fprintf(f, "\\u%04x", 0x2000 | (in[2] - 0x80));
+		else if (pt_format_char(in, &cp))
+			json_format(f, cp, script);
 		else
 			fwrite(in, 1, n, f);
 	}
