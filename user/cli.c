@@ -14,6 +14,7 @@
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
 #include "report/report.h"
+#include "report/sandbox.h"
 #include "profile/frames.h"
 #include "util/file.h"
 #include "util/outdir.h"
@@ -37,6 +38,7 @@ static const struct pt_options defaults = {
 	.compare_untraced = 3,                /* --compare-untraced */
 	.max_inv_kept = PT_INV_KEEP_DEFAULT,  /* --max-invocations-kept */
 	.max_output = 256ull << 20,           /* --max-output 256M */
+	.follow_hold_ms = PT_FOLLOW_HOLD_S * 1000, /* --follow-hold 5 */
 	.sandbox_fd = -1,
 	.ready_fd = -1,
 	.spare_fd = -1,
@@ -96,11 +98,13 @@ enum { OPT_TOP = 1000, OPT_MAX_STACKS, OPT_MAX_LIVE, OPT_NO_FP, OPT_NO_ARENAS, O
        OPT_PERF_MAP_MAX,
        OPT_CACHE_DIR, OPT_NO_CACHE, OPT_FAST_START,
        OPT_PROBE_FLOOR, OPT_PROG_STATS, OPT_VERIFIER_STATS, OPT_PY_CHUNKS, OPT_LOAD_PARTS,
-       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED, OPT_MAX_INV_KEPT, OPT_MAX_OUTPUT, OPT_TRUST_OUTDIR };
+       OPT_CHECK_KERNEL, OPT_COMPARE_UNTRACED, OPT_MAX_INV_KEPT, OPT_MAX_OUTPUT, OPT_TRUST_OUTDIR,
+       OPT_FOLLOW_HOLD };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Attach to this running process; several (comma-separated or repeated -p, up to 32) are traced as one sandbox (DIR/sandbox.txt)", 0 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "Also trace every process the target starts from then on (fork, then exec), each from its first instruction with its own report in DIR/proc-PID-COMM/, and the sandbox: all of them together (the peak of their summed RSS, per invocation too, each one's share, Lambda extensions named; DIR/sandbox.txt, sandbox.json). Each process's tables default to --max-stacks 16384 --max-live 262144 (their BPF maps, ~36 MiB each, count against the memory cgroup peaktrace runs in)", 0 },
+	{ "follow-hold", OPT_FOLLOW_HOLD, "SECONDS", 0, "With --follow: hold a new process at its exec at most SECONDS (default 5) for its session to be ready; past that it runs untraced, counted (not_traced.hold_limit). Sessions load at most two at once: many processes exec'ing together need a longer hold to all be traced", 0 },
 	{ "sandbox-fd", OPT_SANDBOX_FD, "FD", OPTION_HIDDEN, "", 0 },
 	{ "sandbox-slot", OPT_SANDBOX_SLOT, "N", OPTION_HIDDEN, "", 0 },
 	{ "ready-fd", OPT_READY_FD, "FD", OPTION_HIDDEN, "", 0 },
@@ -276,6 +280,14 @@ static bool parse_follow(int key, char *arg, struct argp_state *st, struct pt_op
 	case OPT_FOLLOW:
 		o->follow = true;
 		return true;
+	case OPT_FOLLOW_HOLD: {
+		double s = parse_seconds(st, arg);
+
+		if (s < 0.1 || s > 600)
+			die_usage(st, "invalid --follow-hold (seconds, 0.1 to 600): %s", arg);
+		o->follow_hold_ms = (uint32_t)(s * 1000 + 0.5);
+		return true;
+	}
 	case OPT_HELD:
 		o->held = true;
 		return true;

@@ -38,6 +38,7 @@ struct pt_options {
 	pid_t pids[PT_MAX_PIDS]; /* -p A,B / -p A -p B: every one (a sandbox when more than one) */
 	int npids;
 	bool follow;             /* --follow: also every process the target(s) start */
+	uint32_t follow_hold_ms; /* --follow-hold: a process held at its exec this long at most */
 	int sandbox_fd;          /* (internal) the coordinator's sandbox map, -1: none */
 	int sandbox_slot;        /* (internal) this process's slot in it */
 	int ready_fd;            /* (internal) written once tracing, -1: none */

@@ -59,8 +59,8 @@
  * stop): past it, it is let go untraced, its session killed, and counted (hold_limit). Sessions
  * start side by side, not one after another (with 50 children exec'ing at once, each one's
  * hold was every session before it: up to 24 s here), at most PT_FOLLOW_LOADING BPF loads at
- * once (fresh sessions and spares still loading); the others wait their turn, held. */
-#define PT_FOLLOW_HOLD_MS (PT_FOLLOW_HOLD_S * 1000)
+ * once (fresh sessions and spares still loading); the others wait their turn, held.
+ * --follow-hold sets the hold (default PT_FOLLOW_HOLD_S). */
 #define PT_FOLLOW_LOADING 2   /* the verifier's work is CPU bound: more than the cores only contend */
 /* The sessions' default table sizes (--max-stacks, --max-live): a quarter of a lone run's. */
 #define PT_FOLLOW_MAX_STACKS "16384"
@@ -654,7 +654,7 @@ static void pend_poll(struct follow *f)
 }
 
 /* Start a session for the process's image (held: it is stopped where no code of the new image
- * has run, and stays so until the session traces it, or PT_FOLLOW_HOLD_MS from its exec): a
+ * has run, and stays so until the session traces it, or --follow-hold from its exec): a
  * spare's, else a new one, without waiting for it (pend_poll does). false: none could be
  * started; the caller lets the process go now. */
 static bool start_session(struct follow *f, struct proc *p, bool held)
@@ -700,7 +700,7 @@ static bool start_session(struct follow *f, struct proc *p, bool held)
 	p->img = f->nimg++;
 	pe = &f->pend[f->npend++];
 	*pe = (struct pending){ .img = p->img, .pid = p->pid, .ready_r = -1, .held = held,
-				.deadline = (held ? p->exec_ns : now_ns()) + PT_FOLLOW_HOLD_MS * 1000000ull };
+				.deadline = (held ? p->exec_ns : now_ns()) + (uint64_t)f->opt->follow_hold_ms * 1000000ull };
 	if (!held)   /* given with -p: running, so no hold to bound; a BPF load's time at most */
 		pe->deadline = now_ns() + READY_TIMEOUT_MS * 1000000ull;
 	pend_begin(f, pe, true);
@@ -1187,6 +1187,7 @@ static int report(struct follow *f)
 	r.img = f->img;
 	r.nimg = f->nimg;
 	r.c = f->c;
+	r.hold_ms = f->opt->follow_hold_ms;
 	r.top = f->opt->top < 3 ? f->opt->top : 3;
 	r.start_ns = f->start_ns;
 	if ((err = pt_sbx_report_write(&r, f->opt->quiet))) {

@@ -35,12 +35,15 @@ handler's own statm reading (container).
                       on stdout, its directory name reduced to [A-Za-z0-9._-].
   follow/50 children  wl_forkexec forks 50 children that exec at the same moment (each notes the
                       clock before its exec, its new image at main: the hold, measured by the
-                      children): every child's hold under HOLD_BOUND_S (the coordinator's 5 s hold
-                      limit, PT_FOLLOW_HOLD_S, plus 2.5 s for an exec and loader on a machine
+                      children): every child's hold under HOLD_S + EXEC_SLACK_S (the coordinator's 5 s
+                      hold limit, PT_FOLLOW_HOLD_S, plus 2.5 s for an exec and loader on a machine
                       busy with the sessions' loads; main's build held them up to 24 s here: one
                       session after another); every process accounted for: traced images +
                       not_traced.hold_limit + session_failed = the images, images +
                       slots_full = 51 (the command too); sandbox.txt says how many were let go.
+  follow/--follow-hold  the same with --follow-hold 2: every hold under 2 + 2.5 s, sandbox.txt says
+                      "after 2.0 s"; and 12 children with --follow-hold 60: none let go, all 13
+                      processes traced.
   follow/container    peaktrace --follow in the bundled host's command, launching the whole trixie
                       container (unshare + chroot, as the container section): its supervisor (sh)
                       starts an extension (python3 that registers with the Extensions API and holds
@@ -414,21 +417,25 @@ def follow_hostile(res, ctx, tmp):
                                                                        for d in dirs), dirs)
 
 
-HOLD_BOUND_S = 5 + 2.5
+HOLD_S = 5               # the coordinator's default hold limit (PT_FOLLOW_HOLD_S, --follow-hold)
+EXEC_SLACK_S = 2.5       # an exec and its loader on a machine busy with the sessions' loads
 CHILDREN = 50
 
 
-def follow_many(res, ctx, tmp):
-    """50 children exec'ing at once: each one's hold at exec bounded, the ones not followed
-    counted."""
-    name = "follow/50 children"
+def follow_many(res, ctx, tmp, name, children, hold=None):
+    """children exec'ing at once: each one's hold at exec bounded by the hold limit (--follow-hold
+    HOLD, else the default), the ones not followed counted. Returns sandbox.json's not_traced."""
     wl = ctx.built.get("wl_forkexec", {}).get("fp")
     if not wl:
         res.fail(name, "wl_forkexec not built")
-        return
-    outdir = os.path.join(tmp, "follow-many")
-    log = os.path.join(tmp, "follow-many.log")
-    rc, out, err = run([ctx.pt, "--follow", "-q", "-o", outdir, "--", wl, str(CHILDREN), log], timeout=3 * TIMEOUT)
+        return None
+    tag = "%s-%d-%s" % (name.split("/")[-1].replace(" ", "-"), children, hold)
+    outdir = os.path.join(tmp, "follow-" + tag)
+    log = os.path.join(tmp, "follow-%s.log" % tag)
+    bound = (hold if hold is not None else HOLD_S) + EXEC_SLACK_S
+    opts = ["--follow-hold", str(hold)] if hold is not None else []
+    rc, out, err = run([ctx.pt, "--follow", "-q", "-o", outdir] + opts + ["--", wl, str(children), log],
+                       timeout=3 * TIMEOUT)
     res.eq(name + ": exit status", rc, 0)
     try:
         with open(log) as f:
@@ -438,22 +445,26 @@ def follow_many(res, ctx, tmp):
             txt = f.read()
     except (OSError, ValueError, IndexError) as e:
         res.fail(name + ": outputs", str(e))
-        return
-    res.eq(name + ": every child ran its new image", len(holds), CHILDREN)
-    res.true(name + ": every hold under %.1f s" % HOLD_BOUND_S, holds and max(holds) < HOLD_BOUND_S,
+        return None
+    res.eq(name + ": every child ran its new image", len(holds), children)
+    res.true(name + ": every hold under %.1f s" % bound, holds and max(holds) < bound,
              "max %.2f s" % max(holds or [0]))
     nt = sb.get("not_traced", {})
     images = sb.get("images", [])
     traced = sum(1 for i in images if i.get("traced"))
     res.eq(name + ": traced images + hold_limit + session_failed = the images",
            traced + nt.get("hold_limit", -1) + nt.get("session_failed", -1), len(images))
-    res.eq(name + ": images + slots_full = every process", len(images) + nt.get("slots_full", -1), CHILDREN + 1)
-    m = re.search(r"(\d+) let go untraced after (\d+) s held at exec", txt)
-    res.true(name + ": sandbox.txt counts those let go", m and int(m.group(1)) == nt.get("hold_limit"),
+    res.eq(name + ": images + slots_full = every process", len(images) + nt.get("slots_full", -1), children + 1)
+    m = re.search(r"(\d+) let go untraced after ([0-9.]+) s held at exec", txt)
+    res.true(name + ": sandbox.txt counts those let go, after the hold in force",
+             m and int(m.group(1)) == nt.get("hold_limit")
+             and abs(float(m.group(2)) - (hold if hold is not None else HOLD_S)) < 0.05,
              [l for l in txt.splitlines() if "not traced:" in l])
-    print("follow/50 children: hold max %.2f s, median %.2f s; %d traced, %d let go at the hold limit, "
-          "%d past the slots" % (max(holds), sorted(holds)[len(holds) // 2], traced, nt.get("hold_limit", -1),
+    print("%s: hold max %.2f s, median %.2f s; %d traced, %d let go at the hold limit, "
+          "%d past the slots" % (name, max(holds), sorted(holds)[len(holds) // 2], traced, nt.get("hold_limit", -1),
                                  nt.get("slots_full", -1)))
+    nt["traced"] = traced
+    return nt
 
 
 def statm_rss(pid):
@@ -811,6 +822,7 @@ def run_section(ctx):
     res, tmp = ctx.res, ctx.tmp
     wanted = [n for n in ("follow/launch", "follow/pids", "follow/pid --follow", "follow/untraced child",
                           "follow/spare", "follow/spare unfit", "follow/hostile name", "follow/50 children",
+                          "follow/--follow-hold",
                           "follow/container",
                           "follow/container static") + SUPERVISED_CASES if res.wanted(n)]
     if not wanted:
@@ -834,7 +846,14 @@ def run_section(ctx):
     if res.wanted("follow/hostile name"):
         follow_hostile(res, ctx, tmp)
     if res.wanted("follow/50 children"):
-        follow_many(res, ctx, tmp)
+        follow_many(res, ctx, tmp, "follow/50 children", CHILDREN)
+    if res.wanted("follow/--follow-hold"):
+        # A short hold bounds every hold by it; a long one lets a dozen all be traced.
+        follow_many(res, ctx, tmp, "follow/--follow-hold", CHILDREN, hold=2)
+        nt = follow_many(res, ctx, tmp, "follow/--follow-hold", 12, hold=60)
+        if nt is not None:
+            res.eq("follow/--follow-hold: with 60 s, none of 12 let go at the hold limit",
+                   (nt.get("hold_limit"), nt.get("traced")), (0, 13))
     if any(res.wanted(n) for n in SUPERVISED_CASES):
         if not all(os.access(os.path.join(ctx.build_arg, "tools", p), os.X_OK) for p in ("lambda-host", "invoke")):
             res.skip("follow/supervised*", "lambda-host not built (make lambda-host)")

@@ -176,8 +176,9 @@ def check_arenas(res, name, rep, glibc, ids):
     # uordblks also counts glibc's own chunks: a 656-byte tcache per thread that allocated
     # (Threads: ~36 here) and the thread arenas' 2256 bytes of headers (tests/workloads/wl_arenas.c);
     # and the runtime allocates a little between the two readings (the response, the next GET).
-    # Measured: +141,040 and +193,200 bytes.
-    slack = 656 * 64 + 2256 * len(heaps) + (256 << 10)
+    # Measured: +137,392, +141,040, +171,936, +193,200 bytes, and once +427,168 (the whole suite
+    # running, 20 invocations in 19.8 s): what the runtime allocates in between varies.
+    slack = 656 * 64 + 2256 * len(heaps) + (512 << 10)
     res.true(name + ": the arenas' live chunk bytes are mallinfo2's in-use bytes (uordblks) but "
              "glibc's own chunks", 0 <= mi.get("uordblks", -1) - live <= slack,
              "live %d, uordblks %s (difference allowed 0..%d)" % (live, mi.get("uordblks"), slack))

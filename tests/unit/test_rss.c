@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "util/outdir.h"
 #include "check.h"
 #include "report/report.h"
 #include "report/rss.h"
@@ -92,7 +93,8 @@ int main(void)
 		r.rss.at_peak.attributed = 10 * 4096;
 		r.rss.at_peak.no_fault = 2 * 4096;
 		r.rss.at_peak.anon = 12 * 4096;
-		CHECK(mkdtemp(dir) != NULL, "temporary directory");
+		CHECK(mkdtemp(dir) != NULL && pt_outdir_prepare(dir) == 0,
+		      "temporary directory, prepared as -o's (outputs go through the held dir)");
 		CHECK(pt_rss_write_files(dir, &r) == 0, "pt_rss_write_files");
 		snprintf(path, sizeof(path), "%s/rss.folded", dir);
 		fp = fopen(path, "r");

@@ -210,11 +210,11 @@ static void text_follow(FILE *f, const struct pt_sbx_report *r)
 		spare[PT_SBX_SPARE_LOADED], spare[PT_SBX_SPARE_LOADING], spare[PT_SBX_SPARE_NONE],
 		c->spares_started, c->spares_unfit, c->spares_failed);
 	fprintf(f, "  not traced: %" PRIu64 " processes ended before an exec, %" PRIu64 " past %d "
-		   "processes, %" PRIu64 " whose session failed, %" PRIu64 " let go untraced after %d s "
+		   "processes, %" PRIu64 " whose session failed, %" PRIu64 " let go untraced after %.1f s "
 		   "held at exec, %" PRIu64 " let go before their allocator was mapped; %" PRIu64
 		   " invocations overlapping another process's (not in the sandbox figures)\n",
 		c->exited_without_exec, c->slots_full, PT_SBX_SLOTS, c->session_failed, c->hold_limit,
-		PT_FOLLOW_HOLD_S, c->alloc_not_found, (uint64_t)r->sb->inv_overlap);
+		r->hold_ms / 1000.0, c->alloc_not_found, (uint64_t)r->sb->inv_overlap);
 	if (r->sb->inv_owner)
 		fprintf(f, "  an invocation was still running when tracing stopped: it is in its process's "
 			   "own report, not in the sandbox's lines\n");

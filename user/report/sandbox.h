@@ -61,6 +61,7 @@ struct pt_sbx_report {
 	int nimg;
 	struct pt_sbx_counters c;
 	int top;                 /* stacks shown per process */
+	uint32_t hold_ms;        /* --follow-hold */
 	uint64_t start_ns;       /* CLOCK_MONOTONIC when following began (times are from it) */
 };
 
