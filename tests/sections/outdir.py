@@ -15,6 +15,8 @@ bytes, mode, owner and mtime (lstat) before and after, and whether the missing o
   outdir/trusted race    --trust-output-dir while nobody re-plants the links (unlink, symlink) in
                          a loop for the whole run: the victims unchanged, none created
   outdir/world-writable  a root-owned DIR of mode 0777 (and 0770): exit 6, one line, DIR empty
+  outdir/sudo user group  nobody's 0775 DIR with SUDO_UID/SUDO_GID nobody's (a user private group
+             under sudo): written; the same with another group: exit 6, DIR empty
   outdir/symlink dir     DIR itself a symlink owned by nobody to a root-only directory holding a
                          victim report.json: exit 6, that directory untouched, with and without
                          --trust-output-dir
@@ -38,7 +40,7 @@ import stat
 from harness import run, short
 
 NOBODY = 65534
-CASES = ["outdir/planted links", "outdir/trusted", "outdir/trusted race", "outdir/world-writable", "outdir/symlink dir",
+CASES = ["outdir/planted links", "outdir/trusted", "outdir/trusted race", "outdir/world-writable", "outdir/sudo user group", "outdir/symlink dir",
          "outdir/umask 000", "outdir/diff", "outdir/follow", "outdir/compare"]
 TARGET = "/bin/true"
 
@@ -251,6 +253,26 @@ def run_section(ctx):
             res.eq("%s: mode %o: exit status" % (name, mode), rc, 6)
             one_error_line(res, "%s: mode %o" % (name, mode), err)
             res.eq("%s: mode %o: nothing written" % (name, mode), os.listdir(d), [])
+
+    name = "outdir/sudo user group"
+    if res.wanted(name):
+        # A user's own 0775 directory (a user private group's umask 002) under sudo: accepted when
+        # its group is SUDO_GID, the user's primary group; refused for any other group.
+        for gid, want in ((NOBODY, 0), (NOBODY + 1, 6)):
+            d = os.path.join(tmp, "outdir-upg-%d" % gid)
+            os.makedirs(d)
+            os.chown(d, NOBODY, gid)
+            os.chmod(d, 0o775)
+            env = dict(os.environ, SUDO_UID=str(NOBODY), SUDO_GID=str(NOBODY))
+            rc, _, err = run([pt, "-q", "-d", "5", "-o", d, "--", TARGET], env=env)
+            sub_name = "%s: group %d, SUDO_GID %d" % (name, gid, NOBODY)
+            res.eq(sub_name + ": exit status", rc, want)
+            if want:
+                one_error_line(res, sub_name, err)
+                res.eq(sub_name + ": nothing written", os.listdir(d), [])
+            else:
+                res.true(sub_name + ": report.json written",
+                         os.path.exists(os.path.join(d, "report.json")), str(os.listdir(d)))
 
     name = "outdir/symlink dir"
     if res.wanted(name):

@@ -53,6 +53,23 @@ static bool uid_ok(uid_t u)
 	return !errno && !*end && v == (unsigned long)u;
 }
 
+/* Group write that lets no one else in: under sudo, the invoking user's primary group
+ * (SUDO_GID) on that user's directory: Debian's and Ubuntu's user private groups, whose umask
+ * 002 makes every directory a user creates group-writable. (Not root's group: whoever is in it
+ * is not root.) */
+static bool group_own(const struct stat *st)
+{
+	const char *s = getenv("SUDO_GID");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || st->st_uid == 0 || !uid_ok(st->st_uid))
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	return !errno && !*end && v == (unsigned long)st->st_gid;
+}
+
 /* Why the directory st is not safe to write in: NULL if it is (or the user trusts it). */
 static const char *dir_unsafe(const struct stat *st, char *why, size_t n)
 {
@@ -65,7 +82,7 @@ static const char *dir_unsafe(const struct stat *st, char *why, size_t n)
 			 (unsigned)st->st_uid);
 		return why;
 	}
-	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+	if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && !group_own(st))) {
 		snprintf(why, n, "writable by %s (mode %04o)",
 			 st->st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st->st_mode & 07777));
 		return why;
