@@ -22,7 +22,7 @@ REPORT line's `Init Duration` runs from starting the runtime command to the runt
   follow       peaktrace --follow --cache-dir C -o DIR -- lambda-host ... -- RUNTIME (C warm):
                peaktrace starts BEFORE the host, which starts the runtime at once; every image
                of the runtime (and the host) is held at its exec until a session traces it,
-               taken by a spare session loaded before (README "The whole sandbox")
+               taken by a spare session loaded before (docs/lambda.md "The whole sandbox")
   follow light the same with --light
 
 With peaktrace in the host's command (cold, warm, fast cold, light), peaktrace's own start-up (BPF programs verified and
@@ -284,7 +284,8 @@ def main():
     outdir = os.path.join(tmp, "out")
     cache = os.path.join(tmp, "cache")
     # --supervised=no: under the host peaktrace would otherwise stay the runtime's parent after
-    # the SIGINT that ends each run (README "Under a supervisor"), and one_run waits for it to go.
+    # the SIGINT that ends each run (docs/lambda.md "Under a supervisor"), and one_run waits for
+    # it to go.
     base = [pt, "-q", "--supervised=no", "--cache-dir", cache, "-o", outdir]
     # (name, tracer command, empty the cache first)
     configs = [("untraced", [], False), ("cold", base + ["--"], True), ("warm", base + ["--"], False),
