@@ -8,6 +8,8 @@
 #ifndef PEAKTRACE_ARCH_ARM64_BPF_H
 #define PEAKTRACE_ARCH_ARM64_BPF_H
 
+#include "sysnr.h"
+
 #define PT_ARCH_IP      pc
 #define PT_ARCH_SP      sp
 /* x29: the frame-record chain, laid out as x86's rbp chain ([x29] = the caller's x29,
@@ -22,12 +24,12 @@
 #define PT_ARCH_SYSARG3 regs[3]
 #define PT_ARCH_SYSARG4 regs[4]
 
-#define PT_ARCH_NR_MMAP    222
-#define PT_ARCH_NR_MUNMAP  215
-#define PT_ARCH_NR_BRK     214
-#define PT_ARCH_NR_MREMAP  216
-#define PT_ARCH_NR_MADVISE 233
-#define PT_ARCH_NR_WRITEV  66
+#define PT_ARCH_NR_MMAP PT_ARM64_NR_MMAP
+#define PT_ARCH_NR_MUNMAP PT_ARM64_NR_MUNMAP
+#define PT_ARCH_NR_BRK PT_ARM64_NR_BRK
+#define PT_ARCH_NR_MREMAP PT_ARM64_NR_MREMAP
+#define PT_ARCH_NR_MADVISE PT_ARM64_NR_MADVISE
+#define PT_ARCH_NR_WRITEV PT_ARM64_NR_WRITEV
 
 /* AAPCS64 passes the hidden result pointer in x8, not as an argument, and does not return it:
  * at the return it is gone (a later step keeps it from an entry probe; until then user space

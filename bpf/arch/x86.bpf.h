@@ -8,6 +8,8 @@
 #ifndef PEAKTRACE_ARCH_X86_BPF_H
 #define PEAKTRACE_ARCH_X86_BPF_H
 
+#include "sysnr.h"
+
 /* The user registers a fault or a syscall saved. */
 #define PT_ARCH_IP      ip
 #define PT_ARCH_SP      sp
@@ -23,12 +25,12 @@
 #define PT_ARCH_SYSARG4 r8
 
 /* Syscall numbers (ctx->id of the raw syscall tracepoints). */
-#define PT_ARCH_NR_MMAP    9
-#define PT_ARCH_NR_MUNMAP  11
-#define PT_ARCH_NR_BRK     12
-#define PT_ARCH_NR_MREMAP  25
-#define PT_ARCH_NR_MADVISE 28
-#define PT_ARCH_NR_WRITEV  20
+#define PT_ARCH_NR_MMAP PT_X86_64_NR_MMAP
+#define PT_ARCH_NR_MUNMAP PT_X86_64_NR_MUNMAP
+#define PT_ARCH_NR_BRK PT_X86_64_NR_BRK
+#define PT_ARCH_NR_MREMAP PT_X86_64_NR_MREMAP
+#define PT_ARCH_NR_MADVISE PT_X86_64_NR_MADVISE
+#define PT_ARCH_NR_WRITEV PT_X86_64_NR_WRITEV
 
 /* A C++ function returning a class by value through a hidden pointer (System V: the pointer
  * is the first argument, rdi, and comes back in rax): at its return, the pointer; at its
