@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_arch_arm64 — the AArch64 port's pure logic (user/arch/arm64.c), run on any host: the
  * user_pt_regs layout, argument registers, PAC stripping, one CFI row and one frame record
- * applied to a frame, the uprobe classes of A64 instructions, and the arm64 syscall numbers the
- * BPF programs use (bpf/arch/sysnr.h) against the kernel's generic table. */
+ * applied to a frame, a CFI row from real .eh_frame bytes, the uprobe classes of A64
+ * instructions, and the arm64 syscall numbers the BPF programs use (bpf/arch/sysnr.h) against
+ * the kernel's generic table. */
 #include <stdint.h>
 #include <string.h>
 /* The generic syscall table (include/uapi/asm-generic/unistd.h) is arm64's; linux-libc-dev
@@ -138,6 +139,60 @@ static void test_fp_step(void)
 	CHECK(pt_arm64_fp_step(&f, 48, rd, NULL) == -1, "an x29 below sp stops the walk");
 }
 
+/* f() of tests-by-hand: `aarch64-linux-gnu-gcc -O2 -mbranch-protection=standard` (bookworm's
+ * gcc 12) of a function that calls malloc, g and free, with a shrink-wrapped tail call; its
+ * .eh_frame CIE ("zR", code 4, data -8, ra 30) and FDE instructions as the object holds them.
+ * The expected rows are `readelf -wF`'s table of the same object (CFA, x29, ra; its "u", no
+ * rule, is PT_A64_SAME here) and the signing state follows the paciasp/autiasp in the code:
+ *   0: paciasp  4: stp x29, x30, [sp, #-48]!  8: mov x29, sp ... 48: ldp x29, x30, [sp], #48
+ *   4c: autiasp  50: ret  54: ... 60: ldp x29, x30, [sp], #48  64: autiasp  68: b g */
+static const uint8_t gcc_cie[] = { 0x0c, 0x1f, 0x00 };
+static const uint8_t gcc_fde[] = {
+	0x41, 0x2d, 0x41, 0x0e, 0x30, 0x9d, 0x06, 0x9e, 0x05, 0x42, 0x93, 0x04, 0x94, 0x03, 0x47,
+	0x95, 0x02, 0x47, 0xd5, 0x41, 0xde, 0xdd, 0xd3, 0xd4, 0x0e, 0x00, 0x41, 0x2d, 0x41, 0x0e,
+	0x30, 0x93, 0x04, 0x94, 0x03, 0x9d, 0x06, 0x9e, 0x05, 0x2d, 0x44, 0xde, 0xdd, 0xd3, 0xd4,
+	0x0e, 0x00, 0x41, 0x2d, 0x00, 0x00,
+};
+
+static void test_cfa_row(void)
+{
+	static const struct { uint64_t pc; int64_t cfa; int saved; int sign; } want[] = {
+		{ 0x00, 0, 0, 0 }, { 0x04, 0, 0, 1 }, { 0x08, 48, 1, 1 }, { 0x10, 48, 1, 1 },
+		{ 0x2c, 48, 1, 1 }, { 0x48, 48, 1, 1 }, { 0x4c, 0, 0, 1 }, { 0x50, 0, 0, 0 },
+		{ 0x54, 48, 1, 1 }, { 0x64, 0, 0, 1 }, { 0x68, 0, 0, 0 }, { 0x6b, 0, 0, 0 },
+	};
+	/* def_cfa x29+16; remember; def_cfa_register sp; negate; restore: back to x29+16,
+	 * unsigned; then a DW_CFA_def_cfa_expression, not taken. */
+	static const uint8_t fp_fde[] = { 0x0c, 0x1d, 0x10, 0x0a, 0x0d, 0x1f, 0x2d, 0x41, 0x0b, 0x41,
+					  0x0f, 0x02, 0x8f, 0x00 };
+	struct pt_a64_row row;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int ok = pt_arm64_cfa_row(gcc_cie, sizeof(gcc_cie), gcc_fde, sizeof(gcc_fde), 4, -8,
+					  want[i].pc, &row) == 0;
+
+		ok = ok && row.cfa_reg == PT_A64_DW_SP && row.cfa_off == want[i].cfa &&
+		     row.ra_signed == want[i].sign;
+		if (want[i].saved)
+			ok = ok && row.fp.how == PT_A64_AT_CFA && row.fp.off == -48 &&
+			     row.ra.how == PT_A64_AT_CFA && row.ra.off == -40;
+		else
+			ok = ok && row.fp.how == PT_A64_SAME && row.ra.how == PT_A64_SAME;
+		CHECK(ok, "gcc f() at 0x%02" PRIx64 ": CFA sp+%" PRId64 ", x29/x30 %s, %s", want[i].pc,
+		      want[i].cfa, want[i].saved ? "at c-48/c-40" : "in their registers",
+		      want[i].sign ? "signed" : "unsigned");
+	}
+	CHECK(pt_arm64_cfa_row(gcc_cie, sizeof(gcc_cie), fp_fde, 6, 4, -8, 0, &row) == 0 &&
+	      row.cfa_reg == PT_A64_DW_SP && row.cfa_off == 16, "def_cfa_register: sp, offset kept");
+	CHECK(pt_arm64_cfa_row(gcc_cie, sizeof(gcc_cie), fp_fde, sizeof(fp_fde), 4, -8, 4, &row) == 0 &&
+	      row.cfa_reg == PT_A64_DW_FP && row.cfa_off == 16 && !row.ra_signed,
+	      "restore_state: CFA x29+16 and the unsigned state back");
+	CHECK(pt_arm64_cfa_row(gcc_cie, sizeof(gcc_cie), fp_fde, sizeof(fp_fde), 4, -8, 8, &row) == -1,
+	      "def_cfa_expression is not taken: -1");
+	CHECK(pt_arm64_cfa_row(gcc_cie, sizeof(gcc_cie), gcc_fde, 6, 4, -8, 0x40, &row) == -1,
+	      "truncated instructions (DW_CFA_offset r29 without its offset): -1");
+}
+
 static void test_probe_class(void)
 {
 	/* Assembled by aarch64-linux-gnu-as (binutils 2.40), little-endian words. */
@@ -187,6 +242,7 @@ int main(void)
 	test_pac();
 	test_unwind_step();
 	test_fp_step();
+	test_cfa_row();
 	test_probe_class();
 	return CHECK_DONE();
 }

@@ -112,6 +112,195 @@ int pt_arm64_fp_step(struct pt_a64_frame *f, unsigned int va_bits, pt_a64_read_f
 	return 0;
 }
 
+/* A CFA program being run: the input, the location reached, the row, the remembered rows. */
+struct cfa_run {
+	const uint8_t *p, *end;
+	uint64_t loc, code_align;
+	int64_t data_align;
+	struct pt_a64_row row, init, saved[4];
+	int nsaved;
+	int bad;
+};
+
+static uint64_t uleb(struct cfa_run *r)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			return 0;
+		}
+		b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	return v;
+}
+
+static int64_t sleb(struct cfa_run *r)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			return 0;
+		}
+		b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ULL << shift;
+	return (int64_t)v;
+}
+
+static uint64_t fixed(struct cfa_run *r, int n)
+{
+	uint64_t v = 0;
+
+	if (r->end - r->p < n) {
+		r->bad = 1;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+/* The rule slot of a register, or NULL for one the unwinder does not need (x19...). */
+static struct pt_a64_rule *slot(struct pt_a64_row *row, uint64_t reg)
+{
+	return reg == PT_A64_DW_FP ? &row->fp : reg == PT_A64_DW_LR ? &row->ra : NULL;
+}
+
+static void set_rule(struct cfa_run *r, uint64_t reg, uint8_t how, int64_t off)
+{
+	struct pt_a64_rule *s = slot(&r->row, reg);
+
+	if (s)
+		*s = (struct pt_a64_rule){ how, off };
+}
+
+static void restore_rule(struct cfa_run *r, uint64_t reg)
+{
+	struct pt_a64_rule *s = slot(&r->row, reg), *i = slot(&r->init, reg);
+
+	if (s)
+		*s = *i;
+}
+
+static void def_cfa_reg(struct cfa_run *r, uint64_t reg)
+{
+	if (reg != PT_A64_DW_SP && reg != PT_A64_DW_FP)
+		r->bad = 1;
+	r->row.cfa_reg = (uint8_t)reg;
+}
+
+/* One instruction whose opcode is op (the low 6 bits apart: DW_CFA_advance_loc, _offset and
+ * _restore are taken before). Returns 1 when the location passed pc_off (stop), else 0. */
+static int cfa_op(struct cfa_run *r, uint8_t op, uint64_t pc_off)
+{
+	uint64_t reg, delta = 0;
+
+	switch (op) {
+	case 0x00: break;                                           /* nop */
+	case 0x02: delta = fixed(r, 1); break;                      /* advance_loc1 */
+	case 0x03: delta = fixed(r, 2); break;                      /* advance_loc2 */
+	case 0x04: delta = fixed(r, 4); break;                      /* advance_loc4 */
+	case 0x05: reg = uleb(r); set_rule(r, reg, PT_A64_AT_CFA, (int64_t)uleb(r) * r->data_align); break;
+	case 0x06: restore_rule(r, uleb(r)); break;                 /* restore_extended */
+	case 0x07: set_rule(r, uleb(r), PT_A64_UNDEF, 0); break;    /* undefined */
+	case 0x08: set_rule(r, uleb(r), PT_A64_SAME, 0); break;     /* same_value */
+	case 0x0a:                                                  /* remember_state */
+		if (r->nsaved == 4)
+			r->bad = 1;
+		else
+			r->saved[r->nsaved++] = r->row;
+		break;
+	case 0x0b:                                                  /* restore_state */
+		if (r->nsaved == 0) {
+			r->bad = 1;
+			break;
+		}
+		/* The whole row, the CFA rule and the signing state included, as libgcc's
+		 * execute_cfa_program restores them (GCC's epilogues remember the signed state
+		 * before autiasp and restore it after the ret). */
+		r->row = r->saved[--r->nsaved];
+		break;
+	case 0x0c: def_cfa_reg(r, uleb(r)); r->row.cfa_off = (int64_t)uleb(r); break;
+	case 0x0d: def_cfa_reg(r, uleb(r)); break;
+	case 0x0e: r->row.cfa_off = (int64_t)uleb(r); break;
+	case 0x11: reg = uleb(r); set_rule(r, reg, PT_A64_AT_CFA, sleb(r) * r->data_align); break;
+	case 0x12: def_cfa_reg(r, uleb(r)); r->row.cfa_off = sleb(r) * r->data_align; break;
+	case 0x13: r->row.cfa_off = sleb(r) * r->data_align; break;
+	case 0x2d: r->row.ra_signed ^= 1; break;                    /* AARCH64_negate_ra_state */
+	case 0x2e: uleb(r); break;                                  /* GNU_args_size */
+	default: r->bad = 1; break;   /* set_loc, register, expressions, val_*: not taken */
+	}
+	if (delta && r->loc + delta * r->code_align > pc_off)
+		return 1;
+	r->loc += delta * r->code_align;
+	return 0;
+}
+
+/* Runs one instruction list; 1 when pc_off was passed. */
+static int cfa_exec(struct cfa_run *r, const uint8_t *p, size_t len, uint64_t pc_off)
+{
+	r->p = p;
+	r->end = p + len;
+	while (r->p < r->end && !r->bad) {
+		uint8_t b = *r->p++, low = b & 0x3f;
+
+		switch (b & 0xc0) {
+		case 0x40:                                          /* advance_loc */
+			if (r->loc + low * r->code_align > pc_off)
+				return 1;
+			r->loc += low * r->code_align;
+			break;
+		case 0x80:                                          /* offset */
+			set_rule(r, low, PT_A64_AT_CFA, (int64_t)uleb(r) * r->data_align);
+			break;
+		case 0xc0:                                          /* restore */
+			restore_rule(r, low);
+			break;
+		default:
+			if (cfa_op(r, b, pc_off))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int pt_arm64_cfa_row(const uint8_t *cie_ins, size_t cie_len, const uint8_t *fde_ins, size_t fde_len,
+		     uint64_t code_align, int64_t data_align, uint64_t pc_off, struct pt_a64_row *row)
+{
+	struct cfa_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.code_align = code_align;
+	r.data_align = data_align;
+	r.row.cfa_reg = PT_A64_DW_SP;
+	r.row.fp.how = PT_A64_SAME;
+	r.row.ra.how = PT_A64_SAME;
+	/* The CIE's instructions describe the entry: no location advances in them. */
+	cfa_exec(&r, cie_ins, cie_len, UINT64_MAX);
+	r.init = r.row;
+	r.loc = 0;
+	if (!r.bad)
+		cfa_exec(&r, fde_ins, fde_len, pc_off);
+	if (r.bad)
+		return -1;
+	*row = r.row;
+	return 0;
+}
+
 uint32_t pt_arm64_insn(const uint8_t *code)
 {
 	return (uint32_t)code[0] | (uint32_t)code[1] << 8 | (uint32_t)code[2] << 16 |

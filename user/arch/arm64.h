@@ -91,6 +91,16 @@ int pt_arm64_unwind_step(const struct pt_a64_row *row, struct pt_a64_frame *f, u
  * (stripped). 0 or -1 (fp misaligned or not above the previous one, a read failed). */
 int pt_arm64_fp_step(struct pt_a64_frame *f, unsigned int va_bits, pt_a64_read_fn rd, void *ctx);
 
+/* The CFI row in effect at pc_off bytes into a function: the CIE's initial instructions, then
+ * the FDE's up to pc_off (code_align and data_align: the CIE's factors, 4 and -8 from GCC and
+ * LLVM on AArch64). Before any rule, x29 and x30 are PT_A64_SAME (x30 holds the return address
+ * at entry) and the CFA is whatever the CIE defines (sp + 0). Tracks the CFA (sp or x29 based),
+ * x29, x30 and the return-address signing state (DW_CFA_AARCH64_negate_ra_state), with
+ * remember/restore_state. 0, or -1: an instruction it does not take (expressions, set_loc, a
+ * register rule, a CFA on another register) or truncated input. */
+int pt_arm64_cfa_row(const uint8_t *cie_ins, size_t cie_len, const uint8_t *fde_ins, size_t fde_len,
+		     uint64_t code_align, int64_t data_align, uint64_t pc_off, struct pt_a64_row *row);
+
 /* What arm64's uprobe code does with an instruction probed. */
 enum pt_a64_probe {
 	PT_A64_SIMULATED,  /* simulated in the trap: no out-of-line step */
