@@ -1,16 +1,34 @@
 # peaktrace — kernel-style Makefile: every artifact under $(OUT), quiet unless V=1.
 # Chain: bpf/%.bpf.c -> $(OUT)/%.bpf.o -> $(OUT)/%.skel.h -> user objects -> $(OUT)/peaktrace
+HOST_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+ARCH      ?= $(HOST_ARCH)
+# Another architecture than the host's is a cross build, in its own output folder:
+# make static ARCH=arm64 -> build-arm64/peaktrace-static (Debian's gcc-aarch64-linux-gnu and the
+# multiarch :arm64 -dev packages, make deps-arm64). The BPF objects are the same either way
+# except for bpf/arch/ and vmlinux/$(ARCH)/.
+ifeq ($(ARCH),$(HOST_ARCH))
 OUT       ?= build
-ARCH      ?= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+else
+OUT       ?= build-$(ARCH)
+CROSS_COMPILE_arm64 := aarch64-linux-gnu-
+CROSS_COMPILE ?= $(CROSS_COMPILE_$(ARCH))
+ifeq ($(origin CC),default)
+CC        := $(CROSS_COMPILE)gcc
+endif
+endif
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CC        ?= cc
 VMLINUX   := vmlinux/$(ARCH)/vmlinux.h
+# arm64's vmlinux.h comes from a 7.x kernel, whose BTF has anonymous members of named struct
+# types (the kernel builds with -fms-extensions since 6.19); bpftool writes them as such.
+BPF_ARCH_CFLAGS_arm64 := -fms-extensions -Wno-microsoft-anon-tag
 CFLAGS    ?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 # User code names the folder of every header it includes: "util/fmt.h", "bpf/peaktrace.h".
 USER_CFLAGS := $(CFLAGS) -Werror=implicit-function-declaration -I$(OUT) -iquote user -iquote . -D_GNU_SOURCE
 LDLIBS    := -lbpf -ldw -lelf -lz -lstdc++ -lm -lpthread
-BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -I$(dir $(VMLINUX)) -Ibpf -Wall -Wno-unused-function \
+	$(BPF_ARCH_CFLAGS_$(ARCH))
 
 ifeq ($(V),1)
 Q =
@@ -31,7 +49,7 @@ USER_OBJS += $(OUT)/html-assets.o
 USER_OBJS += $(OUT)/stackchains.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
-HDRS      := $(wildcard bpf/*.h user/*.h user/*/*.h)
+HDRS      := $(wildcard bpf/*.h bpf/arch/*.h user/*.h user/*/*.h)
 
 .DELETE_ON_ERROR:
 # Keep the BPF object and skeleton: they are inputs of several rules, not throwaways.
@@ -159,6 +177,37 @@ readme-help: all
 # Regenerate the checked-in vmlinux.h from the running kernel's BTF.
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+# Regenerate vmlinux/arm64/vmlinux.h on any host, without booting: Debian's newest arm64 kernel
+# (tools/vm/kernel.sh, cached in build/vm/kernel-arm64-newest), its BTF cut out of the boot Image
+# (tools/vm/image-btf.py), dumped by bpftool. Made from 7.3.4+deb13-arm64 (7.3.4-1~bpo13+1):
+# 6.12's BTF lacks types the programs name (trace_event_raw_sched_process_exit); CO-RE
+# relocates to older kernels at load time as on x86.
+.PHONY: vmlinux-arm64
+vmlinux-arm64:
+	$(Q)VM_ARCH=arm64 tools/vm/kernel.sh newest build/vm/kernel-arm64-newest >/dev/null
+	$(Q)python3 tools/vm/image-btf.py build/vm/kernel-arm64-newest/vmlinuz build/vm/arm64-vmlinux.btf
+	$(Q)$(BPFTOOL) btf dump file build/vm/arm64-vmlinux.btf format c > vmlinux/arm64/vmlinux.h
+
+# make check-arm64: make static ARCH=arm64, then the binary checked under qemu-user on this host
+# (tools/check-arm64.sh: a static AArch64 executable; --version, --help; a tracing run refused
+# with exit 5 while the port is incomplete). CI runs it.
+.PHONY: check-arm64
+check-arm64: deps-arm64
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 static
+	$(Q)tools/check-arm64.sh build-arm64/peaktrace-static
+
+# The cross build's dependencies: Debian's cross compiler and the :arm64 libraries the static link
+# takes (dpkg --add-architecture arm64), and qemu-user-static to run --help under emulation.
+ARM64_DEPS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 \
+	libdw-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64 qemu-user-static
+.PHONY: deps-arm64
+deps-arm64:
+	@missing=""; for p in $(ARM64_DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "deps-arm64: all installed"; fi
 
 clean:
 	rm -rf $(OUT)

@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "peaktrace.h"
+#include "arch/arch.bpf.h"
 
 /* Configuration, set by the loader between open and load. */
 /* The target's host tgid: in .bss, not .rodata, so that a spare session (loaded before its

@@ -614,8 +614,8 @@ static __always_inline void rapi_write(__u32 fd, const void *buf, __u64 count)
 	}
 }
 
-/* x86-64 syscall numbers of the write-like calls whose first bytes are classified. */
-#define RAPI_NR_WRITEV 20
+/* The syscall number of writev (arch/): the one write-like call whose buffer is an iovec. */
+#define RAPI_NR_WRITEV PT_ARCH_NR_WRITEV
 
 /* sys_enter of write, sendto (fd, buf, count: the same three first arguments) or writev (its
  * first buffer, where the request line is), as a write. */
@@ -652,8 +652,8 @@ static __always_inline int rapi_read_exit(struct trace_event_raw_sys_exit *ctx)
 	if (!rapi_boundaries && (g.inv_seq != 0 || g.inv[0].state != PT_INV_RUNNING))
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	fd = (__u32)BPF_CORE_READ(regs, di);
-	buf = (const void *)BPF_CORE_READ(regs, si);
+	fd = (__u32)BPF_CORE_READ(regs, PT_ARCH_SYSARG0);
+	buf = (const void *)BPF_CORE_READ(regs, PT_ARCH_SYSARG1);
 	key = PT_RAPI_FD_KEY(bpf_get_current_pid_tgid() >> 32, fd);
 	awaiting = bpf_map_lookup_elem(&rapi_fds, &key);
 	if (!awaiting)
@@ -731,11 +731,11 @@ static __always_inline int boundary_uprobe(struct pt_regs *ctx)
 		return 0;
 	if (cookie == PT_BOUNDARY_AWS_NEXT) {
 		/* get_next() returns outcome<invocation_request, ...> through a hidden pointer,
-		 * handed back in rax; invocation_request's request_id follows its payload string
-		 * (32 bytes). */
+		 * handed back in rax on x86-64 (arch/); invocation_request's request_id follows its
+		 * payload string (32 bytes). */
 		struct pt_inv *inv;
 
-		n = read_cxx_string((const void *)(PT_REGS_RC(ctx) + 32), sc);
+		n = read_cxx_string((const void *)(PT_ARCH_SRET_AT_RETURN(ctx) + 32), sc);
 		inv_start(0, NULL, 0);
 		inv = &g.inv[g.inv_seq & 1];
 		for (int i = 0; i < PT_REQID_LEN; i++) {
@@ -746,9 +746,10 @@ static __always_inline int boundary_uprobe(struct pt_regs *ctx)
 		inv->id_len = n;
 		return 0;
 	}
-	/* post_success/post_failure return an outcome through a hidden pointer too: rdi is it,
-	 * rsi `this`, rdx the request id. */
-	n = read_cxx_string((const void *)PT_REGS_PARM3(ctx), sc);
+	/* post_success/post_failure return an outcome through a hidden pointer too: their
+	 * arguments are `this` and the request id (x86-64: rdi is the pointer, rsi `this`, rdx
+	 * the request id). */
+	n = read_cxx_string((const void *)PT_ARCH_SRET_ARG2(ctx), sc);
 	inv_end(cookie == PT_BOUNDARY_AWS_SUCCESS ? PT_OUT_RESPONSE : PT_OUT_ERROR, sc->buf, n, 0);
 	return 0;
 }

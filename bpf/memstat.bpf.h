@@ -30,7 +30,7 @@ static __always_inline __u32 syscall_stack(struct thread_state *ts)
 	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
 		return ts->stack;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	return capture(ts, BPF_CORE_READ(regs, sp), BPF_CORE_READ(regs, bp));
+	return capture(ts, BPF_CORE_READ(regs, PT_ARCH_SP), BPF_CORE_READ(regs, PT_ARCH_FP));
 }
 
 static __always_inline struct thread_state *syscall_enter(__u32 nr, __u64 a0, __u64 a1, __u64 a2,
@@ -91,11 +91,11 @@ static __always_inline void stack_map_account(__u32 stack, __u64 bytes, bool map
 	}
 }
 
-#define SYS_MMAP 9
-#define SYS_MUNMAP 11
-#define SYS_BRK 12
-#define SYS_MREMAP 25
-#define SYS_MADVISE 28
+#define SYS_MMAP PT_ARCH_NR_MMAP
+#define SYS_MUNMAP PT_ARCH_NR_MUNMAP
+#define SYS_BRK PT_ARCH_NR_BRK
+#define SYS_MREMAP PT_ARCH_NR_MREMAP
+#define SYS_MADVISE PT_ARCH_NR_MADVISE
 
 static __always_inline int mmap_enter(const __u64 *args)
 {
@@ -292,15 +292,15 @@ static __always_inline int mem_syscall_enter(struct trace_event_raw_sys_enter *c
 
 	if (!is_target())
 		return 0;
-	/* The arguments from the registers the syscall saved (x86-64: rdi, rsi, rdx, r10, r8),
-	 * not from ctx->args: the kernel refuses to attach a program to a syscall's tracepoint
+	/* The arguments from the registers the syscall saved (arch/; x86-64: rdi, rsi, rdx, r10,
+	 * r8), not from ctx->args: the kernel refuses to attach a program to a syscall's tracepoint
 	 * if it reads ctx past that syscall's own arguments (munmap has two, brk one). */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	args[0] = BPF_CORE_READ(regs, di);
-	args[1] = BPF_CORE_READ(regs, si);
-	args[2] = BPF_CORE_READ(regs, dx);
-	args[3] = BPF_CORE_READ(regs, r10);
-	args[4] = BPF_CORE_READ(regs, r8);
+	args[0] = BPF_CORE_READ(regs, PT_ARCH_SYSARG0);
+	args[1] = BPF_CORE_READ(regs, PT_ARCH_SYSARG1);
+	args[2] = BPF_CORE_READ(regs, PT_ARCH_SYSARG2);
+	args[3] = BPF_CORE_READ(regs, PT_ARCH_SYSARG3);
+	args[4] = BPF_CORE_READ(regs, PT_ARCH_SYSARG4);
 	switch (ctx->id) {
 	case SYS_MMAP:
 		return mmap_enter(args);

@@ -296,9 +296,9 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	/* The saved registers by direct loads (bpf_task_pt_regs gives a BTF pointer), not a
 	 * probe-read helper call each: ~10-15 ns apiece on every fault. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	ip = regs->ip;
-	sp = regs->sp;
-	bp = regs->bp;
+	ip = regs->PT_ARCH_IP;
+	sp = regs->PT_ARCH_SP;
+	bp = regs->PT_ARCH_FP;
 	ta = thread_aux_get();
 	if (!ta)
 		return capture_at(ts, ip, sp, bp);
@@ -516,12 +516,12 @@ static __always_inline void rss_sh_fault(struct thread_state *ts, __u64 addr, in
 	rss_obj_add(o, i, d);
 }
 
-/* The number of the syscall the current task is in (orig_ax; -1 outside one). */
+/* The number of the syscall the current task is in (PT_ARCH_SYSNR; -1 outside one). */
 static __always_inline __u64 rss_syscall_nr(void)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-	return BPF_CORE_READ(regs, orig_ax);
+	return BPF_CORE_READ(regs, PT_ARCH_SYSNR);
 }
 
 /* A removal syscall over [start, end) begins: if the range lies in one file or shmem mapping,
@@ -923,7 +923,7 @@ static __always_inline void rss_owner_where(__u32 o, __u64 addr)
 		rss_kind_event(stack, addr);
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	st->rss_addr = addr;
-	st->rss_sp = regs->sp;
+	st->rss_sp = regs->PT_ARCH_SP;
 }
 
 /* A fault made d bytes resident at addr: its pages get the fault's stack. */

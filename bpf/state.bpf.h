@@ -120,7 +120,7 @@ struct thread_state {
 	__u64 sh_lo, sh_hi, sh_gen; /* whose mapping spans [sh_lo, sh_hi) while the target's
 			  * mapping generation (pt_rss_global.map_gen) is sh_gen */
 	__u64 rm_obj;    /* rss.bpf.h: the file/shmem object a removal syscall in progress spans */
-	__u64 rm_nr;     /* ... and that syscall's number (orig_ax): valid only inside it */
+	__u64 rm_nr;     /* ... and that syscall's number (PT_ARCH_SYSNR): valid only inside it */
 	__u64 win[PT_STACK_WINDOW / 8];  /* copy of the user stack from rsp */
 	__u64 pcs[PT_MAX_FRAMES];
 	/* CPython (python.bpf.h): this thread's PyThreadState (re-checked at each use), the thread

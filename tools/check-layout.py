@@ -7,7 +7,7 @@
 user/ has one folder per capability; a file may include headers of its own folder and of the
 folders below it, never above (docs/design.md, "Where things live"):
 
-    util  <-  target  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  arenas,
+    util, arch  <-  target  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  arenas,
           invocation  <-  report  <-  user/*.c (cli, session, main)
 
 bpf/*.h are the kernel/user contract and pure headers (compiled for BPF and for the host): any
@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-RANK = {"util": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
+RANK = {"util": 0, "arch": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
         "profile": 3, "kernel": 3, "arenas": 4, "invocation": 4, "report": 5, "": 6}
 BARE_OK = {"peaktrace.skel.h", "nspid.skel.h", "check.h"}
 MAX_FUNC_LINES = 150

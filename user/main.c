@@ -14,6 +14,7 @@
 #include "follow.h"
 #include "util/wake.h"
 #include "kernel/features.h"
+#include "arch/arch.h"
 
 /* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (report/diff.h). */
 static int run_diff(int argc, char **argv)
@@ -105,6 +106,9 @@ int main(int argc, char **argv)
 	pt_cli_parse(argc, argv, &opt);
 	if (opt.check_kernel)
 		return check_kernel();
+	/* An architecture not fully ported (arm64, issue 24) traces nothing rather than wrongly. */
+	if (pt_arch_refuse(stderr))
+		return EXIT_UNSUPPORTED;
 	if ((opt.follow || opt.npids > 1) && !opt.outdir)
 		opt.outdir = "peaktrace-sandbox";   /* a report directory per process */
 	if ((code = pt_preflight(&opt)) != EXIT_OK || (code = kernel_gate()) != EXIT_OK)

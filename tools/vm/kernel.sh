@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # tools/vm/kernel.sh VERSION [OUTDIR]: a Debian amd64 kernel with its modules, unpacked under
-# OUTDIR (default build/vm/kernel-VERSION), without touching the host's apt state (a sources
+# OUTDIR (default build/vm/kernel-VERSION; with VM_ARCH=arm64 Debian's arm64 kernel, default
+# OUTDIR build/vm/kernel-arm64-VERSION), without touching the host's apt state (a sources
 # list, lists and cache of our own under a temporary directory). Prints the kernel release
 # (uname -r of the guest) on stdout; everything else goes to stderr.
 #
@@ -17,7 +18,15 @@
 set -euo pipefail
 
 ver=${1:?usage: kernel.sh VERSION [OUTDIR]}
-out=${2:-build/vm/kernel-$ver}
+# The Debian architecture of the kernel: amd64 (default) or arm64 (vmlinux/arm64/vmlinux.h is
+# made from its BTF, and the arm64 VM boots it).
+arch=${VM_ARCH:-amd64}
+case "$arch" in
+amd64) sub="" ;;
+arm64) sub="arm64-" ;;
+*) echo "kernel.sh: VM_ARCH: amd64 or arm64" >&2; exit 2 ;;
+esac
+out=${2:-build/vm/kernel-$sub$ver}
 mirror=${VM_MIRROR:-http://deb.debian.org/debian}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 
@@ -42,31 +51,33 @@ tmp=$(mktemp -d /tmp/peaktrace-vm-apt.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/debs"
 for s in $suites; do
-	echo "deb [arch=amd64 signed-by=$keyring] $mirror $s main"
+	echo "deb [arch=$arch signed-by=$keyring] $mirror $s main"
 done > "$tmp/sources.list"
 # Our own sources, lists, cache and status-less view: the host's /etc/apt/sources.list*, its
 # lists and its package cache are neither read nor written.
 apt_opts=(-o Dir::Etc::sourcelist="$tmp/sources.list" -o Dir::Etc::sourceparts=/dev/null
 	-o Dir::State::Lists="$tmp/lists" -o Dir::Cache="$tmp/cache"
 	-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
-	-o Acquire::Languages=none -o APT::Architectures::=amd64 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+	-o Acquire::Languages=none -o APT::Architectures::=$arch -o APT::Architecture=$arch
+	-o Debug::NoLocking=1 -o APT::Sandbox::User=root)
 log "apt-get update ($suites)"
 apt-get "${apt_opts[@]}" -qq update >&2
 
-# The linux-image-amd64 metapackage of the suite (the highest version among the suites).
+meta=linux-image-$arch
+# The linux-image-$arch metapackage of the suite (the highest version among the suites).
 best=""
 while read -r v; do
 	if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
-done < <(apt-cache "${apt_opts[@]}" madison linux-image-amd64 | awk -F'|' '{gsub(/ /,"",$2); print $2}')
-[ -n "$best" ] || { log "no linux-image-amd64 in $suites"; exit 1; }
+done < <(apt-cache "${apt_opts[@]}" madison "$meta" | awk -F'|' '{gsub(/ /,"",$2); print $2}')
+[ -n "$best" ] || { log "no $meta in $suites"; exit 1; }
 
 deps() {  # the Depends of package=version, one name a line (alternatives flattened)
 	apt-cache "${apt_opts[@]}" show "$1" | awk '/^Depends:/ {sub(/^Depends: /,""); print; exit}' |
 		tr ',|' '\n\n' | sed 's/([^)]*)//; s/^ *//; s/ *$//' | grep -v '^$'
 }
 # linux-image-amd64 depends on linux-image-KREL (signed; it carries the same BTF as -unsigned).
-image=$(deps "linux-image-amd64=$best" | grep -E '^linux-image-[0-9]' | head -n1)
-[ -n "$image" ] || { log "linux-image-amd64=$best names no linux-image-KREL"; exit 1; }
+image=$(deps "$meta=$best" | grep -E '^linux-image-[0-9]' | head -n1)
+[ -n "$image" ] || { log "$meta=$best names no linux-image-KREL"; exit 1; }
 krel=${image#linux-image-}
 # Older suites: linux-image-KREL holds vmlinuz and the modules. Newer ones (7.x): it is empty
 # and depends on linux-binary-KREL (vmlinuz), linux-modules-KREL and linux-base-KREL.
@@ -74,7 +85,7 @@ pkgs=("$image")
 for d in $(deps "$image=$best"); do
 	case "$d" in *"-$krel") pkgs+=("$d") ;; esac
 done
-log "linux-image-amd64 $best: ${pkgs[*]}"
+log "$meta $best: ${pkgs[*]}"
 (cd "$tmp/debs" && apt-get "${apt_opts[@]}" -qq download "${pkgs[@]/%/=$best}") >&2
 
 rm -rf "$out"

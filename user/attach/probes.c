@@ -19,6 +19,7 @@
 #include "peaktrace.skel.h"
 #include "attach/probes.h"
 #include "attach/umulti.h"
+#include "arch/arch.h"
 
 /* A one-instruction forwarding thunk: `jmp rel32` / `jmp rel8`, after an optional endbr64. Such an
  * extra entry point (jemalloc's operator delete: jmp free@plt) ends in another entry point that is
@@ -79,6 +80,10 @@ int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, i
 		if (pi->shared_with >= 0)
 			continue;
 		n = pread(fd, code, sizeof(code), (off_t)entry);
+		/* The decoders below read x86-64 code: elsewhere (arm64) the probe stays at the
+		 * entry, and no function is taken for a thunk. */
+		if (!pt_arch_host()->x86_code)
+			n = 0;
 		/* Only free-like thunks are skipped: free_enter has no nesting check, while an
 		 * allocating thunk (mimalloc: _ZnwmRKSt9nothrow_t -> mi_new_nothrow, not an entry
 		 * point) is probed, a tail jump into a probed function counting as nesting. */

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * arch.c — which architecture this is, decided at compile time: the one place in user/ that
+ * tests it. x86-64 is the whole product; on arm64 the binary builds (make static ARCH=arm64)
+ * and refuses to trace until the parts below are ported, rather than print wrong figures.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "arch/arch.h"
+
+#if defined(__x86_64__)
+static const struct pt_arch host = { "x86_64", 1, NULL };
+#elif defined(__aarch64__)
+#include <stddef.h>
+#include <asm/ptrace.h>
+#include "arch/arm64.h"
+/* arm64.c's register offsets, checked against the target's own header when cross-compiled. */
+_Static_assert(offsetof(struct user_pt_regs, regs[PT_A64_FP]) == 8 * PT_A64_FP, "x29");
+_Static_assert(offsetof(struct user_pt_regs, sp) == 8 * PT_A64_SP, "sp");
+_Static_assert(offsetof(struct user_pt_regs, pc) == 8 * PT_A64_PC, "pc");
+_Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_regs");
+/* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
+ * the stacks' first frame is read at [sp] (x86's return address slot; arm64's is x30) and the
+ * .eh_frame compiler and BPF walker know only x86-64's rules, return addresses keep their
+ * PAC bits, RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's
+ * request ids are read from rax. */
+static const struct pt_arch host = {
+	"aarch64", 0,
+	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses), "
+	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
+};
+#else
+static const struct pt_arch host = {
+	"unknown", 0, "everything: peaktrace knows x86-64 and arm64",
+};
+#endif
+
+const struct pt_arch *pt_arch_host(void)
+{
+	return &host;
+}
+
+int pt_arch_refuse(FILE *f)
+{
+	const char *go = getenv("PEAKTRACE_UNPORTED");
+
+	if (!host.unported)
+		return 0;
+	if (go && strcmp(go, "1") == 0) {
+		fprintf(f, "peaktrace: warning: PEAKTRACE_UNPORTED=1: tracing on %s without %s; "
+			   "figures not to be trusted\n", host.name, host.unported);
+		return 0;
+	}
+	fprintf(f, "peaktrace: tracing on %s is not ported yet: %s (`peaktrace diff`, "
+		   "--check-kernel, --help and --version work)\n", host.name, host.unported);
+	return 1;
+}

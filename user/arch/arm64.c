@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * arm64.c — the AArch64 port's pure logic (arm64.h): register layout and argument registers,
+ * one CFI row or frame record applied to a frame, PAC stripping, and the uprobe instruction
+ * classes. No I/O, no test of the host's architecture: the unit tests run it on x86-64.
+ */
+#include <string.h>
+#include "arch/arm64.h"
+
+int pt_arm64_reg_off(int reg)
+{
+	if (reg >= PT_A64_X0 && reg <= PT_A64_LR)
+		return reg * 8;
+	if (reg == PT_A64_SP)
+		return 31 * 8;
+	if (reg == PT_A64_PC)
+		return 32 * 8;
+	return -1;
+}
+
+int pt_arm64_reg_get(const uint8_t *regs, size_t len, int reg, uint64_t *out)
+{
+	int off = pt_arm64_reg_off(reg);
+	uint64_t v = 0;
+
+	if (off < 0 || !regs || (size_t)off + 8 > len)
+		return -1;
+	/* Little-endian, as every arm64 Linux userland: byte by byte, any host. */
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | regs[off + i];
+	*out = v;
+	return 0;
+}
+
+int pt_arm64_arg_reg(unsigned int n)
+{
+	return n < 8 ? (int)n : -1;
+}
+
+uint64_t pt_arm64_pac_mask(unsigned int va_bits)
+{
+	if (va_bits == 0 || va_bits >= 64)
+		return 0;
+	return ~((1ULL << va_bits) - 1);
+}
+
+uint64_t pt_arm64_strip_pac(uint64_t addr, unsigned int va_bits)
+{
+	/* User addresses have bit 55 clear: every bit above the VA size is PAC or tag, never
+	 * address (the kernel's half, bit 55 set, would need the bits set instead). */
+	return addr & ~pt_arm64_pac_mask(va_bits);
+}
+
+/* A register's caller value by its rule; -1 if it cannot be known. */
+static int recover(const struct pt_a64_rule *r, uint64_t cfa, uint64_t cur, int cur_valid,
+		   pt_a64_read_fn rd, void *ctx, uint64_t *out)
+{
+	switch (r->how) {
+	case PT_A64_SAME:
+		if (!cur_valid)
+			return -1;
+		*out = cur;
+		return 0;
+	case PT_A64_AT_CFA:
+		return rd(ctx, cfa + (uint64_t)r->off, out) ? -1 : 0;
+	default:
+		return -1;
+	}
+}
+
+int pt_arm64_unwind_step(const struct pt_a64_row *row, struct pt_a64_frame *f, unsigned int va_bits,
+			 pt_a64_read_fn rd, void *ctx)
+{
+	uint64_t base, cfa, ra, fp;
+
+	if (row->ra.how == PT_A64_UNDEF)
+		return 1;
+	if (row->cfa_reg == PT_A64_DW_SP)
+		base = f->sp;
+	else if (row->cfa_reg == PT_A64_DW_FP)
+		base = f->fp;
+	else
+		return -1;
+	cfa = base + (uint64_t)row->cfa_off;
+	/* x30 itself holds the return address until the prologue saves it (the first frame
+	 * only: lr_valid); afterwards it is at CFA + k, k negative, not at CFA - 8 as on x86. */
+	if (recover(&row->ra, cfa, f->lr, f->lr_valid, rd, ctx, &ra) ||
+	    recover(&row->fp, cfa, f->fp, 1, rd, ctx, &fp))
+		return -1;
+	/* Signed or not, the top bits are never address: stripping an unsigned one is a no-op
+	 * (ra_signed only says a PAC is expected there). */
+	f->pc = pt_arm64_strip_pac(ra, va_bits);
+	f->sp = cfa;
+	f->fp = fp;
+	f->lr_valid = 0;
+	return 0;
+}
+
+int pt_arm64_fp_step(struct pt_a64_frame *f, unsigned int va_bits, pt_a64_read_fn rd, void *ctx)
+{
+	uint64_t next, ra;
+
+	/* A frame record is 16-byte aligned in AAPCS64's stack; above the current sp. */
+	if (f->fp & 15 || f->fp < f->sp)
+		return -1;
+	if (rd(ctx, f->fp, &next) || rd(ctx, f->fp + 8, &ra))
+		return -1;
+	f->pc = pt_arm64_strip_pac(ra, va_bits);
+	f->sp = f->fp + 16;
+	f->fp = next;
+	f->lr_valid = 0;
+	return 0;
+}
+
+/* A CFA program being run: the input, the location reached, the row, the remembered rows. */
+struct cfa_run {
+	const uint8_t *p, *end;
+	uint64_t loc, code_align;
+	int64_t data_align;
+	struct pt_a64_row row, init, saved[4];
+	int nsaved;
+	int bad;
+};
+
+static uint64_t uleb(struct cfa_run *r)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			return 0;
+		}
+		b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	return v;
+}
+
+static int64_t sleb(struct cfa_run *r)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (r->p >= r->end || shift > 63) {
+			r->bad = 1;
+			return 0;
+		}
+		b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ULL << shift;
+	return (int64_t)v;
+}
+
+static uint64_t fixed(struct cfa_run *r, int n)
+{
+	uint64_t v = 0;
+
+	if (r->end - r->p < n) {
+		r->bad = 1;
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+/* The rule slot of a register, or NULL for one the unwinder does not need (x19...). */
+static struct pt_a64_rule *slot(struct pt_a64_row *row, uint64_t reg)
+{
+	return reg == PT_A64_DW_FP ? &row->fp : reg == PT_A64_DW_LR ? &row->ra : NULL;
+}
+
+static void set_rule(struct cfa_run *r, uint64_t reg, uint8_t how, int64_t off)
+{
+	struct pt_a64_rule *s = slot(&r->row, reg);
+
+	if (s)
+		*s = (struct pt_a64_rule){ how, off };
+}
+
+static void restore_rule(struct cfa_run *r, uint64_t reg)
+{
+	struct pt_a64_rule *s = slot(&r->row, reg), *i = slot(&r->init, reg);
+
+	if (s)
+		*s = *i;
+}
+
+static void def_cfa_reg(struct cfa_run *r, uint64_t reg)
+{
+	if (reg != PT_A64_DW_SP && reg != PT_A64_DW_FP)
+		r->bad = 1;
+	r->row.cfa_reg = (uint8_t)reg;
+}
+
+/* One instruction whose opcode is op (the low 6 bits apart: DW_CFA_advance_loc, _offset and
+ * _restore are taken before). Returns 1 when the location passed pc_off (stop), else 0. */
+static int cfa_op(struct cfa_run *r, uint8_t op, uint64_t pc_off)
+{
+	uint64_t reg, delta = 0;
+
+	switch (op) {
+	case 0x00: break;                                           /* nop */
+	case 0x02: delta = fixed(r, 1); break;                      /* advance_loc1 */
+	case 0x03: delta = fixed(r, 2); break;                      /* advance_loc2 */
+	case 0x04: delta = fixed(r, 4); break;                      /* advance_loc4 */
+	case 0x05: reg = uleb(r); set_rule(r, reg, PT_A64_AT_CFA, (int64_t)uleb(r) * r->data_align); break;
+	case 0x06: restore_rule(r, uleb(r)); break;                 /* restore_extended */
+	case 0x07: set_rule(r, uleb(r), PT_A64_UNDEF, 0); break;    /* undefined */
+	case 0x08: set_rule(r, uleb(r), PT_A64_SAME, 0); break;     /* same_value */
+	case 0x0a:                                                  /* remember_state */
+		if (r->nsaved == 4)
+			r->bad = 1;
+		else
+			r->saved[r->nsaved++] = r->row;
+		break;
+	case 0x0b:                                                  /* restore_state */
+		if (r->nsaved == 0) {
+			r->bad = 1;
+			break;
+		}
+		/* The whole row, the CFA rule and the signing state included, as libgcc's
+		 * execute_cfa_program restores them (GCC's epilogues remember the signed state
+		 * before autiasp and restore it after the ret). */
+		r->row = r->saved[--r->nsaved];
+		break;
+	case 0x0c: def_cfa_reg(r, uleb(r)); r->row.cfa_off = (int64_t)uleb(r); break;
+	case 0x0d: def_cfa_reg(r, uleb(r)); break;
+	case 0x0e: r->row.cfa_off = (int64_t)uleb(r); break;
+	case 0x11: reg = uleb(r); set_rule(r, reg, PT_A64_AT_CFA, sleb(r) * r->data_align); break;
+	case 0x12: def_cfa_reg(r, uleb(r)); r->row.cfa_off = sleb(r) * r->data_align; break;
+	case 0x13: r->row.cfa_off = sleb(r) * r->data_align; break;
+	case 0x2d: r->row.ra_signed ^= 1; break;                    /* AARCH64_negate_ra_state */
+	case 0x2e: uleb(r); break;                                  /* GNU_args_size */
+	default: r->bad = 1; break;   /* set_loc, register, expressions, val_*: not taken */
+	}
+	if (delta && r->loc + delta * r->code_align > pc_off)
+		return 1;
+	r->loc += delta * r->code_align;
+	return 0;
+}
+
+/* Runs one instruction list; 1 when pc_off was passed. */
+static int cfa_exec(struct cfa_run *r, const uint8_t *p, size_t len, uint64_t pc_off)
+{
+	r->p = p;
+	r->end = p + len;
+	while (r->p < r->end && !r->bad) {
+		uint8_t b = *r->p++, low = b & 0x3f;
+
+		switch (b & 0xc0) {
+		case 0x40:                                          /* advance_loc */
+			if (r->loc + low * r->code_align > pc_off)
+				return 1;
+			r->loc += low * r->code_align;
+			break;
+		case 0x80:                                          /* offset */
+			set_rule(r, low, PT_A64_AT_CFA, (int64_t)uleb(r) * r->data_align);
+			break;
+		case 0xc0:                                          /* restore */
+			restore_rule(r, low);
+			break;
+		default:
+			if (cfa_op(r, b, pc_off))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int pt_arm64_cfa_row(const uint8_t *cie_ins, size_t cie_len, const uint8_t *fde_ins, size_t fde_len,
+		     uint64_t code_align, int64_t data_align, uint64_t pc_off, struct pt_a64_row *row)
+{
+	struct cfa_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.code_align = code_align;
+	r.data_align = data_align;
+	r.row.cfa_reg = PT_A64_DW_SP;
+	r.row.fp.how = PT_A64_SAME;
+	r.row.ra.how = PT_A64_SAME;
+	/* The CIE's instructions describe the entry: no location advances in them. */
+	cfa_exec(&r, cie_ins, cie_len, UINT64_MAX);
+	r.init = r.row;
+	r.loc = 0;
+	if (!r.bad)
+		cfa_exec(&r, fde_ins, fde_len, pc_off);
+	if (r.bad)
+		return -1;
+	*row = r.row;
+	return 0;
+}
+
+uint32_t pt_arm64_insn(const uint8_t *code)
+{
+	return (uint32_t)code[0] | (uint32_t)code[1] << 8 | (uint32_t)code[2] << 16 |
+	       (uint32_t)code[3] << 24;
+}
+
+/* The hint space (nop, pac*, aut*, bti): HINT #imm, d503201f | imm << 5. */
+static const char *hint_name(uint32_t insn)
+{
+	switch (insn) {
+	case 0xd503201f: return "nop";
+	case 0xd503233f: return "paciasp";
+	case 0xd503237f: return "pacibsp";
+	case 0xd50323bf: return "autiasp";
+	case 0xd50323ff: return "autibsp";
+	case 0xd503241f: return "bti";
+	case 0xd503245f: return "bti c";
+	case 0xd503249f: return "bti j";
+	case 0xd50324df: return "bti jc";
+	default: return "hint";
+	}
+}
+
+/* The instructions arm_probe_decode_insn() simulates: those reading or writing the pc. */
+static const char *simulated_name(uint32_t insn)
+{
+	if ((insn & 0xff000010) == 0x54000000)
+		return "b.cond";
+	if ((insn & 0x7e000000) == 0x34000000)
+		return insn & 0x01000000 ? "cbnz" : "cbz";
+	if ((insn & 0x7e000000) == 0x36000000)
+		return insn & 0x01000000 ? "tbnz" : "tbz";
+	if ((insn & 0x1f000000) == 0x10000000)
+		return insn & 0x80000000 ? "adrp" : "adr";
+	if ((insn & 0x7c000000) == 0x14000000)
+		return insn & 0x80000000 ? "bl" : "b";
+	if ((insn & 0xfffffc1f) == 0xd61f0000)
+		return "br";
+	if ((insn & 0xfffffc1f) == 0xd63f0000)
+		return "blr";
+	if ((insn & 0xfffffc1f) == 0xd65f0000)
+		return "ret";
+	if ((insn & 0xbf000000) == 0x18000000)
+		return "ldr literal";
+	if ((insn & 0xff000000) == 0x98000000)
+		return "ldrsw literal";
+	return NULL;
+}
+
+int pt_arm64_probe_class(uint32_t insn, const char **name)
+{
+	const char *n;
+
+	if ((insn & 0xfffff01f) == 0xd503201f) {
+		/* Hints execute out of line like any other instruction (newer kernels simulate
+		 * nop alone: simulate_nop); the PAC and BTI ones are the first instruction of
+		 * every function of a PAC/BTI-built glibc (trixie's). */
+		*name = hint_name(insn);
+		return PT_A64_STEPPED;
+	}
+	if ((n = simulated_name(insn))) {
+		*name = n;
+		return PT_A64_SIMULATED;
+	}
+	/* Exclusive loads and stores (o2 clear: the step loses the monitor; ldar/stlr have o2
+	 * set and are stepped) and exception generation (svc, brk, hvc) are refused. */
+	if ((insn & 0x3f800000) == 0x08000000) {
+		*name = "exclusive";
+		return PT_A64_REJECTED;
+	}
+	if ((insn & 0xff000000) == 0xd4000000) {
+		*name = "exception";
+		return PT_A64_REJECTED;
+	}
+	/* stp/ldp of any addressing form (the prologue's stp x29, x30, [sp, #-N]!). */
+	if ((insn & 0x3a000000) == 0x28000000) {
+		*name = insn & 0x00400000 ? "ldp" : "stp";
+		return PT_A64_STEPPED;
+	}
+	*name = "insn";
+	return PT_A64_STEPPED;
+}
