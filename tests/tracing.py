@@ -100,6 +100,27 @@ def find_stack(rep, frame0):
     return {k: sum(int(s.get(k, 0)) for s in sel) for k in STACK_FIELDS}
 
 
+def breakpoints_left(pid):
+    """Bytes of the target's executable libc mapping that differ from the file: a uprobe
+    still installed is an int3 there. None if they could not be compared."""
+    diff = 0
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            maps = [l.split() for l in f]
+        for m in maps:
+            if len(m) < 6 or "x" not in m[1] or "libc.so" not in m[5]:
+                continue
+            lo, hi = (int(x, 16) for x in m[0].split("-"))
+            with open("/proc/%d/mem" % pid, "rb") as mem, open(m[5], "rb") as lib:
+                mem.seek(lo)
+                lib.seek(int(m[2], 16))
+                a, b = mem.read(hi - lo), lib.read(hi - lo)
+            diff += sum(1 for x, y in zip(a, b) if x != y)
+        return diff
+    except OSError:
+        return None
+
+
 def read_jsonl(path):
     with open(path) as f:
         return [json.loads(l) for l in f if l.strip()]

@@ -15,8 +15,7 @@ import glob
 import os
 import sys
 
-from harness import ROOT, run
-from sections.unit import run_tap
+from harness import ROOT, run, run_tap
 
 NAME = "layout/check-layout"
 TOOL = os.path.join("tools", "check-layout.py")

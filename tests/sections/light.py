@@ -32,8 +32,8 @@ import time
 
 from harness import TIMEOUT, WORKLOAD_SRC, free_ports, run
 from tracing import load_report, trace_attach, trace_launch
-from lambdafix import (TOLERANCE, attach_traced, clear_hwm, host_attached, host_runtime, invocations, invoke_events,
-                       need_host, report_ids, stop_attached, stop_host, vmhwm)
+from lambdafix import (NOT_BUILT, TOLERANCE, attach_traced, clear_hwm, host_attached, host_runtime, invocations,
+                       invoke_events, need_host, report_ids, stop_attached, stop_host, vmhwm)
 from rsscheck import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text, read_truth,
                       run_python)
 
@@ -273,7 +273,7 @@ def resident_host(ctx, name, tag):
     py = "/usr/bin/python3"
     fdir = os.path.normpath(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                          "..", "tools", "functions", "python"))
-    tools = need_host(res, name, build, "invoke", py, why="lambda-host not built (make lambda-host) or no %s" % py)
+    tools = need_host(res, name, build, "invoke", py, why="%s or no %s" % (NOT_BUILT, py))
     if not tools:
         return None
     invoke = tools[1]

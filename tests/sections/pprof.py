@@ -19,6 +19,7 @@ import shutil
 
 from harness import TIMEOUT, WORKLOAD_SRC, Proc, run, short
 from pprofread import Pprof, mappings
+from pyfix import WL, sites
 
 # The case run (name, flavor, mode) whose profile.pb.gz the pprof section reads.
 PPROF_SOURCE = ("basic", "fp", "launch")
@@ -97,7 +98,6 @@ def run_section(ctx):
 
 
 def python_lines(ctx, pprof):
-    from sections.python import WL, sites
     res, name = ctx.res, "pprof/python"
     if not os.access(PYTHON, os.X_OK):
         res.skip(name, "no %s" % PYTHON)
