@@ -5,8 +5,9 @@
     python3 tests/run.py --build build [--filter REGEX] [--keep] [--print-ref] [-v]
     python3 tests/run.py --list [--filter REGEX]
 
-Runs the sections (tests/sections/*.py, one per area; shared code in tests/harness.py,
-tests/tracing.py, tests/casefile.py) in the order below. What each section checks, how
+Runs the sections (tests/sections/*.py, one per area, none importing another; shared code in
+tests/harness.py, tests/tracing.py, tests/casefile.py and the fixtures beside them, e.g.
+tests/lambdafix.py: tests/README.md "Files") in the order below. What each section checks, how
 checks group into test cases and the case file format: tests/README.md.
 
 Output: every failing check and every skip with its reason, one line per test case
