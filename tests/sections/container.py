@@ -38,7 +38,7 @@ import time
 
 from containerfix import TASK, check_invocations, drive, find_desc, host_argv, prepare, write
 from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run, short, wait_gone
-from lambdafix import need_host
+from lambdafix import need_host, tool
 
 
 def check_static_binary(res, ctx, tmp):
@@ -168,7 +168,7 @@ def listening_ports(pid):
 def host_default_ports(res, ctx):
     name = "container/host default ports"
     fn = os.path.join(ctx.build_arg, "tools", "functions", "oom")
-    h = Proc([os.path.join(ctx.build_arg, "tools", "lambda-host"), "--", fn])
+    h = Proc([tool(ctx.build_arg, "lambda-host"), "--", fn])
     ports = set()
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline and h.running() and len(ports) < 2:
