@@ -314,6 +314,33 @@ def run(argv, timeout=TIMEOUT, env=None, cwd=None):
         return None, s(e.stdout), s(e.stderr)
 
 
+def run_tap(res, name, argv, split_detail=False, require_checks=False, timeout=TIMEOUT):
+    """Runs argv from the repo root and counts its TAP-like lines as checks of case `name`:
+    "ok - WHAT" passes "NAME: WHAT", "not ok - WHAT" fails it ("not ok - WHAT: DETAIL" fails
+    "NAME: WHAT" with DETAIL as the reason if split_detail). A program that times out, is
+    killed, or exits non-zero without a "not ok" line is one more failure (so is one that
+    ran no check at all, if require_checks)."""
+    rc, out, err = run(argv, timeout=timeout, cwd=ROOT)
+    bad = seen = 0
+    for line in out.splitlines():
+        if line.startswith("ok - "):
+            seen += 1
+            res.ok("%s: %s" % (name, line[5:]))
+        elif line.startswith("not ok - "):
+            seen += 1
+            bad += 1
+            what, sep, detail = line[9:].partition(": ") if split_detail else (line[9:], "", "")
+            res.fail("%s: %s" % (name, what), detail if sep else "reported by the test")
+    if rc is None:
+        res.fail(name, "timed out after %ds" % timeout)
+    elif rc < 0:
+        res.fail(name, "killed by signal %d %s" % (-rc, short(err)))
+    elif rc != 0 and bad == 0:
+        res.fail(name, "exit status %d without a 'not ok' line %s" % (rc, short(err)))
+    elif require_checks and seen == 0:
+        res.fail(name, "printed no 'ok - ' or 'not ok - ' line (exit %d) %s" % (rc, short(out + err)))
+
+
 def pid_alive(pid):
     """True if pid exists and is not a zombie."""
     try:

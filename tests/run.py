@@ -3,9 +3,11 @@
 """tests/run.py -- the `make test` driver (python3, standard library only).
 
     python3 tests/run.py --build build [--filter REGEX] [--keep] [--print-ref] [-v]
+    python3 tests/run.py --list [--filter REGEX]
 
-Runs the sections (tests/sections/*.py, one per area; shared code in tests/harness.py,
-tests/tracing.py, tests/casefile.py) in the order below. What each section checks, how
+Runs the sections (tests/sections/*.py, one per area, none importing another; shared code in
+tests/harness.py, tests/tracing.py, tests/casefile.py and the fixtures beside them, e.g.
+tests/lambdafix.py: tests/README.md "Files") in the order below. What each section checks, how
 checks group into test cases and the case file format: tests/README.md.
 
 Output: every failing check and every skip with its reason, one line per test case
@@ -15,12 +17,14 @@ Output: every failing check and every skip with its reason, one line per test ca
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import sys
 import tempfile
 
 import casefile
+import caselist
 from harness import Context, Results, bpf_available, cleanup_procs
 from sections import (allocators, arenas, aws_lambda, bounded, browser, build, case, cli, coldstart, container, diff,
                       docs, fault, flood, follow, host, hostile, layout, leaks, light, node, onnx, outdir, pprof, pyobjects,
@@ -49,7 +53,14 @@ def main():
     ap.add_argument("--print-ref", action="store_true",
                     help="print the reference model's figures for every case (for writing cases)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every check, passing ones too")
+    ap.add_argument("--list", action="store_true",
+                    help="print the test case names the sources spell (tests/caselist.py) and run nothing")
     args = ap.parse_args()
+    if args.list:
+        for name in caselist.case_names():
+            if not args.filter or re.search(args.filter, name):
+                print(name)
+        return 0
 
     build = os.path.abspath(args.build)
     res = Results(args.filter, verbose=args.verbose)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Running peaktrace over a workload (launch and attach) and reading its report: shared by
-the case, cli, sample, arenas and allocators sections."""
+"""Running peaktrace over a workload (launch and attach), reading its report and timeline.jsonl,
+and what it leaves in a target (breakpoints_left): shared by most sections."""
 
 import json
 import os
@@ -98,3 +98,61 @@ def find_stack(rep, frame0):
     rx = re.compile(frame0)
     sel = [s for s in rep.get("stacks", []) if s.get("frames") and rx.search(str(s["frames"][0].get("func", "")))]
     return {k: sum(int(s.get(k, 0)) for s in sel) for k in STACK_FIELDS}
+
+
+def breakpoints_left(pid):
+    """Bytes of the target's executable libc mapping that differ from the file: a uprobe
+    still installed is an int3 there. None if they could not be compared."""
+    diff = 0
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            maps = [l.split() for l in f]
+        for m in maps:
+            if len(m) < 6 or "x" not in m[1] or "libc.so" not in m[5]:
+                continue
+            lo, hi = (int(x, 16) for x in m[0].split("-"))
+            with open("/proc/%d/mem" % pid, "rb") as mem, open(m[5], "rb") as lib:
+                mem.seek(lo)
+                lib.seek(int(m[2], 16))
+                a, b = mem.read(hi - lo), lib.read(hi - lo)
+            diff += sum(1 for x, y in zip(a, b) if x != y)
+        return diff
+    except OSError:
+        return None
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def load_timeline(res, name, outdir):
+    """(header, samples, events, end) of DIR/timeline.jsonl, or None after a failed check."""
+    path = os.path.join(outdir, "timeline.jsonl")
+    try:
+        lines = read_jsonl(path)
+    except (OSError, ValueError) as e:
+        res.fail(name + ": timeline.jsonl readable, one JSON object per line", str(e))
+        return None
+    res.ok(name + ": timeline.jsonl readable, one JSON object per line")
+    if not res.true(name + ": header first, end line last", len(lines) >= 2 and
+                    lines[0].get("timeline") == 1 and lines[-1].get("end") is True,
+                    short(json.dumps(lines[:1] + lines[-1:]), 300)):
+        return None
+    samples = [l for l in lines[1:-1] if "rss" in l]
+    events = [l for l in lines[1:-1] if "event" in l]
+    res.eq(name + ": every line a sample or an event", len(samples) + len(events), len(lines) - 2)
+    keys = {"t", "rss", "anon", "file", "shmem", "heap", "rss_max", "heap_max"}
+    res.true(name + ": samples have the fixed fields, integers, rss = anon + file + shmem, "
+             "maxima >= levels",
+             samples and all(keys <= set(s) and all(isinstance(s[k], int) for k in keys - {"t"}) and
+                             s["rss"] == s["anon"] + s["file"] + s["shmem"] and
+                             s["rss_max"] >= s["rss"] and s["heap_max"] >= s["heap"] for s in samples),
+             short(json.dumps(samples[:3]), 300))
+    ts = [l["t"] for l in lines[1:-1]]
+    res.true(name + ": lines in time order", ts == sorted(ts), short(str(ts[:20]), 200))
+    end = lines[-1]
+    res.eq(name + ": end line's samples = sample lines", end.get("samples"), len(samples))
+    res.true(name + ": end line counts dropped and missed_ticks",
+             isinstance(end.get("dropped"), int) and isinstance(end.get("missed_ticks"), int), end)
+    return lines[0], samples, events, end

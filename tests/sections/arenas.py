@@ -9,6 +9,7 @@ import statistics
 import time
 
 from harness import TIMEOUT, Proc, clean_env, free_ports, short
+from lambdafix import need_host
 from tracing import load_report
 
 # wl_arenas.c: in_use(main) = L(main) + 656 (the main thread's tcache_perthread_struct chunk);
@@ -163,11 +164,10 @@ def run_compare_env(ctx):
     name = "arenas/compare-env"
     if not res.wanted(name):
         return
-    host = os.path.join(ctx.build_arg, "tools", "lambda-host")
-    fn = os.path.join(ctx.build_arg, "tools", "functions", "arena")
-    if not all(os.access(p, os.X_OK) for p in (host, fn)):
-        res.skip(name, "lambda-host not built (make lambda-host)")
+    tools = need_host(res, name, ctx.build_arg, "functions/arena")
+    if not tools:
         return
+    host, fn = tools
     events = os.path.join(tmp, "compare-events.jsonl")
     with open(events, "w") as f:
         f.write('{"blocks": 64}\n' * COMPARE_EVENTS)

@@ -18,179 +18,56 @@ import re
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run
-from sections import timeline
-
-MiB = 1 << 20
-TOLERANCE = 1 * MiB
-
-
-def status_bytes(pid, key):
-    """A "KEY: N kB" line of /proc/PID/status, in bytes (0 if absent)."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
+from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run, short
+from lambdafix import (MiB, TOLERANCE, attach_traced, clear_hwm, host_attached, host_built, host_runtime,
+                       invocations, invoke_events, load_report, need_host, report_ids, status_bytes, stop_host,
+                       stop_launched, stop_pidfile, tool, vmhwm, wait_pidfile)
+from tracing import load_timeline
 
 
-def vmhwm(pid):
-    return status_bytes(pid, "VmHWM")
 
-
-def clear_hwm(pid):
-    with open("/proc/%d/clear_refs" % pid, "w") as f:
-        f.write("5")
-
-
-def report_ids(text):
-    return re.findall(r"^REPORT RequestId: (\S+)\t", text, re.M)
-
-
-def invocations(rep):
-    """Invocations, including one already running when tracing began (phase "invocation",
-    seq 0, started_before_trace)."""
-    return [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
-
-
-def wait_pidfile(h, pidfile, timeout):
-    """The runtime pid the host writes at each (re)start, or None if it never came."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and h.running():
-        try:
-            with open(pidfile) as f:
-                return int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            time.sleep(0.1)
-    return None
-
-
-def stop_host(h, timeout):
-    """SIGTERM the host; returns the request ids of its REPORT lines."""
-    ids = report_ids(h.out + h.err)
-    h.signal(signal.SIGTERM)
-    h.wait(timeout)
-    return ids
-
-
-def host_runtime(res, name, build, tmp, tag, memory_mb, port, runtime_argv, host_args=()):
-    """The bundled host (Runtime API on port, invoke on port + 1) serving runtime_argv:
-    (host, runtime pid), or None once the failure is said under name."""
-    pidfile = os.path.join(tmp, tag + ".pid")
-    if os.path.exists(pidfile):
-        os.unlink(pidfile)
-    h = Proc([os.path.join(build, "tools", "lambda-host"), "-m", str(memory_mb), "--runtime-port", str(port),
-              "--invoke-port", str(port + 1), "--pid-file", pidfile] + list(host_args) + ["--"] +
-             list(runtime_argv))
-    rt = wait_pidfile(h, pidfile, TIMEOUT)
-    if rt is None:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
-        return None
-    return h, rt
-
-
-def attach_traced(res, name, pt, rt, pt_args, h=None):
-    """peaktrace -q -p rt PT_ARGS, once it says it is tracing; None (the failure said, peaktrace
-    and the host h killed) if it never does."""
-    p = Proc([pt, "-q", "-p", rt] + list(pt_args))
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        if h:
-            h.kill()
-        return None
-    return p
-
-
-def host_attached(res, name, build, tmp, pt, tag, memory_mb, port, runtime_argv, host_args=(), pt_args=()):
-    """host_runtime, a second for the runtime to reach its first GET .../next, then peaktrace
-    attached to it (attach_traced) with -o TMP/lambda-TAG and pt_args: (host, runtime pid,
-    peaktrace, its output directory), or None once the failure is said under name."""
-    got = host_runtime(res, name, build, tmp, tag, memory_mb, port, runtime_argv, host_args)
+def check_timeline(res, name, outdir, ids, lines, truth=None, tol=1 << 20):
+    """One start/end pair per invocation in timeline.jsonl, with
+    invocations.jsonl's seq and the host's request ids, in order; with truth (each invocation's
+    VmHWM, reset at its start), the samples inside each band reach it."""
+    got = load_timeline(res, name + ": timeline", outdir)
     if not got:
-        return None
-    h, rt = got
-    time.sleep(1.0)
-    outdir = os.path.join(tmp, "lambda-" + tag)
-    p = attach_traced(res, name, pt, rt, ["-o", outdir] + list(pt_args), h)
-    return (h, rt, p, outdir) if p else None
-
-
-def invoke_events(res, name, invoke, port, events, timeout=TIMEOUT, pause=0.0, bad=None):
-    """Each event to the host's invoke port (port + 1) in turn, "invoke EVENT answered" checked,
-    pause seconds after each: the answers as parsed JSON, bad for one that is not."""
-    answers = []
-    for ev in events:
-        rc, out, err = run([invoke, "--port", str(port + 1), json.dumps(ev)], timeout=timeout)
-        res.eq("%s: invoke %s answered" % (name, json.dumps(ev)), rc, 0)
-        try:
-            answers.append(json.loads(out))
-        except ValueError:
-            answers.append(bad)
-        if pause:
-            time.sleep(pause)
-    return answers
-
-
-def stop_attached(res, name, p, h, outdir, count):
-    """SIGINT to the attached peaktrace p (its exit status checked), the host h stopped, then
-    report.json's invocations: (report, invocations), or None once the report is unreadable or
-    the invocations are not count."""
-    from tracing import load_report as load_checked
-    p.signal(signal.SIGINT)
-    res.eq("%s: peaktrace exit status" % name, p.wait(TIMEOUT), 0)
-    stop_host(h, TIMEOUT)
-    rep = load_checked(res, name, outdir)
-    if rep is None:
-        return None
-    invs = invocations(rep)
-    if not res.eq("%s: invocations" % name, len(invs), count):
-        return None
-    return rep, invs
-
-
-def stop_launched(h, ptpid, timeout):
-    """SIGINT to peaktrace, the host's runtime command, then wait for its report. The host starts
-    its runtime as RIE does (a process group of its own), so peaktrace counts itself supervised
-    (README "Under a supervisor"): the runtime it launched keeps running, peaktrace stays its
-    parent, and both go when the host stops."""
-    os.kill(ptpid, signal.SIGINT)
-    if not h.wait_for("err", r"^peaktrace: reports written", timeout):
-        h.wait_for("out", r"^peaktrace: reports written", 1)
-
-
-def stop_pidfile(h, pidfile, timeout):
-    """stop_launched for the peaktrace whose PID the host wrote to pidfile; its PID, or None
-    when the file has none (nothing stopped)."""
-    ptpid = None
-    try:
-        with open(pidfile) as f:
-            ptpid = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
-    if ptpid:
-        stop_launched(h, ptpid, timeout)
-    return ptpid
-
-
-def load_report(res, name, outdir):
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            return expand_report(json.load(f))
-    except (OSError, ValueError) as e:
-        res.fail(name, "no report.json: %s" % e)
-        return None
+        return
+    header, samples, events, end = got
+    want = [(l["seq"], l["request_id"]) for l in lines if l.get("seq", 0) >= 1]
+    starts = [(e["seq"], e.get("id")) for e in events if e["event"] == "start"]
+    ends = [e for e in events if e["event"] == "end"]
+    res.eq(name + ": timeline starts = invocations.jsonl's seq and ids", starts, want)
+    res.eq(name + ": ... = the host's request ids", [i for _, i in starts], ids)
+    res.eq(name + ": one end per start, same seq, in order", [e["seq"] for e in ends], [s for s, _ in want])
+    res.true(name + ": each end after its start, with outcome and peaks",
+             all(any(s["seq"] == e["seq"] and s["t"] <= e["t"] for s in events if s["event"] == "start") and
+                 e.get("outcome") == "response" and isinstance(e.get("rss_peak"), int) and
+                 isinstance(e.get("heap_peak"), int) and "arena_resident" in e for e in ends),
+             short(json.dumps(ends), 400))
+    if truth is None:
+        return
+    # A sample line covers (previous line's t, its t]: the ones overlapping the band reach the
+    # invocation's VmHWM (they may also hold what the one before still had when it began); the
+    # ones wholly inside it do not exceed it.
+    for k, e in enumerate(ends[:len(truth)]):
+        st = [s for s in events if s["event"] == "start" and s["seq"] == e["seq"]][0]
+        pairs = list(zip(samples, samples[1:]))
+        over = [b["rss_max"] for a, b in pairs if b["t"] > st["t"] and a["t"] < e["t"]]
+        within = [b["rss_max"] for a, b in pairs if a["t"] >= st["t"] and b["t"] <= e["t"]]
+        res.true("%s: invocation %d: the samples over its band reach its VmHWM (less 1 MiB)" % (name, k + 1),
+                 over and max(over) >= truth[k] - tol,
+                 "timeline max %s, VmHWM %d" % (max(over or [0]), truth[k]))
+        res.true("%s: invocation %d: the samples inside its band do not exceed it" % (name, k + 1),
+                 max(within or [0]) <= truth[k] + tol, "max inside %s, VmHWM %d" % (max(within or [0]), truth[k]))
 
 
 def run_lambda_section(ctx):
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
-    host = os.path.join(build, "tools", "lambda-host")
-    fn = os.path.join(build, "tools", "functions", "oom")
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
-        res.skip("lambda/*", "lambda-host not built (make lambda-host)")
+    tools = need_host(res, "lambda/*", build, "functions/oom", "invoke")
+    if not tools:
         return
+    host, fn, invoke = tools
     if not any(res.wanted(n) for n in ("lambda/attach", "lambda/uprobe boundary", "lambda/--max-peak 100M",
                                          "lambda/--max-peak 200M", "lambda/oom kill")):
         return
@@ -244,7 +121,7 @@ def run_lambda_section(ctx):
         res.fail(name + ": invocations.jsonl", str(e))
     res.eq("%s: invocations.jsonl has the same invocations" % name,
            [l["request_id"] for l in lines if l["seq"] >= 1], ids)
-    timeline.check_invocations(res, name, outdir, ids, lines, truth, TOLERANCE)
+    check_timeline(res, name, outdir, ids, lines, truth, TOLERANCE)
     # Attaching is not Lambda's init phase: the row before the first invocation says so, in
     # report.json, invocations.jsonl and the text report alike.
     first = [i for i in rep.get("invocations", []) if i.get("seq") == 0]
@@ -390,12 +267,10 @@ def run_lambda_launch(ctx):
     peaktrace launches the real runtime (inheriting Lambda's environment): the init phase is
     seen from the runtime's first instruction to its first GET .../next."""
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
-    host = os.path.join(build, "tools", "lambda-host")
-    fn = os.path.join(build, "tools", "functions", "oom")
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
-        res.skip("lambda/launch", "lambda-host not built")
+    tools = need_host(res, "lambda/launch", build, "functions/oom", "invoke")
+    if not tools:
         return
+    host, fn, invoke = tools
     name = "lambda/launch"
     if not res.wanted(name):
         return
@@ -439,7 +314,7 @@ def run_lambda_launch(ctx):
     except (OSError, ValueError) as e:
         res.fail(name + ": invocations.jsonl", str(e))
         lines = []
-    timeline.check_invocations(res, name, outdir, ids, lines)
+    check_timeline(res, name, outdir, ids, lines)
     for k, inv in enumerate(invs[:len(sizes)]):
         top = inv["top_stacks_at_peak"][0] if inv["top_stacks_at_peak"] else {}
         res.eq("%s: invocation %d: largest block at its peak" % (name, k + 1), top.get("bytes"), sizes[k] * MiB)
@@ -457,13 +332,12 @@ def _lambda_node(ctx, extra):
     root = ROOT
     node_dir = os.path.join(root, "tools", "functions", "node")
     ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
+    host, invoke = tool(build, "lambda-host"), tool(build, "invoke")
     aws = "uprobe" in extra
     name = "lambda/node aws-lambda-ric" + (" --boundary uprobe" if aws else "")
     if not res.wanted(name):
         return
-    if not os.path.exists(ric) or not os.access(host, os.X_OK):
+    if not os.path.exists(ric) or not host_built(build):
         res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
         return
     port = free_ports(2)
@@ -544,12 +418,11 @@ def run_lambda_node_launch_uprobe(ctx):
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
     node_dir = os.path.join(ROOT, "tools", "functions", "node")
     ric = os.path.join(node_dir, "node_modules", ".bin", "aws-lambda-ric")
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
+    host, invoke = tool(build, "lambda-host"), tool(build, "invoke")
     name = "lambda/node launch --boundary uprobe"
     if not res.wanted(name):
         return
-    if not os.path.exists(ric) or not os.access(host, os.X_OK):
+    if not os.path.exists(ric) or not host_built(build):
         res.skip(name, "aws-lambda-ric not installed (make lambda-node-ric)")
         return
     port = free_ports(2)
@@ -614,16 +487,14 @@ def run_lambda_streaming(ctx):
     follows in N chunks 100 ms apart; the invocation must end with the last chunk, as the host's
     own Duration says, not at the POST line."""
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
+    invoke = tool(build, "invoke")
     root = ROOT
     fdir = os.path.join(root, "tools", "functions", "python")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     name = "lambda/streaming response"
     if not res.wanted(name):
         return
-    if not os.access(host, os.X_OK):
-        res.skip(name, "lambda-host not built")
+    if not need_host(res, name, build):
         return
     port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "stream", 256, port, [py, os.path.join(fdir, "bootstrap.py")],
@@ -687,15 +558,13 @@ def run_rapi_page_edge(ctx):
     another write left "next" + 'X' in the BPF side's per-CPU scratch (tests/workloads/
     rt_page_edge.py): every invocation must still be found, with the host's request ids."""
     res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
+    invoke = tool(build, "invoke")
     rt_py = os.path.join(ROOT, "tests", "workloads", "rt_page_edge.py")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     name = "lambda/GET next at a page's end"
     if not res.wanted(name):
         return
-    if not os.access(host, os.X_OK):
-        res.skip(name, "lambda-host not built")
+    if not need_host(res, name, build):
         return
     port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "edge", 256, port, [py, rt_py])
@@ -726,12 +595,10 @@ def run_lambda_many(ctx):
     name = "lambda/many invocations"
     if not res.wanted(name):
         return
-    host = os.path.join(build, "tools", "lambda-host")
-    fn = os.path.join(build, "tools", "functions", "oom")
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
-        res.skip(name, "lambda-host not built")
+    tools = need_host(res, name, build, "functions/oom", "invoke")
+    if not tools:
         return
+    host, fn, invoke = tools
     port = free_ports(2)
     outdir = os.path.join(tmp, "lambda-many")
     pidfile = os.path.join(tmp, "many.pid")
@@ -784,14 +651,13 @@ def run_stopped_mid_invocation(ctx):
     as a finished one has: the stacks under the handler's render() hold at least the 16 MiB of
     strings the event asked for and at most what the runtime's own RssAnon grew by."""
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
-    invoke = os.path.join(build, "tools", "invoke")
+    invoke = tool(build, "invoke")
     fdir = os.path.join(ROOT, "tools", "functions", "python")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
     name = "lambda/stopped mid-invocation"
     if not res.wanted(name):
         return
-    if not os.access(os.path.join(build, "tools", "lambda-host"), os.X_OK):
-        res.skip(name, "lambda-host not built")
+    if not need_host(res, name, build):
         return
     port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "midinv", 512, port, [py, os.path.join(fdir, "bootstrap.py")],
@@ -999,8 +865,7 @@ def run_oom_postmortem(ctx):
     the RSS holders first, the first of them the buffering function with its memory kind
     (pymalloc), holding what the handler's own readings say, the kill by the cgroup's own count."""
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
+    invoke = tool(build, "invoke")
     fdir = os.path.join(ROOT, "tools", "functions", "python")
     wdir = os.path.join(ROOT, "tests", "workloads")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
@@ -1008,8 +873,7 @@ def run_oom_postmortem(ctx):
         name = "lambda/oom post-mortem/" + mode
         if not res.wanted(name):
             continue
-        if not os.access(host, os.X_OK):
-            res.skip(name, "lambda-host not built")
+        if not need_host(res, name, build):
             continue
         cg, kind = memory_cgroup(tmp, mode, OOM_LIMIT)
         if not cg:

@@ -20,7 +20,7 @@ the truth every figure is checked against.
       tracing line:
       peaktrace exits 0 within 5 s of it with a report whose perf map is partly unread
       (cut.unread_bytes > 0, stop or budget said), and no uprobe breakpoint is left in the
-      target's libc text (cli.breakpoints_left).
+      target's libc text (tracing.breakpoints_left).
   bounded/forged-elf: the target maps (PROT_EXEC) a copy of /bin/true whose header claims 50M
       sections (extended numbering) over a sparse 3.2 GB file: libelf built a descriptor for
       each (main: still opening it after 60 s, 4 GB). Here it is refused before libelf reads it:
@@ -35,7 +35,7 @@ import struct
 import time
 
 from harness import Proc, short
-from sections.cli import breakpoints_left
+from tracing import breakpoints_left
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -24,8 +24,8 @@ import shutil
 import signal
 import time
 
-from harness import ROOT, TIMEOUT, Proc, free_ports, run
-from sections.aws_lambda import report_ids, wait_pidfile
+from harness import ROOT, TIMEOUT, free_ports, run
+from lambdafix import host_attached, need_host, report_ids, tool
 
 BROWSER_DIR = os.path.join(ROOT, "tests", "browser")
 MiB = 1 << 20
@@ -65,31 +65,17 @@ def drive(res, name, page, png, spec, tmp):
 def run_lambda(ctx, tmp):
     res, build = ctx.res, ctx.build_arg
     name = "browser/lambda"
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
     fdir = os.path.join(ROOT, "tools", "functions", "python")
     py = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
-    if not os.access(host, os.X_OK):
-        res.skip(name, "lambda-host not built (make lambda-host)")
+    invoke = tool(build, "invoke")
+    if not need_host(res, name, build):
         return
     port = free_ports(2)
-    pidfile = os.path.join(tmp, "browser.pid")
-    outdir = os.path.join(tmp, "browser-lambda")
-    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile, "--handler", "function.handler", "--task-root", fdir, "--",
-              py, os.path.join(fdir, "bootstrap.py")])
-    rt = wait_pidfile(h, pidfile, TIMEOUT)
-    if rt is None:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
+    got = host_attached(res, name, build, tmp, ctx.pt, "browser", 256, port, [py, os.path.join(fdir, "bootstrap.py")],
+                        ("--handler", "function.handler", "--task-root", fdir))
+    if not got:
         return
-    time.sleep(1.0)
-    p = Proc([ctx.pt, "-q", "-p", rt, "-o", outdir])
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
-        return
+    h, _, p, outdir = got
     sizes = [4, 48, 8, 16, 8]
     for mb in sizes:
         rc, out, err = run([invoke, "--port", str(port + 1), json.dumps({"mb": mb})], timeout=TIMEOUT)

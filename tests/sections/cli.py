@@ -11,7 +11,7 @@ import time
 import json
 
 from harness import READY_MARK, SLEEP_MARK, TIMEOUT, Proc, clean_env, pid_alive, run, short
-from tracing import TRACING_RX, find_stack, load_report, trace_attach, trace_launch
+from tracing import TRACING_RX, breakpoints_left, find_stack, load_report, trace_attach, trace_launch
 
 
 # CLI: bad input and lifecycle
@@ -415,27 +415,6 @@ def check_sigmask(res, name, pt, outdir, mode, blocked):
     got = sigblk(copy)
     res.true("%s: the command's SigBlk is %#x, the mask peaktrace was started with" % (name, want),
              got == want, "SigBlk %s; stderr %r" % (None if got is None else "%#x" % got, short(err)))
-
-
-def breakpoints_left(pid):
-    """Bytes of the target's executable libc mapping that differ from the file: a uprobe
-    still installed is an int3 there. None if they could not be compared."""
-    diff = 0
-    try:
-        with open("/proc/%d/maps" % pid) as f:
-            maps = [l.split() for l in f]
-        for m in maps:
-            if len(m) < 6 or "x" not in m[1] or "libc.so" not in m[5]:
-                continue
-            lo, hi = (int(x, 16) for x in m[0].split("-"))
-            with open("/proc/%d/mem" % pid, "rb") as mem, open(m[5], "rb") as lib:
-                mem.seek(lo)
-                lib.seek(int(m[2], 16))
-                a, b = mem.read(hi - lo), lib.read(hi - lo)
-            diff += sum(1 for x, y in zip(a, b) if x != y)
-        return diff
-    except OSError:
-        return None
 
 
 def parents(path):

@@ -34,82 +34,11 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import time
 
-from harness import ROOT, TIMEOUT, Proc, children_of, expand_report, free_ports, pid_alive, run, short, wait_gone
-
-MiB = 1 << 20
-# kmem:rss_stat is per-CPU batched (32 pages x 2 counters x 2 CPUs = 512 KiB here); the handler's
-# json reply and the runtime's loop after the reading add a little: 1.5 MiB either way.
-TOLERANCE = 3 * MiB // 2
-SIZES = [24, 64, 8]
-TASK = "/var/task"
-BOOTSTRAP = """#!/bin/sh
-# A Lambda custom runtime's bootstrap: the shell execs the interpreter.
-export LAMBDA_TASK_ROOT=/var/task
-exec python3 /var/task/bootstrap.py
-"""
-# What a user runs inside a function container (README "Inside a function container").
-TRACED = """#!/bin/sh
-mountpoint -q /sys || mount -t sysfs sysfs /sys
-mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
-exec /usr/local/bin/peaktrace -o /tmp/pt-out -- /var/task/bootstrap
-"""
-
-
-def report_ids(text):
-    return re.findall(r"^REPORT RequestId: (\S+)\t", text, re.M)
-
-
-def descendants(pid):
-    out, todo = [], [pid]
-    while todo:
-        for k in children_of(todo.pop()):
-            out.append(k)
-            todo.append(k)
-    return out
-
-
-def comm(pid):
-    try:
-        with open("/proc/%d/comm" % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def find_desc(pid, prefix, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for k in descendants(pid):
-            if comm(k).startswith(prefix):
-                return k
-        time.sleep(0.05)
-    return None
-
-
-def write(path, text, mode=0o644):
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, mode)
-
-
-def prepare(ctx, rootfs):
-    """Copies peaktrace-static and the function into the rootfs (idempotent)."""
-    os.makedirs(os.path.join(rootfs, "usr/local/bin"), exist_ok=True)
-    shutil.copy2(os.path.join(ctx.build, "peaktrace-static"), os.path.join(rootfs, "usr/local/bin/peaktrace"))
-    task = rootfs + TASK
-    os.makedirs(task, exist_ok=True)
-    shutil.copy2(os.path.join(ROOT, "tools/functions/python/bootstrap.py"), task)
-    shutil.copy2(os.path.join(ROOT, "tests/workloads/ct_handler.py"), task)
-    write(os.path.join(task, "bootstrap"), BOOTSTRAP, 0o755)
-    write(os.path.join(task, "traced"), TRACED, 0o755)
-    shutil.rmtree(os.path.join(rootfs, "tmp/pt-out"), ignore_errors=True)
-
-
-def container_argv(rootfs, cmd):
-    return ["unshare", "--mount", "--pid", "--fork", "--mount-proc=%s/proc" % rootfs, "chroot", rootfs, cmd]
+from containerfix import TASK, check_invocations, drive, find_desc, host_argv, prepare, write
+from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run, short, wait_gone
+from lambdafix import need_host, tool
 
 
 def check_static_binary(res, ctx, tmp):
@@ -132,22 +61,6 @@ def check_static_binary(res, ctx, tmp):
     return True
 
 
-def check_invocations(res, name, rep, ids, readings):
-    """Every invocation under the host's request id, in order, each peak vs the handler's statm."""
-    invs = [i for i in rep.get("invocations", []) if i.get("phase") == "invocation"]
-    res.eq(name + ": invocations' seq", [i.get("seq") for i in invs], list(range(1, len(ids) + 1)))
-    res.eq(name + ": request ids = the host's REPORT lines (the last one too)",
-           [i.get("request_id") for i in invs], ids)
-    for k, (mb, rss) in enumerate(readings):
-        peak = invs[k].get("rss_peak_bytes") if k < len(invs) else None
-        if peak is not None and rss is not None:
-            print("INFO %s: invocation %d (%d MiB): peaktrace peak RSS %d, handler's statm %d, diff %+d bytes"
-                  % (name, k + 1, mb, peak, rss, peak - rss), flush=True)
-        res.true("%s: invocation %d (%d MiB) peak RSS vs the handler's statm" % (name, k + 1, mb),
-                 peak is not None and rss is not None and abs(peak - rss) <= TOLERANCE,
-                 "peaktrace %s, handler %s" % (peak, rss))
-
-
 def check_run(res, name, rep, ids, readings):
     """Invocations against the host's log, peaks against the handler's readings, Python frames."""
     check_invocations(res, name, rep, ids, readings)
@@ -159,47 +72,6 @@ def check_run(res, name, rep, ids, readings):
              "no ct_handler:grow frame; python errors %s; frames seen: %s" % (
                  {k: v for k, v in rep.get("errors", {}).items() if k.startswith("python") and v},
                  sorted(set(frames))[:8]))
-
-
-def invoke_sizes(res, ctx, name, rtport, before=None):
-    """Each of SIZES invoked in turn on the host at rtport (before(k) first, if given): the
-    [(mb, handler's own rss_bytes or None)] readings, "invoke N MiB answered" checked."""
-    readings = []
-    invoke = os.path.join(ctx.build_arg, "tools", "invoke")
-    for k, mb in enumerate(SIZES):
-        if before:
-            before(k)
-        rc, out, err = run([invoke, "--port", str(rtport + 1), "-t", "60", json.dumps({"mb": mb})], timeout=90)
-        try:
-            readings.append((mb, int(json.loads(out)["rss_bytes"])))
-        except (ValueError, KeyError, TypeError):
-            readings.append((mb, None))
-        res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
-    return readings
-
-
-def drive(res, name, ctx, host_argv, rtport, after_start):
-    """Host + container; after_start(host) -> (stop, outdir) or None; invokes SIZES; returns
-    (host's REPORT ids, [(mb, handler rss)], stop's result)."""
-    h = Proc(host_argv)
-    started = after_start(h)
-    if started is None:
-        h.kill()
-        return None
-    stop = started
-    readings = invoke_sizes(res, ctx, name, rtport)
-    time.sleep(0.3)
-    result = stop()
-    ids = report_ids(h.out)
-    h.signal(signal.SIGTERM)
-    h.wait(TIMEOUT)
-    return ids, readings, result
-
-
-def host_argv(ctx, rootfs, port, cmd):
-    return [os.path.join(ctx.build_arg, "tools", "lambda-host"), "-m", "512", "-t", "60",
-            "--runtime-port", str(port), "--invoke-port", str(port + 1),
-            "--handler", "ct_handler.handler", "--task-root", rootfs + TASK, "--"] + container_argv(rootfs, cmd)
 
 
 def static_launch(res, ctx, rootfs, port):
@@ -296,7 +168,7 @@ def listening_ports(pid):
 def host_default_ports(res, ctx):
     name = "container/host default ports"
     fn = os.path.join(ctx.build_arg, "tools", "functions", "oom")
-    h = Proc([os.path.join(ctx.build_arg, "tools", "lambda-host"), "--", fn])
+    h = Proc([tool(ctx.build_arg, "lambda-host"), "--", fn])
     ports = set()
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline and h.running() and len(ports) < 2:
@@ -353,9 +225,7 @@ def run_section(ctx):
     if not any(res.wanted(n) for n in ("container/static", "container/static/launch", "container/attach",
                                         "container/host default ports", "container/chroot launch")):
         return
-    host = os.path.join(ctx.build_arg, "tools", "lambda-host")
-    if not os.access(host, os.X_OK):
-        res.skip("container/*", "lambda-host not built (make lambda-host)")
+    if not need_host(res, "container/*", ctx.build_arg):
         return
     if res.wanted("container/host default ports"):
         host_default_ports(res, ctx)

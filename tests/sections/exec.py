@@ -20,8 +20,8 @@ import os
 import re
 import signal
 
+import pyfix
 from harness import READY_MARK, TIMEOUT, WORKLOAD_SRC, Proc, run, short
-from sections import python as pysec
 from tracing import load_report as load
 
 ONE_N, ONE_SIZE, TWO_N, TWO_SIZE = 5, 300001, 7, 200003
@@ -130,7 +130,7 @@ def shim(tmp, name, body):
 def py_launch(res, pt, tmp, name, argv, chain, env=None):
     """argv: the command after --; chain: the exes it goes through (the last: the interpreter)."""
     out = os.path.join(tmp, name.replace("/", "-"))
-    pr = Proc([pt, "-q", "-o", out, "--"] + argv + [pysec.WL, "--linger"], env=env)
+    pr = Proc([pt, "-q", "-o", out, "--"] + argv + [pyfix.WL, "--linger"], env=env)
     rc = pr.wait(TIMEOUT)
     if rc != 0:
         res.fail(name, "peaktrace exit %s: %s" % (rc, short(pr.err)))
@@ -139,7 +139,7 @@ def py_launch(res, pt, tmp, name, argv, chain, env=None):
     if not rep:
         return
     check_execs(res, name, rep, chain)
-    pysec.check_outputs(res, name, out, pysec.expected(pysec.sites()))
+    pyfix.check_outputs(res, name, out, pyfix.expected(pyfix.sites()))
 
 
 def py_attach(res, pt, tmp, name, py):
@@ -147,7 +147,7 @@ def py_attach(res, pt, tmp, name, py):
     out = os.path.join(tmp, name.replace("/", "-"))
     go = os.path.join(tmp, "exec-go")
     sh = shim(tmp, "exec-later.sh", "echo '%s'\nwhile [ ! -e %s ]; do sleep 0.05; done\n"
-              "exec %s %s --wait" % (READY_MARK, go, py, pysec.WL))
+              "exec %s %s --wait" % (READY_MARK, go, py, pyfix.WL))
     wl = Proc(["/bin/sh", sh])
     if not wl.wait_for("out", re.escape(READY_MARK)):
         res.fail(name, "shell never became ready")
@@ -178,7 +178,7 @@ def py_attach(res, pt, tmp, name, py):
     rep = load(res, name, out)
     if rep:
         check_execs(res, name, rep, ["/usr/bin/dash", os.path.realpath(py)])
-        pysec.check_outputs(res, name, out, pysec.expected(pysec.sites()))
+        pyfix.check_outputs(res, name, out, pyfix.expected(pyfix.sites()))
 
 
 def pyenv_python3():
@@ -226,7 +226,7 @@ def run_section(ctx):
             res.skip("exec/python-pyenv/launch", "python3 on PATH is not a pyenv shim")
         else:
             out = os.path.join(tmp, "exec-python-pyenv-launch")
-            pr = Proc([pt, "-q", "-o", out, "--", pe[0], pysec.WL, "--linger"])
+            pr = Proc([pt, "-q", "-o", out, "--", pe[0], pyfix.WL, "--linger"])
             rc = pr.wait(TIMEOUT)
             rep = load(res, "exec/python-pyenv/launch", out) if rc == 0 else None
             if rc != 0:
@@ -236,7 +236,7 @@ def run_section(ctx):
                        rep["target"]["exe"], pe[1])
                 res.true("exec/python-pyenv/launch: execs noted", rep.get("execs", {}).get("count", 0) >= 1,
                          rep.get("execs"))
-                pysec.check_outputs(res, "exec/python-pyenv/launch", out,
-                                    pysec.expected(pysec.sites()))
+                pyfix.check_outputs(res, "exec/python-pyenv/launch", out,
+                                    pyfix.expected(pyfix.sites()))
     if res.wanted("exec/python/attach"):
         py_attach(res, pt, tmp, "exec/python/attach", py)

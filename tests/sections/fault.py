@@ -25,7 +25,7 @@ import subprocess
 import time
 
 from harness import TIMEOUT, Proc, pid_alive, short
-from sections.ref import Symbols, ref_model, run_reference
+from refmodel import Symbols, ref_model, run_reference
 from tracing import TRACING_RX, find_stack, load_report
 
 PT_MAX_THREAD_ROWS = 4094        # bpf/peaktrace.h PT_MAX_THREAD_SLOTS - 2 (row 0 unused, last = other)

@@ -88,15 +88,16 @@ import signal
 import subprocess
 import time
 
+import containerfix
+import supervisedfix
 from harness import ROOT, TIMEOUT, Proc, children_of, free_ports, pid_alive, run, short, wait_gone
-from sections import container
-from sections import supervisor
-from sections.cli import breakpoints_left
+from lambdafix import need_host
+from tracing import breakpoints_left, load_report
 
 MiB = 1 << 20
 PAGE = 4096
 TOL = 16 * PAGE          # as the timeline section: kmem:rss_stat and statm may differ by a few pages
-TOLERANCE = container.TOLERANCE
+TOLERANCE = containerfix.TOLERANCE
 EXT_MB = 24
 SUPERVISOR = """#!/bin/sh
 # A function sandbox's supervisor: an extension first, the runtime later, as Lambda starts them.
@@ -499,17 +500,18 @@ def container_run(res, ctx, rootfs, tmp, static):
     container's); else the host's peaktrace --follow in the host's command, around unshare."""
     name = "follow/container static" if static else "follow/container"
     outdir = os.path.join(rootfs, "tmp/pt-follow") if static else os.path.join(tmp, "follow-container")
-    task = rootfs + container.TASK
-    container.write(os.path.join(task, "supervisor"), SUPERVISOR, 0o755)
-    container.write(os.path.join(task, "extension.py"), EXTENSION)
-    container.write(os.path.join(task, "traced-follow"), TRACED_FOLLOW, 0o755)
+    task = rootfs + containerfix.TASK
+    containerfix.write(os.path.join(task, "supervisor"), SUPERVISOR, 0o755)
+    containerfix.write(os.path.join(task, "extension.py"), EXTENSION)
+    containerfix.write(os.path.join(task, "traced-follow"), TRACED_FOLLOW, 0o755)
     shutil.rmtree(os.path.join(rootfs, "tmp/pt-follow"), ignore_errors=True)
     fifo = os.path.join(rootfs, "tmp/ext-ready")
     if os.path.lexists(fifo):
         os.unlink(fifo)
     os.mkfifo(fifo)
     port = free_ports(2)
-    argv = container.host_argv(ctx, rootfs, port, container.TASK + ("/traced-follow" if static else "/supervisor"))
+    argv = containerfix.host_argv(ctx, rootfs, port,
+                                  containerfix.TASK + ("/traced-follow" if static else "/supervisor"))
     # peaktrace runs in the function's memory cgroup here (the host's runtime command), and so
     # do its sessions' BPF tables (about 33 MiB each with --follow's defaults).
     argv[argv.index("-m") + 1] = "1024"
@@ -528,15 +530,15 @@ def container_run(res, ctx, rootfs, tmp, static):
         else:
             res.fail(name, "the runtime and the extension were not both traced: " + h.err[-800:])
             return None
-        pt = container.find_desc(h.pid, "peaktrace", TIMEOUT)
+        pt = containerfix.find_desc(h.pid, "peaktrace", TIMEOUT)
         time.sleep(1.0)   # the runtime's imports, up to its first GET .../next
 
         def stop():
             # The container's processes but the runtime hold still: their RSS now is what they
             # held during the invocations. By the PID the report uses (the container's, inside).
             state["rss"] = {}
-            for k in container.descendants(h.pid):
-                c = container.comm(k)
+            for k in containerfix.descendants(h.pid):
+                c = containerfix.comm(k)
                 if k != pt and not c.startswith("peaktrace"):
                     state["rss"][ns_pid(k) if static else k] = (c, statm_rss(k))
             os.kill(pt, signal.SIGINT)
@@ -547,7 +549,7 @@ def container_run(res, ctx, rootfs, tmp, static):
             return h.wait_for("err", r"^peaktrace: sandbox.txt and sandbox.json written", 3 * TIMEOUT)
         return stop
 
-    got = container.drive(res, name, ctx, argv, port, after_start)
+    got = containerfix.drive(res, name, ctx, argv, port, after_start)
     if got is None:
         return
     ids, readings, done = got
@@ -607,7 +609,7 @@ SUPERVISED_CMD = '"$0" & exec "$1" "$2"'
 
 
 def supervised_start(ctx, name, tag, port, pt_args):
-    """supervisor.Supervised with peaktrace --follow; (s, wl_sleep's pid) once the runtime's image
+    """supervisedfix.Supervised with peaktrace --follow; (s, wl_sleep's pid) once the runtime's image
     is traced, or None after saying why."""
     res = ctx.res
     wl = ctx.built.get("wl_sleep", {}).get("fp")
@@ -615,8 +617,8 @@ def supervised_start(ctx, name, tag, port, pt_args):
         res.fail(name, "wl_sleep not built")
         return None
     shutil.rmtree(os.path.join(ctx.tmp, tag), ignore_errors=True)
-    s = supervisor.Supervised(ctx, name, tag, port, ["--follow"] + pt_args,
-                              runtime=["/bin/sh", "-c", SUPERVISED_CMD, wl, supervisor.PY,
+    s = supervisedfix.Supervised(ctx, name, tag, port, ["--follow"] + pt_args,
+                              runtime=["/bin/sh", "-c", SUPERVISED_CMD, wl, supervisedfix.PY,
                                        os.path.join(ROOT, "tools/functions/python/bootstrap.py")])
     if not s.start():     # the root's first session: sh, the pid the runtime keeps
         return None
@@ -628,7 +630,7 @@ def supervised_start(ctx, name, tag, port, pt_args):
     # session is up (a spare takes it in milliseconds): wait for its exec.
     deadline = time.monotonic() + TIMEOUT
     while True:
-        kids = [k for k in children_of(s.rt) if container.comm(k).startswith("wl_sleep")]
+        kids = [k for k in children_of(s.rt) if containerfix.comm(k).startswith("wl_sleep")]
         if kids or time.monotonic() > deadline:
             break
         time.sleep(0.05)
@@ -642,11 +644,11 @@ def supervised_start(ctx, name, tag, port, pt_args):
 
 def supervised_groups(res, name, s, child):
     s.check_groups()
-    res.eq(name + ": wl_sleep is in that group too", supervisor.pgid(child), s.pt)
-    sess = [k for k in children_of(s.pt) if container.comm(k).startswith("peaktrace")]
+    res.eq(name + ": wl_sleep is in that group too", supervisedfix.pgid(child), s.pt)
+    sess = [k for k in children_of(s.pt) if containerfix.comm(k).startswith("peaktrace")]
     res.true(name + ": every session in a group of its own, out of the kill's reach",
-             sess and all(supervisor.pgid(k) == k for k in sess),
-             [(k, supervisor.pgid(k)) for k in sess])
+             sess and all(supervisedfix.pgid(k) == k for k in sess),
+             [(k, supervisedfix.pgid(k)) for k in sess])
 
 
 def runtime_dir(outdir, rt):
@@ -678,9 +680,9 @@ def check_supervised(res, name, s, ids, readings, child_rss, sb):
            [("python3", True), ("sh", True), ("wl_sleep", True)])
     missing = [i["dir"] for i in imgs if load(os.path.join(s.outdir, i["dir"], "report.json")) is None]
     res.eq(name + ": every image's report.json written", missing, [])
-    rep = supervisor.load(res, name, runtime_dir(s.outdir, s.rt))
+    rep = load_report(res, name, runtime_dir(s.outdir, s.rt))
     if rep:
-        supervisor.check_invocations(res, name, rep, ids, readings)   # the runtime's report
+        containerfix.check_invocations(res, name, rep, ids, readings)   # the runtime's report
     sinv = sb.get("invocations", [])
     res.eq(name + ": sandbox invocations' request ids = the host's REPORT lines",
            [i.get("request_id") for i in sinv], ids)
@@ -705,20 +707,20 @@ def supervised_group_sigkill(ctx, port):
     try:
         supervised_groups(res, name, s, child)
         readings = []
-        for k, mb in enumerate(container.SIZES):
-            supervisor.flushed(runtime_dir(s.outdir, s.rt), k)
+        for k, mb in enumerate(containerfix.SIZES):
+            supervisedfix.flushed(runtime_dir(s.outdir, s.rt), k)
             rc, rss, _ = s.invoke(mb)
             res.eq("%s: invoke %d MiB answered" % (name, mb), rc, 0)
             readings.append((mb, rss))
         time.sleep(0.3)
-        ids = s.ids(len(container.SIZES))
+        ids = s.ids(len(containerfix.SIZES))
         child_rss = statm_rss(child)
         try:
             os.kill(s.sup, signal.SIGUSR1)
         except (OSError, TypeError):
             pass
         t0 = time.monotonic()
-        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt, 6 * TIMEOUT)
+        m = supervisedfix.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt, 6 * TIMEOUT)
         print("INFO %s: the coordinator ended %.2f s after the group's SIGKILL (every report written first)"
               % (name, time.monotonic() - t0), flush=True)
         res.eq(name + ": the supervisor sees its child end by SIGKILL, as the runtime did",
@@ -747,12 +749,12 @@ def supervised_stops(ctx, port, how):
         supervised_groups(res, name, s, child)
         readings, pids = [], set()
         for k, mb in enumerate((24, 8)):
-            supervisor.flushed(runtime_dir(s.outdir, s.rt), k)
+            supervisedfix.flushed(runtime_dir(s.outdir, s.rt), k)
             rc, rss, pid = s.invoke(mb)
             res.eq("%s: invoke %d MiB while tracing answered" % (name, mb), rc, 0)
             readings.append((mb, rss))
             pids.add(pid)
-        supervisor.flushed(runtime_dir(s.outdir, s.rt), 2)
+        supervisedfix.flushed(runtime_dir(s.outdir, s.rt), 2)
         ids = s.ids(2)
         child_rss = statm_rss(child)
         if how == "SIGTERM":
@@ -764,17 +766,17 @@ def supervised_stops(ctx, port, how):
         if rep:
             res.eq(name + ": the runtime still running (its report.json)", rep.get("target", {}).get("exited"), False)
         time.sleep(0.5)
-        supervisor.runtime_kept(res, name, s, pids, "the stop")
+        supervisedfix.runtime_kept(res, name, s, pids, "the stop")
         res.true(name + ": the coordinator is still the command's parent", pid_alive(s.pt) and s.rt in children_of(s.pt),
                  "alive %s, its children %s" % (pid_alive(s.pt), children_of(s.pt)))
         res.eq(name + ": no session left", [k for k in children_of(s.pt) if k != s.rt], [])
         res.eq(name + ": neither the runtime nor wl_sleep is ptraced any more",
-               (supervisor.tracer_pid(s.rt), supervisor.tracer_pid(child)), (0, 0))
+               (supervisedfix.tracer_pid(s.rt), supervisedfix.tracer_pid(child)), (0, 0))
         bad = breakpoints_left(s.rt)
         res.true(name + ": the runtime's libc text is byte-identical to the file (no probe left)", bad == 0,
                  "%s bytes differ" % bad)
         os.kill(s.pt, signal.SIGTERM)
-        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        m = supervisedfix.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
         res.eq(name + ": %s SIGTERM to the coordinator goes to the runtime; it ends as the runtime did"
                % ("a" if how == "-d" else "a second"), m.group(1) if m else None, "signal 15")
         res.true(name + ": the runtime is gone", wait_gone(s.rt, 10), "runtime %d still there" % s.rt)
@@ -792,22 +794,22 @@ def supervised_no(ctx, port):
     s, child = got
     try:
         res.true(name + ": not under a supervisor", "under a supervisor" not in s.h.err, s.h.err[-300:])
-        res.eq(name + ": the coordinator stays in its group", supervisor.pgid(s.pt), s.pt)
+        res.eq(name + ": the coordinator stays in its group", supervisedfix.pgid(s.pt), s.pt)
         rc, rss, _ = s.invoke(16)
         res.eq(name + ": invoke answered", rc, 0)
         time.sleep(0.3)
         ids = s.ids(1)
         os.kill(s.sup, signal.SIGUSR1)
-        m = supervisor.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
+        m = supervisedfix.wait_log(s.log, r"^exited %d (\w+ \d+)$" % s.pt)
         res.eq(name + ": the group's SIGKILL kills the coordinator", m.group(1) if m else None, "signal 9")
         # The sessions (groups of their own) live on and write their reports.
         rdir = runtime_dir(s.outdir, s.rt)
         deadline = time.monotonic() + 3 * TIMEOUT
         while time.monotonic() < deadline and load(os.path.join(rdir, "report.json")) is None:
             time.sleep(0.2)
-        rep = supervisor.load(res, name, rdir)
+        rep = load_report(res, name, rdir)
         if rep:
-            supervisor.check_invocations(res, name, rep, ids, [(16, rss)])
+            containerfix.check_invocations(res, name, rep, ids, [(16, rss)])
         res.true(name + ": no sandbox.json (the coordinator was killed)",
                  not os.path.exists(os.path.join(s.outdir, "sandbox.json")), s.outdir)
     finally:
@@ -855,9 +857,7 @@ def run_section(ctx):
             res.eq("follow/--follow-hold: with 60 s, none of 12 let go at the hold limit",
                    (nt.get("hold_limit"), nt.get("traced")), (0, 13))
     if any(res.wanted(n) for n in SUPERVISED_CASES):
-        if not all(os.access(os.path.join(ctx.build_arg, "tools", p), os.X_OK) for p in ("lambda-host", "invoke")):
-            res.skip("follow/supervised*", "lambda-host not built (make lambda-host)")
-        else:
+        if need_host(res, "follow/supervised*", ctx.build_arg, "invoke"):
             base = free_ports(8)
             if res.wanted("follow/supervised group SIGKILL"):
                 supervised_group_sigkill(ctx, base)
@@ -868,16 +868,14 @@ def run_section(ctx):
             if res.wanted("follow/supervised=no"):
                 supervised_no(ctx, base + 6)
     if res.wanted("follow/container") or res.wanted("follow/container static"):
-        host = os.path.join(ctx.build_arg, "tools", "lambda-host")
         rootfs = os.path.join(ctx.build, "rootfs", "trixie")
-        if not os.access(host, os.X_OK):
-            res.skip("follow/container*", "lambda-host not built (make lambda-host)")
+        if not need_host(res, "follow/container*", ctx.build_arg):
             return
         rc, out, err = run([os.path.join(ROOT, "tools", "rootfs.sh"), rootfs], timeout=900)
         if rc != 0:
             res.skip("follow/container*", (err.strip().splitlines() or ["rc %r" % rc])[-1])
             return
-        container.prepare(ctx, rootfs)
+        containerfix.prepare(ctx, rootfs)
         if res.wanted("follow/container"):
             container_run(res, ctx, rootfs, tmp, False)
         if res.wanted("follow/container static"):

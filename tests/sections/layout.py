@@ -9,19 +9,52 @@ layout/check-stack: `tools/check-stack.py --tap` over the built BPF objects: eve
 deepest call chain within 448 of the 512 bytes the verifier allows a whole chain on kernels
 without a private BPF stack (a check per program), and the tool itself caught on
 tests/stack/over.bpf.c, compiled here, whose one program is over (the chain named, exit 1) and
-whose other is under. Needs the build (BUILD/*.bpf.o) and clang, not root."""
+whose other is under. Needs the build (BUILD/*.bpf.o) and clang, not root.
 
+layout/sections import no other section: no tests/sections/*.py imports another section and no
+shared module (tests/*.py but run.py) imports a section (read with ast, a check per file): what
+two sections share lives in a module beside tracing.py (tests/README.md "Files"). Needs nothing."""
+
+import ast
 import glob
 import os
 import sys
 
-from harness import ROOT, run
-from sections.unit import run_tap
+from harness import ROOT, run, run_tap
 
 NAME = "layout/check-layout"
 TOOL = os.path.join("tools", "check-layout.py")
 STACK = "layout/check-stack"
 STACK_TOOL = os.path.join(ROOT, "tools", "check-stack.py")
+IMPORTS = "layout/sections import no other section"
+
+
+def section_imports(path):
+    """The lines of path that import a section (the package "sections" or a module in it)."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            mods = [node.module or ""]
+        else:
+            continue
+        if any(m == "sections" or m.startswith("sections.") for m in mods):
+            found.append("line %d: %s" % (node.lineno, ast.unparse(node)))
+    return found
+
+
+def check_imports(res):
+    tests = os.path.join(ROOT, "tests")
+    files = sorted(glob.glob(os.path.join(tests, "sections", "*.py")) + glob.glob(os.path.join(tests, "*.py")))
+    files = [p for p in files if os.path.basename(p) != "run.py"]   # the driver imports them all
+    if not res.true(IMPORTS + ": files found", len(files) > 10, "%d files" % len(files)):
+        return
+    for path in files:
+        found = section_imports(path)
+        res.true("%s: %s" % (IMPORTS, os.path.relpath(path, ROOT)), not found, "; ".join(found))
 
 
 def check_stack(ctx):
@@ -62,3 +95,5 @@ def run_section(ctx):
             run_tap(ctx.res, NAME, [sys.executable, TOOL], split_detail=True, require_checks=True)
     if ctx.res.wanted(STACK):
         check_stack(ctx)
+    if ctx.res.wanted(IMPORTS):
+        check_imports(ctx.res)

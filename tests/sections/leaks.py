@@ -24,64 +24,13 @@ function's own knowledge of what it keeps, never peaktrace's output:
 import json
 import os
 import re
-import signal
 import subprocess
-import time
 
-from harness import ROOT, TIMEOUT, Proc, expand_report, free_ports, run
+from harness import ROOT, TIMEOUT, expand_report
 from tracing import trace_launch
-from sections.aws_lambda import invoke_events
+from lambdafix import need_host, traced_run
 
 MiB = 1 << 20
-
-
-def wait_pidfile(h, pidfile, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and h.running():
-        try:
-            with open(pidfile) as f:
-                return int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            time.sleep(0.1)
-    return None
-
-
-def traced_run(ctx, name, tag, runtime_argv, host_args, events, pt_args=(), env=None):
-    """Host + runtime (environment env, default ours), peaktrace attached with -o and pt_args;
-    events invoked in order. Returns (report.json, the responses, outdir) or None after a
-    failed check."""
-    res, build, pt, tmp, timeout = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp, TIMEOUT
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
-    port = free_ports(2)
-    pidfile = os.path.join(tmp, tag + ".pid")
-    h = Proc([host, "-m", "256", "--runtime-port", str(port), "--invoke-port", str(port + 1),
-              "--pid-file", pidfile] + host_args + ["--"] + runtime_argv, env=env)
-    rt = wait_pidfile(h, pidfile, timeout)
-    if rt is None:
-        res.fail(name, "host did not start the runtime: " + h.err[-300:])
-        h.kill()
-        return None
-    time.sleep(1.0)   # the runtime is waiting in its first GET .../next
-    outdir = os.path.join(tmp, "leaks-" + tag)
-    p = Proc([pt, "-q", "-p", str(rt), "-o", outdir] + list(pt_args))
-    if not p.wait_for("err", r"^peaktrace: tracing PID"):
-        res.fail(name, "peaktrace did not start: " + p.err[-300:])
-        p.kill()
-        h.kill()
-        return None
-    answers = invoke_events(res, name, invoke, port, events, timeout)
-    time.sleep(0.3)
-    p.signal(signal.SIGINT)
-    res.eq(name + ": peaktrace exit status", p.wait(timeout), 0)
-    h.signal(signal.SIGTERM)
-    h.wait(timeout)
-    try:
-        with open(os.path.join(outdir, "report.json")) as f:
-            return expand_report(json.load(f)), answers, outdir
-    except (OSError, ValueError) as e:
-        res.fail(name, "no report.json: %s" % e)
-        return None
 
 
 def names(stack):
@@ -244,10 +193,7 @@ def cxx_loader_init(ctx):
 
 def run_section(ctx):
     res, build = ctx.res, ctx.build_arg
-    host = os.path.join(build, "tools", "lambda-host")
-    if not os.access(host, os.X_OK) or not os.access(os.path.join(build, "tools", "invoke"), os.X_OK):
-        for n in ("leaks/python keep", "leaks/python churn", "leaks/c exact"):
-            res.skip(n, "lambda-host not built (make lambda-host)")
+    if not need_host(res, ("leaks/python keep", "leaks/python churn", "leaks/c exact"), build, "invoke"):
         if res.wanted("leaks/cxx loader init"):
             cxx_loader_init(ctx)
         return

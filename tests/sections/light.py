@@ -32,10 +32,10 @@ import time
 
 from harness import TIMEOUT, WORKLOAD_SRC, free_ports, run
 from tracing import load_report, trace_attach, trace_launch
-from sections.rss import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text,
-                          read_truth, run_python)
-from sections.aws_lambda import (TOLERANCE, attach_traced, clear_hwm, host_attached, host_runtime, invocations,
-                                 invoke_events, stop_attached, stop_host, vmhwm)
+from lambdafix import (NOT_BUILT, TOLERANCE, attach_traced, clear_hwm, host_attached, host_runtime, invocations,
+                       invoke_events, need_host, report_ids, stop_attached, stop_host, vmhwm)
+from rsscheck import (check_functions, check_identity, check_pprof, check_thp_truth, read_folded, read_text, read_truth,
+                      run_python)
 
 MIB = 1 << 20
 # The runtime's own pages between the handler's RssAnon reads and the reading after the end (its
@@ -163,12 +163,10 @@ def run_lambda(ctx):
     name = "light/lambda invocations"
     if not res.wanted(name):
         return
-    host = os.path.join(build, "tools", "lambda-host")
-    fn = os.path.join(build, "tools", "functions", "oom")
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
-        res.skip(name, "lambda-host not built (make lambda-host)")
+    tools = need_host(res, name, build, "functions/oom", "invoke")
+    if not tools:
         return
+    host, fn, invoke = tools
     port = free_ports(2)
     started = host_runtime(res, name, build, tmp, "light-lambda", 512, port, [fn])
     if not started:
@@ -214,17 +212,14 @@ def run_lambda(ctx):
 def run_oom(ctx):
     """The OOM post-mortem without allocator probes: an invocation killed at the 96 MB limit."""
     from harness import expand_report
-    from sections.aws_lambda import report_ids
     res, build, pt, tmp = ctx.res, ctx.build_arg, ctx.pt, ctx.tmp
     name = "light/lambda oom kill"
     if not res.wanted(name):
         return
-    host = os.path.join(build, "tools", "lambda-host")
-    fn = os.path.join(build, "tools", "functions", "oom")
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (host, fn, invoke)):
-        res.skip(name, "lambda-host not built (make lambda-host)")
+    tools = need_host(res, name, build, "functions/oom", "invoke")
+    if not tools:
         return
+    host, fn, invoke = tools
     port = free_ports(2)
     started = host_runtime(res, name, build, tmp, "light-oom", 96, port, [fn])
     if not started:
@@ -278,10 +273,10 @@ def resident_host(ctx, name, tag):
     py = "/usr/bin/python3"
     fdir = os.path.normpath(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                          "..", "tools", "functions", "python"))
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(p, os.X_OK) for p in (os.path.join(build, "tools", "lambda-host"), invoke, py)):
-        res.skip(name, "lambda-host not built (make lambda-host) or no %s" % py)
+    tools = need_host(res, name, build, "invoke", py, why="%s or no %s" % (NOT_BUILT, py))
+    if not tools:
         return None
+    invoke = tools[1]
     port = free_ports(2)
     started = host_runtime(res, name, build, tmp, tag, 1024, port, [py, os.path.join(fdir, "bootstrap.py")],
                            ["--handler", "resident.keep", "--task-root", fdir])
@@ -428,11 +423,10 @@ def run_resident_paced(ctx):
     name = "light/lambda resident at end/paced arena function"
     if not res.wanted(name):
         return
-    fn = os.path.join(build, "tools", "functions", "arena")
-    invoke = os.path.join(build, "tools", "invoke")
-    if not all(os.access(x, os.X_OK) for x in (os.path.join(build, "tools", "lambda-host"), fn, invoke)):
-        res.skip(name, "lambda-host not built (make lambda-host)")
+    tools = need_host(res, name, build, "functions/arena", "invoke")
+    if not tools:
         return
+    _, fn, invoke = tools
     port = free_ports(2)
     got = host_attached(res, name, build, tmp, pt, "arena-paced", 256, port, [fn])
     if not got:

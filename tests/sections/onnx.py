@@ -28,7 +28,7 @@ import shutil
 import time
 
 from harness import ROOT, TIMEOUT, Proc, free_ports, run, short
-from sections.aws_lambda import invocations, load_report, stop_host, stop_pidfile
+from lambdafix import NOT_BUILT, host_built, invocations, load_report, stop_host, stop_pidfile, tool
 
 MiB = 1 << 20
 ONNX_DIR = os.path.join(ROOT, "tools", "functions", "onnx")
@@ -113,8 +113,7 @@ def drive(ctx, name, models_dir, outdir, pt_args=()):
     answers, glibc's own account after the last one or None without mallinfo.node, wall
     seconds), or None once the failure is said."""
     build, pt = ctx.build, ctx.pt
-    host = os.path.join(build, "tools", "lambda-host")
-    invoke = os.path.join(build, "tools", "invoke")
+    host, invoke = tool(build, "lambda-host"), tool(build, "invoke")
     port = free_ports(2)
     pidfile = os.path.join(ctx.tmp, "onnx.pid")
     addon = os.path.exists(mallinfo_addon(build))
@@ -313,8 +312,8 @@ def run_section(ctx):
         why = "node not on PATH"
     elif not (os.path.exists(RIC) and os.path.exists(ORT)):
         why = "onnxruntime-node / aws-lambda-ric not installed (make lambda-onnx)"
-    elif not all(os.access(os.path.join(ctx.build, "tools", p), os.X_OK) for p in ("lambda-host", "invoke")):
-        why = "lambda-host not built"
+    elif not host_built(ctx.build, "invoke"):
+        why = NOT_BUILT
     if why:
         for case in (name, "onnx/invocations kept", "onnx/arenas", "onnx/done means"):
             res.skip(case, why)

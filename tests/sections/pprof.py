@@ -7,64 +7,23 @@
   -lines                a C file:line: scn_peak at the line of its malloc in wl_basic.c
                         (DWARF: the workloads are built with -g), 9130000 B flat;
   build id              the workload's mapping carries its ELF NT_GNU_BUILD_ID (readelf -n),
-                        read with the small protobuf reader below;
+                        read with tests/pprofread.py's protobuf reader;
   python                wl_python.py under /usr/bin/python3.11, launch mode: -lines shows
                         `wl_python:alloc_a .../wl_python.py:LINE` (file and line as fields, not in
                         the name), -top one row per function (no "alloc_a:LINE" names) and
                         `wl_python:<module>` whole."""
 
-import gzip
 import os
 import re
 import shutil
 
 from harness import TIMEOUT, WORKLOAD_SRC, Proc, run, short
+from pprofread import Pprof, mappings
+from pyfix import WL, sites
 
 # The case run (name, flavor, mode) whose profile.pb.gz the pprof section reads.
 PPROF_SOURCE = ("basic", "fp", "launch")
 PYTHON = "/usr/bin/python3.11"
-
-
-# A minimal protobuf reader: profile.proto uses varints and length-delimited fields only.
-
-def varint(buf, i):
-    v = shift = 0
-    while True:
-        c = buf[i]
-        i += 1
-        v |= (c & 0x7f) << shift
-        if not c & 0x80:
-            return v, i
-        shift += 7
-
-
-def fields(buf):
-    """(field number, int or bytes) for each field of one message."""
-    i, out = 0, []
-    while i < len(buf):
-        key, i = varint(buf, i)
-        if key & 7 == 0:
-            v, i = varint(buf, i)
-        elif key & 7 == 2:
-            n, i = varint(buf, i)
-            v, i = bytes(buf[i:i + n]), i + n
-        else:
-            raise ValueError("wire type %d" % (key & 7))
-        out.append((key >> 3, v))
-    return out
-
-
-def mappings(path):
-    """[(filename, build_id)] of a profile.pb.gz."""
-    with gzip.open(path) as f:
-        top = fields(f.read())
-    strings = [v.decode() for k, v in top if k == 6]
-    out = []
-    for k, v in top:
-        if k == 3:
-            m = dict(fields(v))
-            out.append((strings[m.get(5, 0)], strings[m.get(6, 0)]))
-    return out
 
 
 def elf_build_id(path):
@@ -79,20 +38,6 @@ def malloc_line(src, func):
         lines = f.readlines()
     start = next(i for i, t in enumerate(lines) if re.search(r"\b%s\(" % func, t) and "void" in t)
     return next(i + 1 for i in range(start, len(lines)) if "malloc(" in lines[i])
-
-
-class Pprof:
-    def __init__(self, go, tmp):
-        home = os.path.join(tmp, "gohome")
-        os.makedirs(home, exist_ok=True)
-        self.go = go
-        self.env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "cache"),
-                        GOPATH=os.path.join(home, "gopath"), GOTOOLCHAIN="local", GOPROXY="off",
-                        GOFLAGS="", PPROF_TMPDIR=home)
-
-    def __call__(self, prof, *opts):
-        return run([self.go, "tool", "pprof", "-top", "-nodecount=200"] + list(opts) + [prof],
-                   timeout=120, env=self.env)
 
 
 def run_section(ctx):
@@ -153,7 +98,6 @@ def run_section(ctx):
 
 
 def python_lines(ctx, pprof):
-    from sections.python import WL, sites
     res, name = ctx.res, "pprof/python"
     if not os.access(PYTHON, os.X_OK):
         res.skip(name, "no %s" % PYTHON)

@@ -47,8 +47,7 @@ import signal
 import subprocess
 
 from harness import ROOT, WORKLOAD_SRC, Proc, children_of, run
-from sections.aws_lambda import invocations
-from sections.leaks import traced_run
+from lambdafix import NOT_BUILT, invocations, need_host, traced_run
 
 WL = os.path.join(WORKLOAD_SRC, "wl_pyobjects.py")
 ROOTFS = os.path.join(ROOT, "build", "rootfs", "trixie")
@@ -246,9 +245,7 @@ def run_lambda(ctx):
     if not res.wanted(name):
         return
     exe = "/usr/bin/python3.11"
-    host = os.path.join(ctx.build_arg, "tools", "lambda-host")
-    if not os.access(exe, os.X_OK) or not os.access(host, os.X_OK):
-        res.skip(name, "no %s or lambda-host not built (make lambda-host)" % exe)
+    if not need_host(res, name, ctx.build_arg, exe, why="no %s or %s" % (exe, NOT_BUILT)):
         return
     ns = [20000, 60000, 10000]
     handler = os.path.join(WORKLOAD_SRC, "pyobj_handler.py")

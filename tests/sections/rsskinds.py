@@ -38,7 +38,8 @@ import signal
 
 from harness import SLEEP_MARK, WORKLOAD_SRC, short
 from tracing import load_report, trace_attach, trace_launch
-from sections.rss import debian_python, folded, read_folded, read_text, trace_attach_py, traced_truth
+from nodefix import NODE_GC_FLAGS, NODE_OBJ_FUNC, NODE_OBJ_JS, NODE_PERF_FLAGS, node_run
+from rsscheck import debian_python, folded, read_folded, read_text, trace_attach_py, traced_truth
 
 PAGE = 4096
 PAGES = 8
@@ -215,7 +216,6 @@ def run_python(ctx, mode):
 
 
 def run_node(ctx):
-    from sections.node import NODE_GC_FLAGS, NODE_OBJ_FUNC, NODE_OBJ_JS, NODE_PERF_FLAGS, node_run
     res = ctx.res
     prefix = "rsskinds/node/launch"
     if not res.wanted(prefix):

@@ -39,7 +39,7 @@ groups, the runtime's libc text against the file), the supervisor's log.
                 peaktrace stays in its group, and Ctrl-C (^C on the pty) reaches peaktrace and
                 the command together: the report is written, exit 0;
   supervisor/container group SIGKILL  the group SIGKILL case inside the Debian trixie
-                container (tests/sections/container.py): supervise.py is the container's first
+                container (tests/containerfix.py): supervise.py is the container's first
                 process and runs peaktrace-static, which launches /var/task/bootstrap (sh execs
                 python3.13); the report is written inside the rootfs with every invocation.
 """
@@ -54,17 +54,16 @@ import subprocess
 import sys
 import time
 
-from harness import ROOT, TIMEOUT, WORKLOAD_SRC, Proc, children_of, free_ports, pid_alive, run, wait_gone
-from sections import container
-from sections.container import check_invocations
+import containerfix
+from containerfix import check_invocations
+from harness import ROOT, TIMEOUT, Proc, children_of, free_ports, pid_alive, run, wait_gone
+from supervisedfix import SUPERVISE, Supervised, flushed, parent_of, pgid, runtime_kept, tracer_pid, wait_ids, wait_log
+from tracing import breakpoints_left
 from tracing import load_report as load
-from sections.cli import breakpoints_left
 
 MiB = 1 << 20
-TOLERANCE = container.TOLERANCE
+TOLERANCE = containerfix.TOLERANCE
 SIZES = [24, 64, 8]
-SUPERVISE = os.path.join(WORKLOAD_SRC, "supervise.py")
-PY = "/usr/bin/python3"      # Debian's: a pyenv shim on PATH would add an exec
 # The container's command: mounts what tracing needs, then is RIE, its first process, leading
 # its own session as runc makes it (unshare --fork leaves it in unshare's group, whose id the
 # container's PID namespace cannot name).
@@ -74,152 +73,6 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 exec setsid python3 /var/task/supervise.py /tmp/supervise.log -- \\
     /usr/local/bin/peaktrace -q -o /tmp/pt-sup -- /var/task/bootstrap
 """
-
-
-def read_log(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
-def runtime_kept(res, name, s, pids, after):
-    """After tracing stopped under the supervisor (`after`: what stopped it): two more invokes
-    answered by the same runtime (pid in pids), no Runtime.ExitError and no runtime exit at the
-    host, a REPORT per invoke, and no exit in the supervisor's log."""
-    for mb in (32, 8):
-        rc, rss, pid = s.invoke(mb)
-        res.true("%s: invoke %d MiB after %s answered by the same runtime" % (name, mb, after),
-                 rc == 0 and rss is not None and pid in pids,
-                 "rc %r, reading %r, pid %r (before: %s)" % (rc, rss, pid, sorted(pids, key=str)))
-    alltext = s.h.out + s.h.err
-    res.true(name + ": no Runtime.ExitError, the host saw no runtime exit",
-             "Runtime.ExitError" not in alltext and "exited:" not in s.h.err, alltext[-400:])
-    res.eq(name + ": the host printed a REPORT per invoke", len(s.ids(4)), 4)
-    res.true(name + ": the supervisor saw no exit", "exited" not in read_log(s.log), read_log(s.log))
-
-
-def wait_log(path, regex, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        m = re.search(regex, read_log(path), re.M)
-        if m:
-            return m
-        time.sleep(0.05)
-    return None
-
-
-def flushed(outdir, n, timeout=10):
-    """Wait until DIR/invocations.jsonl holds n invocations: user space has read each one's
-    kernel record before the next invoke (two slots; an unread one is overwritten, counted in
-    invocations_overwritten, when peaktrace's loop is held up, e.g. by the refresh of the
-    symbols and unwind tables after the runtime's imports)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with open(os.path.join(outdir, "invocations.jsonl")) as f:
-                if sum(1 for l in f if l.strip() and json.loads(l).get("seq", 0) >= 1) >= n:
-                    return True
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.05)
-    return False
-
-
-def wait_ids(h, n, timeout=10):
-    deadline = time.monotonic() + timeout
-    while len(container.report_ids(h.out)) < n and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return container.report_ids(h.out)
-
-
-def pgid(pid):
-    try:
-        return os.getpgid(pid)
-    except OSError:
-        return None
-
-
-def parent_of(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def tracer_pid(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            return int(re.search(r"^TracerPid:\s+(\d+)", f.read(), re.M).group(1))
-    except (OSError, AttributeError):
-        return None
-
-
-class Supervised:
-    """lambda-host -> supervise.py -> peaktrace -> python3 bootstrap.py (ct_handler)."""
-
-    def __init__(self, ctx, name, tag, port, pt_args, runtime=None):
-        self.ctx, self.res, self.name, self.port = ctx, ctx.res, name, port
-        self.log = os.path.join(ctx.tmp, tag + ".supervise.log")
-        self.outdir = os.path.join(ctx.tmp, tag)
-        self.pt = self.rt = None
-        if os.path.exists(self.log):
-            os.unlink(self.log)
-        argv = [os.path.join(ctx.build_arg, "tools", "lambda-host"), "-m", "1024", "-t", "60",
-                "--runtime-port", str(port), "--invoke-port", str(port + 1),
-                "--handler", "ct_handler.handler", "--task-root", WORKLOAD_SRC, "--",
-                PY, SUPERVISE, self.log, "--", ctx.pt, "-q"] + list(pt_args) + \
-               ["-o", self.outdir, "--"] + (runtime or [PY, os.path.join(ROOT, "tools/functions/python/bootstrap.py")])
-        self.h = Proc(argv)
-
-    def start(self):
-        """peaktrace's and the runtime's pids once it traces; False after saying why."""
-        m = wait_log(self.log, r"^child (\d+) (\d+)$")
-        t = self.h.wait_for("err", r"^peaktrace: tracing PID (\d+)")
-        if not m or not t:
-            self.res.fail(self.name, "peaktrace did not start under the supervisor: " + self.h.err[-400:])
-            self.stop()
-            return False
-        self.pt, self.rt = int(m.group(1)), int(t.group(1))
-        self.sup = parent_of(self.pt)
-        return True
-
-    def check_groups(self):
-        """peaktrace left the group the supervisor made for it; the runtime is in it."""
-        n, res = self.name, self.res
-        res.true(n + ": peaktrace said it is under a supervisor",
-                 self.h.wait_for("err", r"^peaktrace: under a supervisor", 10), self.h.err[-300:])
-        res.true(n + ": peaktrace left the process group the supervisor made for it",
-                 pgid(self.pt) not in (None, self.pt), "peaktrace %d in group %s" % (self.pt, pgid(self.pt)))
-        res.eq(n + ": the runtime is in that group", pgid(self.rt), self.pt)
-
-    def invoke(self, mb):
-        """(rc, the handler's statm reading or None, the handler's pid or None)."""
-        rc, out, _ = run([os.path.join(self.ctx.build_arg, "tools", "invoke"), "--port", str(self.port + 1),
-                          "-t", "60", json.dumps({"mb": mb})], timeout=90)
-        try:
-            got = json.loads(out)
-            return rc, int(got["rss_bytes"]), int(got["pid"])
-        except (ValueError, KeyError, TypeError):
-            return rc, None, None
-
-    def ids(self, n=0):
-        """The request ids of the host's REPORT lines, once there are n (it prints each just
-        after answering the invoke)."""
-        return wait_ids(self.h, n)
-
-    def stop(self):
-        self.h.signal(signal.SIGTERM)
-        if self.h.wait(TIMEOUT) is None:
-            self.h.kill()
-        for pid in (self.pt, self.rt):
-            if pid and pid_alive(pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
 
 
 def group_sigkill(ctx, port):
@@ -266,8 +119,6 @@ def group_sigkill(ctx, port):
             res.fail(name + ": invocations.jsonl", str(e))
     finally:
         s.stop()
-
-
 
 
 def killed_mid_invocation(ctx, port):
@@ -506,7 +357,7 @@ def terminal(ctx):
                  "the command %d still runs" % target)
     finally:
         os.close(master)
-        for k in [pid] + container.descendants(pid):     # the job has a group of its own
+        for k in [pid] + containerfix.descendants(pid):     # the job has a group of its own
             try:
                 os.killpg(pgid(k) or k, signal.SIGKILL)
             except OSError:
@@ -527,24 +378,24 @@ def in_container(ctx, port):
     if rc != 0:
         res.skip(name, (err.strip().splitlines() or ["rc %r" % rc])[-1])
         return
-    container.prepare(ctx, rootfs)
-    task = rootfs + container.TASK
+    containerfix.prepare(ctx, rootfs)
+    task = rootfs + containerfix.TASK
     subprocess.run(["cp", SUPERVISE, task], check=False)
-    container.write(os.path.join(task, "supervised"), SUPERVISED, 0o755)
+    containerfix.write(os.path.join(task, "supervised"), SUPERVISED, 0o755)
     log = os.path.join(rootfs, "tmp/supervise.log")
     outdir = os.path.join(rootfs, "tmp/pt-sup")
     if os.path.exists(log):
         os.unlink(log)
     subprocess.run(["rm", "-rf", outdir], check=False)
-    h = Proc(container.host_argv(ctx, rootfs, port, container.TASK + "/supervised"))
+    h = Proc(containerfix.host_argv(ctx, rootfs, port, containerfix.TASK + "/supervised"))
     try:
         if not wait_log(log, r"^child \d+ \d+$") or not h.wait_for("err", r"^peaktrace: tracing PID"):
             res.fail(name, "peaktrace-static did not start under the container's supervisor: " + h.err[-400:])
             return
-        sup = next((k for k in container.descendants(h.pid) if b"supervise.py" in cmdline(k)), None)
-        readings = container.invoke_sizes(res, ctx, name, port, lambda k: flushed(outdir, k))
+        sup = next((k for k in containerfix.descendants(h.pid) if b"supervise.py" in cmdline(k)), None)
+        readings = containerfix.invoke_sizes(res, ctx, name, port, lambda k: flushed(outdir, k))
         time.sleep(0.3)
-        ids = wait_ids(h, len(container.SIZES))
+        ids = wait_ids(h, len(containerfix.SIZES))
         try:
             os.kill(sup, signal.SIGUSR1)
         except (OSError, TypeError):

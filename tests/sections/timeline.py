@@ -1,55 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """timeline: DIR/timeline.jsonl and timeline.svg against wl_timeline's own readings of
-/proc/self/statm (and VmHWM) at each of its phases, launch and attach; check_invocations() is
-the lambda section's check of the invocation edges against invocations.jsonl and the host."""
+/proc/self/statm (and VmHWM) at each of its phases, launch and attach (the lambda section checks
+the invocation edges in timeline.jsonl: aws_lambda.py check_timeline())."""
 
-import json
 import os
 import xml.etree.ElementTree as ET
 
-from tracing import trace_attach, trace_launch, load_report
+from tracing import load_report, load_timeline, read_jsonl, trace_attach, trace_launch
 from harness import run, short
 
 PAGE = 4096
 TOL = 16 * PAGE          # "within a few pages": RSS counters are batched per CPU in the kernel
 MiB = 1 << 20
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
-
-
-def parse(res, name, outdir):
-    """(header, samples, events, end) of DIR/timeline.jsonl, or None after a failed check."""
-    path = os.path.join(outdir, "timeline.jsonl")
-    try:
-        lines = read_jsonl(path)
-    except (OSError, ValueError) as e:
-        res.fail(name + ": timeline.jsonl readable, one JSON object per line", str(e))
-        return None
-    res.ok(name + ": timeline.jsonl readable, one JSON object per line")
-    if not res.true(name + ": header first, end line last", len(lines) >= 2 and
-                    lines[0].get("timeline") == 1 and lines[-1].get("end") is True,
-                    short(json.dumps(lines[:1] + lines[-1:]), 300)):
-        return None
-    samples = [l for l in lines[1:-1] if "rss" in l]
-    events = [l for l in lines[1:-1] if "event" in l]
-    res.eq(name + ": every line a sample or an event", len(samples) + len(events), len(lines) - 2)
-    keys = {"t", "rss", "anon", "file", "shmem", "heap", "rss_max", "heap_max"}
-    res.true(name + ": samples have the fixed fields, integers, rss = anon + file + shmem, "
-             "maxima >= levels",
-             samples and all(keys <= set(s) and all(isinstance(s[k], int) for k in keys - {"t"}) and
-                             s["rss"] == s["anon"] + s["file"] + s["shmem"] and
-                             s["rss_max"] >= s["rss"] and s["heap_max"] >= s["heap"] for s in samples),
-             short(json.dumps(samples[:3]), 300))
-    ts = [l["t"] for l in lines[1:-1]]
-    res.true(name + ": lines in time order", ts == sorted(ts), short(str(ts[:20]), 200))
-    end = lines[-1]
-    res.eq(name + ": end line's samples = sample lines", end.get("samples"), len(samples))
-    res.true(name + ": end line counts dropped and missed_ticks",
-             isinstance(end.get("dropped"), int) and isinstance(end.get("missed_ticks"), int), end)
-    return lines[0], samples, events, end
 
 
 def level_at(samples, t):
@@ -206,7 +168,7 @@ def one_run(ctx, mode, extra, ival, full):
     except (OSError, ValueError) as e:
         res.fail(name + ": workload's phase readings", str(e))
         return
-    got = parse(res, name, outdir)
+    got = load_timeline(res, name, outdir)
     if not got:
         print("  stderr: " + short(r.err, 600))
         return
@@ -224,42 +186,6 @@ def one_run(ctx, mode, extra, ival, full):
         peak = max(s["rss_max"] for s in samples)
         res.true(name + ": the true peak is in rss_max (statm at the spike, within a few pages)",
                  abs(peak - ph["spike80"]["rss"]) <= TOL, "timeline %d, statm %d" % (peak, ph["spike80"]["rss"]))
-
-
-def check_invocations(res, name, outdir, ids, lines, truth=None, tol=1 << 20):
-    """The lambda section's check: one start/end pair per invocation in timeline.jsonl, with
-    invocations.jsonl's seq and the host's request ids, in order; with truth (each invocation's
-    VmHWM, reset at its start), the samples inside each band reach it."""
-    got = parse(res, name + ": timeline", outdir)
-    if not got:
-        return
-    header, samples, events, end = got
-    want = [(l["seq"], l["request_id"]) for l in lines if l.get("seq", 0) >= 1]
-    starts = [(e["seq"], e.get("id")) for e in events if e["event"] == "start"]
-    ends = [e for e in events if e["event"] == "end"]
-    res.eq(name + ": timeline starts = invocations.jsonl's seq and ids", starts, want)
-    res.eq(name + ": ... = the host's request ids", [i for _, i in starts], ids)
-    res.eq(name + ": one end per start, same seq, in order", [e["seq"] for e in ends], [s for s, _ in want])
-    res.true(name + ": each end after its start, with outcome and peaks",
-             all(any(s["seq"] == e["seq"] and s["t"] <= e["t"] for s in events if s["event"] == "start") and
-                 e.get("outcome") == "response" and isinstance(e.get("rss_peak"), int) and
-                 isinstance(e.get("heap_peak"), int) and "arena_resident" in e for e in ends),
-             short(json.dumps(ends), 400))
-    if truth is None:
-        return
-    # A sample line covers (previous line's t, its t]: the ones overlapping the band reach the
-    # invocation's VmHWM (they may also hold what the one before still had when it began); the
-    # ones wholly inside it do not exceed it.
-    for k, e in enumerate(ends[:len(truth)]):
-        st = [s for s in events if s["event"] == "start" and s["seq"] == e["seq"]][0]
-        pairs = list(zip(samples, samples[1:]))
-        over = [b["rss_max"] for a, b in pairs if b["t"] > st["t"] and a["t"] < e["t"]]
-        within = [b["rss_max"] for a, b in pairs if a["t"] >= st["t"] and b["t"] <= e["t"]]
-        res.true("%s: invocation %d: the samples over its band reach its VmHWM (less 1 MiB)" % (name, k + 1),
-                 over and max(over) >= truth[k] - tol,
-                 "timeline max %s, VmHWM %d" % (max(over or [0]), truth[k]))
-        res.true("%s: invocation %d: the samples inside its band do not exceed it" % (name, k + 1),
-                 max(within or [0]) <= truth[k] + tol, "max inside %s, VmHWM %d" % (max(within or [0]), truth[k]))
 
 
 def bad_input(ctx):
