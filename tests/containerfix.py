@@ -28,7 +28,7 @@ exec python3 /var/task/bootstrap.py
 """
 
 
-# What a user runs inside a function container (README "Inside a function container").
+# What a user runs inside a function container (docs/lambda.md "Inside a function container").
 TRACED = """#!/bin/sh
 mountpoint -q /sys || mount -t sysfs sysfs /sys
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing

@@ -194,7 +194,7 @@ def traced_run(ctx, name, tag, runtime_argv, host_args, events, pt_args=(), env=
 def stop_launched(h, ptpid, timeout):
     """SIGINT to peaktrace, the host's runtime command, then wait for its report. The host starts
     its runtime as RIE does (a process group of its own), so peaktrace counts itself supervised
-    (README "Under a supervisor"): the runtime it launched keeps running, peaktrace stays its
+    (docs/lambda.md "Under a supervisor"): the runtime it launched keeps running, peaktrace stays its
     parent, and both go when the host stops."""
     os.kill(ptpid, signal.SIGINT)
     if not h.wait_for("err", r"^peaktrace: reports written", timeout):
