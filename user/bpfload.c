@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include "bpfload.h"
 #include "util/file.h"
+#include "util/outdir.h"
 
 #define PT_MAX_MAPS 64
 
@@ -509,4 +510,94 @@ uint64_t pt_maps_memlock(const struct bpf_object *obj)
 		if (bpf_map__fd(m) >= 0)
 			sum += pt_map_memlock(bpf_map__fd(m));
 	return sum;
+}
+
+char *pt_vlog_bufs(const struct peaktrace_bpf *skel)
+{
+	int n = pt_skel_nprogs(skel);
+
+	return calloc(n ? n : 1, PT_VLOG_SIZE);
+}
+
+static unsigned long long vlog_field(const char *log, const char *key)
+{
+	const char *p = strstr(log, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* The verifier's "stack depth A+B+..." (each subprogram's frame, in bytes): digits and '+'. */
+static void vlog_stack(const char *log, char *out, size_t size)
+{
+	const char *p = strstr(log, "stack depth ");
+	size_t n = 0;
+
+	if (p)
+		for (p += strlen("stack depth "); n + 1 < size && ((*p >= '0' && *p <= '9') || *p == '+'); p++)
+			out[n++] = *p;
+	out[n] = 0;
+}
+
+uint64_t pt_process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void pt_verifier_stats_write(const char *path, struct peaktrace_bpf *skel,
+			     const struct pt_bpf_parts *parts, const char *bufs, uint64_t load_ns,
+			     uint64_t cpu_ns)
+{
+	unsigned long long us = 0, insns = 0;
+	FILE *f = pt_user_fopen(path);
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < pt_skel_nprogs(skel); i++) {
+		const struct bpf_program *prog = *pt_skel_prog(skel, i);
+		const char *log = bufs + (size_t)i * PT_VLOG_SIZE;
+		unsigned long long t = vlog_field(log, "verification time "),
+				   n = vlog_field(log, "processed ");
+
+		char stack[64];
+
+		if (bpf_program__fd(prog) < 0)   /* not loaded */
+			continue;
+		vlog_stack(log, stack, sizeof(stack));
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s chain_bytes=%d part=%d\n",
+			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
+			vlog_field(log, "peak_states "), stack, pt_stack_chain_bytes(bpf_program__name(prog)),
+			parts->loaded_by[i]);
+		us += t;
+		insns += n;
+	}
+	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f maps_ms=%.1f progs_ms=%.1f\n",
+		us, insns, load_ns / 1e6, cpu_ns / 1e6, parts->maps_ns / 1e6, parts->progs_ns / 1e6);
+	fclose(f);
+}
+
+void pt_prog_stats_write(const char *path, struct peaktrace_bpf *skel)
+{
+	FILE *f = pt_user_fopen(path);
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < pt_skel_nprogs(skel); i++) {
+		const struct bpf_program *prog = *pt_skel_prog(skel, i);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		fprintf(f, "%s %llu %llu\n", bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
+	}
+	fclose(f);
 }

@@ -64,4 +64,25 @@ uint64_t pt_maps_memlock(const struct bpf_object *obj);
 struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i);
 int pt_skel_nprogs(const struct peaktrace_bpf *skel);
 
+/* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
+ * instructions processed, states, verification time), so what each program costs the start-up
+ * can be seen with the loader's real configuration, which `bpftool prog loadall` lacks. One log
+ * buffer of PT_VLOG_SIZE bytes per program, in skeleton order (pt_bpf_load arms them). */
+#define PT_VLOG_SIZE 16384
+char *pt_vlog_bufs(const struct peaktrace_bpf *skel);
+/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B...
+ * chain_bytes=C (its deepest call chain's stack, tools/check-stack.py) part=P, then the sums
+ * and the load's wall-clock (load_ns) and CPU time (cpu_ns: the kernel's work in the bpf() calls
+ * included, which a machine loaded by other work does not inflate). Said on stderr if unwritable. */
+void pt_verifier_stats_write(const char *path, struct peaktrace_bpf *skel,
+			     const struct pt_bpf_parts *parts, const char *bufs, uint64_t load_ns,
+			     uint64_t cpu_ns);
+/* The process's CPU time (the load runs on two threads: the load's alone while the session has
+ * no other thread). */
+uint64_t pt_process_cpu_ns(void);
+/* --prog-stats FILE (hidden, for tools/bench/bench.py): each program's kernel run count and run
+ * time so far, read before the probes go. The kernel counts them only while the sysctl
+ * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
+void pt_prog_stats_write(const char *path, struct peaktrace_bpf *skel);
+
 #endif

@@ -206,45 +206,19 @@ static uint64_t now_ns(void)
 
 /* ---- target checks ------------------------------------------------------------------------ */
 
-#define PF_KTHREAD 0x00200000
-
+/* -p PID: a process (target/proc.h), said otherwise. */
 static int check_pid(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long flags = 0;
-	int fd, i;
-	ssize_t n;
+	int err = pt_proc_check_process(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
-		return EXIT_NO_PROCESS;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
-		return EXIT_NO_PROCESS;
-	}
-	buf[n] = 0;
-	/* Field 9 (flags) counted after the ")" that ends comm, which may contain spaces. */
-	p = strrchr(buf, ')');
-	for (i = 0; p && i < 7; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		flags = strtoul(p + 1, NULL, 10);
-	if (flags & PF_KTHREAD) {
+	if (err == -EINVAL)
 		fprintf(stderr, "peaktrace: PID %d is a kernel thread: it has no user-space heap to trace\n",
 			pid);
-		return EXIT_UNSUPPORTED;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, pid);
-	if (access(path, F_OK)) {
+	else if (err == -ENOTDIR)
 		fprintf(stderr, "peaktrace: %d is a thread, not a process: use its process ID\n", pid);
-		return EXIT_UNSUPPORTED;
-	}
-	return EXIT_OK;
+	else if (err)
+		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
+	return !err ? EXIT_OK : err == -ESRCH ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
 }
 
 /* Made if absent, checked and held open (util/outdir.h): every output is created through it. */
@@ -1373,22 +1347,6 @@ static void skip_unused_programs(struct pt_session *s)
 		bpf_program__set_autoload(skel->progs.unw_key_probe, false);
 }
 
-/* Bytes of /proc/meminfo's MemTotal, 0 if unread. */
-static uint64_t mem_total(void)
-{
-	unsigned long long kb = 0;
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
 /* The live table's slots. --python-objects puts every object in it, so its default is sized
  * from the target (attached: what its anonymous memory could hold) and the machine
  * (pt_pyobj_live_slots); a --max-live given is taken as is. */
@@ -1407,36 +1365,9 @@ static uint32_t pyobj_live_slots(struct pt_session *s)
 	}
 	if (!s->launched)
 		anon = pt_proc_status_bytes(s->pid, "RssAnon");
-	n->live_slots = pt_pyobj_live_slots(mem_total(), anon, n->live_sized_from,
+	n->live_slots = pt_pyobj_live_slots(pt_mem_total(), anon, n->live_sized_from,
 					    sizeof(n->live_sized_from));
 	return n->live_slots;
-}
-
-/* The target's user and system CPU time so far (/proc/PID/stat utime, stime: all its threads,
- * the dead ones too). False if unread. */
-static bool proc_cpu_ns(pid_t pid, uint64_t *user, uint64_t *sys)
-{
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
-	long tck = sysconf(_SC_CLK_TCK);
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || tck <= 0)
-		return false;
-	buf[n] = 0;
-	/* After the command name, which may hold anything: fields 3.. (state first). */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return false;
-	*user = ut * (1000000000ull / (unsigned long long)tck);
-	*sys = st * (1000000000ull / (unsigned long long)tck);
-	return true;
 }
 
 /* --python-objects: the target's CPU time at the start and (end) at its exit or the stop. */
@@ -1445,7 +1376,7 @@ static void pyobj_cpu(struct pt_session *s, bool end)
 	struct pt_pyobj_note *n = &s->rep.pyobj;
 	uint64_t u, k;
 
-	if (!n->live_slots || !proc_cpu_ns(s->pid, &u, &k))
+	if (!n->live_slots || !pt_proc_cpu_ns(s->pid, &u, &k))
 		return;
 	if (!end) {
 		n->cpu_user_ns = u;
@@ -1455,23 +1386,6 @@ static void pyobj_cpu(struct pt_session *s, bool end)
 	n->cpu_user_ns = u > n->cpu_user_ns ? u - n->cpu_user_ns : 0;
 	n->cpu_sys_ns = k > n->cpu_sys_ns ? k - n->cpu_sys_ns : 0;
 	n->cpu_read = true;
-}
-
-/* Kernel memory of a map (its fdinfo's memlock), 0 if unread. */
-static uint64_t map_memlock(int fd)
-{
-	unsigned long long v = 0;
-	char path[64], line[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
 }
 
 /* --python-objects: what the live table takes, said before tracing starts; the kernel's BPF
@@ -1484,8 +1398,8 @@ static void pyobj_table_start(struct pt_session *s)
 
 	if (!n->live_slots)
 		return;
-	n->live_table_bytes = map_memlock(bpf_map__fd(s->skel->maps.live)) +
-			      map_memlock(bpf_map__fd(s->skel->maps.live_overflow));
+	n->live_table_bytes = pt_map_memlock(bpf_map__fd(s->skel->maps.live)) +
+			      pt_map_memlock(bpf_map__fd(s->skel->maps.live_overflow));
 	fprintf(stderr, "peaktrace: --python-objects: live table of %" PRIu32 " slots, %s of kernel memory "
 			"(%s); every object takes a slot: --max-live N to change it\n", n->live_slots,
 		pt_fmt_bytes(b, sizeof(b), (double)n->live_table_bytes), n->live_sized_from);
@@ -1581,84 +1495,6 @@ static int configure(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
- * instructions processed, states, verification time), so what each program costs the start-up
- * can be seen with the loader's real configuration, which `bpftool prog loadall` lacks. */
-#define PT_VLOG_SIZE 16384
-
-/* One log buffer per program, in skeleton order (bpfload.h arms them). */
-static char *verifier_stats_bufs(struct pt_session *s)
-{
-	int n = pt_skel_nprogs(s->skel);
-
-	return calloc(n ? n : 1, PT_VLOG_SIZE);
-}
-
-static unsigned long long vlog_field(const char *log, const char *key)
-{
-	const char *p = strstr(log, key);
-
-	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
-}
-
-/* The verifier's "stack depth A+B+..." (each subprogram's frame, in bytes): digits and '+'. */
-static void vlog_stack(const char *log, char *out, size_t size)
-{
-	const char *p = strstr(log, "stack depth ");
-	size_t n = 0;
-
-	if (p)
-		for (p += strlen("stack depth "); n + 1 < size && ((*p >= '0' && *p <= '9') || *p == '+'); p++)
-			out[n++] = *p;
-	out[n] = 0;
-}
-
-/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B...
- * chain_bytes=C (its deepest call chain's stack, tools/check-stack.py), then
- * the sums and the load's wall-clock and CPU time. The load runs on two threads (bpfload.c):
- * the process's CPU time, which is the load's alone while the session has no other thread. */
-static uint64_t process_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* load_ns: the load's wall-clock time; cpu_ns: the CPU time it took (the kernel's work in the
- * bpf() calls included), which a machine loaded by other work does not inflate. */
-static void verifier_stats_write(struct pt_session *s, char *bufs, uint64_t load_ns, uint64_t cpu_ns)
-{
-	unsigned long long us = 0, insns = 0;
-	FILE *f = pt_user_fopen(s->opt->verifier_stats);
-
-	if (!f) {
-		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->verifier_stats, strerror(errno));
-		return;
-	}
-	for (int i = 0; i < pt_skel_nprogs(s->skel); i++) {
-		const struct bpf_program *prog = *pt_skel_prog(s->skel, i);
-		const char *log = bufs + (size_t)i * PT_VLOG_SIZE;
-		unsigned long long t = vlog_field(log, "verification time "),
-				   n = vlog_field(log, "processed ");
-
-		char stack[64];
-
-		if (bpf_program__fd(prog) < 0)   /* not loaded */
-			continue;
-		vlog_stack(log, stack, sizeof(stack));
-		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s chain_bytes=%d part=%d\n",
-			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
-			vlog_field(log, "peak_states "), stack, pt_stack_chain_bytes(bpf_program__name(prog)),
-			s->parts.loaded_by[i]);
-		us += t;
-		insns += n;
-	}
-	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f maps_ms=%.1f progs_ms=%.1f\n",
-		us, insns, load_ns / 1e6, cpu_ns / 1e6, s->parts.maps_ns / 1e6, s->parts.progs_ns / 1e6);
-	fclose(f);
-}
-
 /* Open the BPF object, configure it, load it (a spare: without its target). */
 static int load_bpf(struct pt_session *s)
 {
@@ -1686,10 +1522,10 @@ static int load_bpf(struct pt_session *s)
 		bpf_map__set_max_entries(s->skel->maps.events, SPARE_RINGBUF);
 	/* Invocation records stop at three quarters of the ring (bpf/invocation.bpf.h inv_room). */
 	s->skel->rodata->rb_inv_room = bpf_map__max_entries(s->skel->maps.events) / 4 * 3;
-	if (s->opt->verifier_stats && !(vbufs = verifier_stats_bufs(s)))
+	if (s->opt->verifier_stats && !(vbufs = pt_vlog_bufs(s->skel)))
 		fprintf(stderr, "peaktrace: --verifier-stats: out of memory\n");
 	t_load = now_ns();
-	cpu_load = process_cpu_ns();
+	cpu_load = pt_process_cpu_ns();
 	/* A spare loads beside the others (--follow starts three at once) or beside the processes
 	 * it follows, at nice +10: one copy, the least CPU. A session something waits for: two,
 	 * when a second core is free to take one. */
@@ -1697,7 +1533,8 @@ static int load_bpf(struct pt_session *s)
 			  s->opt->load_parts ? s->opt->load_parts :
 			  s->opt->spare_fd >= 0 ? 1 : pt_load_parts_here(), vbufs, PT_VLOG_SIZE);
 	if (vbufs && !err)
-		verifier_stats_write(s, vbufs, now_ns() - t_load, process_cpu_ns() - cpu_load);
+		pt_verifier_stats_write(s->opt->verifier_stats, s->skel, &s->parts, vbufs, now_ns() - t_load,
+					pt_process_cpu_ns() - cpu_load);
 	free(vbufs);
 	if (err) {
 		fprintf(stderr, "peaktrace: failed to load BPF programs: %s%s\n", strerror(-err),
@@ -2167,38 +2004,13 @@ static void close_running_invocation(struct pt_session *s)
 	}
 }
 
-/* --prog-stats FILE (hidden, for tools/bench/bench.py): each program's kernel run count and run
- * time so far, read before the probes go. The kernel counts them only while the sysctl
- * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
-static void write_prog_stats(struct pt_session *s)
-{
-	FILE *f = pt_user_fopen(s->opt->prog_stats);
-
-	if (!f) {
-		fprintf(stderr, "peaktrace: cannot write %s: %s\n", s->opt->prog_stats, strerror(errno));
-		return;
-	}
-	for (int i = 0; i < pt_skel_nprogs(s->skel); i++) {
-		const struct bpf_program *prog = *pt_skel_prog(s->skel, i);
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			continue;
-		fprintf(f, "%s %llu %llu\n", bpf_program__name(prog), (unsigned long long)info.run_cnt,
-			(unsigned long long)info.run_time_ns);
-	}
-	fclose(f);
-}
-
 void pt_session_stop(struct pt_session *s)
 {
 	exec_unsettled(s);
 	int err;
 
 	if (s->opt->prog_stats)
-		write_prog_stats(s);
+		pt_prog_stats_write(s->opt->prog_stats, s->skel);
 	pyobj_cost(s);
 	if (!s->exited && !s->rep.pyobj.cpu_read)
 		pyobj_cpu(s, true);
