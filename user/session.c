@@ -51,6 +51,8 @@
 #include "arenas/resident.h"
 #include "invocation/invocation.h"
 #include "invocation/boundary.h"
+#include "invocation/stream.h"
+#include "arenas/invend.h"
 #include "report/report.h"
 #include "report/rss.h"
 #include "report/compare.h"
@@ -107,23 +109,15 @@ struct pt_session {
 	uint64_t t0_ns;          /* peaktrace's start (pt_session_new): start-up figures from here */
 	double unw_ms0;          /* unwind table work done before the target ran, ms */
 	uint64_t exec_ev_ns;     /* kernel time of the last exec event not yet matched to its stop */
-	/* invocations */
+	/* invocations: the records (where the report reads them), and their stream while tracing
+	 * (invocation/stream.h) */
 	struct pt_inv_list invs;
+	struct pt_inv_stream inv;
 	/* An exec into another root (chroot, container): its allocator and CPython are read from
 	 * its maps once its loader has mapped them (exec_settle); the note it fills. */
 	bool exec_pending;
 	uint32_t exec_pending_note;
 	uint64_t exec_pending_ns;
-	char start_id[2][PT_RAPI_COPY + 1];  /* request id read from each START, by parity */
-	uint64_t start_ts[2];                /* each START event's time, by parity */
-	/* The last PT_EV_INV_RECORD (its PT_EV_INV_END comes next): the ended invocation's figures
-	 * as they were at its end, whatever started since. ended.seq says whose. */
-	struct pt_inv ended;
-	bool ended_ok;
-	FILE *jsonl;             /* DIR/invocations.jsonl, one line per finished invocation */
-	FILE *emf;               /* --emf output */
-	char function_name[128]; /* AWS_LAMBDA_FUNCTION_NAME of the target, for EMF */
-	uint32_t written;        /* invocations already printed and streamed */
 	/* CPython in the target (python.h): found before load; located (runtime address known to
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
@@ -138,10 +132,6 @@ struct pt_session {
 	/* glibc arenas */
 	bool arenas;             /* accounting on */
 	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
-	/* The arenas are read a moment after an invocation ends (ARENA_SETTLE_NS), when the
-	 * runtime has freed what it sent and waits for its next event: invs.r[arena_rec]. */
-	uint64_t arena_due;      /* 0: no reading pending */
-	uint32_t arena_rec;
 	/* collected once tracing stops */
 	struct pt_report rep;
 	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstk), compacted */
@@ -229,8 +219,6 @@ static int check_outdir(const char *dir)
 
 /* ---- events and invocations ---------------------------------------------------------- */
 
-#define ARENA_SETTLE_NS 50000000ULL
-
 /* Malloc heap and pymalloc arenas resident at an invocation's end, from the target's mappings
  * (arenas/resident.h): no kernel tables, so --light has them too. User space, after the
  * boundary: the target runs on. */
@@ -248,55 +236,25 @@ static void resident_reading(struct pt_session *s, struct pt_inv_record *rec)
 	rec->mem_unscanned = mr.unscanned_bytes;
 }
 
-/* The record whose end reading is pending, no longer pending (NULL: none). */
-static struct pt_inv_record *arena_pending(struct pt_session *s)
+/* An ended invocation's reading, a moment after its end (invocation/stream.h): resident memory
+ * by allocator, and the arenas' figures. */
+static void inv_end_reading(void *ctx, struct pt_inv_record *rec, uint32_t idx)
 {
-	if (!s->arena_due)
-		return NULL;
-	s->arena_due = 0;
-	return s->arena_rec < s->invs.n ? &s->invs.r[s->arena_rec] : NULL;
-}
+	struct pt_session *s = ctx;
 
-/* The next invocation began (at start_ts) before the pending reading was due: it is not taken.
- * Reading smaps and the arenas now would run beside that invocation and slow it (the mappings'
- * walk holds the target's mmap lock and takes a core: a 5 ms Node invocation took 1.5 ms
- * longer under --light); the record says so instead (reading_skipped, next_gap_ns). */
-static void arena_skip(struct pt_session *s, uint64_t start_ts)
-{
-	struct pt_inv_record *rec = arena_pending(s);
-
-	if (!rec)
-		return;
-	/* The row since attaching, ended by this start itself (the runtime already waited for its
-	 * first event): there was no moment between the two to read in, so nothing was skipped. */
-	if (rec->seq == 0 && rec->attached && rec->outcome == PT_OUT_INIT && start_ts >= rec->end_ns &&
-	    start_ts - rec->end_ns < 1000000)
-		return;
-	rec->reading_skipped = true;
-	rec->next_gap_ns = start_ts > rec->end_ns ? start_ts - rec->end_ns : 0;
-}
-
-/* The pending invocation's arena figures and resident memory by allocator, now (its record
- * then may be printed). */
-static void arena_reading(struct pt_session *s)
-{
-	struct pt_inv_record *rec = arena_pending(s);
-
-	if (!rec)
-		return;
 	resident_reading(s, rec);
-	if (!s->arenas ||
-	    pt_arenas_totals(s->pid, bpf_map__fd(s->skel->maps.arenas), &s->skel->bss->g,
-			     &rec->arena_live, &rec->arena_resident, &rec->arena_retained))
-		return;
-	rec->arena_read = true;
-	/* Against the last invocation that was measured. */
-	for (uint32_t k = s->arena_rec; k-- > 0;) {
-		if (s->invs.r[k].arena_read) {
-			rec->arena_retained_change = rec->arena_retained - s->invs.r[k].arena_retained;
-			break;
-		}
-	}
+	if (s->arenas)
+		pt_arenas_inv_end(rec, s->invs.r, idx, s->pid, bpf_map__fd(s->skel->maps.arenas),
+				  &s->skel->bss->g);
+}
+
+/* What an invocation's record takes of the target (invocation/stream.h). */
+static struct pt_inv_target inv_target(struct pt_session *s)
+{
+	struct pt_inv_target t = { .exited = s->exited, .exit_code = s->exit_code,
+				   .hiwater = s->hiwater, .vmhwm = &s->vmhwm };
+
+	return t;
 }
 
 static void collect_arenas(struct pt_session *s)
@@ -309,141 +267,10 @@ static void collect_arenas(struct pt_session *s)
 			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
 }
 
-/* Stack indexes to read: the whole stacks' part of the table as far as it was used, and the
- * cut stacks' parts (pt_tier_start) when they were used. */
+/* Stack indexes to read (invocation/stream.h). */
 static uint32_t stacks_span(const struct pt_session *s)
 {
-	uint32_t max = s->opt->max_stacks, inner = pt_tier_start(max, PT_TIER_INNER);
-	uint32_t leaf = pt_tier_start(max, PT_TIER_LEAF);
-	uint64_t whole = s->skel->bss->g.next_stack + 1, in = s->skel->bss->tier_next[PT_TIER_INNER];
-
-	if (s->skel->bss->tier_next[PT_TIER_LEAF])
-		return max;
-	if (in)
-		return inner + (uint32_t)(in < leaf - inner ? in : leaf - inner);
-	return whole < inner ? (uint32_t)whole : inner;
-}
-
-/* rec's stacks were read, or would be, while its half of the stacks' counters was reused. */
-static void inv_stacks_lost(struct pt_inv_record *rec)
-{
-	free(rec->all);
-	free(rec->rss_all);
-	rec->all = rec->rss_all = NULL;
-	rec->nall = rec->nrss_all = rec->ntop = rec->nrss_top = 0;
-	rec->other_stacks = 0;
-	rec->other_bytes = rec->other_count = 0;
-	rec->stacks_lost = true;
-}
-
-/* --max-invocations-kept: the records no longer needed by position (written, and not awaiting
- * their end reading) let go of but for the report's (invocation.h), the indexes into them
- * moved down with them. */
-static void inv_trim(struct pt_session *s)
-{
-	uint32_t hi = s->written, gone;
-
-	if (s->arena_due && s->arena_rec < hi)
-		hi = s->arena_rec;
-	if (!(gone = pt_inv_list_trim(&s->invs, hi)))
-		return;
-	s->written -= gone;
-	if (s->arena_rec >= gone)
-		s->arena_rec -= gone;
-}
-
-/* A request id BPF kept only the first PT_REQID_LEN bytes of (its POST line's id was longer):
- * the whole one from the answer to "next" when it is the same id (length, hash and those bytes,
- * bpf/rapi.h); else the part kept, followed by "...". */
-static void inv_whole_id(struct pt_session *s, struct pt_inv_record *rec, const struct pt_inv *inv)
-{
-	const char *st = s->start_id[inv->seq & 1];
-	size_t n = strlen(st);
-	uint64_t h = PT_RAPI_HASH0;
-
-	if (inv->id_full_len <= PT_REQID_LEN || inv->id_len < PT_REQID_LEN)
-		return;
-	for (size_t i = 0; i < n; i++)
-		h = pt_rapi_hash_step(h, (unsigned char)st[i]);
-	if (n == inv->id_full_len && h == inv->id_hash && !memcmp(st, inv->id, PT_REQID_LEN))
-		snprintf(rec->id, sizeof(rec->id), "%s", st);
-	else
-		snprintf(rec->id + PT_REQID_LEN, sizeof(rec->id) - PT_REQID_LEN, "...");
-}
-
-/* An invocation (or the init phase) ended: its figures from its PT_EV_INV_RECORD, else from its
- * half of the double buffer, and its stacks from the stats map now. */
-static void invocation_ended(struct pt_session *s, uint64_t seq, uint64_t end_ts)
-{
-	volatile struct pt_global *g = &s->skel->bss->g;
-	const struct pt_inv *inv = s->ended_ok && s->ended.seq == seq ? &s->ended : &s->skel->bss->g.inv[seq & 1];
-	uint64_t rss_seq = s->skel->bss->rss_g.inv_peak_seq[seq & 1];
-	uint32_t nstk = stacks_span(s);
-	struct pt_inv_record rec;
-	uint64_t hwm_end;
-	/* Its stacks' snapshots at its peak are in its half of each stack's counters until the
-	 * invocation after next starts (bpf/heap.bpf.h): then they are not read at all, which
-	 * also lets a loop that fell behind (~20 ms a read at 115k stacks) catch up. */
-	bool behind = g->inv_seq >= seq + 2;
-	int stats_fd = behind ? -1 : bpf_map__fd(s->skel->maps.stats);
-
-	s->ended_ok = false;
-	pt_inv_capture(&rec, inv, stats_fd, nstk, s->opt->per_invocation,
-		       s->opt->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
-	pt_inv_capture_rss(&rec, rss_seq, stats_fd, nstk, s->opt->per_invocation);
-	if (behind || g->inv_seq >= seq + 2)
-		inv_stacks_lost(&rec);
-	inv_whole_id(s, &rec, inv);
-	hwm_end = inv->hwm_end;
-	/* No record event (the ring buffer was full), and two more invocations began before we
-	 * got here: the buffer holds a newer one. */
-	if (inv->seq != seq) {
-		hwm_end = 0;
-		free(rec.all);
-		memset(&rec, 0, sizeof(rec));
-		rec.seq = seq;
-		rec.overwritten = true;
-		/* Its figures are lost, not its times: the ring buffer's START and END events keep
-		 * them, for invocations.jsonl. */
-		rec.start_ns = s->start_ts[seq & 1];
-		rec.end_ns = end_ts;
-		/* And its epochs, which place blocks (invocation/leaks.c): every invocation, the init
-		 * phase (0, seeded at epoch 1) included, takes exactly one bump when it starts and
-		 * one when it ends (bpf/invocation.bpf.h: inv_start ends the one before if needed). */
-		rec.start_epoch = 2 * seq + 1;
-		rec.end_epoch = 2 * seq + 2;
-		if (s->invs.n) {   /* its START event lost too: no earlier than the record before */
-			const struct pt_inv_record *prev = &s->invs.r[s->invs.n - 1];
-
-			if (rec.start_ns < prev->start_ns)
-				rec.start_ns = prev->end_ns ? prev->end_ns : prev->start_ns;
-		}
-	}
-	if (!rec.id[0] && seq)
-		snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[seq & 1]);
-	rec.attached = !s->launched && !s->opt->held;
-	rec.light = s->opt->light;
-	/* The kernel closes the invocation the process ended in after the exit event (bpf/
-	 * process.bpf.h), so the exit code is known here: a signal killed it, or it exited. */
-	if (s->exited)
-		pt_inv_exit_outcome(&rec, s->exit_code);
-	rec.vmhwm = pt_proc_vmhwm(s->pid);
-	if (rec.vmhwm < hwm_end)
-		rec.vmhwm = hwm_end;      /* the mark at its end, whatever happened since */
-	if (rec.vmhwm < s->hiwater)
-		rec.vmhwm = s->hiwater;   /* the process is gone: its mm's mark at exit */
-	if (rec.vmhwm < (uint64_t)rec.rss_end)
-		rec.vmhwm = rec.rss_end;    /* VmHWM is never below the RSS of the moment */
-	if (rec.vmhwm < s->vmhwm)
-		rec.vmhwm = s->vmhwm;
-	else
-		s->vmhwm = rec.vmhwm;
-	arena_reading(s);   /* the previous one, if still pending */
-	inv_trim(s);
-	if (pt_inv_append(&s->invs, &rec) == 0 && (s->arenas || s->opt->light)) {
-		s->arena_rec = s->invs.n - 1;
-		s->arena_due = now_ns() + ARENA_SETTLE_NS;
-	}
+	return pt_stacks_span(s->skel, s->opt->max_stacks);
 }
 
 /* Where per-invocation stacks are named: with the target's Python frames when it runs CPython. */
@@ -460,62 +287,12 @@ static struct pt_stack_src inv_src(struct pt_session *s)
 	return src;
 }
 
-/* --max-output: room for another line in DIR's streams, else *cut counted (the line not written). */
-static bool out_room(struct pt_session *s, uint64_t *cut)
-{
-	if (!s->rep.out.cap || s->rep.out.used < s->rep.out.cap)
-		return true;
-	(*cut)++;
-	return false;
-}
-
-/* The streams' bytes so far, for out_room (the per-invocation graphs come after them). */
-static void out_count(struct pt_session *s)
-{
-	long a = s->jsonl ? ftell(s->jsonl) : 0, b = s->emf && s->emf != stdout ? ftell(s->emf) : 0;
-
-	s->rep.out.used = (a > 0 ? (uint64_t)a : 0) + (b > 0 ? (uint64_t)b : 0);
-}
-
-/*
- * Print and stream the invocations captured since the last call. Kept out of the event callback:
- * symbolizing can take a while (a large binary's first lookup), and the kernel keeps only two
- * invocations, so every pending end is captured first and written afterwards.
- */
+/* Print and stream the invocations ended since the last call (invocation/stream.h). */
 static void flush_invocations(struct pt_session *s)
 {
-	if (s->arena_due && now_ns() >= s->arena_due)
-		arena_reading(s);
-	for (; s->written < s->invs.n && !(s->arena_due && s->written >= s->arena_rec);
-	     s->written++) {
-		const struct pt_inv_record *rec = &s->invs.r[s->written];
+	struct pt_stack_src src = inv_src(s);
 
-		if (rec->seq && !s->opt->quiet) {
-			fputs("peaktrace: ", stderr);
-			pt_inv_line(stderr, rec);
-		}
-		if (s->jsonl && out_room(s, &s->rep.out.jsonl_cut)) {
-			{
-				struct pt_stack_src src = inv_src(s);
-
-				pt_inv_json(s->jsonl, rec, &src);
-			}
-			fputc('\n', s->jsonl);
-			fflush(s->jsonl);
-			out_count(s);
-		}
-		if (s->emf && rec->seq && (s->emf == stdout || out_room(s, &s->rep.out.emf_cut))) {
-			struct timespec now;
-
-			clock_gettime(CLOCK_REALTIME, &now);
-			pt_inv_emf(s->emf, rec, s->function_name,
-				   (uint64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
-			fputc('\n', s->emf);
-			fflush(s->emf);
-			out_count(s);
-		}
-	}
-	inv_trim(s);
+	pt_inv_flush(&s->inv, &src);
 }
 
 /* Tell BPF where _PyRuntime is, once the object defining it is mapped (after exec in launch
@@ -647,32 +424,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (s->rep.rk.nqueued >= 1024)
 			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
 		break;
-	case PT_EV_INV_START: {
-		const struct pt_inv_event *ie = data;
-
-		if (len < sizeof(*ie))
-			return 0;
-		pt_rapi_request_id(ie->data, ie->len < PT_RAPI_COPY ? ie->len : PT_RAPI_COPY,
-				   s->start_id[ie->seq & 1], sizeof(s->start_id[0]));
-		s->start_ts[ie->seq & 1] = ie->ts;
-		arena_skip(s, ie->ts);   /* the next invocation began before the reading was due */
-		break;
-	}
-	case PT_EV_INV_RECORD: {
-		const struct pt_inv_record_event *re = data;
-
-		if (len < sizeof(*re))
-			return 0;
-		memcpy(&s->ended, &re->inv, sizeof(s->ended));
-		s->ended_ok = true;
-		break;
-	}
+	case PT_EV_INV_START:
+	case PT_EV_INV_RECORD:
 	case PT_EV_INV_END: {
-		const struct pt_inv_event *ie = data;
+		struct pt_inv_target t = inv_target(s);
 
-		if (len < sizeof(*ie))
-			return 0;
-		invocation_ended(s, ie->seq, ie->ts);
+		pt_inv_event(&s->inv, data, len, &t);
 		break;
 	}
 	}
@@ -1021,7 +778,7 @@ static void at_child_exit(void *arg)
 		s->vmhwm = hwm;
 	if (!s->rep.pyobj.cpu_read)
 		pyobj_cpu(s, true);
-	arena_reading(s);
+	pt_inv_reading_now(&s->inv);
 	collect_arenas(s);
 	rss_kinds(s);
 }
@@ -1041,19 +798,6 @@ static void status_line(struct pt_session *s, uint64_t *last_allocs, uint64_t *l
 		rate);
 	*last_allocs = allocs;
 	*last_ns = now;
-}
-
-/* A streaming output file in the output directory; NULL after saying why. */
-static FILE *open_out(const char *dir, const char *name)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = pt_out_fopen(path);
-	if (!f)
-		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
-	return f;
 }
 
 /* ---- the steps ------------------------------------------------------------------------- */
@@ -1637,25 +1381,29 @@ static void seed_globals(struct pt_session *s)
 	}
 }
 
-/* DIR/invocations.jsonl, and the --emf stream (DIR/emf.jsonl or stdout). */
+/* The invocation stream (invocation/stream.h): DIR/invocations.jsonl, and the --emf stream
+ * (DIR/emf.jsonl or stdout). */
 static int open_streams(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
+	struct pt_inv_stream *st = &s->inv;
 
 	s->invs.keep = o->max_inv_kept;
 	s->invs.max_peak = o->max_peak;
-	s->rep.out.cap = o->outdir ? o->max_output : 0;
-	if (o->outdir) {
-		if (!(s->jsonl = open_out(o->outdir, "invocations.jsonl")) ||
-		    (o->emf && !(s->emf = open_out(o->outdir, "emf.jsonl"))))
-			return EXIT_OUTPUT;
-	} else if (o->emf) {
-		s->emf = stdout;
-	}
-	if (o->emf)
-		pt_emf_function_name(s->pid, s->launched, s->rep.comm, s->function_name,
-				     sizeof(s->function_name));
-	return EXIT_OK;
+	st->list = &s->invs;
+	st->skel = s->skel;
+	st->pid = s->pid;
+	st->max_stacks = o->max_stacks;
+	st->per_invocation = o->per_invocation;
+	st->sampled = o->sample_bytes;
+	st->attached = !s->launched && !o->held;
+	st->light = o->light;
+	st->quiet = o->quiet;
+	st->readings = s->arenas || o->light;
+	st->reading = inv_end_reading;
+	st->reading_ctx = s;
+	return pt_inv_stream_open(st, o->outdir, o->emf, o->max_output, s->launched, s->rep.comm)
+	       ? EXIT_OUTPUT : EXIT_OK;
 }
 
 /* aws-lambda-cpp's boundaries, now or (not mapped yet: -ENOENT) when new code is mapped.
@@ -1878,7 +1626,7 @@ static int wait_events(struct pt_session *s, int timeout_ms)
  * else 100; never past the end of -d. */
 static int poll_timeout(const struct pt_session *s, uint64_t now)
 {
-	int ms = s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100;
+	int ms = s->rep.rk.nqueued ? 10 : s->inv.reading_due ? 20 : 100;
 
 	if (s->opt->duration > 0) {
 		uint64_t end = s->start_ns + (uint64_t)(s->opt->duration * 1e9);
@@ -1976,34 +1724,6 @@ void pt_session_poll(struct pt_session *s)
 				"boundaries were seen\n");
 }
 
-/* The invocation (or init phase) still running when tracing stopped. */
-static void close_running_invocation(struct pt_session *s)
-{
-	const struct pt_options *o = s->opt;
-	struct pt_inv cur = s->skel->bss->g.inv[s->skel->bss->g.inv_seq & 1];
-	const struct pt_global *gg = &s->skel->bss->g;
-	struct pt_inv_record rec;
-	uint32_t n = stacks_span(s);
-
-	if (cur.state == PT_INV_RUNNING) {
-		/* Closed by the rule the BPF side uses at a boundary (bpf/inv.h). */
-		pt_inv_close(&cur, gg, now_ns(), PT_OUT_UNFINISHED);
-		/* Blocks allocated from here on are after it, as the BPF side's end would say. */
-		cur.end_epoch = __atomic_add_fetch(&s->skel->bss->g.epoch, 1, __ATOMIC_SEQ_CST);
-		pt_inv_capture(&rec, &cur, bpf_map__fd(s->skel->maps.stats), n, o->per_invocation,
-			       o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0);
-		/* And its RSS stacks, as invocation_ended reads them at a boundary. */
-		pt_inv_capture_rss(&rec, s->skel->bss->rss_g.inv_peak_seq[cur.seq & 1],
-				   bpf_map__fd(s->skel->maps.stats), n, o->per_invocation);
-		if (!rec.id[0] && rec.seq)
-			snprintf(rec.id, sizeof(rec.id), "%s", s->start_id[rec.seq & 1]);
-		rec.attached = !s->launched && !s->opt->held;
-		rec.light = s->opt->light;
-		rec.vmhwm = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
-		pt_inv_append(&s->invs, &rec);
-	}
-}
-
 void pt_session_stop(struct pt_session *s)
 {
 	exec_unsettled(s);
@@ -2042,9 +1762,18 @@ void pt_session_stop(struct pt_session *s)
 		if (pt_child_poll(&s->child, at_child_exit, s))
 			pt_stop_pass_to(0);
 	}
-	arena_reading(s);
-	close_running_invocation(s);
+	{
+		struct pt_inv_target t = inv_target(s);
+
+		pt_inv_reading_now(&s->inv);
+		pt_inv_close_running(&s->inv, &t);
+	}
 	flush_invocations(s);
+	/* What --max-output cut of the streams, for the reports. */
+	s->rep.out.cap = s->inv.out_cap;
+	s->rep.out.used = s->inv.out_used;
+	s->rep.out.jsonl_cut = s->inv.jsonl_cut;
+	s->rep.out.emf_cut = s->inv.emf_cut;
 	/* timeline.jsonl is complete and closed before any report is written (report.html reads
 	 * it). */
 	pt_timeline_stop(&s->tl);
@@ -2228,34 +1957,6 @@ int pt_session_collect(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* --max-peak: one line per invocation over it; EXIT_MAX_PEAK if any. */
-static int check_max_peak(struct pt_session *s, int code)
-{
-	uint64_t max_peak = s->opt->max_peak;
-	uint32_t k;
-
-	for (k = 0; k < s->invs.n; k++) {
-		const struct pt_inv_record *ir = &s->invs.r[k];
-		char b1[32], b2[32];
-
-		if (ir->seq == 0 || (uint64_t)ir->rss_peak <= max_peak)
-			continue;
-		fprintf(stderr, "peaktrace: invocation %" PRIu64 " (RequestId %s) peaked at %s RSS, over "
-				"--max-peak %s; top stacks at its peak in the report\n",
-			ir->seq, ir->id[0] ? ir->id : "?",
-			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_peak),
-			pt_fmt_bytes(b2, sizeof(b2), (double)max_peak));
-		code = EXIT_MAX_PEAK;
-	}
-	if (s->invs.dropped_over_max_peak) {
-		fprintf(stderr, "peaktrace: and %" PRIu64 " more invocations over --max-peak, not kept in memory "
-				"(--max-invocations-kept %u): in invocations.jsonl\n",
-			s->invs.dropped_over_max_peak, s->invs.keep);
-		code = EXIT_MAX_PEAK;
-	}
-	return code;
-}
-
 int pt_session_report(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
@@ -2281,7 +1982,7 @@ int pt_session_report(struct pt_session *s)
 	if (o->summary && (err = pt_summary_write(o->summary, &s->rep)))
 		fprintf(stderr, "peaktrace: cannot write %s: %s\n", o->summary, strerror(-err));
 	if (o->max_peak)
-		code = check_max_peak(s, code);
+		code = pt_inv_max_peak(&s->invs, o->max_peak, code, EXIT_MAX_PEAK);
 	if (s->launched && !s->child.exited && o->duration > 0 && !s->supervised) {
 		/* -d on a launched command: it was started for tracing only (under a supervisor
 		 * it is the supervisor's runtime: pt_session_end). */
@@ -2341,10 +2042,7 @@ void pt_session_free(struct pt_session *s)
 	if (s->sym)
 		pt_sym_free(s->sym);
 	pt_report_free(&s->rep);
-	if (s->jsonl)
-		fclose(s->jsonl);
-	if (s->emf && s->emf != stdout)
-		fclose(s->emf);
+	pt_inv_stream_close(&s->inv);
 	pt_timeline_free(&s->tl);
 	pt_inv_list_free(&s->invs);
 	pt_allocator_free(&s->alloc);
