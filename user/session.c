@@ -46,6 +46,7 @@
 #include "profile/collect.h"
 #include "python/python.h"
 #include "python/pyalloc.h"
+#include "python/tracing.h"
 #include "target/nodeflags.h"
 #include "arenas/arenas.h"
 #include "arenas/resident.h"
@@ -122,9 +123,8 @@ struct pt_session {
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
 	bool burst_events;      /* PT_EV_PY_STACK, PT_EV_RSS_STACK records taken since the last poll */
-	struct pt_py_info py;
+	struct pt_python python;   /* python/tracing.h */
 	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
-	struct pt_py_resolver *py_res;
 	/* --python-objects: the probed CPython's entry points; the PYTHONMALLOC a launched
 	 * command starts with (decided before it runs) */
 	struct pt_pyalloc pyalloc;
@@ -136,7 +136,6 @@ struct pt_session {
 	struct pt_report rep;
 	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstk), compacted */
 	uint32_t nstk;
-	struct pt_py_stack **py_words;
 	struct pt_collect_in cin;
 	struct pt_collect_stats cstats;
 	struct pt_timeline tl;   /* memory over time (report/timeline.h) */
@@ -280,7 +279,7 @@ static struct pt_stack_src inv_src(struct pt_session *s)
 		.stacks_fd = bpf_map__fd(s->skel->maps.stacks),
 		.py_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_stacks) : -1,
 		.py_chunks_fd = s->py_found ? bpf_map__fd(s->skel->maps.py_chunks) : -1,
-		.py = s->py_res,
+		.py = s->python.res,
 		.sym = s->sym,
 	};
 
@@ -295,63 +294,38 @@ static void flush_invocations(struct pt_session *s)
 	pt_inv_flush(&s->inv, &src);
 }
 
-/* Tell BPF where _PyRuntime is, once the object defining it is mapped (after exec in launch
- * mode), and start reading code objects from the current image. */
+/* The BPF side of CPython's walk (python/tracing.h). */
+static struct pt_python_bpf python_bpf(struct pt_session *s)
+{
+	struct pt_python_bpf b = {
+		.off = &s->skel->bss->py_off,
+		.stacks_fd = bpf_map__fd(s->skel->maps.stacks),
+		.py_stacks_fd = bpf_map__fd(s->skel->maps.py_stacks),
+		.py_chunks_fd = bpf_map__fd(s->skel->maps.py_chunks),
+	};
+
+	return b;
+}
+
 static void python_locate(struct pt_session *s)
 {
-	struct pt_py_offsets *o = &s->skel->bss->py_off;
+	struct pt_python_bpf b = python_bpf(s);
 
-	if (!s->py_found || o->runtime || s->py.lost || pt_py_locate(s->pid, &s->py))
-		return;
-	/* Offsets that fail on the live target are not used (python_check retries while the
-	 * interpreter is not up yet). */
-	if (pt_py_check_live(s->pid, &s->py) == -EPROTO) {
-		pt_py_warn(&s->py);
-		return;
-	}
-	s->py_res = pt_py_resolver_new(s->pid, &s->py);
-	/* Offsets first, the address last: the walk starts when it sees a runtime. */
-	*o = s->py.off;
-	o->runtime = 0;
-	__atomic_store_n(&o->runtime, s->py.off.runtime, __ATOMIC_RELEASE);
-	if (s->opt->verbose) {
-		char path[512];
-
-		pt_sanitize(path, sizeof(path), s->py.path);
-		fprintf(stderr, "peaktrace: CPython 3.%u in %s: _PyRuntime at 0x%" PRIx64 "\n",
-			s->py.minor, path, (uint64_t)s->py.off.runtime);
-	}
+	pt_python_locate(&s->python, s->py_found, s->pid, &b, s->opt->verbose);
 }
 
-/* Until the offsets have been checked on the live target (launch mode: the interpreter
- * initializes after the probes are set), check again; a failure stops the walk, said once. */
 static void python_check(struct pt_session *s)
 {
-	int err;
+	struct pt_python_bpf b = python_bpf(s);
 
-	if (!s->py_found || s->py.check || s->py.lost || !s->skel->bss->py_off.runtime)
-		return;
-	err = pt_py_check_live(s->pid, &s->py);
-	if (!err && s->opt->verbose)
-		fprintf(stderr, "peaktrace: CPython 3.%u offsets (%s) checked on the live target\n",
-			s->py.minor, s->py.from_debug ? "its _Py_DebugOffsets" : "table");
-	if (err != -EPROTO)
-		return;
-	__atomic_store_n(&s->skel->bss->py_off.runtime, 0, __ATOMIC_RELEASE);
-	pt_py_warn(&s->py);
+	pt_python_check(&s->python, s->py_found, s->pid, &b, s->opt->verbose);
 }
 
-/* A new stack with Python frames: read its code objects while the target holds them. */
 static void python_new_stack(struct pt_session *s, uint32_t idx)
 {
-	struct pt_py_stack ps;
-	struct pt_stack_rec rec;
+	struct pt_python_bpf b = python_bpf(s);
 
-	if (!s->py_res || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stacks), &idx, &rec) ||
-	    pt_py_words_read(bpf_map__fd(s->skel->maps.py_chunks), bpf_map__fd(s->skel->maps.py_stacks),
-			     idx, &rec, &ps))
-		return;
-	pt_py_resolve_stack(s->py_res, idx, ps.w, rec.py_nr);
+	pt_python_event(&s->python, &b, idx);
 }
 
 /* Load the symbol tables of everything the target maps now, so that symbolizing the first
@@ -522,9 +496,9 @@ static void pyobj_setup(struct pt_session *s, bool attach, bool start)
 	n->found = n->via_malloc = n->probed = false;
 	n->nprobes = 0;
 	n->inlined_sites = 0;
-	err = s->launched ? pt_pyalloc_find(s->py.path, s->py.path, &s->pyalloc)
-			  : pt_pyalloc_find_pid(s->pid, s->py.path, s->py.inode, &s->pyalloc);
-	pt_sanitize(n->path, sizeof(n->path), s->py.path);
+	err = s->launched ? pt_pyalloc_find(s->python.info.path, s->python.info.path, &s->pyalloc)
+			  : pt_pyalloc_find_pid(s->pid, s->python.info.path, s->python.info.inode, &s->pyalloc);
+	pt_sanitize(n->path, sizeof(n->path), s->python.info.path);
 	if (err) {
 		fprintf(stderr, "peaktrace: --python-objects: %s exports no PyObject_Malloc (%s): Python "
 				"objects are not traced\n", n->path, strerror(-err));
@@ -566,19 +540,10 @@ static void pyobj_setup(struct pt_session *s, bool attach, bool start)
 /* CPython in the new image: its offsets for the walk (which stops until it is located). */
 static void exec_python(struct pt_session *s, char **paths, int npaths, struct pt_exec_note *x)
 {
-	struct pt_py_info py;
+	struct pt_python_bpf b = python_bpf(s);
 
-	memset(&py, 0, sizeof(py));
-	__atomic_store_n(&s->skel->bss->py_off.runtime, 0, __ATOMIC_RELEASE);
-	if (!s->opt->fp_stacks || (paths ? pt_py_detect((const char *const *)paths, npaths, &py)
-					 : pt_py_detect_pid(s->pid, &py))) {
-		pt_py_info_free(&py);
+	if (!pt_python_exec(&s->python, s->opt->fp_stacks, paths, npaths, s->pid, &b))
 		return;
-	}
-	pt_py_resolver_free(s->py_res);
-	s->py_res = NULL;
-	pt_py_info_free(&s->py);
-	s->py = py;
 	s->py_found = true;
 	x->python = true;
 	python_locate(s);
@@ -1011,12 +976,12 @@ int pt_session_find_target(struct pt_session *s)
 	if (code != EXIT_OK)
 		return code;
 	/* CPython in the target: its frames are read in the kernel (python.bpf.h). */
-	err = s->launched ? pt_py_detect((const char *const *)s->paths, s->npaths, &s->py)
-			  : pt_py_detect_pid(s->pid, &s->py);
+	err = s->launched ? pt_py_detect((const char *const *)s->paths, s->npaths, &s->python.info)
+			  : pt_py_detect_pid(s->pid, &s->python.info);
 	if (err == 0)
 		s->py_found = s->opt->fp_stacks;
 	else if (err == -ENOTSUP)
-		pt_py_warn(&s->py);   /* counted: python_layout_failed */
+		pt_py_warn(&s->python.info);   /* counted: python_layout_failed */
 	s->rep.pyobj.requested = s->opt->python_objects && !s->opt->light;
 	if (err == 0)
 		pyobj_setup(s, false, s->launched);
@@ -1865,26 +1830,6 @@ static void report_figures(struct pt_session *s)
 	pt_tl_summarize(&s->tl, &s->invs, &rep->tl);
 }
 
-/* Each stack's Python words: only stacks that have some are in the map. */
-static void read_py_words(struct pt_session *s)
-{
-
-	s->py_words = calloc(s->nstk ? s->nstk : 1, sizeof(*s->py_words));
-	for (uint32_t k = 0; s->py_words && k < s->nstk; k++) {
-		struct pt_stack_rec rec;
-
-		if (!pt_stack_table_py_nr(&s->stacks_map, k) || !(s->py_words[k] = malloc(sizeof(*s->py_words[k]))))
-			continue;
-		pt_stack_table_get(&s->stacks_map, k, &rec);
-		if (pt_py_words_read(bpf_map__fd(s->skel->maps.py_chunks),
-				     bpf_map__fd(s->skel->maps.py_stacks), k, &rec, s->py_words[k])) {
-			free(s->py_words[k]);
-			s->py_words[k] = NULL;
-		}
-	}
-	s->cin.py = (const struct pt_py_stack *const *)s->py_words;
-}
-
 /* Leaks across invocations (invocation/leaks.h): the live table by invocation of origin. */
 static void leaks_read(struct pt_session *s)
 {
@@ -1908,6 +1853,7 @@ int pt_session_collect(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
 	struct pt_report *rep = &s->rep;
+	struct pt_python_bpf pyb = python_bpf(s);
 	int err;
 
 	report_figures(s);
@@ -1931,10 +1877,10 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.rss_peak_seq = rep->rss.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	s->cin.py = NULL;
-	s->cin.py_res = s->py_res;
+	s->cin.py_res = s->python.res;
 	s->cin.cstats = &s->cstats;
 	if (s->py_found)
-		read_py_words(s);
+		s->cin.py = pt_python_collect(&s->python, &s->stacks_map, s->nstk, &pyb);
 	leaks_read(s);
 	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
 	if (pt_stack_table_failed(&s->stacks_map))
@@ -1942,8 +1888,8 @@ int pt_session_collect(struct pt_session *s)
 				"allocations are under [unknown stack]\n", pt_stack_table_failed(&s->stacks_map));
 	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
 	rep->execs.unnamed_stacks = s->cstats.exec_unnamed;
-	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->py_res);
-	rep->errors[PT_ERR_PY_LAYOUT] += s->py.lost;
+	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->python.res);
+	rep->errors[PT_ERR_PY_LAYOUT] += s->python.info.lost;
 	rep->errors[PT_ERR_NODE_FLAGS] += s->node_flags_missing;
 	rep->errors[PT_ERR_PERF_MAP_CUT] += pt_perf_map_note_fill(&rep->perf_map, s->sym);
 	if (err) {
@@ -2024,14 +1970,8 @@ void pt_session_free(struct pt_session *s)
 		close(s->pidfd);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
-	if (s->py_words) {
-		for (uint32_t k = 0; k < s->nstk; k++)
-			free(s->py_words[k]);
-		free(s->py_words);
-	}
-	pt_py_resolver_free(s->py_res);
+	pt_python_free(&s->python);
 	pt_pyalloc_free(&s->pyalloc);
-	pt_py_info_free(&s->py);
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
 	pt_uwcache_close(&s->uwc);
