@@ -134,10 +134,10 @@ struct pt_session {
 	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
 	/* collected once tracing stops */
 	struct pt_report rep;
-	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstk), compacted */
-	uint32_t nstk;
-	struct pt_collect_in cin;
-	struct pt_collect_stats cstats;
+	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstacks), compacted */
+	uint32_t nstacks;                  /* its entries read (pt_stacks_span) */
+	struct pt_collect_in collect_in;   /* what building the profile reads (profile/collect.h) */
+	struct pt_collect_stats collect_stats;
 	struct pt_timeline tl;   /* memory over time (report/timeline.h) */
 	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
@@ -1842,11 +1842,11 @@ static void leaks_read(struct pt_session *s)
 			  bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes))
 		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
 				"are incomplete\n", strerror(-rep->leaks.read_err));
-	rep->leaked = pt_leaks_per_stack(&rep->leaks, s->nstk);
-	rep->leak_stack_of = calloc(s->nstk ? s->nstk : 1, sizeof(*rep->leak_stack_of));
-	rep->nleak_stacks = rep->leak_stack_of ? s->nstk : 0;
-	s->cin.leaked = (const int64_t (*)[2])rep->leaked;
-	s->cin.stack_out = rep->leak_stack_of;
+	rep->leaked = pt_leaks_per_stack(&rep->leaks, s->nstacks);
+	rep->leak_stack_of = calloc(s->nstacks ? s->nstacks : 1, sizeof(*rep->leak_stack_of));
+	rep->nleak_stacks = rep->leak_stack_of ? s->nstacks : 0;
+	s->collect_in.leaked = (const int64_t (*)[2])rep->leaked;
+	s->collect_in.stack_out = rep->leak_stack_of;
 }
 
 int pt_session_collect(struct pt_session *s)
@@ -1857,37 +1857,37 @@ int pt_session_collect(struct pt_session *s)
 	int err;
 
 	report_figures(s);
-	s->nstk = stacks_span(s);
-	err = pt_stack_table_read(s->skel->maps.stacks, s->nstk, &s->stacks_map);
+	s->nstacks = stacks_span(s);
+	err = pt_stack_table_read(s->skel->maps.stacks, s->nstacks, &s->stacks_map);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot read stack tables: %s\n", strerror(err ? -err : errno));
 		return EXIT_FAIL;
 	}
-	s->cin.stacks = &s->stacks_map;
-	s->cin.stats = NULL;	/* read by batches from the map, never copied whole */
-	s->cin.stats_fd = bpf_map__fd(s->skel->maps.stats);
-	s->cin.nstacks = s->nstk;
+	s->collect_in.stacks = &s->stacks_map;
+	s->collect_in.stats = NULL;	/* read by batches from the map, never copied whole */
+	s->collect_in.stats_fd = bpf_map__fd(s->skel->maps.stats);
+	s->collect_in.nstacks = s->nstacks;
 	rss_kinds(s);
-	s->cin.rss_kind = rep->rk.read && rep->rk.n >= s->nstk ? rep->rk.kind : NULL;
+	s->collect_in.rss_kind = rep->rk.read && rep->rk.n >= s->nstacks ? rep->rk.kind : NULL;
 	err = pt_rss_objs_read(&rep->ro, bpf_map__fd(s->skel->maps.rss_objs), rep->rss.peak_seq);
 	if (err)
 		fprintf(stderr, "peaktrace: cannot read the file and shmem objects holding RSS: %s\n",
 			strerror(-err));
-	s->cin.peak_seq = rep->g.peak_seq;
-	s->cin.rss_peak_seq = rep->rss.peak_seq;
-	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
-	s->cin.py = NULL;
-	s->cin.py_res = s->python.res;
-	s->cin.cstats = &s->cstats;
+	s->collect_in.peak_seq = rep->g.peak_seq;
+	s->collect_in.rss_peak_seq = rep->rss.peak_seq;
+	s->collect_in.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
+	s->collect_in.py = NULL;
+	s->collect_in.py_res = s->python.res;
+	s->collect_in.cstats = &s->collect_stats;
 	if (s->py_found)
-		s->cin.py = pt_python_collect(&s->python, &s->stacks_map, s->nstk, &pyb);
+		s->collect_in.py = pt_python_collect(&s->python, &s->stacks_map, s->nstacks, &pyb);
 	leaks_read(s);
-	err = pt_collect(&s->cin, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
+	err = pt_collect(&s->collect_in, s->sym, &rep->prof, &rep->mstacks, &rep->nmstacks);
 	if (pt_stack_table_failed(&s->stacks_map))
 		fprintf(stderr, "peaktrace: %" PRIu64 " stack table entries could not be read: their "
 				"allocations are under [unknown stack]\n", pt_stack_table_failed(&s->stacks_map));
-	rep->errors[PT_ERR_PY_UNMATCHED] += s->cstats.py_unmatched;
-	rep->execs.unnamed_stacks = s->cstats.exec_unnamed;
+	rep->errors[PT_ERR_PY_UNMATCHED] += s->collect_stats.py_unmatched;
+	rep->execs.unnamed_stacks = s->collect_stats.exec_unnamed;
 	rep->errors[PT_ERR_PY_CODE] += pt_py_unreadable(s->python.res);
 	rep->errors[PT_ERR_PY_LAYOUT] += s->python.info.lost;
 	rep->errors[PT_ERR_NODE_FLAGS] += s->node_flags_missing;
@@ -1910,7 +1910,7 @@ int pt_session_report(struct pt_session *s)
 
 	/* First, so the reports can say what --max-output left out of them. */
 	if (o->outdir && o->per_invocation)
-		pt_report_invocation_graphs(o->outdir, &s->invs, &s->cin, s->sym, s->rep.comm, &s->rep.out);
+		pt_report_invocation_graphs(o->outdir, &s->invs, &s->collect_in, s->sym, s->rep.comm, &s->rep.out);
 	if (!o->quiet)
 		pt_report_text(stdout, &s->rep);
 	if (o->outdir) {
