@@ -484,23 +484,6 @@ void pt_bpf_parts_free(struct pt_bpf_parts *parts)
 	}
 }
 
-uint64_t pt_map_memlock(int fd)
-{
-	char path[64], line[128];
-	uint64_t v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 uint64_t pt_maps_memlock(const struct bpf_object *obj)
 {
 	const struct bpf_map *m;

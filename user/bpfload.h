@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "bpf/peaktrace.h"   /* the .bss types the skeleton names */
 #include "peaktrace.skel.h"
+#include "util/file.h"
 
 #define PT_LOAD_PARTS 2
 
@@ -55,9 +56,7 @@ extern const struct pt_stack_chain pt_stack_chains[];
 /* The bytes of program prog's chain, -1 when the table has no such program. */
 int pt_stack_chain_bytes(const char *prog);
 
-/* The kernel memory a BPF map takes, as the kernel charges it (fdinfo "memlock"; for a map
- * not preallocated, its most); 0 when unknown. pt_maps_memlock: every map of obj. */
-uint64_t pt_map_memlock(int fd);
+/* The kernel memory every map of obj takes (pt_map_memlock, util/file.h). */
 uint64_t pt_maps_memlock(const struct bpf_object *obj);
 
 /* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */

@@ -47,6 +47,7 @@
 #include "python/python.h"
 #include "python/pyalloc.h"
 #include "python/tracing.h"
+#include "python/objects.h"
 #include "target/nodeflags.h"
 #include "arenas/arenas.h"
 #include "arenas/resident.h"
@@ -101,7 +102,6 @@ struct pt_session {
 	 * ptrace stops and exit), a pidfd for an attached one (its exit). -1 until the loop. */
 	int wake_ep;
 	int pidfd;
-	int stats_fd;            /* --python-objects: BPF run-time statistics on while open */
 	bool pidfd_exited;       /* the pidfd said so: every thread has exited (a zombie, maybe) */
 	struct pt_unwinder *unw;
 	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
@@ -125,10 +125,7 @@ struct pt_session {
 	bool burst_events;      /* PT_EV_PY_STACK, PT_EV_RSS_STACK records taken since the last poll */
 	struct pt_python python;   /* python/tracing.h */
 	uint64_t node_flags_missing;   /* node images without the perf-map flags (warned) */
-	/* --python-objects: the probed CPython's entry points; the PYTHONMALLOC a launched
-	 * command starts with (decided before it runs) */
-	struct pt_pyalloc pyalloc;
-	char launch_pymalloc[32];
+	struct pt_pyobjects pyobjects;   /* --python-objects (python/objects.h) */
 	/* glibc arenas */
 	bool arenas;             /* accounting on */
 	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
@@ -463,78 +460,16 @@ static void exec_use_allocator(struct pt_session *s, struct pt_allocator *na, st
 }
 
 
-/* The planned PyObject_* / PyMem_* probes attached (both families are in one file). */
-static void pyobj_attach(struct pt_session *s)
-{
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-
-	if (!n->nprobes || n->probed)
-		return;
-	if (pt_attach_allocator(s->skel, &s->links, &s->pyalloc.fam[PT_PYALLOC_OBJ], s->pid, n->probes,
-				n->nprobes, s->multi)) {
-		fprintf(stderr, "peaktrace: --python-objects: Python objects are not traced\n");
-		return;
-	}
-	n->probed = true;
-}
-
-/*
- * --python-objects: CPython's object allocator probed like malloc (python/pyalloc.h), unless the
- * interpreter runs with PYTHONMALLOC=malloc, where every object already is a malloc block and
- * the malloc probes see it. attach: the programs are loaded (an exec); else planned only.
- * start: the command's first image in launch mode, whose environment peaktrace chose.
- */
+/* --python-objects (python/objects.h): planned; attached too when the programs are loaded (an
+ * exec). start: the command's first image in launch mode, whose environment peaktrace chose. */
 static void pyobj_setup(struct pt_session *s, bool attach, bool start)
 {
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-	char env[32] = "";
-	int err;
-
 	if (!s->opt->python_objects || s->opt->light)
 		return;
-	pt_pyalloc_free(&s->pyalloc);
-	n->found = n->via_malloc = n->probed = false;
-	n->nprobes = 0;
-	n->inlined_sites = 0;
-	err = s->launched ? pt_pyalloc_find(s->python.info.path, s->python.info.path, &s->pyalloc)
-			  : pt_pyalloc_find_pid(s->pid, s->python.info.path, s->python.info.inode, &s->pyalloc);
-	pt_sanitize(n->path, sizeof(n->path), s->python.info.path);
-	if (err) {
-		fprintf(stderr, "peaktrace: --python-objects: %s exports no PyObject_Malloc (%s): Python "
-				"objects are not traced\n", n->path, strerror(-err));
-		return;
-	}
-	n->found = true;
-	if (start) {
-		snprintf(env, sizeof(env), "%s", s->launch_pymalloc);
-	} else {
-		struct pt_environ e;
-
-		if (pt_environ_read(s->pid, &e) == 0) {
-			const char *v = pt_environ_get(&e, "PYTHONMALLOC");
-
-			pt_sanitize(env, sizeof(env), v ? v : "");
-			pt_environ_free(&e);
-		}
-	}
-	snprintf(n->pythonmalloc, sizeof(n->pythonmalloc), "%s", env);
-	n->inlined_sites = s->pyalloc.inlined_sites;
-	if (strncmp(env, "malloc", 6) == 0) {
-		n->via_malloc = true;
-		return;
-	}
-	if (pt_plan_probes(&s->pyalloc.fam[PT_PYALLOC_OBJ], n->probes, &n->nprobes) ||
-	    pt_plan_probes(&s->pyalloc.fam[PT_PYALLOC_MEM], n->probes, &n->nprobes)) {
-		n->nprobes = 0;
-		return;
-	}
-	if (n->inlined_sites)
-		fprintf(stderr, "peaktrace: warning: --python-objects: %s inlines pymalloc into %u call "
-				"sites no probe can see: objects allocated there are missing from the heap "
-				"views (run it with PYTHONMALLOC=malloc: peaktrace sets it for a command it "
-				"launches, unless PYTHONMALLOC is set)\n", n->path, n->inlined_sites);
+	pt_pyobj_setup(&s->pyobjects, &s->rep.pyobj, s->launched, s->pid, s->python.info.path,
+		       s->python.info.inode, start);
 	if (attach)
-		pyobj_attach(s);
+		pt_pyobj_attach(&s->pyobjects, &s->rep.pyobj, s->skel, &s->links, s->pid, s->multi);
 }
 
 /* CPython in the new image: its offsets for the walk (which stops until it is located). */
@@ -730,7 +665,6 @@ static void rss_kinds(struct pt_session *s)
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
-static void pyobj_cpu(struct pt_session *s, bool end);
 
 static void at_child_exit(void *arg)
 {
@@ -742,7 +676,7 @@ static void at_child_exit(void *arg)
 	if (hwm > s->vmhwm)
 		s->vmhwm = hwm;
 	if (!s->rep.pyobj.cpu_read)
-		pyobj_cpu(s, true);
+		pt_pyobj_cpu(&s->rep.pyobj, s->pid, true);
 	pt_inv_reading_now(&s->inv);
 	collect_arenas(s);
 	rss_kinds(s);
@@ -788,7 +722,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->opt = opt;
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
-	s->wake_ep = s->pidfd = s->stats_fd = -1;
+	s->wake_ep = s->pidfd = s->pyobjects.stats_fd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
@@ -847,10 +781,7 @@ static int launch_env(struct pt_session *s, char **env)
 {
 	static char setting[] = "PYTHONMALLOC=malloc";
 	const char *user = getenv("PYTHONMALLOC");
-	char exe[512];
-	uint32_t inlined = 0;
-	int n, k;
-	bool found = false;
+	int n;
 
 	for (n = 0; n < s->opt->ntarget_env; n++) {
 		env[n] = s->opt->target_env[n];
@@ -859,31 +790,8 @@ static int launch_env(struct pt_session *s, char **env)
 	}
 	if (!s->opt->python_objects || s->opt->light)
 		return n;
-	if (user) {
-		pt_sanitize(s->launch_pymalloc, sizeof(s->launch_pymalloc), user);
-		return n;
-	}
-	for (k = 0; k < s->npaths && !found; k++) {
-		struct pt_pyalloc pa;
-
-		if (s->paths[k] && pt_pyalloc_find(s->paths[k], s->paths[k], &pa) == 0) {
-			found = true;
-			inlined = pa.inlined_sites;
-			pt_pyalloc_free(&pa);
-		}
-	}
-	if (found && !inlined)
-		return n;
-	env[n++] = setting;
-	snprintf(s->launch_pymalloc, sizeof(s->launch_pymalloc), "malloc");
-	s->rep.pyobj.set_pythonmalloc = true;
-	pt_sanitize(exe, sizeof(exe), s->exe);
-	if (found)
-		fprintf(stderr, "peaktrace: --python-objects: %s inlines pymalloc into %u call sites no "
-				"probe sees: running it with PYTHONMALLOC=malloc\n", exe, inlined);
-	else
-		fprintf(stderr, "peaktrace: --python-objects: %s is no CPython itself (a script or shim "
-				"may exec one): running it with PYTHONMALLOC=malloc\n", exe);
+	if (pt_pyobj_launch_env(&s->pyobjects, &s->rep.pyobj, user, s->paths, s->npaths, s->exe))
+		env[n++] = setting;
 	return n;
 }
 
@@ -1077,68 +985,6 @@ static uint32_t pyobj_live_slots(struct pt_session *s)
 	n->live_slots = pt_pyobj_live_slots(pt_mem_total(), anon, n->live_sized_from,
 					    sizeof(n->live_sized_from));
 	return n->live_slots;
-}
-
-/* --python-objects: the target's CPU time at the start and (end) at its exit or the stop. */
-static void pyobj_cpu(struct pt_session *s, bool end)
-{
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-	uint64_t u, k;
-
-	if (!n->live_slots || !pt_proc_cpu_ns(s->pid, &u, &k))
-		return;
-	if (!end) {
-		n->cpu_user_ns = u;
-		n->cpu_sys_ns = k;
-		return;
-	}
-	n->cpu_user_ns = u > n->cpu_user_ns ? u - n->cpu_user_ns : 0;
-	n->cpu_sys_ns = k > n->cpu_sys_ns ? k - n->cpu_sys_ns : 0;
-	n->cpu_read = true;
-}
-
-/* --python-objects: what the live table takes, said before tracing starts; the kernel's BPF
- * run-time statistics on, so the report can state what the probes cost (they add two clock
- * reads to each program run: ~40 ns). */
-static void pyobj_table_start(struct pt_session *s)
-{
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-	char b[32];
-
-	if (!n->live_slots)
-		return;
-	n->live_table_bytes = pt_map_memlock(bpf_map__fd(s->skel->maps.live)) +
-			      pt_map_memlock(bpf_map__fd(s->skel->maps.live_overflow));
-	fprintf(stderr, "peaktrace: --python-objects: live table of %" PRIu32 " slots, %s of kernel memory "
-			"(%s); every object takes a slot: --max-live N to change it\n", n->live_slots,
-		pt_fmt_bytes(b, sizeof(b), (double)n->live_table_bytes), n->live_sized_from);
-	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	n->stats = s->stats_fd >= 0;
-	pyobj_cpu(s, false);
-}
-
-/* The allocator programs' runs and time (BPF run-time statistics, since pyobj_table_start). */
-static void pyobj_cost(struct pt_session *s)
-{
-	const struct bpf_program *progs[3] = { s->skel->progs.alloc_enter_prog, s->skel->progs.alloc_return,
-					       s->skel->progs.free_enter };
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-
-	if (!n->stats)
-		return;
-	n->bpf_runs = n->bpf_ns = 0;
-	for (int i = 0; i < 3; i++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(progs[i]);
-
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			continue;
-		/* A call is an entry (allocation or free); an allocation's return is its second run. */
-		if (progs[i] != s->skel->progs.alloc_return)
-			n->bpf_runs += info.run_cnt;
-		n->bpf_ns += info.run_time_ns;
-	}
 }
 
 /* Between open and load: rodata, map sizes, and the program types the probe plan needs. A
@@ -1448,7 +1294,7 @@ int pt_session_attach(struct pt_session *s)
 	seed_globals(s);
 	if ((code = open_streams(s)) != EXIT_OK)
 		return code;
-	pyobj_table_start(s);
+	pt_pyobj_table_start(&s->pyobjects, &s->rep.pyobj, s->pid, s->skel);
 	if (!s->launched)
 		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
@@ -1459,7 +1305,7 @@ int pt_session_attach(struct pt_session *s)
 				  s->launched, o->verbose)) ||
 	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
 		return EXIT_BPF;
-	pyobj_attach(s);
+	pt_pyobj_attach(&s->pyobjects, &s->rep.pyobj, s->skel, &s->links, s->pid, s->multi);
 	s->rep.startup.attach_ns = now_ns() - t;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, s, NULL);
 	if (!s->rb) {
@@ -1696,9 +1542,9 @@ void pt_session_stop(struct pt_session *s)
 
 	if (s->opt->prog_stats)
 		pt_prog_stats_write(s->opt->prog_stats, s->skel);
-	pyobj_cost(s);
+	pt_pyobj_cost(&s->rep.pyobj, s->skel);
 	if (!s->exited && !s->rep.pyobj.cpu_read)
-		pyobj_cpu(s, true);
+		pt_pyobj_cpu(&s->rep.pyobj, s->pid, true);
 	/* Stop: final state of a still-running target first, then freeze the counters. */
 	s->rep.duration_ns = now_ns() - s->start_ns;
 	if (s->exited && s->sym) {
@@ -1968,10 +1814,8 @@ void pt_session_free(struct pt_session *s)
 		close(s->wake_ep);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
-	if (s->stats_fd >= 0)
-		close(s->stats_fd);
 	pt_python_free(&s->python);
-	pt_pyalloc_free(&s->pyalloc);
+	pt_pyobjects_free(&s->pyobjects);
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
 	pt_uwcache_close(&s->uwc);
