@@ -55,6 +55,7 @@
 #include "invocation/boundary.h"
 #include "invocation/stream.h"
 #include "arenas/invend.h"
+#include "exec/exec.h"
 #include "report/report.h"
 #include "report/rss.h"
 #include "report/compare.h"
@@ -109,16 +110,11 @@ struct pt_session {
 	uint64_t start_ns;
 	uint64_t t0_ns;          /* peaktrace's start (pt_session_new): start-up figures from here */
 	double unw_ms0;          /* unwind table work done before the target ran, ms */
-	uint64_t exec_ev_ns;     /* kernel time of the last exec event not yet matched to its stop */
 	/* invocations: the records (where the report reads them), and their stream while tracing
 	 * (invocation/stream.h) */
 	struct pt_inv_list invs;
 	struct pt_inv_stream inv;
-	/* An exec into another root (chroot, container): its allocator and CPython are read from
-	 * its maps once its loader has mapped them (exec_settle); the note it fills. */
-	bool exec_pending;
-	uint32_t exec_pending_note;
-	uint64_t exec_pending_ns;
+	struct pt_exec exec;      /* the target's execs (exec/exec.h) */
 	/* CPython in the target (python.h): found before load; located (runtime address known to
 	 * BPF) once its object is mapped; frame names read as new stacks appear. */
 	bool py_found;
@@ -348,7 +344,7 @@ static void warm_symbolizer(struct pt_session *s, bool consume)
 	pt_maps_free(&maps);
 }
 
-static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint32_t first_stack);
+static void target_exec_event(struct pt_session *s, uint64_t ts, uint32_t first_stack);
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -368,12 +364,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case PT_EV_EXEC:
 		/* Launch mode re-resolves at the exec stop (at_child_exec; the first one is the
-		 * command's own exec). Attached, now: before an exit in the same batch of events
-		 * takes the new image's maps away. */
-		if (!s->launched && len >= sizeof(*e))
-			target_exec(s, false, e->ts, (uint32_t)e->addr);
+		 * command's own exec). Attached, now (exec/exec.h). */
 		if (len >= sizeof(*e))
-			s->exec_ev_ns = e->ts;
+			target_exec_event(s, e->ts, (uint32_t)e->addr);
 		s->need_refresh = true;
 		break;
 	case PT_EV_EXEC_MAP:
@@ -407,57 +400,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* ---- exec: the target became another program ---------------------------------------- */
-
-static bool same_file(const char *a, const char *b)
-{
-	struct stat x, y;
-
-	return a && b && !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
-static void exec_use_allocator(struct pt_session *s, struct pt_allocator *na, struct pt_exec_note *x);
-
-/* The new image's allocator: probes for it when it is another object (uprobes are per inode,
- * filtered by process: the same libc keeps its probes across the exec). */
-static void exec_allocator(struct pt_session *s, char **paths, int npaths, struct pt_exec_note *x)
-{
-	struct pt_allocator na;
-
-	if (s->opt->light)
-		return;
-	memset(&na, 0, sizeof(na));
-	na.open_fd = -1;
-	if (pt_find_allocator_in((const char *const *)paths, npaths, &na)) {
-		x->allocator_missing = true;
-		pt_allocator_free(&na);
-		return;
-	}
-	exec_use_allocator(s, &na, x);
-}
-
-/* The new image's allocator na (taken): probed unless it is the object already probed. */
-static void exec_use_allocator(struct pt_session *s, struct pt_allocator *na, struct pt_exec_note *x)
-{
-	if ((na->ino && na->ino == s->alloc.ino && na->dev == s->alloc.dev) ||
-	    same_file(na->open_path, s->alloc.open_path)) {
-		pt_allocator_free(na);
-		return;
-	}
-	/* The report lists the probes of the allocator the target ends with. */
-	s->rep.nprobes = 0;
-	if (pt_plan_probes(na, s->rep.probes, &s->rep.nprobes) ||
-	    pt_attach_allocator(s->skel, &s->links, na, s->pid, s->rep.probes, s->rep.nprobes,
-				s->multi)) {
-		x->allocator_missing = true;
-		pt_allocator_free(na);
-		return;
-	}
-	x->reprobed = true;
-	pt_allocator_free(&s->alloc);
-	s->alloc = *na;
-	pt_collect_set_allocator(s->alloc.path);
-}
+/* ---- exec: the target became another program (exec/exec.h) ---------------------------- */
 
 
 /* --python-objects (python/objects.h): planned; attached too when the programs are loaded (an
@@ -485,45 +428,58 @@ static void exec_python(struct pt_session *s, char **paths, int npaths, struct p
 	pyobj_setup(s, true, false);
 }
 
-/*
- * The target exec'd: the per-image steps again, for the image it is now — the symbolizer
- * (stacks recorded before first_stack keep the old image's mappings), the allocator's probes,
- * CPython, the unwind tables, comm and exe. held: stopped at the exec stop (launch mode), so
- * no allocation of the new image can be missed; else the time until its probes were in place
- * is noted.
- */
-/* An exec into another root (target_exec): true once the new image's allocator is mapped and
- * probed (or is the one already probed), with CPython looked for in its maps too. */
+static void exec_python_cb(void *ctx, char **paths, int npaths, struct pt_exec_note *x)
+{
+	exec_python(ctx, paths, npaths, x);
+}
+
+static bool exec_settle_step(void *arg);
+
+/* What an exec changes of the session, and what it uses (exec/exec.h). */
+static struct pt_exec_image exec_image(struct pt_session *s)
+{
+	struct pt_exec_image img = {
+		.alloc = &s->alloc, .probes = s->rep.probes, .nprobes = &s->rep.nprobes,
+		.paths = &s->paths, .npaths = &s->npaths, .exe = &s->exe,
+		.exe_name = s->rep.exe, .exe_name_len = sizeof(s->rep.exe),
+		.comm = s->rep.comm, .comm_len = sizeof(s->rep.comm),
+		.node_note = s->rep.node_flags_note, .node_note_len = sizeof(s->rep.node_flags_note),
+		.node_flags_missing = &s->node_flags_missing, .notes = &s->rep.execs,
+	};
+
+	return img;
+}
+
+static struct pt_exec_env exec_env(struct pt_session *s)
+{
+	struct pt_exec_env env = {
+		.pid = s->pid, .light = s->opt->light, .verbose = s->opt->verbose, .multi = s->multi,
+		.start_ns = s->start_ns, .skel = s->skel, .links = &s->links, .sym = s->sym,
+		.unw = s->unw, .child = &s->child, .at_step = exec_settle_step,
+		.python = exec_python_cb, .ctx = s,
+	};
+
+	return env;
+}
+
+static void target_exec_event(struct pt_session *s, uint64_t ts, uint32_t first_stack)
+{
+	struct pt_exec_image img = exec_image(s);
+	struct pt_exec_env env = exec_env(s);
+
+	pt_exec_event(&s->exec, &env, &img, s->launched, ts, first_stack);
+}
+
+/* An exec into another root: settled once its loader mapped an allocator (exec/exec.h). */
 static bool exec_settle(struct pt_session *s)
 {
-	struct pt_exec_note spare, *x = &spare;
-	struct pt_allocator na;
-	uint64_t dt;
+	struct pt_exec_image img = exec_image(s);
+	struct pt_exec_env env = exec_env(s);
+	int r = pt_exec_settle(&s->exec, &env, &img);
 
-	if (!s->exec_pending)
-		return true;
-	memset(&na, 0, sizeof(na));
-	na.open_fd = -1;
-	if (pt_find_allocator(s->pid, &na)) {
-		pt_allocator_free(&na);
-		return false;
-	}
-	memset(&spare, 0, sizeof(spare));
-	if (s->exec_pending_note < PT_EXECS_MAX)
-		x = &s->rep.execs.n[s->exec_pending_note];
-	x->allocator_missing = false;
-	exec_use_allocator(s, &na, x);
-	exec_python(s, NULL, 0, x);
-	s->exec_pending = false;
-	s->need_refresh = true;
-	if (x->held)   /* the libraries its loader mapped so far, before it goes on */
-		pt_unwind_refresh_held(s->unw);
-	dt = now_ns() - s->exec_pending_ns;
-	if (x->held)
-		x->held_ns = dt;
-	else
-		x->window_ns = dt;
-	return true;
+	if (r > 0)
+		s->need_refresh = true;
+	return r >= 0;
 }
 
 static bool exec_settle_step(void *arg)
@@ -531,106 +487,20 @@ static bool exec_settle_step(void *arg)
 	return exec_settle(arg);
 }
 
-/* The new image never mapped an allocator we know (stepped to the end, or given up on): said as
- * for any image without one. */
-static void exec_unsettled(struct pt_session *s)
-{
-	if (!s->exec_pending)
-		return;
-	if (s->exec_pending_note < PT_EXECS_MAX)
-		s->rep.execs.n[s->exec_pending_note].allocator_missing = true;
-	s->exec_pending = false;
-}
-
-static void target_exec(struct pt_session *s, bool held, uint64_t exec_ns, uint32_t first_stack)
-{
-	struct pt_execs *ex = &s->rep.execs;
-	struct pt_exec_note x;
-	char exe[4096], link[64], *nexe = NULL, **paths = NULL;
-	int npaths = 0;
-	ssize_t n;
-
-	memset(&x, 0, sizeof(x));
-	snprintf(link, sizeof(link), "/proc/%d/exe", s->pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n <= 0)
-		n = snprintf(exe, sizeof(exe), "?");   /* gone already: its stacks stay unnamed */
-	exe[n] = 0;
-	x.held = held;
-	x.at_ns = exec_ns > s->start_ns ? exec_ns - s->start_ns : 0;
-	x.first_stack = first_stack;
-	x.live_bytes = (uint64_t)s->skel->bss->g.live_bytes;
-	x.live_count = (uint64_t)s->skel->bss->g.live_count;
-	snprintf(x.from, sizeof(x.from), "%.*s", (int)sizeof(x.from) - 1, s->rep.exe);
-	pt_sanitize(x.to, sizeof(x.to), exe);
-	if (s->sym)
-		pt_sym_exec(s->sym, first_stack);
-	if (exe[0] == '/' && !pt_target_same_root(s->pid)) {
-		/* Another root (a chroot, a container's): the host's loader would list the host's
-		 * libraries, so the allocator and CPython are read from the new image's maps once
-		 * its own loader has mapped them (exec_settle); held, the image is stepped to that
-		 * point (target/launch.c), so nothing it allocates is missed either. */
-		s->exec_pending = true;
-		s->exec_pending_note = ex->count;
-		s->exec_pending_ns = exec_ns;
-		if (held) {
-			s->child.step = true;
-			s->child.at_step = exec_settle_step;
-		}
-	} else if (exe[0] == '/' && pt_load_order(exe, &nexe, &paths, &npaths) == 0) {
-		exec_allocator(s, paths, npaths, &x);
-		exec_python(s, paths, npaths, &x);
-		if (s->paths)
-			pt_strv_free(s->paths, s->npaths);
-		free(s->exe);
-		s->paths = paths;
-		s->npaths = npaths;
-		s->exe = nexe;
-	} else {
-		x.allocator_missing = true;
-	}
-	/* Held at the exec stop: with --fast-start only the tables the cache has; the poll loop
-	 * builds the others once the target runs again (the exec event asked for that refresh),
-	 * and until then their frames are counted as not yet covered. */
-	if (held)
-		pt_unwind_refresh_held(s->unw);
-	else
-		pt_unwind_refresh(s->unw);
-	if (x.reprobed && !held && !s->exec_pending)
-		x.window_ns = now_ns() - exec_ns;
-	if (held)
-		x.held_ns = now_ns() - exec_ns;
-	pt_proc_comm(s->pid, s->rep.comm, sizeof(s->rep.comm));
-	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", exe);
-	sanitize_names(&s->rep);
-	if (!held)   /* launch mode checks at the exec stop (at_child_exec) */
-		s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
-							    sizeof(s->rep.node_flags_note));
-	if (ex->count < PT_EXECS_MAX)
-		ex->n[ex->count] = x;
-	ex->count++;
-	if (s->opt->verbose)
-		fprintf(stderr, "peaktrace: exec: %s -> %s\n", x.from, x.to);
-}
-
 /* Launch mode: stopped at an exec, before the new image runs; the first is the command's. */
 static void at_child_exec(void *arg)
 {
 	struct pt_session *s = arg;
+	struct pt_exec_image img = exec_image(s);
+	struct pt_exec_env env = exec_env(s);
 	uint64_t t;
 
-	/* The hold began at the stop, not when we saw it: the exec event (sent by the kernel just
-	 * before the stop, so it is in the ring buffer now) says when that was. */
+	/* The exec event, sent by the kernel just before the stop, is in the ring buffer now: it
+	 * says when the hold began. */
 	if (s->rb)
 		ring_buffer__consume(s->rb);
-	t = now_ns();
-	if (s->exec_ev_ns && s->exec_ev_ns <= t && t - s->exec_ev_ns < 10000000000ULL)
-		t = s->exec_ev_ns;
-	s->exec_ev_ns = 0;
-	if (s->child.execs > 1 && s->skel)
-		target_exec(s, true, t, (uint32_t)s->skel->bss->g.next_stack + 1);
-	s->node_flags_missing += pt_node_flags_warn(s->pid, s->rep.node_flags_note,
-						    sizeof(s->rep.node_flags_note));
+	t = pt_exec_stop(&s->exec, &env, &img, !(s->child.execs > 1 && s->skel),
+			 s->skel ? (uint32_t)s->skel->bss->g.next_stack + 1 : 0);
 	s->rep.startup.exec_stops++;
 	s->rep.startup.held_ns += now_ns() - t;
 }
@@ -1487,14 +1357,14 @@ void pt_session_poll(struct pt_session *s)
 			pt_stop_pass_to(0);   /* reaped: its pid may name another process */
 		}
 		if (s->child.gave_up) {   /* stepped past its loader: no allocator we know mapped */
-			exec_unsettled(s);
+			pt_exec_unsettled(&s->exec, &s->rep.execs);
 			s->child.gave_up = false;
 		}
 		/* Attached, an exec into another root: probed as soon as its loader mapped it, the
 		 * time before said (window_ns); given up after 5 s. */
-		if (s->exec_pending && !s->launched && !exec_settle(s) &&
-		    now - s->exec_pending_ns > 5000000000ULL)
-			exec_unsettled(s);
+		if (s->exec.pending && !s->launched && !exec_settle(s) &&
+		    now - s->exec.pending_ns > 5000000000ULL)
+			pt_exec_unsettled(&s->exec, &s->rep.execs);
 		if (s->need_refresh && s->sym && !s->exited) {
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
 			 * long enough for the runtime to reach its first get_next meanwhile. */
@@ -1537,7 +1407,7 @@ void pt_session_poll(struct pt_session *s)
 
 void pt_session_stop(struct pt_session *s)
 {
-	exec_unsettled(s);
+	pt_exec_unsettled(&s->exec, &s->rep.execs);
 	int err;
 
 	if (s->opt->prog_stats)
