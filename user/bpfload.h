@@ -5,9 +5,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include "bpf/peaktrace.h"   /* the .bss types the skeleton names */
 #include "peaktrace.skel.h"
 #include "util/file.h"
+#include "cli.h"
 
 #define PT_LOAD_PARTS 2
 
@@ -83,5 +86,17 @@ uint64_t pt_process_cpu_ns(void);
  * time so far, read before the probes go. The kernel counts them only while the sysctl
  * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
 void pt_prog_stats_write(const char *path, struct peaktrace_bpf *skel);
+
+/* Between open and load: rodata and map sizes from the options (o), the live table sized for
+ * slots, glibc's arena accounting and the free path's thread lookup as the allocator needs them
+ * (arenas, free_checks); the programs this run never attaches are not loaded (the verifier's
+ * time is most of the start-up). The target's PID is the caller's to set. */
+void pt_bpf_configure(struct peaktrace_bpf *skel, const struct pt_options *o, uint32_t slots,
+		      bool arenas, bool free_checks);
+/* The allocator programs loaded for uprobe-multi links (6.6+). */
+void pt_bpf_use_multi(struct peaktrace_bpf *skel);
+/* Every write into the .bss before attaching: the init phase's record and, attached (not
+ * launched), the RSS the process pid already has. */
+void pt_bpf_seed(struct peaktrace_bpf *skel, bool launched, pid_t pid);
 
 #endif

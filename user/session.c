@@ -809,31 +809,6 @@ static int plan_probes(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* Programs this run never attaches are not loaded: the verifier's time is most of the start-up
- * (--verifier-stats). --light attaches no allocator probe; boundary_hit serves uprobe boundaries
- * only; the Runtime API programs run only while they look for boundaries. */
-static void skip_unused_programs(struct pt_session *s)
-{
-	const struct pt_options *o = s->opt;
-	struct peaktrace_bpf *skel = s->skel;
-
-	if (o->light) {
-		bpf_program__set_autoload(skel->progs.alloc_enter_prog, false);
-		bpf_program__set_autoload(skel->progs.alloc_return, false);
-		bpf_program__set_autoload(skel->progs.free_enter, false);
-	}
-	if (o->boundary != BOUNDARY_UPROBE && o->boundary != BOUNDARY_AWS)
-		bpf_program__set_autoload(skel->progs.boundary_hit, false);
-	if (!skel->rodata->rapi_boundaries && !skel->rodata->rapi_first_start) {
-		bpf_program__set_autoload(skel->progs.on_write_enter, false);
-		bpf_program__set_autoload(skel->progs.on_read_exit, false);
-		bpf_program__set_autoload(skel->progs.on_recvfrom_exit, false);
-	}
-	/* Asked by the unwind tables' loader only (unwind_maps.c), never attached. */
-	if (!skel->rodata->dwarf_unwind)
-		bpf_program__set_autoload(skel->progs.unw_key_probe, false);
-}
-
 /* The live table's slots. --python-objects puts every object in it, so its default is sized
  * from the target (attached: what its anonymous memory could hold) and the machine
  * (pt_pyobj_live_slots); a --max-live given is taken as is. */
@@ -857,66 +832,27 @@ static uint32_t pyobj_live_slots(struct pt_session *s)
 	return n->live_slots;
 }
 
-/* Between open and load: rodata, map sizes, and the program types the probe plan needs. A
- * spare has no target yet: its target-dependent settings are the glibc ones (session.h). */
+/* Between open and load (bpfload.h): rodata, map sizes, the programs to load; the probe plan.
+ * A spare has no target yet: its target-dependent settings are the glibc ones (session.h). */
 static int configure(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
-	struct peaktrace_bpf *skel = s->skel;
-	uint32_t buckets = 1, slots = pyobj_live_slots(s);
+	uint32_t slots = pyobj_live_slots(s);
 	int code;
 
-	while (buckets * PT_BUCKET_SLOTS < slots)
-		buckets <<= 1;
 	if (!s->preloaded && o->spare_fd >= 0)
 		s->alloc.kind = PT_ALLOC_GLIBC;
 	else if ((code = host_pid(s)) != EXIT_OK)
 		return code;
-	skel->bss->targ_tgid = (uint32_t)s->host_pid;
-	skel->rodata->live_bucket_mask = buckets - 1;
-	skel->rodata->max_stacks = o->max_stacks;
-	skel->rodata->capture_stacks = o->fp_stacks;
-	skel->rodata->sample_bytes = o->sample_bytes;
-	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
-	skel->rodata->glibc_arenas = wants_arenas(s);
-	skel->rodata->free_checks_thread = wants_free_checks(s);
-	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
-	skel->rodata->rapi_first_start = o->boundary == BOUNDARY_AWS;
-	bpf_map__set_max_entries(skel->maps.live, buckets);
-	bpf_map__set_max_entries(skel->maps.stack_ids, o->max_stacks);
-	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
-	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
-	/* On whenever stacks are: an exec may start CPython (the walk waits for py_off.runtime;
-	 * py_stacks is not preallocated). */
-	skel->rodata->python = o->fp_stacks;
-	/* bpf_rdonly_cast only where the kernel has it (6.2+): else the programs use the task's
-	 * trusted pointer (unwind.bpf.h unw_task), which loads on any kernel, only verified
-	 * slower. The kernel check (main.c, before any load) looked it up in the kernel's BTF
-	 * already, so this costs nothing more; and PEAKTRACE_PRETEND_MISSING=bpf_rdonly_cast takes
-	 * the fallback on any kernel (kernel/features.h). */
-	skel->rodata->has_rdonly_cast = pt_kfeat_rdonly_cast();
-	skel->rodata->probe_floor = o->probe_floor;
-	if (o->probe_floor)
-		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
-				"the report's figures are all zero (a benchmark's floor, not a measurement)\n");
-	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
-	/* The pool of Python words: a chunk (128 bytes) per stack the table holds, 8 MiB at the
-	 * default; stacks average two on a CPython import, so the hash map takes the words of the
-	 * later half of a full table. */
-	bpf_map__set_max_entries(skel->maps.py_chunks, o->py_chunks ? o->py_chunks : o->max_stacks);
-	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
-
-	skip_unused_programs(s);
+	s->skel->bss->targ_tgid = (uint32_t)s->host_pid;
+	pt_bpf_configure(s->skel, o, slots, wants_arenas(s), wants_free_checks(s));
 	if (o->spare_fd < 0 && (code = plan_probes(s)) != EXIT_OK)
 		return code;
 	s->tl.light = o->light;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
 	s->multi = !o->perf_uprobes && pt_kfeat_has(PT_KF_UPROBE_MULTI);
-	if (s->multi) {
-		bpf_program__set_expected_attach_type(skel->progs.alloc_enter_prog, PT_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(skel->progs.alloc_return, PT_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(skel->progs.free_enter, PT_BPF_TRACE_UPROBE_MULTI);
-	}
+	if (s->multi)
+		pt_bpf_use_multi(s->skel);
 	return EXIT_OK;
 }
 
@@ -1025,43 +961,6 @@ int pt_session_load(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* Every write into the skeleton's .bss before attaching: the init phase's record and, when
- * attaching, the RSS the process already has. */
-static void seed_globals(struct pt_session *s)
-{
-	struct pt_global *g = &s->skel->bss->g;
-
-	/* The init phase (seq 0) runs from now until the runtime first asks for work. */
-	g->inv[0].state = PT_INV_RUNNING;
-	g->inv[0].start_ns = now_ns();
-	g->inv[0].start_epoch = g->epoch = 1;   /* epoch 0 would read as "untimed" */
-	g->inv[0].peak_seq = 1;
-	g->inv_peak_counter = 1;
-	s->skel->bss->rss_g.inv_peak_seq[0] = s->skel->bss->rss_g.inv_counter = 1;   /* rss.bpf.h */
-	/* Launch mode: until its exec the target is our own copy (unwind.bpf.h: no walks). */
-	s->skel->bss->unw_pre_exec = s->launched;
-	if (!s->launched) {
-		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
-		g->rss[PT_RSS_ANON] = (int64_t)pt_proc_status_bytes(s->pid, "RssAnon");
-		g->rss[PT_RSS_FILE] = (int64_t)pt_proc_status_bytes(s->pid, "RssFile");
-		g->rss[PT_RSS_SHMEM] = (int64_t)pt_proc_status_bytes(s->pid, "RssShmem");
-		g->rss_peak = pt_rss_total(g);
-		g->inv[0].rss_start = g->inv[0].rss_peak = g->rss_peak;
-		/* RSS attribution (bpf/rss.bpf.h): what is resident now was faulted in unseen. */
-		s->skel->bss->rss_g.now.before = g->rss[PT_RSS_ANON];
-		s->skel->bss->rss_g.at_peak = s->skel->bss->rss_g.now;
-		s->skel->bss->rss_g.at_peak.anon = g->rss[PT_RSS_ANON];
-		s->skel->bss->rss_g.sh_now[0].before = g->rss[PT_RSS_FILE];
-		s->skel->bss->rss_g.sh_now[1].before = g->rss[PT_RSS_SHMEM];
-		s->skel->bss->rss_g.sh_at_peak[0] = s->skel->bss->rss_g.sh_now[0];
-		s->skel->bss->rss_g.sh_at_peak[0].total = g->rss[PT_RSS_FILE];
-		s->skel->bss->rss_g.sh_at_peak[1] = s->skel->bss->rss_g.sh_now[1];
-		s->skel->bss->rss_g.sh_at_peak[1].total = g->rss[PT_RSS_SHMEM];
-		s->skel->bss->rss_g.sh_snap_seq[0] = s->skel->bss->rss_g.sh_snap_seq[1] =
-			s->skel->bss->rss_g.peak_seq;
-	}
-}
-
 /* The invocation stream (invocation/stream.h): DIR/invocations.jsonl, and the --emf stream
  * (DIR/emf.jsonl or stdout). */
 static int open_streams(struct pt_session *s)
@@ -1161,7 +1060,7 @@ int pt_session_attach(struct pt_session *s)
 	uint64_t t = now_ns();
 	int code;
 
-	seed_globals(s);
+	pt_bpf_seed(s->skel, s->launched, s->pid);
 	if ((code = open_streams(s)) != EXIT_OK)
 		return code;
 	pt_pyobj_table_start(&s->pyobjects, &s->rep.pyobj, s->pid, s->skel);
