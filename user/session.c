@@ -43,6 +43,7 @@
 #include "unwind/unwind_maps.h"
 #include "unwind/uwcache.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/warm.h"
 #include "profile/collect.h"
 #include "python/python.h"
 #include "python/pyalloc.h"
@@ -98,12 +99,7 @@ struct pt_session {
 	bool multi;              /* uprobe-multi links */
 	struct pt_links links;
 	struct ring_buffer *rb;
-	/* The poll loop's own epoll set (pt_session_poll): the ring buffer's epoll fd and what
-	 * wakes on the target's state changes: SIGCHLD's signalfd for a launched command (its
-	 * ptrace stops and exit), a pidfd for an attached one (its exit). -1 until the loop. */
-	int wake_ep;
-	int pidfd;
-	bool pidfd_exited;       /* the pidfd said so: every thread has exited (a zombie, maybe) */
+	struct pt_waiter waiter;   /* what the poll loop sleeps on (util/wake.h) */
 	struct pt_unwinder *unw;
 	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
 	struct pt_symbolizer *sym;
@@ -321,27 +317,17 @@ static void python_new_stack(struct pt_session *s, uint32_t idx)
 	pt_python_event(&s->python, &b, idx);
 }
 
-/* Load the symbol tables of everything the target maps now, so that symbolizing the first
- * invocation's stacks does not stall event handling. consume: the target runs (a held image
- * let go first): its events are taken between objects, as the poll loop would. */
+static void consume_events(void *arg)
+{
+	ring_buffer__consume(arg);
+}
+
+/* Every symbol table of what the target maps now (symbolize.h). consume: the target runs (a held
+ * image let go first): its events are taken between objects, as the poll loop would. */
 static void warm_symbolizer(struct pt_session *s, bool consume)
 {
-	struct pt_maps maps = { 0 };
-	struct pt_symres res;
-	int k;
-
-	if (!s->sym || pt_maps_read(s->pid, &maps))
-		return;
-	for (k = 0; k < maps.n; k++) {
-		if (!strchr(maps.m[k].perms, 'x') || !maps.m[k].path || maps.m[k].path[0] != '/')
-			continue;
-		if (pt_stop_requested())
-			break;   /* the rest load lazily, for the report (util/stop.h) */
-		pt_sym_resolve(s->sym, maps.m[k].start, &res);
-		if (consume)
-			ring_buffer__consume(s->rb);
-	}
-	pt_maps_free(&maps);
+	if (s->sym)
+		pt_sym_warm(s->sym, s->pid, consume ? consume_events : NULL, s->rb);
 }
 
 static void target_exec_event(struct pt_session *s, uint64_t ts, uint32_t first_stack);
@@ -592,7 +578,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->opt = opt;
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
-	s->wake_ep = s->pidfd = s->pyobjects.stats_fd = -1;
+	s->waiter.ep = s->waiter.pidfd = s->pyobjects.stats_fd = -1;
 	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
@@ -1144,64 +1130,6 @@ int pt_session_start(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/*
- * The loop's epoll set. Not libbpf's own epoll fd with ours added to it: libbpf reads each
- * event's data as the index of one of its rings. Without it (no epoll, no signalfd) the loop
- * wakes on the ring buffer and its timeout alone, as it did before.
- */
-static void wake_setup(struct pt_session *s)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	int fd = s->launched ? pt_sigchld_fd() : (int)syscall(SYS_pidfd_open, s->pid, 0);
-
-	if (!s->launched)
-		s->pidfd = fd;
-	s->wake_ep = epoll_create1(EPOLL_CLOEXEC);
-	if (s->wake_ep < 0)
-		return;
-	ev.data.u32 = 0;
-	if (epoll_ctl(s->wake_ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
-		goto fail;
-	ev.data.u32 = 1;
-	if (fd >= 0 && epoll_ctl(s->wake_ep, EPOLL_CTL_ADD, fd, &ev))
-		goto fail;
-	return;
-fail:
-	close(s->wake_ep);
-	s->wake_ep = -1;
-}
-
-/* Sleep until an event, a state change of the target, or timeout_ms; then the events. Returns
- * ring_buffer__consume's count or -errno. */
-static int wait_events(struct pt_session *s, int timeout_ms)
-{
-	struct epoll_event ev[2];
-	int n, i;
-
-	if (s->wake_ep < 0) {
-		/* Records nobody was woken for make no epoll event: consume after the poll. */
-		n = ring_buffer__poll(s->rb, timeout_ms);
-		i = n < 0 ? n : ring_buffer__consume(s->rb);
-		return n < 0 ? n : i < 0 ? i : n + i;
-	}
-	n = epoll_wait(s->wake_ep, ev, 2, timeout_ms);
-	if (n < 0)
-		return -errno;
-	for (i = 0; i < n; i++) {
-		if (ev[i].data.u32 != 1)
-			continue;
-		if (s->launched) {
-			pt_sigchld_drain();   /* the child's changes are reaped below, WNOHANG */
-		} else {
-			/* Readable for good once the process has exited, reaped or not (its parent
-			 * may never reap it): out of the set, or the loop would spin. */
-			epoll_ctl(s->wake_ep, EPOLL_CTL_DEL, s->pidfd, NULL);
-			s->pidfd_exited = true;
-		}
-	}
-	return ring_buffer__consume(s->rb);
-}
-
 /* The loop's sleep: 10 ms while RSS kinds wait to be read, 20 while an arena reading is due,
  * else 100; never past the end of -d. */
 static int poll_timeout(const struct pt_session *s, uint64_t now)
@@ -1226,7 +1154,7 @@ void pt_session_poll(struct pt_session *s)
 	int err;
 
 	last_status = last_refresh = now_ns();
-	wake_setup(s);
+	pt_waiter_setup(&s->waiter, ring_buffer__epoll_fd(s->rb), s->launched, s->pid);
 	while (!pt_stop_signal()) {
 		uint64_t now;
 
@@ -1234,11 +1162,11 @@ void pt_session_poll(struct pt_session *s)
 		 * for them at most once a millisecond (bpf/state.bpf.h ev_burst_wake_flags), so the
 		 * last ones of a burst are taken after this timeout while their code objects (their
 		 * pages) are still there. Records nobody was woken for make no epoll event:
-		 * wait_events takes them (a consume, not a poll). */
+		 * pt_waiter_wait takes them (a consume, not a poll). */
 		bool burst = s->burst_events;
 
 		s->burst_events = false;
-		err = wait_events(s, burst ? 1 : poll_timeout(s, now_ns()));
+		err = pt_waiter_wait(&s->waiter, s->rb, burst ? 1 : poll_timeout(s, now_ns()));
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
@@ -1279,7 +1207,7 @@ void pt_session_poll(struct pt_session *s)
 		}
 		if (s->exited)
 			break;
-		if (!s->launched && (s->pidfd_exited || (kill(s->pid, 0) && errno == ESRCH))) {
+		if (!s->launched && (s->waiter.exited || (kill(s->pid, 0) && errno == ESRCH))) {
 			s->exited = true;
 			break;
 		}
@@ -1579,10 +1507,7 @@ void pt_session_free(struct pt_session *s)
 		pt_launch_abort(&s->child);
 	pt_links_detach(&s->links);
 	ring_buffer__free(s->rb);
-	if (s->wake_ep >= 0)
-		close(s->wake_ep);
-	if (s->pidfd >= 0)
-		close(s->pidfd);
+	pt_waiter_close(&s->waiter);
 	pt_python_free(&s->python);
 	pt_pyobjects_free(&s->pyobjects);
 	pt_stack_table_free(&s->stacks_map);
