@@ -5,19 +5,14 @@
  * order (session.h); pt_session_free() is the one cleanup path.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +31,7 @@
 #include "target/launch.h"
 #include "target/procmaps.h"
 #include "attach/links.h"
+#include "attach/attachall.h"
 #include "attach/mapread.h"
 #include "attach/nspid.h"
 #include "attach/probes.h"
@@ -991,51 +987,13 @@ static int attach_aws(struct pt_session *s, const char *const *paths, bool retry
 	return err == -ENOENT ? 0 : err;
 }
 
-struct tp_attach {
-	struct peaktrace_bpf *skel;
-	struct pt_links links;
-	bool boundaries;
-	int err;
-};
-
-static void *attach_tracepoints(void *arg)
-{
-	struct tp_attach *a = arg;
-
-	a->err = pt_attach_tracepoints(a->skel, &a->links, a->boundaries);
-	return NULL;
-}
-
-/* The allocator's probes, and how many links they took: the report says what attaching them
- * one by one cost on a kernel without uprobe-multi links. */
-static int attach_allocator(struct pt_session *s)
-{
-	int n = s->links.n, err = pt_attach_allocator(s->skel, &s->links, &s->alloc, s->pid,
-						      s->rep.probes, s->rep.nprobes, s->multi);
-
-	s->rep.kernel_cost.uprobe_links = (uint32_t)(s->links.n - n);
-	return err;
-}
-
-/* The allocator's probes, then the tracepoints. Launched, both at once on two threads (the
- * uprobe-multi link alone is ~9 ms of kernel work, the tracepoints ~0.5 ms each): the command
- * is held before its exec, nothing of it runs, so their order makes no difference there.
- * Attached, in that order, as always. */
+/* The allocator's probes and the tracepoints (attach/attachall.h): launched, both at once. */
 static int attach_probes(struct pt_session *s)
 {
-	struct tp_attach a = { .skel = s->skel, .boundaries = s->skel->rodata->rapi_boundaries ||
-								  s->skel->rodata->rapi_first_start };
-	pthread_t t;
-	int err;
+	bool boundaries = s->skel->rodata->rapi_boundaries || s->skel->rodata->rapi_first_start;
 
-	if (!s->launched || pthread_create(&t, NULL, attach_tracepoints, &a))
-		return attach_allocator(s) || pt_attach_tracepoints(s->skel, &s->links, a.boundaries);
-	err = attach_allocator(s);
-	pthread_join(t, NULL);
-	/* Kept (and detached at the end) whether or not either failed. */
-	if (pt_links_take(&s->links, &a.links) && !err)
-		err = -ENOMEM;
-	return err || a.err;
+	return pt_attach_all(s->skel, &s->links, &s->alloc, s->pid, s->rep.probes, s->rep.nprobes,
+			     s->multi, boundaries, s->launched, &s->rep.kernel_cost.uprobe_links);
 }
 
 int pt_session_attach(struct pt_session *s)
