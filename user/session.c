@@ -60,15 +60,12 @@
 #include "kernel/features.h"
 #include "cli.h"
 #include "session.h"
+#include "follow.h"
 #include "target/proc.h"
 
 struct pt_session {
 	const struct pt_options *opt;
-	/* A spare session (session.h): the options with the order's process, slot and directory;
-	 * preloaded once its BPF object is loaded without a target. */
-	struct pt_options spare_opt;
-	char spare_dir[4096];
-	bool preloaded;
+	struct pt_spare spare;   /* a spare session's order (follow.h) */
 	/* target */
 	struct pt_child child;
 	pid_t pid;
@@ -649,44 +646,20 @@ static int launch_env(struct pt_session *s, char **env)
 
 static int load_bpf(struct pt_session *s);
 
-/* One byte to the coordinator on the ready fd (session.h). */
-static void spare_say(struct pt_session *s, char c)
-{
-	if (write(s->opt->ready_fd, &c, 1) != 1)
-		fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
-}
-
 /* A spare (session.h): the BPF programs loaded with no target, then the order read. Returns
  * SPARE_UNUSED at end of file (the coordinator is done with us). */
 static int spare_serve(struct pt_session *s)
 {
-	struct pt_spare_order o;
-	size_t got = 0;
+	struct pt_spare *sp = &s->spare;
 	int code;
 
 	if ((code = load_bpf(s)) != EXIT_OK)
 		return code;
-	s->preloaded = true;
-	spare_say(s, PT_SPARE_LOADED);
-	while (got < sizeof(o)) {
-		ssize_t n = read(s->opt->spare_fd, (char *)&o + got, sizeof(o) - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return SPARE_UNUSED;
-		got += (size_t)n;
-	}
-	close(s->opt->spare_fd);
-	o.dir[sizeof(o.dir) - 1] = 0;
-	s->spare_opt = *s->opt;
-	s->spare_opt.pid = s->spare_opt.pids[0] = o.pid;
-	s->spare_opt.npids = 1;
-	s->spare_opt.sandbox_slot = o.slot;
-	s->spare_opt.held = o.held != 0;
-	memcpy(s->spare_dir, o.dir, sizeof(o.dir));
-	s->spare_opt.outdir = s->spare_dir;
-	s->opt = &s->spare_opt;
+	sp->preloaded = true;
+	pt_spare_say(s->opt->ready_fd, PT_SPARE_LOADED);
+	if (pt_spare_order_read(s->opt->spare_fd, s->opt, sp))
+		return SPARE_UNUSED;
+	s->opt = &sp->opt;
 	return EXIT_OK;
 }
 
@@ -822,7 +795,7 @@ static int configure(struct pt_session *s)
 	uint32_t slots = pyobj_live_slots(s);
 	int code;
 
-	if (!s->preloaded && o->spare_fd >= 0)
+	if (!s->spare.preloaded && o->spare_fd >= 0)
 		s->alloc.kind = PT_ALLOC_GLIBC;
 	else if ((code = host_pid(s)) != EXIT_OK)
 		return code;
@@ -904,7 +877,7 @@ static int spare_target(struct pt_session *s)
 
 	if (skel->rodata->glibc_arenas != wants_arenas(s) ||
 	    skel->rodata->free_checks_thread != wants_free_checks(s)) {
-		spare_say(s, PT_SPARE_UNFIT);   /* the coordinator starts a session of its own */
+		pt_spare_say(s->opt->ready_fd, PT_SPARE_UNFIT);   /* the coordinator starts a session of its own */
 		return EXIT_UNSUPPORTED;
 	}
 	if ((code = host_pid(s)) != EXIT_OK || (code = plan_probes(s)) != EXIT_OK)
@@ -921,7 +894,7 @@ int pt_session_load(struct pt_session *s)
 	uint64_t t;
 	int code;
 
-	if ((code = s->preloaded ? spare_target(s) : load_bpf(s)) != EXIT_OK)
+	if ((code = s->spare.preloaded ? spare_target(s) : load_bpf(s)) != EXIT_OK)
 		return code;
 	s->arenas = s->skel->rodata->glibc_arenas;
 	/* .eh_frame tables: the target's code now (attach), or what it will load (launch). */
