@@ -27,6 +27,7 @@ import sys
 
 RANK = {"util": 0, "arch": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
         "profile": 3, "kernel": 3, "arenas": 4, "invocation": 4, "report": 5, "": 6}
+RANK["exec"] = 5   # user/exec/ (session side): beside report/execs.h, which moves into it
 BARE_OK = {"peaktrace.skel.h", "nspid.skel.h", "check.h"}
 MAX_FUNC_LINES = 150
 # Functions allowed to be longer, and why.

@@ -27,6 +27,12 @@
 #include <bpf/libbpf.h>
 #include "bpfload.h"
 #include "util/file.h"
+#include "util/outdir.h"
+#include "bpf/inv.h"
+#include "target/proc.h"
+#include "attach/umulti.h"
+#include "unwind/unwind_maps.h"
+#include "kernel/features.h"
 
 #define PT_MAX_MAPS 64
 
@@ -483,23 +489,6 @@ void pt_bpf_parts_free(struct pt_bpf_parts *parts)
 	}
 }
 
-uint64_t pt_map_memlock(int fd)
-{
-	char path[64], line[128];
-	uint64_t v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 uint64_t pt_maps_memlock(const struct bpf_object *obj)
 {
 	const struct bpf_map *m;
@@ -509,4 +498,202 @@ uint64_t pt_maps_memlock(const struct bpf_object *obj)
 		if (bpf_map__fd(m) >= 0)
 			sum += pt_map_memlock(bpf_map__fd(m));
 	return sum;
+}
+
+char *pt_vlog_bufs(const struct peaktrace_bpf *skel)
+{
+	int n = pt_skel_nprogs(skel);
+
+	return calloc(n ? n : 1, PT_VLOG_SIZE);
+}
+
+static unsigned long long vlog_field(const char *log, const char *key)
+{
+	const char *p = strstr(log, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* The verifier's "stack depth A+B+..." (each subprogram's frame, in bytes): digits and '+'. */
+static void vlog_stack(const char *log, char *out, size_t size)
+{
+	const char *p = strstr(log, "stack depth ");
+	size_t n = 0;
+
+	if (p)
+		for (p += strlen("stack depth "); n + 1 < size && ((*p >= '0' && *p <= '9') || *p == '+'); p++)
+			out[n++] = *p;
+	out[n] = 0;
+}
+
+uint64_t pt_process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void pt_verifier_stats_write(const char *path, struct peaktrace_bpf *skel,
+			     const struct pt_bpf_parts *parts, const char *bufs, uint64_t load_ns,
+			     uint64_t cpu_ns)
+{
+	unsigned long long us = 0, insns = 0;
+	FILE *f = pt_user_fopen(path);
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < pt_skel_nprogs(skel); i++) {
+		const struct bpf_program *prog = *pt_skel_prog(skel, i);
+		const char *log = bufs + (size_t)i * PT_VLOG_SIZE;
+		unsigned long long t = vlog_field(log, "verification time "),
+				   n = vlog_field(log, "processed ");
+
+		char stack[64];
+
+		if (bpf_program__fd(prog) < 0)   /* not loaded */
+			continue;
+		vlog_stack(log, stack, sizeof(stack));
+		fprintf(f, "%s usec=%llu insns=%llu states=%llu peak_states=%llu stack=%s chain_bytes=%d part=%d\n",
+			bpf_program__name(prog), t, n, vlog_field(log, "total_states "),
+			vlog_field(log, "peak_states "), stack, pt_stack_chain_bytes(bpf_program__name(prog)),
+			parts->loaded_by[i]);
+		us += t;
+		insns += n;
+	}
+	fprintf(f, "total usec=%llu insns=%llu load_ms=%.1f load_cpu_ms=%.1f maps_ms=%.1f progs_ms=%.1f\n",
+		us, insns, load_ns / 1e6, cpu_ns / 1e6, parts->maps_ns / 1e6, parts->progs_ns / 1e6);
+	fclose(f);
+}
+
+void pt_prog_stats_write(const char *path, struct peaktrace_bpf *skel)
+{
+	FILE *f = pt_user_fopen(path);
+
+	if (!f) {
+		fprintf(stderr, "peaktrace: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	for (int i = 0; i < pt_skel_nprogs(skel); i++) {
+		const struct bpf_program *prog = *pt_skel_prog(skel, i);
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		fprintf(f, "%s %llu %llu\n", bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			(unsigned long long)info.run_time_ns);
+	}
+	fclose(f);
+}
+
+/* Programs this run never attaches are not loaded: the verifier's time is most of the start-up
+ * (--verifier-stats). --light attaches no allocator probe; boundary_hit serves uprobe boundaries
+ * only; the Runtime API programs run only while they look for boundaries. */
+static void skip_unused_programs(struct peaktrace_bpf *skel, const struct pt_options *o)
+{
+
+	if (o->light) {
+		bpf_program__set_autoload(skel->progs.alloc_enter_prog, false);
+		bpf_program__set_autoload(skel->progs.alloc_return, false);
+		bpf_program__set_autoload(skel->progs.free_enter, false);
+	}
+	if (o->boundary != BOUNDARY_UPROBE && o->boundary != BOUNDARY_AWS)
+		bpf_program__set_autoload(skel->progs.boundary_hit, false);
+	if (!skel->rodata->rapi_boundaries && !skel->rodata->rapi_first_start) {
+		bpf_program__set_autoload(skel->progs.on_write_enter, false);
+		bpf_program__set_autoload(skel->progs.on_read_exit, false);
+		bpf_program__set_autoload(skel->progs.on_recvfrom_exit, false);
+	}
+	/* Asked by the unwind tables' loader only (unwind_maps.c), never attached. */
+	if (!skel->rodata->dwarf_unwind)
+		bpf_program__set_autoload(skel->progs.unw_key_probe, false);
+}
+
+void pt_bpf_configure(struct peaktrace_bpf *skel, const struct pt_options *o, uint32_t slots,
+		      bool arenas, bool free_checks)
+{
+	uint32_t buckets = 1;
+
+	while (buckets * PT_BUCKET_SLOTS < slots)
+		buckets <<= 1;
+	skel->rodata->live_bucket_mask = buckets - 1;
+	skel->rodata->max_stacks = o->max_stacks;
+	skel->rodata->capture_stacks = o->fp_stacks;
+	skel->rodata->sample_bytes = o->sample_bytes;
+	pt_unwind_configure(skel, o->dwarf && o->fp_stacks, 0);
+	skel->rodata->glibc_arenas = arenas;
+	skel->rodata->free_checks_thread = free_checks;
+	skel->rodata->rapi_boundaries = o->boundary == BOUNDARY_AUTO || o->boundary == BOUNDARY_RUNTIME_API;
+	skel->rodata->rapi_first_start = o->boundary == BOUNDARY_AWS;
+	bpf_map__set_max_entries(skel->maps.live, buckets);
+	bpf_map__set_max_entries(skel->maps.stack_ids, o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.stacks, o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.stats, o->max_stacks);
+	/* On whenever stacks are: an exec may start CPython (the walk waits for py_off.runtime;
+	 * py_stacks is not preallocated). */
+	skel->rodata->python = o->fp_stacks;
+	/* bpf_rdonly_cast only where the kernel has it (6.2+): else the programs use the task's
+	 * trusted pointer (unwind.bpf.h unw_task), which loads on any kernel, only verified
+	 * slower. The kernel check (main.c, before any load) looked it up in the kernel's BTF
+	 * already, so this costs nothing more; and PEAKTRACE_PRETEND_MISSING=bpf_rdonly_cast takes
+	 * the fallback on any kernel (kernel/features.h). */
+	skel->rodata->has_rdonly_cast = pt_kfeat_rdonly_cast();
+	skel->rodata->probe_floor = o->probe_floor;
+	if (o->probe_floor)
+		fprintf(stderr, "peaktrace: --probe-floor: every probe attached with an empty program; "
+				"the report's figures are all zero (a benchmark's floor, not a measurement)\n");
+	bpf_map__set_max_entries(skel->maps.py_stacks, o->max_stacks);
+	/* The pool of Python words: a chunk (128 bytes) per stack the table holds, 8 MiB at the
+	 * default; stacks average two on a CPython import, so the hash map takes the words of the
+	 * later half of a full table. */
+	bpf_map__set_max_entries(skel->maps.py_chunks, o->py_chunks ? o->py_chunks : o->max_stacks);
+	bpf_map__set_max_entries(skel->maps.live_overflow, buckets * PT_BUCKET_SLOTS / 16 + 1024);
+	skip_unused_programs(skel, o);
+}
+
+void pt_bpf_use_multi(struct peaktrace_bpf *skel)
+{
+	bpf_program__set_expected_attach_type(skel->progs.alloc_enter_prog, PT_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.alloc_return, PT_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(skel->progs.free_enter, PT_BPF_TRACE_UPROBE_MULTI);
+}
+
+/* Every write into the skeleton's .bss before attaching (bpfload.h). */
+void pt_bpf_seed(struct peaktrace_bpf *skel, bool launched, pid_t pid)
+{
+	struct pt_global *g = &skel->bss->g;
+
+	/* The init phase (seq 0) runs from now until the runtime first asks for work. */
+	g->inv[0].state = PT_INV_RUNNING;
+	g->inv[0].start_ns = now_ns();
+	g->inv[0].start_epoch = g->epoch = 1;   /* epoch 0 would read as "untimed" */
+	g->inv[0].peak_seq = 1;
+	g->inv_peak_counter = 1;
+	skel->bss->rss_g.inv_peak_seq[0] = skel->bss->rss_g.inv_counter = 1;   /* rss.bpf.h */
+	/* Launch mode: until its exec the target is our own copy (unwind.bpf.h: no walks). */
+	skel->bss->unw_pre_exec = launched;
+	if (!launched) {
+		/* RSS so far: kmem:rss_stat only reports a counter when it changes. */
+		g->rss[PT_RSS_ANON] = (int64_t)pt_proc_status_bytes(pid, "RssAnon");
+		g->rss[PT_RSS_FILE] = (int64_t)pt_proc_status_bytes(pid, "RssFile");
+		g->rss[PT_RSS_SHMEM] = (int64_t)pt_proc_status_bytes(pid, "RssShmem");
+		g->rss_peak = pt_rss_total(g);
+		g->inv[0].rss_start = g->inv[0].rss_peak = g->rss_peak;
+		/* RSS attribution (bpf/rss.bpf.h): what is resident now was faulted in unseen. */
+		skel->bss->rss_g.now.before = g->rss[PT_RSS_ANON];
+		skel->bss->rss_g.at_peak = skel->bss->rss_g.now;
+		skel->bss->rss_g.at_peak.anon = g->rss[PT_RSS_ANON];
+		skel->bss->rss_g.sh_now[0].before = g->rss[PT_RSS_FILE];
+		skel->bss->rss_g.sh_now[1].before = g->rss[PT_RSS_SHMEM];
+		skel->bss->rss_g.sh_at_peak[0] = skel->bss->rss_g.sh_now[0];
+		skel->bss->rss_g.sh_at_peak[0].total = g->rss[PT_RSS_FILE];
+		skel->bss->rss_g.sh_at_peak[1] = skel->bss->rss_g.sh_now[1];
+		skel->bss->rss_g.sh_at_peak[1].total = g->rss[PT_RSS_SHMEM];
+		skel->bss->rss_g.sh_snap_seq[0] = skel->bss->rss_g.sh_snap_seq[1] =
+			skel->bss->rss_g.peak_seq;
+	}
 }

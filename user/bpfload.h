@@ -5,8 +5,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include "bpf/peaktrace.h"   /* the .bss types the skeleton names */
 #include "peaktrace.skel.h"
+#include "util/file.h"
+#include "cli.h"
 
 #define PT_LOAD_PARTS 2
 
@@ -55,13 +59,44 @@ extern const struct pt_stack_chain pt_stack_chains[];
 /* The bytes of program prog's chain, -1 when the table has no such program. */
 int pt_stack_chain_bytes(const char *prog);
 
-/* The kernel memory a BPF map takes, as the kernel charges it (fdinfo "memlock"; for a map
- * not preallocated, its most); 0 when unknown. pt_maps_memlock: every map of obj. */
-uint64_t pt_map_memlock(int fd);
+/* The kernel memory every map of obj takes (pt_map_memlock, util/file.h). */
 uint64_t pt_maps_memlock(const struct bpf_object *obj);
 
 /* The skeleton's i-th program pointer (skel->progs.X in declaration order), and their count. */
 struct bpf_program **pt_skel_prog(struct peaktrace_bpf *skel, int i);
 int pt_skel_nprogs(const struct peaktrace_bpf *skel);
+
+/* --verifier-stats FILE (hidden): the kernel's verifier statistics of each program (log level 4:
+ * instructions processed, states, verification time), so what each program costs the start-up
+ * can be seen with the loader's real configuration, which `bpftool prog loadall` lacks. One log
+ * buffer of PT_VLOG_SIZE bytes per program, in skeleton order (pt_bpf_load arms them). */
+#define PT_VLOG_SIZE 16384
+char *pt_vlog_bufs(const struct peaktrace_bpf *skel);
+/* One line per loaded program: NAME usec=T insns=N states=S peak_states=P stack=A+B...
+ * chain_bytes=C (its deepest call chain's stack, tools/check-stack.py) part=P, then the sums
+ * and the load's wall-clock (load_ns) and CPU time (cpu_ns: the kernel's work in the bpf() calls
+ * included, which a machine loaded by other work does not inflate). Said on stderr if unwritable. */
+void pt_verifier_stats_write(const char *path, struct peaktrace_bpf *skel,
+			     const struct pt_bpf_parts *parts, const char *bufs, uint64_t load_ns,
+			     uint64_t cpu_ns);
+/* The process's CPU time (the load runs on two threads: the load's alone while the session has
+ * no other thread). */
+uint64_t pt_process_cpu_ns(void);
+/* --prog-stats FILE (hidden, for tools/bench/bench.py): each program's kernel run count and run
+ * time so far, read before the probes go. The kernel counts them only while the sysctl
+ * kernel.bpf_stats_enabled is 1; the benchmark turns it on for its own pass. */
+void pt_prog_stats_write(const char *path, struct peaktrace_bpf *skel);
+
+/* Between open and load: rodata and map sizes from the options (o), the live table sized for
+ * slots, glibc's arena accounting and the free path's thread lookup as the allocator needs them
+ * (arenas, free_checks); the programs this run never attaches are not loaded (the verifier's
+ * time is most of the start-up). The target's PID is the caller's to set. */
+void pt_bpf_configure(struct peaktrace_bpf *skel, const struct pt_options *o, uint32_t slots,
+		      bool arenas, bool free_checks);
+/* The allocator programs loaded for uprobe-multi links (6.6+). */
+void pt_bpf_use_multi(struct peaktrace_bpf *skel);
+/* Every write into the .bss before attaching: the init phase's record and, attached (not
+ * launched), the RSS the process pid already has. */
+void pt_bpf_seed(struct peaktrace_bpf *skel, bool launched, pid_t pid);
 
 #endif

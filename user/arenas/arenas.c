@@ -295,8 +295,7 @@ int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 		free(w);
 		return n < 0 ? -ENOMEM : -ESRCH;   /* a process without mappings has exited */
 	}
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = pt_proc_mem_open(pid);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
 	pm = open(path, O_RDONLY | O_CLOEXEC);
 	/* Only a first page the target touched (pt_page_resident): a heap's heap_info is written

@@ -20,6 +20,7 @@
 
 #include "arenas/arenas.h"
 #include "arenas/resident.h"
+#include "target/proc.h"
 
 #define RPAGE 4096ull
 #define PM_PRESENT PT_PAGEMAP_PRESENT
@@ -136,8 +137,7 @@ int pt_mem_resident_read(pid_t pid, bool pools, struct pt_mem_resident *out)
 		return nm ? nm : -ESRCH;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	pm = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
+	mem = pt_proc_mem_open(pid);
 	for (i = 0; i < nm; i++) {
 		if (m[i].heap)
 			out->heap_main_bytes += (int64_t)m[i].rss;

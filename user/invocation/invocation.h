@@ -42,7 +42,7 @@ struct pt_inv_stack {
 
 /* Characters of a request id kept in a record (sanitized): ids are UUIDs, but a runtime's may be
  * longer; BPF keeps PT_REQID_LEN bytes of the POST line's id, its length and hash, and the whole
- * id comes from the answer to "next" (session.c inv_whole_id). */
+ * id comes from the answer to "next" (invocation/stream.c inv_whole_id). */
 #define PT_REQID_SHOW 512
 
 struct pt_inv_record {

@@ -529,7 +529,7 @@ static int live_check(pid_t pid, struct live *l, char *why, size_t wsize)
 int pt_py_check_live(pid_t pid, struct pt_py_info *info)
 {
 	struct live *l;
-	char path[64], why[sizeof(info->why)];
+	char why[sizeof(info->why)];
 	struct timespec now;
 	uint64_t now_ns;
 	int ret;
@@ -550,8 +550,7 @@ int pt_py_check_live(pid_t pid, struct pt_py_info *info)
 		return -EAGAIN;
 	l->info = info;
 	l->bias = info->off.runtime - info->runtime_vaddr;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	l->fd = open(path, O_RDONLY | O_CLOEXEC);
+	l->fd = pt_proc_mem_open(pid);
 	if (l->fd < 0) {
 		free(l);
 		return -EAGAIN;
@@ -792,13 +791,11 @@ struct pt_py_resolver {
 struct pt_py_resolver *pt_py_resolver_new(pid_t pid, const struct pt_py_info *info)
 {
 	struct pt_py_resolver *r = calloc(1, sizeof(*r));
-	char path[64];
 
 	if (!r)
 		return NULL;
 	r->u = info->u;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	r->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->mem_fd = pt_proc_mem_open(pid);
 	r->scap = 1024;
 	r->slot_code = calloc(r->scap, sizeof(*r->slot_code));
 	r->slot_rec = calloc(r->scap, sizeof(*r->slot_rec));

@@ -13,6 +13,7 @@
 #include "report/rsskind.h"
 #include "report/rssobj.h"
 #include "attach/probes.h"
+#include "python/objects.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
 #include "arenas/arenas.h"
@@ -23,29 +24,6 @@
 #include "kernel/features.h"
 
 #define PT_VERSION "0.1.0"
-
-/* --python-objects: what was done about CPython's object allocator (session.c, python/pyalloc.h). */
-struct pt_pyobj_note {
-	bool requested;          /* --python-objects given */
-	bool found;              /* a CPython exporting PyObject_Malloc was found */
-	char path[512];          /* that object (sanitized) */
-	char pythonmalloc[32];   /* the interpreter's PYTHONMALLOC ("" unset; sanitized) */
-	bool set_pythonmalloc;   /* peaktrace set PYTHONMALLOC=malloc in the launched command */
-	bool via_malloc;         /* PYTHONMALLOC=malloc*: every object is a malloc block, probed there */
-	bool probed;             /* the PyObject_* / PyMem_* probes are attached */
-	uint32_t inlined_sites;  /* pymalloc copies inlined into callers, unseen by the probes */
-	struct pt_probe_info probes[2 * 4];
-	int nprobes;
-	/* The live table (--max-live) holds every object: its size and why, what it takes, and
-	 * (report time) what the probes cost, measured by the kernel's BPF run-time statistics. */
-	uint32_t live_slots;
-	uint64_t live_table_bytes;   /* kernel memory of the live maps (their fdinfo memlock) */
-	char live_sized_from[192];
-	bool stats;                  /* the kernel's BPF run-time statistics were on */
-	uint64_t bpf_runs, bpf_ns;   /* the allocator programs' runs and time in them */
-	bool cpu_read;               /* the target's CPU time while traced was read */
-	uint64_t cpu_user_ns, cpu_sys_ns;   /* its user and system time while traced */
-};
 
 /* Pure, unit tested (pyobj.c): the --python-objects default of --max-live. The table may take
  * 1/128 of the machine's memory (mem_total bytes); attached (anon_bytes: the target's RssAnon),

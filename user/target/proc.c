@@ -103,6 +103,86 @@ uint64_t pt_proc_status_bytes(pid_t pid, const char *field)
 	return (uint64_t)kb * 1024;
 }
 
+int pt_proc_mem_open(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+#define PF_KTHREAD 0x00200000
+
+int pt_proc_check_process(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	/* Field 9 (flags) counted after the ")" that ends comm, which may contain spaces. */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 7; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		flags = strtoul(p + 1, NULL, 10);
+	if (flags & PF_KTHREAD)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, pid);
+	if (access(path, F_OK))
+		return -ENOTDIR;
+	return 0;
+}
+
+bool pt_proc_cpu_ns(pid_t pid, uint64_t *user, uint64_t *sys)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+	long tck = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || tck <= 0)
+		return false;
+	buf[n] = 0;
+	/* After the command name, which may hold anything: fields 3.. (state first). */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return false;
+	*user = ut * (1000000000ull / (unsigned long long)tck);
+	*sys = st * (1000000000ull / (unsigned long long)tck);
+	return true;
+}
+
+uint64_t pt_mem_total(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
 uint64_t pt_proc_vmhwm(pid_t pid)
 {
 	return pt_proc_status_bytes(pid, "VmHWM");

@@ -57,6 +57,19 @@ char *pt_target_path(pid_t pid, const char *path);
 /* The target's root directory (/proc/PID/root; ours, "/", for pid <= 0), an O_PATH fd: the fd
  * or -ESRCH (the target is gone) or -errno. */
 int pt_target_root_open(pid_t pid);
+/* /proc/PID/mem opened read-only (O_CLOEXEC): the one opener of a target's memory, for every
+ * reader of it (CPython's frames, arenas, pools, RSS kinds). The fd, or -1 with errno set. */
+int pt_proc_mem_open(pid_t pid);
+
+/* What /proc/PID/stat says of pid before it is traced: 0 (a process), -ESRCH (none),
+ * -EINVAL (a kernel thread: no user-space heap) or -ENOTDIR (a thread, not a process). */
+int pt_proc_check_process(pid_t pid);
+/* The process's user and system CPU time so far (/proc/PID/stat utime, stime: all its threads,
+ * the dead ones too), in ns. False if unread. */
+bool pt_proc_cpu_ns(pid_t pid, uint64_t *user, uint64_t *sys);
+/* Bytes of /proc/meminfo's MemTotal, 0 if unread. */
+uint64_t pt_mem_total(void);
+
 /* 1 if the target's root is ours (same dev and inode; always for pid <= 0), else 0. */
 int pt_target_same_root(pid_t pid);
 

@@ -2,6 +2,8 @@
 /* file.c — the one whole-file reader. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "util/file.h"
@@ -54,4 +56,21 @@ char *pt_read_fd(int fd, size_t max, size_t *len)
 		*len = n;
 	errno = saved;
 	return buf;
+}
+
+uint64_t pt_map_memlock(int fd)
+{
+	char path[64], line[128];
+	uint64_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %" SCNu64, &v) == 1)
+			break;
+	fclose(f);
+	return v;
 }

@@ -14,8 +14,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 #include "util/wake.h"
 
 static sigset_t started_with;
@@ -56,4 +59,65 @@ void pt_sigchld_drain(void)
 
 	while (sfd >= 0 && read(sfd, si, sizeof(si)) > 0)
 		;
+}
+
+void pt_waiter_setup(struct pt_waiter *w, int ring_fd, bool child, pid_t pid)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = child ? pt_sigchld_fd() : (int)syscall(SYS_pidfd_open, pid, 0);
+
+	w->child = child;
+	if (!child)
+		w->pidfd = fd;
+	w->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (w->ep < 0)
+		return;
+	ev.data.u32 = 0;
+	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, ring_fd, &ev))
+		goto fail;
+	ev.data.u32 = 1;
+	if (fd >= 0 && epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev))
+		goto fail;
+	return;
+fail:
+	close(w->ep);
+	w->ep = -1;
+}
+
+int pt_waiter_wait(struct pt_waiter *w, struct ring_buffer *rb, int timeout_ms)
+{
+	struct epoll_event ev[2];
+	int n, i;
+
+	if (w->ep < 0) {
+		/* Records nobody was woken for make no epoll event: consume after the poll. */
+		n = ring_buffer__poll(rb, timeout_ms);
+		i = n < 0 ? n : ring_buffer__consume(rb);
+		return n < 0 ? n : i < 0 ? i : n + i;
+	}
+	n = epoll_wait(w->ep, ev, 2, timeout_ms);
+	if (n < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.u32 != 1)
+			continue;
+		if (w->child) {
+			pt_sigchld_drain();   /* the child's changes are reaped by the caller, WNOHANG */
+		} else {
+			/* Readable for good once the process has exited, reaped or not (its parent
+			 * may never reap it): out of the set, or the loop would spin. */
+			epoll_ctl(w->ep, EPOLL_CTL_DEL, w->pidfd, NULL);
+			w->exited = true;
+		}
+	}
+	return ring_buffer__consume(rb);
+}
+
+void pt_waiter_close(struct pt_waiter *w)
+{
+	if (w->ep >= 0)
+		close(w->ep);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	w->ep = w->pidfd = -1;
 }
