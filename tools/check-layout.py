@@ -7,8 +7,9 @@
 user/ has one folder per capability; a file may include headers of its own folder and of the
 folders below it, never above (docs/design.md, "Where things live"):
 
-    util  <-  target  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  arenas,
-          invocation  <-  report  <-  user/*.c (cli, session, main)
+    util  <-  target  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  output
+          (the format writers)  <-  arenas, invocation  <-  report  <-  user/*.c (cli, session,
+          main)
 
 bpf/*.h are the kernel/user contract and pure headers (compiled for BPF and for the host): any
 layer may include them; they include no user/ header, no BPF-only header (*.bpf.h) and not
@@ -26,7 +27,7 @@ import re
 import sys
 
 RANK = {"util": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
-        "profile": 3, "kernel": 3, "arenas": 4, "invocation": 4, "report": 5, "": 6}
+        "profile": 3, "kernel": 3, "output": 4, "arenas": 5, "invocation": 5, "report": 6, "": 7}
 BARE_OK = {"peaktrace.skel.h", "nspid.skel.h", "check.h"}
 MAX_FUNC_LINES = 150
 # Functions allowed to be longer, and why.

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "check.h"
 #include "profile/profile.h"
+#include "output/output.h"
 #include "report/diff.h"
 #include "util/json.h"
 

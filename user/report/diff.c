@@ -22,6 +22,7 @@
 #include "util/json.h"
 #include "util/outdir.h"
 #include "profile/profile.h"
+#include "output/output.h"
 #include "report/diff.h"
 
 #define MAX_JSON	(256u << 20)	/* report.json larger than this is not ours */

@@ -311,7 +311,7 @@ void pt_holder_text(FILE *f, const struct pt_profile *p, const struct pt_stack *
 	n = pt_holder_lines(fr, s->nframes, l);
 	for (i = 0; i < n; i++) {
 		if (l[i].what == PT_HL_FRAME || l[i].what == PT_HL_OWN) {
-			pt_report_frame_text(f, p, s->frames[l[i].i]);
+			pt_frame_text(f, p, s->frames[l[i].i]);
 			continue;
 		}
 		pt_holder_line_text(buf, sizeof(buf), fr, &l[i]);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "profile/profile.h"
+#include "output/output.h"
 
 /* Named frames shown per holder (the innermost ones), not counting the own-code frame. */
 #define PT_HOLDER_NAMED 3
@@ -70,6 +71,6 @@ uint32_t pt_holder_lines(const struct pt_frame *const *fr, uint32_t n, struct pt
 void pt_holder_line_text(char *buf, size_t len, const struct pt_frame *const *fr,
 			 const struct pt_holder_line *l);
 
-/* A holder's frame lines in the text report's frame style (pt_report_frame_text), for stack s. */
+/* A holder's frame lines in the text report's frame style (pt_frame_text), for stack s. */
 void pt_holder_text(FILE *f, const struct pt_profile *p, const struct pt_stack *s);
 #endif

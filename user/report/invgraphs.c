@@ -108,7 +108,7 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 	v->fill(ir, st, all->nstacks);
 	if (pt_collect(&cin, sym, &prof, &ms, &nms) == 0) {
 		snprintf(path, sizeof(path), "%s/invocation-%" PRIu64 ".%s.folded", dir, ir->seq, v->suffix);
-		if (graph_room(out) && (f = pt_report_fopen(path))) {
+		if (graph_room(out) && (f = pt_output_fopen(path))) {
 			pt_write_folded(f, &prof, v->m);
 			graph_close(f, out);
 		}
@@ -117,7 +117,7 @@ static void inv_graph(const char *dir, const struct pt_inv_record *ir, const str
 			 ir->seq, v->title);
 		snprintf(sub, sizeof(sub), "%s %s: %s %s%s", comm, ir->id, v->figure,
 			 pt_fmt_bytes(b, sizeof(b), (double)v->value(ir)), v->note);
-		if (graph_room(out) && (f = pt_report_fopen(path))) {
+		if (graph_room(out) && (f = pt_output_fopen(path))) {
 			pt_write_flamegraph(f, &prof, v->m, title, sub);
 			graph_close(f, out);
 		}

@@ -151,7 +151,7 @@ static void text_stack(FILE *f, const struct pt_report *r, uint32_t rank, uint32
 	print_ranges(f, seq, n);
 	fputc('\n', f);
 	for (j = 0; j < s->nframes && j < LEAK_FRAMES; j++)
-		pt_report_frame_text(f, &r->prof, s->frames[j]);
+		pt_frame_text(f, &r->prof, s->frames[j]);
 	if (s->nframes > LEAK_FRAMES)
 		fprintf(f, "        ... %u more frames\n", s->nframes - LEAK_FRAMES);
 	free(seq);
@@ -258,13 +258,13 @@ int pt_leaked_write_dir(const char *dir, const struct pt_report *r)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/leaked.folded", dir);
-	if (!(f = pt_report_fopen(path)))
+	if (!(f = pt_output_fopen(path)))
 		return -errno;
 	err = pt_write_folded(f, &r->prof, PT_LEAKED_BYTES);
 	if (fclose(f) && !err)
 		err = -errno;
 	snprintf(path, sizeof(path), "%s/leaked.svg", dir);
-	if (!(f = pt_report_fopen(path)))
+	if (!(f = pt_output_fopen(path)))
 		return err ? err : -errno;
 	snprintf(sub, sizeof(sub), "PID %d (%s): %s leaked across %" PRIu64 " invocations", r->pid,
 		 r->comm, pt_fmt_bytes(b, sizeof(b), (double)r->leaks.bytes[PT_LEAK_LEAKED]),

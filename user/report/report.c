@@ -267,32 +267,6 @@ static bool has_invocations(const struct pt_report *r)
 
 /* ---- text ----------------------------------------------------------------------------------- */
 
-static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
-{
-	const struct pt_frame *fr = &p->frames[fi];
-	const char *mod = fr->module && *fr->module ? fr->module : NULL;
-	const char *base = mod ? strrchr(mod, '/') : NULL;
-
-	base = base ? base + 1 : mod;
-	if (fr->func && *fr->func && fr->func[0] != '[' && !fr->addr)
-		/* A Python frame (module:function:line): no address. */
-		fprintf(f, "        %s  (%s)\n", fr->func, base ? base : "?");
-	else if (fr->func && *fr->func && fr->func[0] != '[' && fr->file && fr->line)
-		/* DWARF's file:line of the call, its base name: the JSON has the path. */
-		fprintf(f, "        %s+0x%x  (%s)  %s:%" PRIu32 "\n", fr->func, fr->func_off,
-			base ? base : "?", strrchr(fr->file, '/') ? strrchr(fr->file, '/') + 1 : fr->file,
-			fr->line);
-	else if (fr->func && *fr->func && fr->func[0] != '[')
-		/* No module: JIT code the runtime's perf map names. */
-		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off,
-			base ? base : fr->kind == PT_FK_JIT ? "JIT" : "?");
-	else if (fr->func && fr->func[0] == '[')
-		fprintf(f, "        %s\n", fr->func);
-	else
-		fprintf(f, "        0x%" PRIx64 "  (%s+0x%" PRIx64 ")\n", fr->addr, base ? base : "?",
-			fr->offset);
-}
-
 struct sort_ctx {
 	const struct pt_profile *p;
 	int m;
@@ -393,7 +367,7 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_ALLOC_BYTES]),
 			s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_COUNT] == 1 ? "" : "s");
 		for (j = 0; j < s->nframes && j < 16; j++)
-			frame_text(f, p, s->frames[j]);
+			pt_frame_text(f, p, s->frames[j]);
 		if (s->nframes > 16)
 			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
 	}
@@ -878,7 +852,7 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 			pt_fmt_bytes(b2, sizeof(b2), (double)ms[k].munmap_bytes),
 			ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
 		for (j = 0; j < ms[k].nframes && j < 12; j++)
-			frame_text(f, &r->prof, ms[k].frames[j]);
+			pt_frame_text(f, &r->prof, ms[k].frames[j]);
 	}
 	if (r->nmstacks > (uint32_t)r->top) {
 		uint64_t mapped = 0, unmapped = 0;
@@ -1185,23 +1159,6 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 
 /* ---- output directory ----------------------------------------------------------------------- */
 
-/*
- * Once the timeline's sampler thread (report/timeline.c) has run, glibc counts the process as
- * multi-threaded for good and locks a stream at every putc, fputs and fwrite: at 2^17 stacks
- * that was ~40% of the folded and speedscope writers' time (tens of millions of calls). Each
- * output stream is opened, written and closed by one thread, so the locking is ours to skip.
- */
-FILE *pt_report_fopen(const char *path)
-{
-	FILE *f = pt_out_fopen(path);
-
-	if (!f)
-		return NULL;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);	/* few large writes: outputs reach tens of MB */
-	__fsetlocking(f, FSETLOCKING_BYCALLER);
-	return f;
-}
-
 static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const struct pt_report *, int),
 		      const struct pt_report *r, int arg)
 {
@@ -1210,7 +1167,7 @@ static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = pt_report_fopen(path);
+	f = pt_output_fopen(path);
 	if (!f)
 		return -errno;
 	err = fn(f, r, arg);
@@ -1331,9 +1288,4 @@ void pt_report_free(struct pt_report *r)
 	pt_rss_kinds_free(&r->rk);
 	pt_rss_objs_free(&r->ro);
 	pt_leaked_free(r);
-}
-
-void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
-{
-	frame_text(f, p, fi);
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include "bpf/peaktrace.h"
 #include "profile/profile.h"
+#include "output/output.h"
 #include "target/procmaps.h"
 #include "report/rsskind.h"
 #include "report/rssobj.h"
@@ -160,9 +161,6 @@ void pt_report_text(FILE *f, const struct pt_report *r);
 void pt_report_json(FILE *f, const struct pt_report *r);
 /* Writes every file into dir. Returns 0 or -errno (first failure). */
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
-/* An output file opened for writing by the thread that writes it all (fopen's NULL and errno
- * on failure): a large buffer, and no stdio lock taken at each putc. */
-FILE *pt_report_fopen(const char *path);
 
 void pt_report_free(struct pt_report *r);
 
@@ -185,8 +183,6 @@ int pt_leaked_write_dir(const char *dir, const struct pt_report *r);
 /* A stack allocated under the dynamic loader's initializers (_dl_init), before main. */
 bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s);
 void pt_leaked_free(struct pt_report *r);
-/* One frame as the text report prints it (indented, module base name). */
-void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi);
 
 struct pt_collect_in;
 /* --per-invocation: DIR/invocation-N.peak.folded/.svg (the heap held at each invocation's own

@@ -366,7 +366,7 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 	pt_rss_sh_split_at(r, 0, true, &fsh[0]);
 	pt_rss_sh_split_at(r, 1, true, &fsh[1]);
 	snprintf(path, sizeof(path), "%s/rss.folded", dir);
-	f = pt_report_fopen(path);
+	f = pt_output_fopen(path);
 	err = f ? pt_write_folded(f, &q, PT_RSS_PEAK_BYTES) : -errno;
 	if (f && fclose(f) && !err)
 		err = -errno;
@@ -378,7 +378,7 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 		 pt_fmt_bytes(b4, sizeof(b4), (double)fsh[0].total),
 		 pt_fmt_bytes(b5, sizeof(b5), (double)fsh[1].total));
 	snprintf(path, sizeof(path), "%s/rss.svg", dir);
-	f = pt_report_fopen(path);
+	f = pt_output_fopen(path);
 	e = f ? pt_write_flamegraph(f, &q, PT_RSS_PEAK_BYTES, "RSS held at the RSS peak", sub)
 	      : -errno;
 	if (f && fclose(f) && !e)

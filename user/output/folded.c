@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "output/output.h"
 #include "util/fmt.h"
 
 /* Stand-in for a stack the unwinder returned empty, so its bytes still show up. */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "profile/profile.h"
+#include "output/output.h"
 
 /* Encode p as an uncompressed perftools.profiles.Profile message. On success *buf
  * (malloc'd, caller frees) and *len hold the bytes. Returns 0 or -errno. */

@@ -14,7 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "report/pprof.h"
+#include "output/output.h"
+#include "output/pprof.h"
 #include "util/outdir.h"
 
 /* Field numbers from profile.proto. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "output/output.h"
 #include "util/fmt.h"
 
 #define SCHEMA "https://www.speedscope.app/file-format-schema.json"

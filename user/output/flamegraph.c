@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "output/output.h"
 #include "profile/frames.h"
 #include "util/fmt.h"
 
