@@ -36,7 +36,7 @@
 #include "target/launch.h"
 #include "target/procmaps.h"
 #include "attach/links.h"
-#include "attach/mapread.h"
+#include "profile/mapread.h"
 #include "attach/nspid.h"
 #include "attach/probes.h"
 #include "attach/umulti.h"
@@ -48,11 +48,10 @@
 #include "python/pyalloc.h"
 #include "target/nodeflags.h"
 #include "arenas/arenas.h"
-#include "arenas/resident.h"
 #include "invocation/invocation.h"
 #include "invocation/boundary.h"
 #include "report/report.h"
-#include "report/rss.h"
+#include "rss/rss.h"
 #include "report/compare.h"
 #include "report/timeline.h"
 #include "kernel/features.h"
@@ -82,7 +81,6 @@ struct pt_session {
 	int exit_code;           /* task exit code from the exit event */
 	uint64_t hiwater;        /* from the exit event */
 	uint64_t vmhwm;
-	uint64_t rss_objs_named;   /* rss_g.sh_objs when the maps were last read for names */
 	bool need_refresh;
 	/* --boundary uprobe: aws-lambda-cpp not mapped yet (a runtime client dlopens it): tried
 	 * again whenever new code is mapped */
@@ -262,16 +260,7 @@ static int check_outdir(const char *dir)
  * boundary: the target runs on. */
 static void resident_reading(struct pt_session *s, struct pt_inv_record *rec)
 {
-	struct pt_mem_resident mr;
-
-	if (pt_mem_resident_read(s->pid, s->py_found, &mr))
-		return;
-	rec->mem_read = true;
-	rec->heap_main_resident = mr.heap_main_bytes;
-	rec->heap_thread_resident = mr.heap_thread_bytes;
-	rec->pymalloc_resident = mr.pymalloc_bytes;
-	rec->pymalloc_pools = mr.pymalloc_pools;
-	rec->mem_unscanned = mr.unscanned_bytes;
+	pt_rss_inv_resident(rec, s->pid, s->py_found);
 }
 
 /* The record whose end reading is pending, no longer pending (NULL: none). */
@@ -667,11 +656,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	case PT_EV_RSS_STACK:
 		s->burst_events = true;
 		if (len >= sizeof(*e))
-			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
-		if (s->rep.rk.nqueued >= 1024)   /* full: the settled ones, else all, settled or not */
-			pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
-		if (s->rep.rk.nqueued >= 1024)
-			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
+			pt_rss_event(&s->rep.rss, s->pid, (uint32_t)e->len, e->addr, e->ts);
 		break;
 	case PT_EV_INV_START: {
 		const struct pt_inv_event *ie = data;
@@ -1004,33 +989,11 @@ static void at_child_exec(void *arg)
 	s->rep.startup.held_ns += now_ns() - t;
 }
 
-/* The paths of the file and shmem objects holding RSS pages (report/rssobj.h): the maps are
- * read again whenever the kernel has made new objects since the last read, so a file mapped
- * and unmapped while tracing, or a target gone by the end, keeps its name. */
-static void rss_obj_names(struct pt_session *s, bool force)
-{
-	uint64_t made = s->skel->bss->rss_g.sh_objs;
-
-	if (!force && made == s->rss_objs_named)
-		return;
-	s->rss_objs_named = made;
-	pt_rss_names_add(&s->rep.ro, s->pid);   /* gone: the names read so far stay */
-}
-
-/* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
+/* The memory kind of each stack's RSS pages, from the maps now (rss/rss.h). */
 static void rss_kinds(struct pt_session *s)
 {
-	int err;
-
-	if (s->rep.rk.read)
-		return;
-	pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
-	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
-				   stacks_span(s));
-	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
-		fprintf(stderr, "peaktrace: cannot read the memory kinds of RSS pages: %s; they are "
-				"shown as \"not known\"\n", strerror(-err));
-	rss_obj_names(s, true);
+	pt_rss_kinds_end(&s->rep.rss, s->pid, s->skel->bss->rss_g.sh_objs,
+			 bpf_map__fd(s->skel->maps.stats), stacks_span(s));
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
@@ -2041,7 +2004,7 @@ static int wait_events(struct pt_session *s, int timeout_ms)
  * else 100; never past the end of -d. */
 static int poll_timeout(const struct pt_session *s, uint64_t now)
 {
-	int ms = s->rep.rk.nqueued ? 10 : s->arena_due ? 20 : 100;
+	int ms = pt_rss_pending(&s->rep.rss) ? 10 : s->arena_due ? 20 : 100;
 
 	if (s->opt->duration > 0) {
 		uint64_t end = s->start_ns + (uint64_t)(s->opt->duration * 1e9);
@@ -2078,11 +2041,7 @@ void pt_session_poll(struct pt_session *s)
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
 		}
-		rss_obj_names(s, false);
-		pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
-		/* Its maps while it lives, should it die: attached, they are gone by the end. */
-		if (!s->exited)
-			pt_rss_kinds_keep(&s->rep.rk, s->pid, s->skel->bss->rss_g.map_gen, now_ns());
+		pt_rss_poll(&s->rep.rss, s->pid, &s->skel->bss->rss_g, !s->exited, now_ns());
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();
@@ -2273,7 +2232,7 @@ static void report_figures(struct pt_session *s)
 	rep->pid = s->pid;
 	rep->launched = s->launched;
 	rep->g = s->skel->bss->g;
-	rep->rss = s->skel->bss->rss_g;
+	rep->rss.kernel = s->skel->bss->rss_g;
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
@@ -2381,13 +2340,10 @@ int pt_session_collect(struct pt_session *s)
 	s->cin.stats_fd = bpf_map__fd(s->skel->maps.stats);
 	s->cin.nstacks = s->nstk;
 	rss_kinds(s);
-	s->cin.rss_kind = rep->rk.read && rep->rk.n >= s->nstk ? rep->rk.kind : NULL;
-	err = pt_rss_objs_read(&rep->ro, bpf_map__fd(s->skel->maps.rss_objs), rep->rss.peak_seq);
-	if (err)
-		fprintf(stderr, "peaktrace: cannot read the file and shmem objects holding RSS: %s\n",
-			strerror(-err));
+	s->cin.rss_kind = pt_rss_stack_kinds(&rep->rss, s->nstk);
+	pt_rss_collect(&rep->rss, bpf_map__fd(s->skel->maps.rss_objs));
 	s->cin.peak_seq = rep->g.peak_seq;
-	s->cin.rss_peak_seq = rep->rss.peak_seq;
+	s->cin.rss_peak_seq = rep->rss.kernel.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	s->cin.py = NULL;
 	s->cin.py_res = s->py_res;

@@ -71,7 +71,7 @@ struct pt_stack {
 	uint32_t nframes;
 	uint32_t *frames;   /* indexes into pt_profile.frames, frames[0] = leaf (allocation site) */
 	uint64_t v[PT_METRIC_MAX];
-	uint8_t rss_kind;   /* memory kind of its RSS pages (report/rsskind.h), 0 = not known */
+	uint8_t rss_kind;   /* memory kind of its RSS pages (rss/rsskind.h), 0 = not known */
 };
 
 struct pt_profile {

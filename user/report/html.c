@@ -15,8 +15,8 @@
 #include "profile/collect.h"
 #include "profile/frames.h"
 #include "report/html.h"
-#include "report/holder.h"
-#include "report/rss.h"
+#include "output/holder.h"
+#include "rss/rss.h"
 
 /* Target text (comm, exe, paths) shown as every output shows it: pt_sanitize's "\xHH" escapes. */
 static void html_san(FILE *f, const char *s)
@@ -239,7 +239,7 @@ static void write_view(struct hctx *c, const struct pt_profile *p, uint32_t *ord
 		   "\"other_bytes\": %" PRIu64 "}", total, n, nrest, rest);
 }
 
-/* ---- the summary's holders (report/holder.h): what report.txt's first screen shows ------------- */
+/* ---- the summary's holders (output/holder.h): what report.txt's first screen shows ------------- */
 
 #define HTML_HOLDERS 3
 
@@ -314,12 +314,12 @@ static void write_holders(struct hctx *c, const struct pt_report *r, uint32_t *o
 		fputs("null,\n", c->f);
 		return;
 	}
-	fprintf(c->f, "{\"anon\": %" PRId64 ", \"nstacks\": %u, \"stacks\": [", (int64_t)r->rss.at_peak.anon, n);
+	fprintf(c->f, "{\"anon\": %" PRId64 ", \"nstacks\": %u, \"stacks\": [", (int64_t)r->rss.kernel.at_peak.anon, n);
 	for (i = 0; i < n && i < HTML_HOLDERS; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 
 		fprintf(c->f, "%s[%" PRIu64 ", ", i ? ",\n" : "\n", s->v[PT_RSS_PEAK_BYTES]);
-		pt_json_str_script(c->f, r->rk.read ? pt_mem_kind_name(s->rss_kind) : "");
+		pt_json_str_script(c->f, r->rss.kinds.read ? pt_mem_kind_name(s->rss_kind) : "");
 		fputs(", ", c->f);
 		write_holder(c, p, s);
 		fputc(']', c->f);
@@ -441,6 +441,7 @@ static void write_invocations(struct hctx *c, const struct pt_report *r)
 static void write_data(struct hctx *c, const char *dir, const struct pt_report *r, uint32_t *order)
 {
 	FILE *f = c->f;
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	size_t v;
 
 	fprintf(f, "{\"peaktrace\": \"%s\", \"pid\": %d, \"comm\": ", PT_VERSION, (int)r->pid);
@@ -455,7 +456,7 @@ static void write_data(struct hctx *c, const char *dir, const struct pt_report *
 		(uint64_t)r->g.alloc_bytes, (int64_t)r->g.rss_peak, r->vmhwm_bytes, PT_HTML_MAX_STACKS,
 		PT_HTML_MAX_INV_GRAPHS, PT_INV_KEEP, r->stacks_used, r->max_stacks);
 	fprintf(f, "\"light\": %s,\n", r->light ? "true" : "false");
-	fprintf(f, "\"python_outside\": %" PRIu64 ",\n", pt_rss_python_outside(r));
+	fprintf(f, "\"python_outside\": %" PRIu64 ",\n", pt_rss_python_outside(&rv));
 	fputs("\"kinds\": [", f);
 	for (v = 0; v < PT_FK_MAX; v++)
 		fprintf(f, "%s\"%s\"", v ? ", " : "", pt_frame_kind_name((enum pt_frame_kind)v));

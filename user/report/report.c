@@ -14,10 +14,10 @@
 #include "bpf/inv.h"
 #include "report/report.h"
 #include "report/html.h"
-#include "report/rss.h"
+#include "rss/rss.h"
 #include "report/killed.h"
 #include "report/perfmap.h"
-#include "report/holder.h"
+#include "output/holder.h"
 #include "profile/frames.h"
 #include "report/jsonstacks.h"
 
@@ -734,13 +734,14 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 }
 
 /* The first screen: what the peak was, who held it (three stacks, by the frames a reader can act
- * on: report/holder.h), the RSS holders when the heap is a small part of the RSS, the
+ * on: output/holder.h), the RSS holders when the heap is a small part of the RSS, the
  * invocations, one line of advice, and the caveats that bend those figures. Everything else
  * follows. */
 #define SUMMARY_STACKS 3
 
 static void text_summary_stacks(FILE *f, const struct pt_report *r)
 {
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_profile *p = &r->prof;
 	uint64_t total = r->g.peak_bytes > 0 ? (uint64_t)r->g.peak_bytes : 0;
 	uint32_t *idx, n, i;
@@ -765,18 +766,19 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 		pt_holder_text(f, p, s);
 	}
 	free(idx);
-	pt_rss_summary_text(f, r);
+	pt_rss_summary_text(f, &rv);
 }
 
 static void text_summary(FILE *f, const struct pt_report *r)
 {
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_global *g = &r->g;
 	char b1[32], b2[32], b3[32];
 
 	if (r->light) {
 		pt_light_text(f, r);
-		pt_rss_python_note(f, r, true);
-		pt_rss_summary_text(f, r);
+		pt_rss_python_note(f, &rv, true);
+		pt_rss_summary_text(f, &rv);
 		if (has_invocations(r))
 			text_invocations(f, r);
 		return;
@@ -787,7 +789,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
 	text_caveats(f, r, AFF_ALL, false);
 	pt_pyobj_text(f, r);
-	pt_rss_python_note(f, r, true);
+	pt_rss_python_note(f, &rv, true);
 	if (r->sample_bytes)
 		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
@@ -870,6 +872,7 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 
 void pt_report_text(FILE *f, const struct pt_report *r)
 {
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_global *g = &r->g;
 	uint32_t k;
 
@@ -886,7 +889,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 			   (uint64_t)g->peak_bytes, true);
 		pt_leaked_text(f, r);
 	}
-	pt_rss_text(f, r);
+	pt_rss_text(f, &rv);
 	text_totals(f, r);
 	text_losses(f, r);
 	if (!r->light) {
@@ -1013,6 +1016,7 @@ static void json_losses(FILE *f, const struct pt_report *r)
 
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_global *g = &r->g;
 	struct pt_json_sel sel;
 	uint32_t i;
@@ -1098,7 +1102,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		(int64_t)pt_rss_total(g),
 		(int64_t)g->rss[PT_RSS_FILE], (int64_t)g->rss[PT_RSS_ANON],
 		(int64_t)g->rss[PT_RSS_SHMEM], (int64_t)g->rss[PT_RSS_SWAP], r->vmhwm_bytes);
-	pt_rss_json(f, r);
+	pt_rss_json(f, &rv);
 	fprintf(f, "  \"syscalls\": {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
 		   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64
 		   ", \"mremap_count\": %" PRIu64 ", \"brk_count\": %" PRIu64
@@ -1232,6 +1236,7 @@ static int w_speedscope(FILE *f, const struct pt_report *r, int m)
 
 int pt_report_write_dir(const char *dir, const struct pt_report *r)
 {
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	static const struct { const char *name; int metric; } views[] = {
 		{ "peak", PT_PEAK_BYTES }, { "live", PT_LIVE_BYTES }, { "alloc", PT_ALLOC_BYTES },
 	};
@@ -1260,7 +1265,7 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 	}
 	fold_order = NULL;
 	free(order);
-	if ((e = pt_rss_write_files(dir, r)) && !err)
+	if ((e = pt_rss_write_files(dir, &rv)) && !err)
 		err = e;
 	if (!r->light && (e = pt_leaked_write_dir(dir, r)) && !err)
 		err = e;
@@ -1285,7 +1290,20 @@ void pt_report_free(struct pt_report *r)
 	r->nmstacks = 0;
 	pt_profile_free(&r->prof);
 	pt_arenas_free(&r->ar);
-	pt_rss_kinds_free(&r->rk);
-	pt_rss_objs_free(&r->ro);
+	pt_rss_free(&r->rss);
 	pt_leaked_free(r);
+}
+
+struct pt_rss_view pt_report_rss_view(const struct pt_report *r)
+{
+	return (struct pt_rss_view){
+		.rss = &r->rss,
+		.prof = &r->prof,
+		.totals = &r->g,
+		.top = r->top,
+		.light = r->light,
+		.python_traced = strcmp(pt_pyobj_traced(&r->pyobj), "probes") == 0,
+		.pid = r->pid,
+		.comm = r->comm,
+	};
 }

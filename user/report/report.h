@@ -11,8 +11,7 @@
 #include "profile/profile.h"
 #include "output/output.h"
 #include "target/procmaps.h"
-#include "report/rsskind.h"
-#include "report/rssobj.h"
+#include "rss/rss.h"
 #include "attach/probes.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
@@ -129,15 +128,13 @@ struct pt_report {
 	uint32_t *leak_stack_of;
 	uint32_t nleak_stacks;
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
-	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
+	struct pt_rss rss;      /* RSS attribution by page (rss/rss.h) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	struct pt_perf_map_note perf_map;   /* the JIT's perf map: read and cut (report/perfmap.h) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	bool compare_run;       /* one traced run of --compare-env: the parent prices the advice */
-	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 	struct pt_pyobj_note pyobj;   /* --python-objects */
 	struct pt_startup startup; /* peaktrace's own start-up, step by step */
-	struct pt_rss_objs ro;     /* file and shmem RSS by object (rssobj.h) */
 	/* Bounds on what a flood of invocations can take (session.c): the invocations the kernel
 	 * started, what the files that grow with the run wrote into -o DIR under --max-output,
 	 * and the ring buffer's losses by record kind. */
@@ -163,6 +160,9 @@ void pt_report_json(FILE *f, const struct pt_report *r);
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
 
 void pt_report_free(struct pt_report *r);
+
+/* The RSS sections' view of the report (rss/rss.h). */
+struct pt_rss_view pt_report_rss_view(const struct pt_report *r);
 
 /* report/light.c: what --light leaves out, said where the heap figures would be. */
 void pt_light_text(FILE *f, const struct pt_report *r);

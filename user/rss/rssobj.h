@@ -6,8 +6,8 @@
  * in the text report, report.json (rss_attribution.file_shmem) and as root frames of
  * rss.folded / rss.svg ("[file: /usr/lib/...]", "[shmem: memfd:cache]").
  */
-#ifndef PEAKTRACE_REPORT_RSSOBJ_H
-#define PEAKTRACE_REPORT_RSSOBJ_H
+#ifndef PEAKTRACE_RSS_RSSOBJ_H
+#define PEAKTRACE_RSS_RSSOBJ_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -61,9 +61,9 @@ struct pt_rss_sh_split {
 };
 void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s);
 
-struct pt_report;
+struct pt_rss_view;
 /* Counter i (0 file, 1 shmem) of the report at the RSS peak or at the end. */
-void pt_rss_sh_split_at(const struct pt_report *r, int i, bool peak, struct pt_rss_sh_split *s);
+void pt_rss_sh_split_at(const struct pt_rss_view *v, int i, bool peak, struct pt_rss_sh_split *s);
 
 #define PT_RSS_SH_BUCKETS 5
 /* The root frame of bucket b (0..PT_RSS_SH_BUCKETS-1) of counter i (0 file, 1 shmem), and its
@@ -71,16 +71,15 @@ void pt_rss_sh_split_at(const struct pt_report *r, int i, bool peak, struct pt_r
 const char *pt_rss_sh_bucket_name(int i, int b);
 int64_t pt_rss_sh_bucket(const struct pt_rss_sh_split *s, int b);
 
-struct pt_report;
 struct pt_profile;
 /* The file/shmem part of TOP STACKS HOLDING RSS AT THE PEAK. */
-void pt_rss_objs_text(FILE *f, const struct pt_report *r);
+void pt_rss_objs_text(FILE *f, const struct pt_rss_view *v);
 /* rss_attribution's "file_shmem" member (no separator around it). */
-void pt_rss_objs_json(FILE *f, const struct pt_report *r);
+void pt_rss_objs_json(FILE *f, const struct pt_rss_view *v);
 /* Frames and stacks this adds to rss.folded (room to make in q beforehand). */
-uint32_t pt_rss_obj_extra(const struct pt_report *r);
+uint32_t pt_rss_obj_extra(const struct pt_rss_view *v);
 /* Append one stack per object and per non-empty bucket (a root frame each, value at the peak)
  * to q; fidx: room for pt_rss_obj_extra(r) indexes, kept while q is used. */
-void pt_rss_obj_frames(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx);
+void pt_rss_obj_frames(const struct pt_rss_view *v, struct pt_profile *q, uint32_t *fidx);
 
 #endif

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "attach/mapread.h"
+#include "profile/mapread.h"
 #include "invocation/invocation.h"
 
 #define RSS_CHUNK 256

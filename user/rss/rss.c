@@ -13,9 +13,9 @@
 
 #include "util/fmt.h"
 #include "profile/collect.h"
-#include "report/report.h"
-#include "report/rss.h"
-#include "report/holder.h"
+#include "output/output.h"
+#include "output/holder.h"
+#include "rss/rss.h"
 
 #define RSS_TOP 5
 #define RSS_FRAMES 8
@@ -68,12 +68,12 @@ void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_r
 	s->mismatch = anon - sum;
 }
 
-static void split_at(const struct pt_report *r, bool peak, struct pt_rss_split *s)
+static void split_at(const struct pt_rss_view *v, bool peak, struct pt_rss_split *s)
 {
 	if (peak)
-		pt_rss_split_of(&r->rss.at_peak, r->rss.at_peak.anon, s);
+		pt_rss_split_of(&v->rss->kernel.at_peak, v->rss->kernel.at_peak.anon, s);
 	else
-		pt_rss_split_of(&r->rss.now, r->g.rss[PT_RSS_ANON], s);
+		pt_rss_split_of(&v->rss->kernel.now, v->totals->rss[PT_RSS_ANON], s);
 }
 
 static const int64_t *bucket_vals(const struct pt_rss_split *s, int64_t v[NBUCKETS])
@@ -135,84 +135,84 @@ static void split_line(FILE *f, const char *what, const struct pt_rss_split *s)
 
 #define RSS_SUMMARY 3
 
-void pt_rss_summary_text(FILE *f, const struct pt_report *r)
+void pt_rss_summary_text(FILE *f, const struct pt_rss_view *v)
 {
-	const struct pt_profile *p = &r->prof;
+	const struct pt_profile *p = v->prof;
 	struct pt_rss_split pk;
 	uint32_t *idx, n, i;
 	char b1[32], b2[32];
 
 	/* --light traces no heap: the RSS holders are the only holders there are. */
-	if (!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak))
+	if (!v->light && !pt_rss_first_screen((int64_t)v->totals->peak_bytes, (int64_t)v->totals->rss_peak))
 		return;
 	idx = pt_rss_ranked(p, &n);
 	if (!idx)
 		return;
-	split_at(r, true, &pk);
-	if (r->light)
+	split_at(v, true, &pk);
+	if (v->light)
 		fprintf(f, "\nWHO HELD THE RSS (top %u of %u stacks holding anonymous RSS at the RSS peak; "
 			   "TOP STACKS HOLDING RSS below)\n", n < RSS_SUMMARY ? n : RSS_SUMMARY, n);
 	else
 		fprintf(f, "\nWHO HELD THE RSS (the live heap at its peak, %s, was under half the peak RSS, "
 			   "%s: top %u of %u stacks holding anonymous RSS at the RSS peak; TOP STACKS "
-			   "HOLDING RSS below)\n", pt_fmt_bytes(b1, sizeof(b1), (double)r->g.peak_bytes),
-			pt_fmt_bytes(b2, sizeof(b2), (double)r->g.rss_peak), n < RSS_SUMMARY ? n : RSS_SUMMARY,
+			   "HOLDING RSS below)\n", pt_fmt_bytes(b1, sizeof(b1), (double)v->totals->peak_bytes),
+			pt_fmt_bytes(b2, sizeof(b2), (double)v->totals->rss_peak), n < RSS_SUMMARY ? n : RSS_SUMMARY,
 			n);
 	if (!n)
 		fprintf(f, "  (no stack holds anonymous pages at the peak)\n");
-	for (i = 0; i < n && i < RSS_SUMMARY && (int)i < r->top; i++) {
+	for (i = 0; i < n && i < RSS_SUMMARY && (int)i < v->top; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 
 		fprintf(f, "  #%-2u %s (%.1f%% of the anonymous RSS)%s%s%s\n", i + 1,
 			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_RSS_PEAK_BYTES]),
 			pk.anon > 0 ? 100.0 * (double)s->v[PT_RSS_PEAK_BYTES] / (double)pk.anon : 0,
-			r->rk.read ? " [" : "", r->rk.read ? pt_mem_kind_name(s->rss_kind) : "",
-			r->rk.read ? "]" : "");
+			v->rss->kinds.read ? " [" : "", v->rss->kinds.read ? pt_mem_kind_name(s->rss_kind) : "",
+			v->rss->kinds.read ? "]" : "");
 		pt_holder_text(f, p, s);
 	}
 	free(idx);
 }
 
-void pt_rss_text(FILE *f, const struct pt_report *r)
+void pt_rss_text(FILE *f, const struct pt_rss_view *v)
 {
-	const struct pt_profile *p = &r->prof;
+	const struct pt_profile *p = v->prof;
 	struct pt_rss_split pk, end;
 	uint32_t *idx, n, i, j;
 	char b1[32], b2[32];
 
-	split_at(r, true, &pk);
-	split_at(r, false, &end);
+	split_at(v, true, &pk);
+	split_at(v, false, &end);
 	fprintf(f, "\nTOP STACKS HOLDING RSS AT THE PEAK (anonymous pages, by the stack that faulted them in)\n");
 	split_line(f, "at the RSS peak", &pk);
 	split_line(f, "at the end", &end);
 	fprintf(f, "  %" PRIu64 " page faults seen, %" PRIu64 " made anonymous pages resident",
-		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used);
-	if (r->rss.odd_size)
+		(uint64_t)v->rss->kernel.faults, (uint64_t)v->rss->kernel.faults_used);
+	if (v->rss->kernel.odd_size)
 		fprintf(f, "; %" PRIu64 " reported together with another thread's (their excess: [concurrent faults])",
-			(uint64_t)r->rss.odd_size);
-	if (r->rss.table_full_events)
-		fprintf(f, "; page table full %" PRIu64 " times", (uint64_t)r->rss.table_full_events);
-	if (r->rss.removals_capped)
+			(uint64_t)v->rss->kernel.odd_size);
+	if (v->rss->kernel.table_full_events)
+		fprintf(f, "; page table full %" PRIu64 " times", (uint64_t)v->rss->kernel.table_full_events);
+	if (v->rss->kernel.removals_capped)
 		fprintf(f, "; %" PRIu64 " removals over more than 2 TiB visited only their first 2 TiB",
-			(uint64_t)r->rss.removals_capped);
-	if (r->rss.stacks_cut)
+			(uint64_t)v->rss->kernel.removals_capped);
+	if (v->rss->kernel.stacks_cut)
 		fprintf(f, "; %" PRIu64 " of their stacks cut short by the unwinder (frames kept so far)",
-			(uint64_t)r->rss.stacks_cut);
+			(uint64_t)v->rss->kernel.stacks_cut);
 	fputc('\n', f);
-	pt_rss_kinds_text(f, r);
-	pt_rss_python_note(f, r, false);
+	pt_rss_kinds_text(f, v);
+	pt_rss_python_note(f, v, false);
 	idx = pt_rss_ranked(p, &n);
 	if (!idx)
 		return;
-	for (i = 0; i < n && i < RSS_TOP && (int)i < r->top; i++) {
+	for (i = 0; i < n && i < RSS_TOP && (int)i < v->top; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 
 		fprintf(f, "  #%-2u %s at the peak (%.1f%%), %s at the end%s%s%s\n", i + 1,
 			pt_fmt_bytes(b1, sizeof(b1), (double)s->v[PT_RSS_PEAK_BYTES]),
 			pk.anon > 0 ? 100.0 * (double)s->v[PT_RSS_PEAK_BYTES] / (double)pk.anon : 0,
 			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_RSS_NOW_BYTES]),
-			r->rk.read ? " [" : "", r->rk.read ? pt_mem_kind_name(s->rss_kind) : "",
-			r->rk.read ? "]" : "");
+			v->rss->kinds.read ? " [" : "", v->rss->kinds.read ? pt_mem_kind_name(s->rss_kind) : "",
+			v->rss->kinds.read ? "]" : "");
 		for (j = 0; j < s->nframes && j < RSS_FRAMES; j++) {
 			char *l = pt_frame_label(&p->frames[s->frames[j]]);
 
@@ -225,7 +225,7 @@ void pt_rss_text(FILE *f, const struct pt_report *r)
 	if (!n)
 		fprintf(f, "  (no stack holds anonymous pages at the peak)\n");
 	free(idx);
-	pt_rss_objs_text(f, r);
+	pt_rss_objs_text(f, v);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
@@ -241,37 +241,37 @@ static void json_split(FILE *f, const struct pt_rss_split *s)
 		s->table_full, s->raced, s->over, s->mismatch);
 }
 
-void pt_rss_json(FILE *f, const struct pt_report *r)
+void pt_rss_json(FILE *f, const struct pt_rss_view *v)
 {
-	const struct pt_profile *p = &r->prof;
+	const struct pt_profile *p = v->prof;
 	struct pt_rss_split s;
 	uint32_t *idx, n = 0, i, j;
 
 	fprintf(f, "  \"rss_attribution\": {\"at_peak\": ");
-	split_at(r, true, &s);
+	split_at(v, true, &s);
 	json_split(f, &s);
 	fprintf(f, ", \"at_end\": ");
-	split_at(r, false, &s);
+	split_at(v, false, &s);
 	json_split(f, &s);
 	fprintf(f, ", \"faults\": %" PRIu64 ", \"faults_resident\": %" PRIu64
 		   ", \"odd_size_faults\": %" PRIu64 ", \"table_full_events\": %" PRIu64
 		   ", \"stacks_cut\": %" PRIu64 ", \"removals_capped\": %" PRIu64 ", ",
-		(uint64_t)r->rss.faults, (uint64_t)r->rss.faults_used, (uint64_t)r->rss.odd_size,
-		(uint64_t)r->rss.table_full_events, (uint64_t)r->rss.stacks_cut,
-		(uint64_t)r->rss.removals_capped);
-	pt_rss_kinds_json(f, r);
-	fprintf(f, ", \"rss_at_peak_bytes\": %" PRId64 ", ", (int64_t)r->g.rss_peak);
-	pt_rss_python_note_json(f, r);
+		(uint64_t)v->rss->kernel.faults, (uint64_t)v->rss->kernel.faults_used, (uint64_t)v->rss->kernel.odd_size,
+		(uint64_t)v->rss->kernel.table_full_events, (uint64_t)v->rss->kernel.stacks_cut,
+		(uint64_t)v->rss->kernel.removals_capped);
+	pt_rss_kinds_json(f, v);
+	fprintf(f, ", \"rss_at_peak_bytes\": %" PRId64 ", ", (int64_t)v->totals->rss_peak);
+	pt_rss_python_note_json(f, v);
 	fprintf(f, ", ");
-	pt_rss_objs_json(f, r);
+	pt_rss_objs_json(f, v);
 	fprintf(f, ", \"top_stacks\": [");
 	idx = pt_rss_ranked(p, &n);
-	for (i = 0; idx && i < n && (int)i < r->top; i++) {
+	for (i = 0; idx && i < n && (int)i < v->top; i++) {
 		const struct pt_stack *st = &p->stacks[idx[i]];
 
 		fprintf(f, "%s\n    {\"rss_peak_bytes\": %" PRIu64 ", \"rss_bytes\": %" PRIu64
 			   ", \"kind\": \"%s\", \"frames\": [", i ? "," : "", st->v[PT_RSS_PEAK_BYTES],
-			st->v[PT_RSS_NOW_BYTES], r->rk.read ? pt_mem_kind_name(st->rss_kind) : "not known");
+			st->v[PT_RSS_NOW_BYTES], v->rss->kinds.read ? pt_mem_kind_name(st->rss_kind) : "not known");
 		for (j = 0; j < st->nframes; j++) {
 			const struct pt_frame *fr = &p->frames[st->frames[j]];
 			char *l = pt_frame_label(fr);
@@ -293,17 +293,17 @@ void pt_rss_json(FILE *f, const struct pt_report *r)
 
 /* The profile with one more stack per non-empty bucket (a root frame of its own), and when the
  * memory kinds were read, each stack holding pages at the peak under a root frame of its kind
- * ("[kind: malloc heap: mmapped chunk]"; frames in *pool), sharing everything else with r->prof:
+ * ("[kind: malloc heap: mmapped chunk]"; frames in *pool), sharing everything else with v->prof:
  * free only its arrays and *pool. Only the stacks holding pages at the peak are copied, in their
  * order: the writers skip the others (at 2^17 heap stacks a whole copy was 13 MiB, most of it
  * stacks that never faulted a page in). */
-static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx,
+static int with_buckets(const struct pt_rss_view *v, struct pt_profile *q, uint32_t *fidx,
 			uint32_t **pool)
 {
-	const struct pt_profile *p = &r->prof;
-	uint32_t extra = pt_rss_obj_extra(r), k, n = 0;
+	const struct pt_profile *p = v->prof;
+	uint32_t extra = pt_rss_obj_extra(v), k, n = 0;
 	struct pt_rss_split s;
-	int64_t v[NBUCKETS];
+	int64_t bv[NBUCKETS];
 	int i;
 
 	*q = *p;
@@ -321,13 +321,13 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 	for (k = 0, q->nstacks = 0; k < p->nstacks; k++)
 		if (p->stacks[k].v[PT_RSS_PEAK_BYTES])
 			q->stacks[q->nstacks++] = p->stacks[k];
-	split_at(r, true, &s);
-	bucket_vals(&s, v);
+	split_at(v, true, &s);
+	bucket_vals(&s, bv);
 	for (i = 0; i < NBUCKETS; i++) {
 		struct pt_frame *fr = &q->frames[q->nframes];
 		struct pt_stack *st = &q->stacks[q->nstacks];
 
-		if (v[i] <= 0)
+		if (bv[i] <= 0)
 			continue;
 		memset(fr, 0, sizeof(*fr));
 		fr->func = (char *)bucket_names[i];
@@ -337,15 +337,15 @@ static int with_buckets(const struct pt_report *r, struct pt_profile *q, uint32_
 		fidx[i] = q->nframes;
 		st->nframes = 1;
 		st->frames = &fidx[i];
-		st->v[PT_RSS_PEAK_BYTES] = (uint64_t)v[i];
+		st->v[PT_RSS_PEAK_BYTES] = (uint64_t)bv[i];
 		q->nframes++;
 		q->nstacks++;
 	}
-	pt_rss_obj_frames(r, q, fidx + NBUCKETS);
-	return r->rk.read ? pt_rss_kind_frames(q, n, pool) : 0;
+	pt_rss_obj_frames(v, q, fidx + NBUCKETS);
+	return v->rss->kinds.read ? pt_rss_kind_frames(q, n, pool) : 0;
 }
 
-int pt_rss_write_files(const char *dir, const struct pt_report *r)
+int pt_rss_write_files(const char *dir, const struct pt_rss_view *v)
 {
 	struct pt_profile q;
 	struct pt_rss_split s;
@@ -355,24 +355,24 @@ int pt_rss_write_files(const char *dir, const struct pt_report *r)
 	int err, e;
 	FILE *f;
 
-	fidx = calloc(NBUCKETS + pt_rss_obj_extra(r), sizeof(*fidx));
+	fidx = calloc(NBUCKETS + pt_rss_obj_extra(v), sizeof(*fidx));
 	if (!fidx)
 		return -ENOMEM;
-	if ((err = with_buckets(r, &q, fidx, &pool))) {
+	if ((err = with_buckets(v, &q, fidx, &pool))) {
 		free(fidx);
 		return err;
 	}
-	split_at(r, true, &s);
-	pt_rss_sh_split_at(r, 0, true, &fsh[0]);
-	pt_rss_sh_split_at(r, 1, true, &fsh[1]);
+	split_at(v, true, &s);
+	pt_rss_sh_split_at(v, 0, true, &fsh[0]);
+	pt_rss_sh_split_at(v, 1, true, &fsh[1]);
 	snprintf(path, sizeof(path), "%s/rss.folded", dir);
 	f = pt_output_fopen(path);
 	err = f ? pt_write_folded(f, &q, PT_RSS_PEAK_BYTES) : -errno;
 	if (f && fclose(f) && !err)
 		err = -errno;
 	snprintf(sub, sizeof(sub), "PID %d (%s): RSS %s at its peak: anonymous %s (%s of it by stack), "
-		 "file %s, shmem %s (by object)", r->pid, r->comm,
-		 pt_fmt_bytes(b1, sizeof(b1), (double)r->g.rss_peak),
+		 "file %s, shmem %s (by object)", v->pid, v->comm,
+		 pt_fmt_bytes(b1, sizeof(b1), (double)v->totals->rss_peak),
 		 pt_fmt_bytes(b2, sizeof(b2), (double)s.anon),
 		 pt_fmt_bytes(b3, sizeof(b3), (double)s.attributed),
 		 pt_fmt_bytes(b4, sizeof(b4), (double)fsh[0].total),

@@ -9,7 +9,7 @@
 #include <bpf/bpf.h>
 #include "bpf/peaktrace.h"
 #include "peaktrace.skel.h"
-#include "attach/mapread.h"
+#include "profile/mapread.h"
 
 void pt_read_errors(struct peaktrace_bpf *skel, uint64_t *out)
 {

@@ -15,9 +15,7 @@
 #include <bpf/bpf.h>
 
 #include "profile/profile.h"
-#include "report/report.h"
-#include "report/rss.h"
-#include "report/rssobj.h"
+#include "rss/rss.h"
 #include "target/procmaps.h"
 #include "util/fmt.h"
 
@@ -215,36 +213,36 @@ void pt_rss_objs_free(struct pt_rss_objs *o)
 
 /* ---- in the report ------------------------------------------------------------------------ */
 
-void pt_rss_sh_split_at(const struct pt_report *r, int i, bool peak, struct pt_rss_sh_split *s)
+void pt_rss_sh_split_at(const struct pt_rss_view *v, int i, bool peak, struct pt_rss_sh_split *s)
 {
 	int m = i ? PT_RSS_SHMEM : PT_RSS_FILE;
 
-	if (peak && r->rss.sh_snap_seq[i] == r->rss.peak_seq)
-		pt_rss_sh_split_of(&r->rss.sh_at_peak[i], r->rss.sh_at_peak[i].total, s);
+	if (peak && v->rss->kernel.sh_snap_seq[i] == v->rss->kernel.peak_seq)
+		pt_rss_sh_split_of(&v->rss->kernel.sh_at_peak[i], v->rss->kernel.sh_at_peak[i].total, s);
 	else if (peak)   /* unchanged since the peak (bpf/peaktrace.h sh_snap_seq) */
-		pt_rss_sh_split_of(&r->rss.sh_now[i], r->g.rss[m], s);
+		pt_rss_sh_split_of(&v->rss->kernel.sh_now[i], v->totals->rss[m], s);
 	else
-		pt_rss_sh_split_of(&r->rss.sh_now[i], r->g.rss[m], s);
+		pt_rss_sh_split_of(&v->rss->kernel.sh_now[i], v->totals->rss[m], s);
 }
 
-static int64_t by_member(const struct pt_report *r, int i, bool peak)
+static int64_t by_member(const struct pt_rss_view *v, int i, bool peak)
 {
 	int64_t sum = 0;
 	uint32_t k;
 
-	for (k = 0; k < r->ro.n; k++)
-		if ((r->ro.row[k].o.member == PT_RSS_SHMEM) == (i == 1))
-			sum += peak ? r->ro.row[k].at_peak : r->ro.row[k].now;
+	for (k = 0; k < v->rss->objs.n; k++)
+		if ((v->rss->objs.row[k].o.member == PT_RSS_SHMEM) == (i == 1))
+			sum += peak ? v->rss->objs.row[k].at_peak : v->rss->objs.row[k].now;
 	return sum;
 }
 
-static void sh_line(FILE *f, const struct pt_report *r, int i)
+static void sh_line(FILE *f, const struct pt_rss_view *v, int i)
 {
 	struct pt_rss_sh_split s;
 	char b1[32], b2[32];
 	int b;
 
-	pt_rss_sh_split_at(r, i, true, &s);
+	pt_rss_sh_split_at(v, i, true, &s);
 	fprintf(f, "  %s pages at the RSS peak: %s = by %s %s", sh_kind[i],
 		pt_fmt_bytes(b1, sizeof(b1), (double)s.total), i ? "object" : "file",
 		pt_fmt_bytes(b2, sizeof(b2), (double)s.attributed));
@@ -260,24 +258,24 @@ static void sh_line(FILE *f, const struct pt_report *r, int i)
 	fputc('\n', f);
 }
 
-void pt_rss_objs_text(FILE *f, const struct pt_report *r)
+void pt_rss_objs_text(FILE *f, const struct pt_rss_view *v)
 {
 	char b1[32], b2[32];
 	uint64_t rest = 0;
 	uint32_t k;
 
 	fprintf(f, "\nFILES AND SHARED MEMORY HOLDING RSS AT THE PEAK (by the file or object their pages are in)\n");
-	sh_line(f, r, 0);
-	sh_line(f, r, 1);
-	if (r->rss.sh_vma_busy || r->rss.sh_table_full_events || r->rss.sh_split_removals)
+	sh_line(f, v, 0);
+	sh_line(f, v, 1);
+	if (v->rss->kernel.sh_vma_busy || v->rss->kernel.sh_table_full_events || v->rss->kernel.sh_split_removals)
 		fprintf(f, "  %" PRIu64 " faults whose mapping was not looked up, object table full %" PRIu64
 			   " times, %" PRIu64 " removals over several mappings (their pages: released "
-			   "with no object known)\n", (uint64_t)r->rss.sh_vma_busy,
-			(uint64_t)r->rss.sh_table_full_events, (uint64_t)r->rss.sh_split_removals);
-	for (k = 0; k < r->ro.n; k++) {
-		const struct pt_rss_obj_row *o = &r->ro.row[k];
+			   "with no object known)\n", (uint64_t)v->rss->kernel.sh_vma_busy,
+			(uint64_t)v->rss->kernel.sh_table_full_events, (uint64_t)v->rss->kernel.sh_split_removals);
+	for (k = 0; k < v->rss->objs.n; k++) {
+		const struct pt_rss_obj_row *o = &v->rss->objs.row[k];
 
-		if (k >= OBJ_TOP || (int)k >= r->top) {
+		if (k >= OBJ_TOP || (int)k >= v->top) {
 			rest += o->at_peak > 0 ? (uint64_t)o->at_peak : 0;
 			continue;
 		}
@@ -286,28 +284,28 @@ void pt_rss_objs_text(FILE *f, const struct pt_report *r)
 			pt_fmt_bytes(b2, sizeof(b2), (double)o->now),
 			o->o.member == PT_RSS_SHMEM ? "shmem" : "file", o->label);
 	}
-	if (rest || r->ro.n > OBJ_TOP)
+	if (rest || v->rss->objs.n > OBJ_TOP)
 		fprintf(f, "  ... %u more objects holding %s at the peak (report.json, rss.folded)\n",
-			r->ro.n > OBJ_TOP ? r->ro.n - OBJ_TOP : 0, pt_fmt_bytes(b1, sizeof(b1), (double)rest));
-	if (!r->ro.n)
+			v->rss->objs.n > OBJ_TOP ? v->rss->objs.n - OBJ_TOP : 0, pt_fmt_bytes(b1, sizeof(b1), (double)rest));
+	if (!v->rss->objs.n)
 		fprintf(f, "  (no file or shared-memory object held pages)\n");
 }
 
-static void json_sh(FILE *f, const struct pt_report *r, int i, bool peak)
+static void json_sh(FILE *f, const struct pt_rss_view *v, int i, bool peak)
 {
 	struct pt_rss_sh_split s;
 
-	pt_rss_sh_split_at(r, i, peak, &s);
+	pt_rss_sh_split_at(v, i, peak, &s);
 	fprintf(f, "{\"total_bytes\": %" PRId64 ", \"attributed_bytes\": %" PRId64
 		   ", \"objects_bytes\": %" PRId64 ", \"resident_before_bytes\": %" PRId64
 		   ", \"populated_without_fault_bytes\": %" PRId64 ", \"other_task_bytes\": %" PRId64
 		   ", \"mapping_not_looked_up_bytes\": %" PRId64 ", \"table_full_bytes\": %" PRId64
 		   ", \"released_unknown_object_bytes\": %" PRId64 ", \"unexplained_bytes\": %" PRId64 "}",
-		s.total, s.attributed, by_member(r, i, peak), s.before, s.no_fault, s.other_task,
+		s.total, s.attributed, by_member(v, i, peak), s.before, s.no_fault, s.other_task,
 		s.vma_busy, s.table_full, s.over, s.mismatch);
 }
 
-void pt_rss_objs_json(FILE *f, const struct pt_report *r)
+void pt_rss_objs_json(FILE *f, const struct pt_rss_view *v)
 {
 	uint32_t k;
 	int i;
@@ -315,19 +313,19 @@ void pt_rss_objs_json(FILE *f, const struct pt_report *r)
 	fprintf(f, "\"file_shmem\": {");
 	for (i = 0; i < 2; i++) {
 		fprintf(f, "%s\"%s\": {\"at_peak\": ", i ? ", " : "", sh_kind[i]);
-		json_sh(f, r, i, true);
+		json_sh(f, v, i, true);
 		fprintf(f, ", \"at_end\": ");
-		json_sh(f, r, i, false);
+		json_sh(f, v, i, false);
 		fputc('}', f);
 	}
 	fprintf(f, ", \"faults\": %" PRIu64 ", \"mapping_not_looked_up_events\": %" PRIu64
 		   ", \"table_full_events\": %" PRIu64 ", \"split_removals\": %" PRIu64
 		   ", \"maps_reads\": %" PRIu64 ", \"reused_slot_events\": %" PRIu64 ", \"objects\": [",
-		(uint64_t)r->rss.sh_faults, (uint64_t)r->rss.sh_vma_busy,
-		(uint64_t)r->rss.sh_table_full_events, (uint64_t)r->rss.sh_split_removals,
-		r->ro.maps_reads, (uint64_t)r->rss.sh_obj_reused);
-	for (k = 0; k < r->ro.n; k++) {
-		const struct pt_rss_obj_row *o = &r->ro.row[k];
+		(uint64_t)v->rss->kernel.sh_faults, (uint64_t)v->rss->kernel.sh_vma_busy,
+		(uint64_t)v->rss->kernel.sh_table_full_events, (uint64_t)v->rss->kernel.sh_split_removals,
+		v->rss->objs.maps_reads, (uint64_t)v->rss->kernel.sh_obj_reused);
+	for (k = 0; k < v->rss->objs.n; k++) {
+		const struct pt_rss_obj_row *o = &v->rss->objs.row[k];
 
 		fprintf(f, "%s\n    {\"kind\": \"%s\", \"name\": ", k ? "," : "",
 			o->o.member == PT_RSS_SHMEM ? "shmem" : "file");
@@ -336,12 +334,12 @@ void pt_rss_objs_json(FILE *f, const struct pt_report *r)
 			   ", \"rss_bytes\": %" PRId64 "}", o->o.dev >> 20, o->o.dev & 0xfffff,
 			(uint64_t)o->o.ino, o->at_peak, o->now);
 	}
-	fprintf(f, "%s]}", r->ro.n ? "\n  " : "");
+	fprintf(f, "%s]}", v->rss->objs.n ? "\n  " : "");
 }
 
-uint32_t pt_rss_obj_extra(const struct pt_report *r)
+uint32_t pt_rss_obj_extra(const struct pt_rss_view *v)
 {
-	return r->ro.n + 2 * PT_RSS_SH_BUCKETS;
+	return v->rss->objs.n + 2 * PT_RSS_SH_BUCKETS;
 }
 
 static void add_root(struct pt_profile *q, uint32_t *fidx, const char *name, int64_t v)
@@ -362,17 +360,17 @@ static void add_root(struct pt_profile *q, uint32_t *fidx, const char *name, int
 	q->nstacks++;
 }
 
-void pt_rss_obj_frames(const struct pt_report *r, struct pt_profile *q, uint32_t *fidx)
+void pt_rss_obj_frames(const struct pt_rss_view *v, struct pt_profile *q, uint32_t *fidx)
 {
 	struct pt_rss_sh_split s;
 	uint32_t k, used = 0;
 	int i, b;
 
-	for (k = 0; k < r->ro.n; k++)
-		if (r->ro.row[k].at_peak > 0)
-			add_root(q, &fidx[used++], r->ro.row[k].frame, r->ro.row[k].at_peak);
+	for (k = 0; k < v->rss->objs.n; k++)
+		if (v->rss->objs.row[k].at_peak > 0)
+			add_root(q, &fidx[used++], v->rss->objs.row[k].frame, v->rss->objs.row[k].at_peak);
 	for (i = 0; i < 2; i++) {
-		pt_rss_sh_split_at(r, i, true, &s);
+		pt_rss_sh_split_at(v, i, true, &s);
 		for (b = 0; b < PT_RSS_SH_BUCKETS; b++)
 			if (pt_rss_sh_bucket(&s, b) > 0)
 				add_root(q, &fidx[used++], pt_rss_sh_bucket_name(i, b),

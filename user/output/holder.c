@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "profile/frames.h"
-#include "report/report.h"
-#include "report/holder.h"
+#include "output/holder.h"
 
 int pt_holder_named(const struct pt_frame *fr)
 {

@@ -33,10 +33,10 @@
 #include <unistd.h>
 
 #include "arenas/resident.h"
-#include "attach/mapread.h"
+#include "profile/mapread.h"
 #include "target/procmaps.h"
-#include "report/report.h"
-#include "report/rsskind.h"
+#include "profile/profile.h"
+#include "rss/rss.h"
 #include "util/fmt.h"
 
 #define KIND_PAGE 4096ULL
@@ -685,35 +685,35 @@ int pt_rss_kind_frames(struct pt_profile *q, uint32_t nstacks, uint32_t **pool)
 	return 0;
 }
 
-static void sum_kinds(const struct pt_report *r, uint64_t v[PT_MK_COUNT])
+static void sum_kinds(const struct pt_rss_view *rv, uint64_t v[PT_MK_COUNT])
 {
 	uint32_t i;
 
 	memset(v, 0, PT_MK_COUNT * sizeof(*v));
-	for (i = 0; i < r->prof.nstacks; i++) {
-		const struct pt_stack *st = &r->prof.stacks[i];
+	for (i = 0; i < rv->prof->nstacks; i++) {
+		const struct pt_stack *st = &rv->prof->stacks[i];
 
 		v[st->rss_kind < PT_MK_COUNT ? st->rss_kind : 0] += st->v[PT_RSS_PEAK_BYTES];
 	}
 }
 
-void pt_rss_kinds_text(FILE *f, const struct pt_report *r)
+void pt_rss_kinds_text(FILE *f, const struct pt_rss_view *rv)
 {
 	uint64_t v[PT_MK_COUNT];
 	char b[32];
 	int i, n = 0;
 
-	if (!r->rk.read) {
+	if (!rv->rss->kinds.read) {
 		fprintf(f, "  by memory kind: not known (the target's maps could not be read at the end, "
 			   "and none were kept while it ran)\n");
 		return;
 	}
-	sum_kinds(r, v);
+	sum_kinds(rv, v);
 	fprintf(f, "  by memory kind at the RSS peak (attributed pages, by each stack's last fault");
-	if (r->rk.from_kept)
+	if (rv->rss->kinds.from_kept)
 		fprintf(f, "; told against its maps as last read while it ran, %.0f ms before the end: "
-			   "they were gone by then", r->rk.end_ns > r->rk.kept_ns ?
-			   (double)(r->rk.end_ns - r->rk.kept_ns) / 1e6 : 0.0);
+			   "they were gone by then", rv->rss->kinds.end_ns > rv->rss->kinds.kept_ns ?
+			   (double)(rv->rss->kinds.end_ns - rv->rss->kinds.kept_ns) / 1e6 : 0.0);
 	fprintf(f, "):");
 	for (i = 0; i < PT_MK_COUNT; i++)
 		if (v[i])
@@ -721,72 +721,72 @@ void pt_rss_kinds_text(FILE *f, const struct pt_report *r)
 				pt_fmt_bytes(b, sizeof(b), (double)v[i]));
 	if (!n)
 		fprintf(f, " none");
-	if (r->prof.rss_kind_mixed)
+	if (rv->prof->rss_kind_mixed)
 		fprintf(f, "; %" PRIu64 " stacks merged from pages of several kinds (labelled by the first)",
-			r->prof.rss_kind_mixed);
-	if (r->rk.scan_capped)
+			rv->prof->rss_kind_mixed);
+	if (rv->rss->kinds.scan_capped)
 		fprintf(f, "; %" PRIu64 " stacks not scanned for malloc chunks (read budget spent: "
-			   "shown as anonymous mmap)", r->rk.scan_capped);
-	if (r->rss.kind_ev_skipped || r->rk.early_dropped)
+			   "shown as anonymous mmap)", rv->rss->kinds.scan_capped);
+	if (rv->rss->kernel.kind_ev_skipped || rv->rss->kinds.early_dropped)
 		fprintf(f, "; %" PRIu64 " faults in new regions not looked at while the target ran "
 			   "(rate limit or busy ring buffer; a heap unmapped by the end may show as "
-			   "\"unmapped by the end\")", (uint64_t)r->rss.kind_ev_skipped + r->rk.early_dropped);
+			   "\"unmapped by the end\")", (uint64_t)rv->rss->kernel.kind_ev_skipped + rv->rss->kinds.early_dropped);
 	fputc('\n', f);
 }
 
-void pt_rss_kinds_json(FILE *f, const struct pt_report *r)
+void pt_rss_kinds_json(FILE *f, const struct pt_rss_view *rv)
 {
 	uint64_t v[PT_MK_COUNT];
 	int i;
 
-	sum_kinds(r, v);
+	sum_kinds(rv, v);
 	fprintf(f, "\"kinds_read\": %s, \"kinds_from\": \"%s\", \"kinds_maps_age_ns\": ",
-		r->rk.read ? "true" : "false", pt_rss_kinds_source(&r->rk));
-	if (r->rk.from_kept)
-		fprintf(f, "%" PRIu64, r->rk.end_ns > r->rk.kept_ns ? r->rk.end_ns - r->rk.kept_ns : 0);
+		rv->rss->kinds.read ? "true" : "false", pt_rss_kinds_source(&rv->rss->kinds));
+	if (rv->rss->kinds.from_kept)
+		fprintf(f, "%" PRIu64, rv->rss->kinds.end_ns > rv->rss->kinds.kept_ns ? rv->rss->kinds.end_ns - rv->rss->kinds.kept_ns : 0);
 	else
 		fputs("null", f);
-	fprintf(f, ", \"kinds_maps_kept_reads\": %" PRIu64 ", \"by_kind_at_peak\": {", r->rk.kept_reads);
+	fprintf(f, ", \"kinds_maps_kept_reads\": %" PRIu64 ", \"by_kind_at_peak\": {", rv->rss->kinds.kept_reads);
 	for (i = 0; i < PT_MK_COUNT; i++)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", keys[i], v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
 		   ", \"kind_scan_capped\": %" PRIu64 ", \"kind_looks_skipped\": %" PRIu64
 		   ", \"kind_looks_dropped\": %" PRIu64 ", \"kind_reads_not_resident\": %" PRIu64,
-		r->prof.rss_kind_mixed, r->rk.scan_reads, r->rk.scan_capped,
-		(uint64_t)r->rss.kind_ev_skipped, r->rk.early_dropped, r->rk.not_resident);
+		rv->prof->rss_kind_mixed, rv->rss->kinds.scan_reads, rv->rss->kinds.scan_capped,
+		(uint64_t)rv->rss->kernel.kind_ev_skipped, rv->rss->kinds.early_dropped, rv->rss->kinds.not_resident);
 }
 
-uint64_t pt_rss_kind_bytes(const struct pt_report *r, enum pt_mem_kind k)
+uint64_t pt_rss_kind_bytes(const struct pt_rss_view *rv, enum pt_mem_kind k)
 {
 	uint64_t v[PT_MK_COUNT];
 
-	if (!r->rk.read || k >= PT_MK_COUNT)
+	if (!rv->rss->kinds.read || k >= PT_MK_COUNT)
 		return 0;
-	sum_kinds(r, v);
+	sum_kinds(rv, v);
 	return v[k];
 }
 
 /* Shown unless every Python object is in the heap view: --python-objects with its probes seeing
  * them all (a build that inlines pymalloc leaves some out: "partial"). */
-static bool python_outside(const struct pt_report *r, uint64_t *b)
+static bool python_outside(const struct pt_rss_view *rv, uint64_t *b)
 {
-	*b = pt_rss_kind_bytes(r, PT_MK_PYMALLOC);
-	return strcmp(pt_pyobj_traced(&r->pyobj), "probes") != 0 && *b > PT_PY_OUTSIDE_MIN;
+	*b = pt_rss_kind_bytes(rv, PT_MK_PYMALLOC);
+	return !rv->python_traced && *b > PT_PY_OUTSIDE_MIN;
 }
 
-uint64_t pt_rss_python_outside(const struct pt_report *r)
+uint64_t pt_rss_python_outside(const struct pt_rss_view *rv)
 {
 	uint64_t b;
 
-	return python_outside(r, &b) ? b : 0;
+	return python_outside(rv, &b) ? b : 0;
 }
 
-void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead)
+void pt_rss_python_note(FILE *f, const struct pt_rss_view *rv, bool lead)
 {
 	uint64_t b;
 	char s[32];
 
-	if (!python_outside(r, &b))
+	if (!python_outside(rv, &b))
 		return;
 	pt_fmt_bytes(s, sizeof(s), (double)b);
 	if (lead)
@@ -801,10 +801,10 @@ void pt_rss_python_note(FILE *f, const struct pt_report *r, bool lead)
 			   "malloc (slower).\n", s);
 }
 
-void pt_rss_python_note_json(FILE *f, const struct pt_report *r)
+void pt_rss_python_note_json(FILE *f, const struct pt_rss_view *rv)
 {
 	uint64_t b;
-	bool on = python_outside(r, &b);
+	bool on = python_outside(rv, &b);
 
 	fprintf(f, "\"python_objects_outside_heap\": {\"shown\": %s, \"pymalloc_arenas_bytes\": %" PRIu64
 		   ", \"threshold_bytes\": %llu, \"page_view\": \"rss.svg\", \"option\": "
