@@ -27,7 +27,9 @@ import re
 import sys
 
 RANK = {"util": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
-        "profile": 3, "kernel": 3, "output": 4, "arenas": 5, "invocation": 5, "rss": 5, "report": 6, "": 7}
+        "profile": 3, "kernel": 3, "output": 4,
+        "arenas": 5, "invocation": 5, "rss": 5, "timeline": 5, "exec": 5, "follow": 5, "diff": 5,
+        "compare": 5, "report": 6, "": 7}
 BARE_OK = {"peaktrace.skel.h", "nspid.skel.h", "check.h"}
 MAX_FUNC_LINES = 150
 # Functions allowed to be longer, and why.

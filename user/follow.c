@@ -47,7 +47,7 @@
 #include "target/proc.h"
 #include "target/procmaps.h"
 #include "target/launch.h"
-#include "report/sandbox.h"
+#include "follow/sandbox.h"
 #include "session.h"
 #include "follow.h"
 

@@ -52,8 +52,8 @@
 #include "invocation/boundary.h"
 #include "report/report.h"
 #include "rss/rss.h"
-#include "report/compare.h"
-#include "report/timeline.h"
+#include "compare/compare.h"
+#include "timeline/timeline.h"
 #include "kernel/features.h"
 #include "cli.h"
 #include "session.h"
@@ -2310,16 +2310,16 @@ static void leaks_read(struct pt_session *s)
 
 	if (!s->invs.n)
 		return;
-	if (pt_leaks_read(&rep->leaks, bpf_map__fd(s->skel->maps.live),
+	if (pt_leaks_read(&rep->leaked.leaks, bpf_map__fd(s->skel->maps.live),
 			  bpf_map__max_entries(s->skel->maps.live),
 			  bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes))
 		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
-				"are incomplete\n", strerror(-rep->leaks.read_err));
-	rep->leaked = pt_leaks_per_stack(&rep->leaks, s->nstk);
-	rep->leak_stack_of = calloc(s->nstk ? s->nstk : 1, sizeof(*rep->leak_stack_of));
-	rep->nleak_stacks = rep->leak_stack_of ? s->nstk : 0;
-	s->cin.leaked = (const int64_t (*)[2])rep->leaked;
-	s->cin.stack_out = rep->leak_stack_of;
+				"are incomplete\n", strerror(-rep->leaked.leaks.read_err));
+	rep->leaked.by_stack = pt_leaks_per_stack(&rep->leaked.leaks, s->nstk);
+	rep->leaked.stack_of = calloc(s->nstk ? s->nstk : 1, sizeof(*rep->leaked.stack_of));
+	rep->leaked.nstacks = rep->leaked.stack_of ? s->nstk : 0;
+	s->cin.leaked = (const int64_t (*)[2])rep->leaked.by_stack;
+	s->cin.stack_out = rep->leaked.stack_of;
 }
 
 int pt_session_collect(struct pt_session *s)

@@ -27,7 +27,7 @@ int pt_write_folded_order(FILE *f, const struct pt_profile *p, enum pt_metric m,
 int pt_write_flamegraph(FILE *f, const struct pt_profile *p, enum pt_metric m,
 			const char *title, const char *subtitle);
 
-/* The same with a style hook (differential flame graphs, report/diff.c): aux, if not NULL,
+/* The same with a style hook (differential flame graphs, diff/diff.c): aux, if not NULL,
  * holds one signed figure per stack of p, summed per frame like the metric; color writes a
  * frame's fill (an SVG colour) from its label, value and aux sum, note text appended to its
  * tooltip after the share (", +123 bytes"). A NULL hook keeps the default. */

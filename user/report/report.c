@@ -265,6 +265,33 @@ static bool has_invocations(const struct pt_report *r)
 	return false;
 }
 
+/* The leaks' sections' view of the report (invocation/leaked.h). */
+static struct pt_leaked_view leaked_view(const struct pt_report *r)
+{
+	return (struct pt_leaked_view){
+		.leaked = &r->leaked,
+		.prof = &r->prof,
+		.invs = r->invs,
+		.sample_bytes = r->sample_bytes,
+		.top = r->top,
+		.pid = r->pid,
+		.comm = r->comm,
+	};
+}
+
+/* The --python-objects lines' view of the report (python/pyobj.h). */
+static struct pt_pyobj_view pyobj_view(const struct pt_report *r)
+{
+	return (struct pt_pyobj_view){
+		.note = &r->pyobj,
+		.live_full = r->errors[PT_ERR_LIVE_FULL],
+		.peak_count = r->g.peak_count,
+		.live_count = r->g.live_count,
+		.unheld_bytes = r->prof.unheld_bytes,
+		.light = r->light,
+	};
+}
+
 /* ---- text ----------------------------------------------------------------------------------- */
 
 struct sort_ctx {
@@ -475,6 +502,7 @@ static void text_header(FILE *f, const struct pt_report *r)
 /* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
 static void text_tracer(FILE *f, const struct pt_report *r)
 {
+	struct pt_pyobj_view pv = pyobj_view(r);
 	char b1[512];
 	int i;
 
@@ -509,7 +537,7 @@ static void text_tracer(FILE *f, const struct pt_report *r)
 			fprintf(f, " (skipped %s)", pi->place.skipped);
 		fputc('\n', f);
 	}
-	pt_pyobj_text_tracer(f, r);
+	pt_pyobj_text_tracer(f, &pv);
 }
 
 /* HEAP, RSS and MEMORY SYSCALLS: the kernel's totals. */
@@ -771,6 +799,7 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 
 static void text_summary(FILE *f, const struct pt_report *r)
 {
+	struct pt_pyobj_view pv = pyobj_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_global *g = &r->g;
 	char b1[32], b2[32], b3[32];
@@ -788,7 +817,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 		(int64_t)g->peak_count, pt_fmt_bytes(b2, sizeof(b2), (double)g->rss_peak),
 		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
 	text_caveats(f, r, AFF_ALL, false);
-	pt_pyobj_text(f, r);
+	pt_pyobj_text(f, &pv);
 	pt_rss_python_note(f, &rv, true);
 	if (r->sample_bytes)
 		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
@@ -872,6 +901,7 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 
 void pt_report_text(FILE *f, const struct pt_report *r)
 {
+	struct pt_leaked_view lv = leaked_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_global *g = &r->g;
 	uint32_t k;
@@ -887,7 +917,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	if (!r->light) {
 		top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 			   (uint64_t)g->peak_bytes, true);
-		pt_leaked_text(f, r);
+		pt_leaked_text(f, &lv);
 	}
 	pt_rss_text(f, &rv);
 	text_totals(f, r);
@@ -1016,6 +1046,8 @@ static void json_losses(FILE *f, const struct pt_report *r)
 
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
+	struct pt_leaked_view lv = leaked_view(r);
+	struct pt_pyobj_view pv = pyobj_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_global *g = &r->g;
 	struct pt_json_sel sel;
@@ -1075,7 +1107,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, ", \"forwards\": %s}", pi->forwards ? "true" : "false");
 	}
 	fprintf(f, "\n  ],\n");
-	pt_pyobj_json(f, r);
+	pt_pyobj_json(f, &pv);
 	if (r->light)
 		fprintf(f, "  \"totals\": null,\n");
 	else
@@ -1145,7 +1177,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	else {
 		pt_json_heap_stacks(f, r, &sel);
 		fprintf(f, "  \"leaked\": ");
-		pt_leaked_json(f, r, sel.jidx);
+		pt_leaked_json(f, &lv, sel.jidx);
 	}
 	fprintf(f, ",\n  \"boundary\": ");
 	pt_json_str(f, r->boundary ? r->boundary : "none");
@@ -1236,6 +1268,7 @@ static int w_speedscope(FILE *f, const struct pt_report *r, int m)
 
 int pt_report_write_dir(const char *dir, const struct pt_report *r)
 {
+	struct pt_leaked_view lv = leaked_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
 	static const struct { const char *name; int metric; } views[] = {
 		{ "peak", PT_PEAK_BYTES }, { "live", PT_LIVE_BYTES }, { "alloc", PT_ALLOC_BYTES },
@@ -1267,7 +1300,7 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 	free(order);
 	if ((e = pt_rss_write_files(dir, &rv)) && !err)
 		err = e;
-	if (!r->light && (e = pt_leaked_write_dir(dir, r)) && !err)
+	if (!r->light && (e = pt_leaked_write_dir(dir, &lv)) && !err)
 		err = e;
 	html_dir = dir;
 	if ((e = write_file(dir, "report.html", w_html, r, 0)) && !err)
@@ -1291,7 +1324,7 @@ void pt_report_free(struct pt_report *r)
 	pt_profile_free(&r->prof);
 	pt_arenas_free(&r->ar);
 	pt_rss_free(&r->rss);
-	pt_leaked_free(r);
+	pt_leaked_free(&r->leaked);
 }
 
 struct pt_rss_view pt_report_rss_view(const struct pt_report *r)

@@ -13,51 +13,19 @@
 #include "target/procmaps.h"
 #include "rss/rss.h"
 #include "attach/probes.h"
+#include "python/pyobj.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
+#include "invocation/leaked.h"
+#include "invocation/invgraphs.h"
 #include "arenas/arenas.h"
-#include "report/timeline.h"
-#include "report/execs.h"
+#include "timeline/timeline.h"
+#include "exec/execs.h"
 #include "report/perfmap.h"
 #include "unwind/uwcache.h"
 #include "kernel/features.h"
 
 #define PT_VERSION "0.1.0"
-
-/* --python-objects: what was done about CPython's object allocator (session.c, python/pyalloc.h). */
-struct pt_pyobj_note {
-	bool requested;          /* --python-objects given */
-	bool found;              /* a CPython exporting PyObject_Malloc was found */
-	char path[512];          /* that object (sanitized) */
-	char pythonmalloc[32];   /* the interpreter's PYTHONMALLOC ("" unset; sanitized) */
-	bool set_pythonmalloc;   /* peaktrace set PYTHONMALLOC=malloc in the launched command */
-	bool via_malloc;         /* PYTHONMALLOC=malloc*: every object is a malloc block, probed there */
-	bool probed;             /* the PyObject_* / PyMem_* probes are attached */
-	uint32_t inlined_sites;  /* pymalloc copies inlined into callers, unseen by the probes */
-	struct pt_probe_info probes[2 * 4];
-	int nprobes;
-	/* The live table (--max-live) holds every object: its size and why, what it takes, and
-	 * (report time) what the probes cost, measured by the kernel's BPF run-time statistics. */
-	uint32_t live_slots;
-	uint64_t live_table_bytes;   /* kernel memory of the live maps (their fdinfo memlock) */
-	char live_sized_from[192];
-	bool stats;                  /* the kernel's BPF run-time statistics were on */
-	uint64_t bpf_runs, bpf_ns;   /* the allocator programs' runs and time in them */
-	bool cpu_read;               /* the target's CPU time while traced was read */
-	uint64_t cpu_user_ns, cpu_sys_ns;   /* its user and system time while traced */
-};
-
-/* Pure, unit tested (pyobj.c): the --python-objects default of --max-live. The table may take
- * 1/128 of the machine's memory (mem_total bytes); attached (anon_bytes: the target's RssAnon),
- * twice the objects that memory could hold at 32 bytes each; launched, the 4M-slot default
- * (2M objects at half load). At least PT_DEF_LIVE_SLOTS, a power of two. why: the reason. */
-uint32_t pt_pyobj_live_slots(uint64_t mem_total, uint64_t anon_bytes, char *why, size_t len);
-/* The --max-live that would have held a run whose table was full: twice (the hashed buckets
- * spill into the small overflow map past half load) the objects it had to hold at once, at
- * most the tracked live count plus every allocation the table refused. A power of two. */
-uint64_t pt_live_slots_to_fit(int64_t tracked_live, uint64_t refused);
-/* Kernel memory of one live slot: a bucket's share and the overflow map's (1/16 of the slots). */
-#define PT_LIVE_SLOT_BYTES 32
 
 /* What peaktrace's own start-up cost, step by step (session.c measures, CLOCK_MONOTONIC). In
  * launch mode everything before the command's exec, and every hold at an exec stop, delays the
@@ -121,12 +89,7 @@ struct pt_report {
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
 	struct pt_tl_summary tl;   /* memory over time (DIR/timeline.jsonl) */
-	/* leaks across invocations (report/leaked.c): the live table by invocation of origin,
-	 * the per-kernel-stack figures given to pt_collect, and where each kernel stack went */
-	struct pt_leaks leaks;
-	int64_t (*leaked)[2];
-	uint32_t *leak_stack_of;
-	uint32_t nleak_stacks;
+	struct pt_leaked leaked;   /* leaks across invocations (invocation/leaked.h) */
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 	struct pt_rss rss;      /* RSS attribution by page (rss/rss.h) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
@@ -139,12 +102,7 @@ struct pt_report {
 	 * started, what the files that grow with the run wrote into -o DIR under --max-output,
 	 * and the ring buffer's losses by record kind. */
 	uint64_t inv_seen;
-	struct pt_outcap {
-		uint64_t cap;           /* --max-output in bytes (0: none) */
-		uint64_t used;          /* invocations.jsonl, emf.jsonl, invocation-N.* */
-		uint64_t jsonl_cut, emf_cut;   /* lines not written */
-		uint64_t graphs_cut;    /* per-invocation files not written */
-	} out;
+	struct pt_outcap out;   /* --max-output's account (invocation/invgraphs.h) */
 	uint64_t rb_lost[PT_RB_KINDS];
 	uint64_t rb_inv_shed;
 };
@@ -160,38 +118,16 @@ void pt_report_json(FILE *f, const struct pt_report *r);
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
 
 void pt_report_free(struct pt_report *r);
+/* --compare-env: the summary of a finished run (key<TAB>value lines) its parent reads back
+ * (compare/compare.h pt_summary_read). Returns 0 or -errno (report/summary.c). */
+int pt_summary_write(const char *path, const struct pt_report *r);
 
 /* The RSS sections' view of the report (rss/rss.h). */
 struct pt_rss_view pt_report_rss_view(const struct pt_report *r);
 
 /* report/light.c: what --light leaves out, said where the heap figures would be. */
 void pt_light_text(FILE *f, const struct pt_report *r);
-/* --python-objects (report/pyobj.c): "off", "probes", "partial", "malloc" or "none"; the first
- * screen's line, the TRACER lines, and report.json's allocator_families and python_objects. */
-const char *pt_pyobj_traced(const struct pt_pyobj_note *n);
-void pt_pyobj_text(FILE *f, const struct pt_report *r);
-void pt_pyobj_text_tracer(FILE *f, const struct pt_report *r);
-void pt_pyobj_json(FILE *f, const struct pt_report *r);
 
-/* report/leaked.c: LEAKED ACROSS INVOCATIONS (text), the "leaked" object of report.json,
- * DIR/leaked.folded and DIR/leaked.svg; loader-initializer stacks kept out of leak candidates. */
-void pt_leaked_text(FILE *f, const struct pt_report *r);
-/* jidx: each profile stack's index in report.json's "stacks" (UINT32_MAX: left out), or NULL
- * when every stack is written. */
-void pt_leaked_json(FILE *f, const struct pt_report *r, const uint32_t *jidx);
-int pt_leaked_write_dir(const char *dir, const struct pt_report *r);
-/* A stack allocated under the dynamic loader's initializers (_dl_init), before main. */
-bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s);
-void pt_leaked_free(struct pt_report *r);
 
-struct pt_collect_in;
-/* --per-invocation: DIR/invocation-N.peak.folded/.svg (the heap held at each invocation's own
- * peak, its `all`) and invocation-N.rss.folded/.svg (the attributed anonymous RSS at its RSS
- * peak, its `rss_all`): all's stacks with those figures (report/invgraphs.c). */
-/* Only for the invocations kept in memory; each file counted in out->used, none written once
- * that reaches out->cap (out->graphs_cut counts them). */
-void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
-				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
-				 const char *comm, struct pt_outcap *out);
 
 #endif

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "bpf/inv.h"
-#include "report/timeline.h"
+#include "timeline/timeline.h"
 #include "util/fmt.h"
 #include "util/outdir.h"
 

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "report/timeline.h"
+#include "timeline/timeline.h"
 #include "util/fmt.h"
 
 #define W 960

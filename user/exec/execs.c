@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "util/fmt.h"
-#include "report/execs.h"
+#include "exec/execs.h"
 
 void pt_execs_text(FILE *f, const struct pt_execs *e)
 {

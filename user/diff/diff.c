@@ -23,7 +23,7 @@
 #include "util/outdir.h"
 #include "profile/profile.h"
 #include "output/output.h"
-#include "report/diff.h"
+#include "diff/diff.h"
 
 #define MAX_JSON	(256u << 20)	/* report.json larger than this is not ours */
 #define MAX_FOLDED	(1024u << 20)

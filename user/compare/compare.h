@@ -11,8 +11,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct pt_report;
-
 #define PT_MAX_UNTRACED 16       /* --compare-untraced */
 #define PT_MAX_UNTRACED_INV 1024 /* invocation durations kept per setting */
 #define PT_MAX_SUM_ADVICE 4
@@ -47,8 +45,7 @@ struct pt_summary {
 
 #define PT_MAX_COMPARE 4
 
-/* The summary of a finished run (key<TAB>value lines). Returns 0 or -errno. */
-int pt_summary_write(const char *path, const struct pt_report *r);
+/* The summary of a finished run (report/summary.c writes it). Returns 0 or -errno. */
 int pt_summary_read(const char *path, struct pt_summary *s);
 
 /* The side-by-side table: column 0 is the baseline; then each setting's cost as measured and

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "util/json.h"
 #include "util/fmt.h"
-#include "report/html.h"
+#include "timeline/timeline.h"
 
 struct tl_pt { double t, rss, rss_max, heap; };
 struct tl_band { uint64_t seq; double t0, t1; char id[PT_REQID_SHOW + 1]; char outcome[32]; };

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "util/outdir.h"
-#include "report/sandbox.h"
+#include "follow/sandbox.h"
 
 #define MIB (1024.0 * 1024.0)
 

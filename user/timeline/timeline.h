@@ -93,4 +93,15 @@ int pt_timeline_write_svg(FILE *f, const struct pt_timeline *tl, const struct pt
 int pt_timeline_write_dir(const char *dir, const struct pt_timeline *tl,
 			  const struct pt_inv_list *invs);
 
+/* ---- report.html's memory-over-time chart (htmltl.c) ---- */
+
+/* Points of the memory-over-time chart (samples beyond are merged, keeping each bucket's max). */
+#define PT_HTML_MAX_POINTS 4000
+/* Lines of DIR/timeline.jsonl read at most, and the longest line. */
+#define PT_HTML_MAX_TL_LINES 4000000
+#define PT_HTML_MAX_TL_LINE 1024
+/* The "timeline" member (no leading comma): DIR/timeline.jsonl when there, else the invocation
+ * records' RSS trajectories, else {"source": null, "reason": "..."}. */
+void pt_html_timeline(FILE *f, const char *dir, const struct pt_inv_list *invs);
+
 #endif

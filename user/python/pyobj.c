@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "util/fmt.h"
-#include "report/report.h"
+#include "bpf/peaktrace.h"
+#include "python/pyobj.h"
 
 const char *pt_pyobj_traced(const struct pt_pyobj_note *n)
 {
@@ -77,10 +78,16 @@ uint64_t pt_live_slots_to_fit(int64_t tracked_live, uint64_t refused)
 }
 
 /* Under PEAK, after the line on what the figures hold: the live table and the run's cost. */
-static void pyobj_table_text(FILE *f, const struct pt_report *r)
+/* The most blocks the live table held at once: at the heap peak, or at the end. */
+static int64_t live_most(const struct pt_pyobj_view *v)
 {
-	const struct pt_pyobj_note *n = &r->pyobj;
-	uint64_t full = r->errors[PT_ERR_LIVE_FULL];
+	return v->peak_count > v->live_count ? v->peak_count : v->live_count;
+}
+
+static void pyobj_table_text(FILE *f, const struct pt_pyobj_view *v)
+{
+	const struct pt_pyobj_note *n = v->note;
+	uint64_t full = v->live_full;
 	char b1[32], b2[32];
 
 	if (!n->live_slots)
@@ -88,7 +95,7 @@ static void pyobj_table_text(FILE *f, const struct pt_report *r)
 	fprintf(f, "  live table: %" PRIu32 " slots, %s of kernel memory (%s)\n", n->live_slots,
 		pt_fmt_bytes(b1, sizeof(b1), (double)n->live_table_bytes), n->live_sized_from);
 	if (full) {
-		int64_t live = r->g.peak_count > r->g.live_count ? r->g.peak_count : r->g.live_count;
+		int64_t live = live_most(v);
 		uint64_t fit = pt_live_slots_to_fit(live, full);
 
 		/* Its memory scaled from this table's, as the kernel counted it. */
@@ -96,7 +103,7 @@ static void pyobj_table_text(FILE *f, const struct pt_report *r)
 			   "not tracked as live, so the live and peak figures miss up to that much; "
 			   "--max-live %" PRIu64 " would have held them (twice %" PRId64 " tracked + %" PRIu64
 			   " refused), ~%s of kernel memory\n", full,
-			pt_fmt_bytes(b1, sizeof(b1), (double)r->prof.unheld_bytes), fit, live, full,
+			pt_fmt_bytes(b1, sizeof(b1), (double)v->unheld_bytes), fit, live, full,
 			pt_fmt_bytes(b2, sizeof(b2), (double)n->live_table_bytes / n->live_slots * (double)fit));
 	}
 	if (n->stats && n->bpf_runs)
@@ -115,9 +122,9 @@ static void pyobj_table_text(FILE *f, const struct pt_report *r)
 }
 
 /* First screen, under PEAK: one line saying what the heap figures hold of Python's objects. */
-void pt_pyobj_text(FILE *f, const struct pt_report *r)
+void pt_pyobj_text(FILE *f, const struct pt_pyobj_view *v)
 {
-	const struct pt_pyobj_note *n = &r->pyobj;
+	const struct pt_pyobj_note *n = v->note;
 	const char *t = pt_pyobj_traced(n);
 
 	if (!n->requested)
@@ -144,13 +151,13 @@ void pt_pyobj_text(FILE *f, const struct pt_report *r)
 		fprintf(f, "  caveat: Python objects NOT traced (--python-objects): %s\n",
 			n->found ? "their probes could not be attached" :
 				   "no CPython 3.11-3.13 exporting PyObject_Malloc was found in the target");
-	pyobj_table_text(f, r);
+	pyobj_table_text(f, v);
 }
 
 /* TRACER: the probed entry points. */
-void pt_pyobj_text_tracer(FILE *f, const struct pt_report *r)
+void pt_pyobj_text_tracer(FILE *f, const struct pt_pyobj_view *v)
 {
-	const struct pt_pyobj_note *n = &r->pyobj;
+	const struct pt_pyobj_note *n = v->note;
 	int i;
 
 	if (!n->requested)
@@ -171,15 +178,15 @@ void pt_pyobj_text_tracer(FILE *f, const struct pt_report *r)
 }
 
 /* report.json: allocator_families and python_objects (docs/json-report.md). */
-void pt_pyobj_json(FILE *f, const struct pt_report *r)
+void pt_pyobj_json(FILE *f, const struct pt_pyobj_view *v)
 {
-	const struct pt_pyobj_note *n = &r->pyobj;
+	const struct pt_pyobj_note *n = v->note;
 	const char *t = pt_pyobj_traced(n);
 	bool in_heap = t[0] == 'm' || t[0] == 'p';
 	int i;
 
-	fprintf(f, "  \"allocator_families\": [%s%s],\n", r->light ? "" : "\"malloc\"",
-		in_heap && !r->light ? ", \"python_objects\"" : "");
+	fprintf(f, "  \"allocator_families\": [%s%s],\n", v->light ? "" : "\"malloc\"",
+		in_heap && !v->light ? ", \"python_objects\"" : "");
 	if (!n->requested) {
 		fprintf(f, "  \"python_objects\": null,\n");
 		return;
@@ -208,10 +215,9 @@ void pt_pyobj_json(FILE *f, const struct pt_report *r)
 		n->live_slots, n->live_table_bytes);
 	pt_json_str(f, n->live_sized_from);
 	fprintf(f, ", \"full_count\": %" PRIu64 ", \"untracked_bytes\": %" PRId64 ", \"max_live_to_fit\": ",
-		(uint64_t)r->errors[PT_ERR_LIVE_FULL], r->prof.unheld_bytes);
-	if (r->errors[PT_ERR_LIVE_FULL])
-		fprintf(f, "%" PRIu64, pt_live_slots_to_fit(r->g.peak_count > r->g.live_count ? r->g.peak_count
-							    : r->g.live_count, r->errors[PT_ERR_LIVE_FULL]));
+		(uint64_t)v->live_full, v->unheld_bytes);
+	if (v->live_full)
+		fprintf(f, "%" PRIu64, pt_live_slots_to_fit(live_most(v), v->live_full));
 	else
 		fprintf(f, "null");
 	fprintf(f, "}, \"cost\": ");

@@ -8,7 +8,8 @@
 #include <string.h>
 #include "util/fmt.h"
 #include "profile/collect.h"
-#include "report/report.h"
+#include "output/output.h"
+#include "invocation/invgraphs.h"
 
 /* What one per-invocation graph shows: a stats table holding only that invocation's figures,
  * in the fields the collector reads for the metric, and its file and labels. */

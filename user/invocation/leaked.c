@@ -6,14 +6,15 @@
  * loader's initializers allocated before main out of the leak candidates.
  *
  * The figures come from invocation/leaks.c (the live table by invocation of origin); which
- * output stack each kernel stack merged into comes from pt_collect (r->leak_stack_of).
+ * output stack each kernel stack merged into comes from pt_collect (stack_of).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util/fmt.h"
-#include "report/report.h"
+#include "output/output.h"
+#include "invocation/leaked.h"
 #include "bpf/sample.h"
 
 #define LEAK_STACKS 5   /* the text section is short: the JSON has every stack */
@@ -35,11 +36,11 @@ bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s)
 
 /* The invocations of origin of output stack k, ascending and distinct: count returned, seqs
  * in *out (malloc'd), with their bytes and counts (whole allocations). */
-static uint32_t origins(const struct pt_report *r, uint32_t k, uint64_t **seq, uint64_t **bytes,
+static uint32_t origins(const struct pt_leaked_view *v, uint32_t k, uint64_t **seq, uint64_t **bytes,
 			uint64_t **count)
 {
-	const struct pt_leaks *lk = &r->leaks;
-	unsigned shift = r->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
+	const struct pt_leaks *lk = &v->leaked->leaks;
+	unsigned shift = v->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	int64_t (*wc) = NULL;
 	uint32_t n = 0, i, j;
 
@@ -54,7 +55,7 @@ static uint32_t origins(const struct pt_report *r, uint32_t k, uint64_t **seq, u
 	for (i = 0; i < lk->nrows; i++) {
 		const struct pt_leak_row *row = &lk->rows[i];
 
-		if (row->stack >= r->nleak_stacks || r->leak_stack_of[row->stack] != k)
+		if (row->stack >= v->leaked->nstacks || v->leaked->stack_of[row->stack] != k)
 			continue;
 		for (j = 0; j < n && (*seq)[j] != row->seq; j++)
 			;
@@ -136,11 +137,11 @@ static void text_apart(FILE *f, const struct pt_leaks *lk)
 	fputc('\n', f);
 }
 
-static void text_stack(FILE *f, const struct pt_report *r, uint32_t rank, uint32_t k)
+static void text_stack(FILE *f, const struct pt_leaked_view *v, uint32_t rank, uint32_t k)
 {
-	const struct pt_stack *s = &r->prof.stacks[k];
+	const struct pt_stack *s = &v->prof->stacks[k];
 	uint64_t *seq, *bytes, *count;
-	uint32_t n = origins(r, k, &seq, &bytes, &count), j;
+	uint32_t n = origins(v, k, &seq, &bytes, &count), j;
 	char b1[32], b2[32];
 
 	fprintf(f, "  #%-2u keeps %s per invocation (%s in %" PRIu64 " block%s), allocated in "
@@ -151,7 +152,7 @@ static void text_stack(FILE *f, const struct pt_report *r, uint32_t rank, uint32
 	print_ranges(f, seq, n);
 	fputc('\n', f);
 	for (j = 0; j < s->nframes && j < LEAK_FRAMES; j++)
-		pt_frame_text(f, &r->prof, s->frames[j]);
+		pt_frame_text(f, v->prof, s->frames[j]);
 	if (s->nframes > LEAK_FRAMES)
 		fprintf(f, "        ... %u more frames\n", s->nframes - LEAK_FRAMES);
 	free(seq);
@@ -159,17 +160,17 @@ static void text_stack(FILE *f, const struct pt_report *r, uint32_t rank, uint32
 	free(count);
 }
 
-void pt_leaked_text(FILE *f, const struct pt_report *r)
+void pt_leaked_text(FILE *f, const struct pt_leaked_view *v)
 {
-	const struct pt_leaks *lk = &r->leaks;
+	const struct pt_leaks *lk = &v->leaked->leaks;
 	uint32_t *idx, n, i;
 	char b1[32];
 
 	bool any = false;
 
 	/* A program that never asked for work has only its init row: nothing to say. */
-	for (i = 0; r->invs && i < r->invs->n; i++)
-		any |= r->invs->r[i].seq != 0;
+	for (i = 0; v->invs && i < v->invs->n; i++)
+		any |= v->invs->r[i].seq != 0;
 	if (!lk->read || !any)
 		return;
 	fprintf(f, "\nLEAKED ACROSS INVOCATIONS (%s in %" PRIu64 " blocks allocated during an invocation "
@@ -181,28 +182,28 @@ void pt_leaked_text(FILE *f, const struct pt_report *r)
 		fprintf(f, "  incomplete: the live table could not be read to the end (%s)\n",
 			strerror(-lk->read_err));
 	text_apart(f, lk);
-	if (r->sample_bytes)
+	if (v->sample_bytes)
 		fprintf(f, "  sampled: the stacks' figures are estimates; %s in %" PRIu64 " leaked blocks "
 			   "were not sampled (in the total above, on no stack)\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)lk->unsampled_leaked_bytes),
 			lk->unsampled_leaked_count);
-	idx = ranked(&r->prof, &n);
+	idx = ranked(v->prof, &n);
 	if (!idx)
 		return;
 	if (!n)
 		fprintf(f, "  (none)\n");
-	for (i = 0; i < n && i < LEAK_STACKS && (int)i < r->top; i++)
-		text_stack(f, r, i + 1, idx[i]);
+	for (i = 0; i < n && i < LEAK_STACKS && (int)i < v->top; i++)
+		text_stack(f, v, i + 1, idx[i]);
 	if (n > i)
 		fprintf(f, "  ... %u more stacks (report.json \"leaked\", leaked.svg)\n", n - i);
 	free(idx);
 }
 
-static void json_stack(FILE *f, const struct pt_report *r, uint32_t k, const uint32_t *jidx, bool first)
+static void json_stack(FILE *f, const struct pt_leaked_view *v, uint32_t k, const uint32_t *jidx, bool first)
 {
-	const struct pt_stack *s = &r->prof.stacks[k];
+	const struct pt_stack *s = &v->prof->stacks[k];
 	uint64_t *seq, *bytes, *count;
-	uint32_t n = origins(r, k, &seq, &bytes, &count), j;
+	uint32_t n = origins(v, k, &seq, &bytes, &count), j;
 
 	fprintf(f, "%s\n      {\"stack\": ", first ? "" : ",");
 	if (jidx && jidx[k] == UINT32_MAX)
@@ -222,9 +223,9 @@ static void json_stack(FILE *f, const struct pt_report *r, uint32_t k, const uin
 	free(count);
 }
 
-void pt_leaked_json(FILE *f, const struct pt_report *r, const uint32_t *jidx)
+void pt_leaked_json(FILE *f, const struct pt_leaked_view *v, const uint32_t *jidx)
 {
-	const struct pt_leaks *lk = &r->leaks;
+	const struct pt_leaks *lk = &v->leaked->leaks;
 	uint32_t *idx, n, i;
 
 	if (!lk->read) {
@@ -244,14 +245,14 @@ void pt_leaked_json(FILE *f, const struct pt_report *r, const uint32_t *jidx)
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"stacks\": [");
-	idx = ranked(&r->prof, &n);
+	idx = ranked(v->prof, &n);
 	for (i = 0; idx && i < n; i++)
-		json_stack(f, r, idx[i], jidx, i == 0);
+		json_stack(f, v, idx[i], jidx, i == 0);
 	free(idx);
 	fprintf(f, "%s]}", n ? "\n    " : "");
 }
 
-int pt_leaked_write_dir(const char *dir, const struct pt_report *r)
+int pt_leaked_write_dir(const char *dir, const struct pt_leaked_view *v)
 {
 	char path[4096], sub[256], b[32];
 	int err = 0, e;
@@ -260,28 +261,28 @@ int pt_leaked_write_dir(const char *dir, const struct pt_report *r)
 	snprintf(path, sizeof(path), "%s/leaked.folded", dir);
 	if (!(f = pt_output_fopen(path)))
 		return -errno;
-	err = pt_write_folded(f, &r->prof, PT_LEAKED_BYTES);
+	err = pt_write_folded(f, v->prof, PT_LEAKED_BYTES);
 	if (fclose(f) && !err)
 		err = -errno;
 	snprintf(path, sizeof(path), "%s/leaked.svg", dir);
 	if (!(f = pt_output_fopen(path)))
 		return err ? err : -errno;
-	snprintf(sub, sizeof(sub), "PID %d (%s): %s leaked across %" PRIu64 " invocations", r->pid,
-		 r->comm, pt_fmt_bytes(b, sizeof(b), (double)r->leaks.bytes[PT_LEAK_LEAKED]),
-		 r->leaks.judged);
-	e = pt_write_flamegraph(f, &r->prof, PT_LEAKED_BYTES,
+	snprintf(sub, sizeof(sub), "PID %d (%s): %s leaked across %" PRIu64 " invocations", v->pid,
+		 v->comm, pt_fmt_bytes(b, sizeof(b), (double)v->leaked->leaks.bytes[PT_LEAK_LEAKED]),
+		 v->leaked->leaks.judged);
+	e = pt_write_flamegraph(f, v->prof, PT_LEAKED_BYTES,
 				"Heap leaked across invocations (allocated in one, live after the next)", sub);
 	if (fclose(f) && !e)
 		e = -errno;
 	return err ? err : e;
 }
 
-void pt_leaked_free(struct pt_report *r)
+void pt_leaked_free(struct pt_leaked *lk)
 {
-	pt_leaks_free(&r->leaks);
-	free(r->leaked);
-	free(r->leak_stack_of);
-	r->leaked = NULL;
-	r->leak_stack_of = NULL;
-	r->nleak_stacks = 0;
+	pt_leaks_free(&lk->leaks);
+	free(lk->by_stack);
+	free(lk->stack_of);
+	lk->by_stack = NULL;
+	lk->stack_of = NULL;
+	lk->nstacks = 0;
 }
