@@ -1069,7 +1069,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
 	s->wake_ep = s->pidfd = s->stats_fd = -1;
-	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
+	s->rep.inv_stacks.stacks_fd = s->rep.inv_stacks.py_fd = s->rep.inv_stacks.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
 	libbpf_set_print(libbpf_print);
@@ -2212,7 +2212,7 @@ static void stacks_used(struct pt_session *s)
 
 	rep->stacks_cut[PT_TIER_INNER] = in < leaf - inner ? in : leaf - inner;
 	rep->stacks_cut[PT_TIER_LEAF] = lf < max - leaf ? lf : max - leaf;
-	rep->stacks_used = (rep->g.next_stack < inner - 1 ? rep->g.next_stack : inner - 1) +
+	rep->stacks_used = (rep->totals.next_stack < inner - 1 ? rep->totals.next_stack : inner - 1) +
 			   rep->stacks_cut[PT_TIER_INNER] + rep->stacks_cut[PT_TIER_LEAF];
 	rep->max_stacks = max;
 	rep->stack_table_bytes = pt_map_memlock(bpf_map__fd(k->maps.stack_ids)) +
@@ -2231,7 +2231,7 @@ static void report_figures(struct pt_session *s)
 
 	rep->pid = s->pid;
 	rep->launched = s->launched;
-	rep->g = s->skel->bss->g;
+	rep->totals = s->skel->bss->g;
 	rep->rss.kernel = s->skel->bss->rss_g;
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
@@ -2246,26 +2246,26 @@ static void report_figures(struct pt_session *s)
 	/* Said where the invocations are printed too, not only on stderr. */
 	if (s->aws_pending)
 		rep->boundary = "uprobe (aws-lambda-cpp never mapped: no boundaries)";
-	rep->src = inv_src(s);
+	rep->inv_stacks = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;
 	rep->startup.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
 	rep->startup.cache_on = s->uwc.on;
 	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);
-	rep->ar = s->ar;
+	rep->arenas = s->ar;
 	memset(&s->ar, 0, sizeof(s->ar));
-	rep->ar.allocator = pt_allocator_kind_name(s->alloc.kind);
+	rep->arenas.allocator = pt_allocator_kind_name(s->alloc.kind);
 	pt_read_errors(s->skel, rep->errors);
-	rep->errors[PT_ERR_RAPI_FULL] += rep->g.rapi_full;
+	rep->errors[PT_ERR_RAPI_FULL] += rep->totals.rapi_full;
 	/* Over every record, kept in memory or not. */
 	rep->errors[PT_ERR_INV_LOST] += s->invs.overwritten;
 	rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.stacks_lost;
-	rep->inv_seen = rep->g.inv_seq;
+	rep->inv_seen = rep->totals.inv_seq;
 	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
 	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
 	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
-	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->g.rapi_unparsed;
+	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->totals.rapi_unparsed;
 	rep->exited = s->exited || (s->launched && s->child.exited);
 	if (s->launched && s->child.exited) {
 		if (WIFSIGNALED(s->child.status))
@@ -2280,7 +2280,7 @@ static void report_figures(struct pt_session *s)
 	}
 	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 	stacks_used(s);
-	pt_tl_summarize(&s->tl, &s->invs, &rep->tl);
+	pt_tl_summarize(&s->tl, &s->invs, &rep->timeline);
 }
 
 /* Each stack's Python words: only stacks that have some are in the map. */
@@ -2342,7 +2342,7 @@ int pt_session_collect(struct pt_session *s)
 	rss_kinds(s);
 	s->cin.rss_kind = pt_rss_stack_kinds(&rep->rss, s->nstk);
 	pt_rss_collect(&rep->rss, bpf_map__fd(s->skel->maps.rss_objs));
-	s->cin.peak_seq = rep->g.peak_seq;
+	s->cin.peak_seq = rep->totals.peak_seq;
 	s->cin.rss_peak_seq = rep->rss.kernel.peak_seq;
 	s->cin.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	s->cin.py = NULL;

@@ -60,8 +60,8 @@ int main(void)
 	CHECK(pt_killed_rss_first(&ir), "--light: the RSS holders (no heap view)");
 
 	python_kill(&ir);
-	r.src.stacks_fd = -1;
-	r.src.py_fd = -1;
+	r.inv_stacks.stacks_fd = -1;
+	r.inv_stacks.py_fd = -1;
 	r.rss.kinds.read = true;
 	r.rss.kinds.from_kept = true;
 	r.rss.kinds.kept_ns = 1000000000ULL;

@@ -309,7 +309,7 @@ static void write_holders(struct hctx *c, const struct pt_report *r, uint32_t *o
 	/* As report.txt's WHO HELD THE RSS: when the heap is a small part of the RSS, or not traced
 	 * (--light). */
 	idx = NULL;
-	if ((!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak)) ||
+	if ((!r->light && !pt_rss_first_screen((int64_t)r->totals.peak_bytes, (int64_t)r->totals.rss_peak)) ||
 	    !(idx = pt_rss_ranked(p, &n))) {
 		fputs("null,\n", c->f);
 		return;
@@ -396,7 +396,7 @@ static void write_inv_stacks(struct hctx *c, const struct pt_report *r, const st
 
 	fputs(", \"stacks\": [", c->f);
 	for (i = 0; i < ir->nall; i++) {
-		if ((n = kstack(c, &r->src, ir->all[i].stack, &fr)) < 0)
+		if ((n = kstack(c, &r->inv_stacks, ir->all[i].stack, &fr)) < 0)
 			continue;
 		fprintf(c->f, "%s[%" PRId64 ",[", first ? "" : ",", ir->all[i].bytes);
 		for (j = 0; j < n; j++)
@@ -429,7 +429,7 @@ static void write_invocations(struct hctx *c, const struct pt_report *r)
 			   ", \"heap_peak\": %" PRId64 ", \"vmhwm\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
 			   ", \"overwritten\": %s", ir->start_ns, dur, ir->rss_peak, ir->heap_peak,
 			ir->vmhwm, ir->alloc_bytes, ir->overwritten ? "true" : "false");
-		if (k < PT_HTML_MAX_INV_GRAPHS && r->src.stacks_fd >= 0)
+		if (k < PT_HTML_MAX_INV_GRAPHS && r->inv_stacks.stacks_fd >= 0)
 			write_inv_stacks(c, r, ir);
 		fputc('}', c->f);
 	}
@@ -452,8 +452,8 @@ static void write_data(struct hctx *c, const char *dir, const struct pt_report *
 		   ", \"alloc_bytes\": %" PRIu64 ", \"rss_peak\": %" PRId64 ", \"vmhwm\": %" PRIu64
 		   ", \"max_stacks_per_view\": %u, \"max_inv_graphs\": %u, \"inv_keep\": %u"
 		   ", \"stacks_used\": %" PRIu64 ", \"max_stacks\": %" PRIu64 ",\n",
-		r->duration_ns, (int64_t)r->g.peak_bytes, (int64_t)r->g.live_bytes,
-		(uint64_t)r->g.alloc_bytes, (int64_t)r->g.rss_peak, r->vmhwm_bytes, PT_HTML_MAX_STACKS,
+		r->duration_ns, (int64_t)r->totals.peak_bytes, (int64_t)r->totals.live_bytes,
+		(uint64_t)r->totals.alloc_bytes, (int64_t)r->totals.rss_peak, r->vmhwm_bytes, PT_HTML_MAX_STACKS,
 		PT_HTML_MAX_INV_GRAPHS, PT_INV_KEEP, r->stacks_used, r->max_stacks);
 	fprintf(f, "\"light\": %s,\n", r->light ? "true" : "false");
 	fprintf(f, "\"python_outside\": %" PRIu64 ",\n", pt_rss_python_outside(&rv));

@@ -63,7 +63,7 @@ static void holder_text(FILE *f, const struct pt_report *r, uint32_t idx)
 	uint32_t fr[PT_MAX_MERGED];
 	struct pt_stack s = { .frames = fr };
 
-	if (pt_inv_stack_frames(&r->src, idx, &p, fr, &s.nframes)) {
+	if (pt_inv_stack_frames(&r->inv_stacks, idx, &p, fr, &s.nframes)) {
 		fprintf(f, "        [unknown stack]\n");
 		return;
 	}
@@ -162,7 +162,7 @@ static void json_rss_holders(FILE *f, const struct pt_report *r, const struct pt
 		fprintf(f, "%s{\"rss_bytes\": %" PRId64 ", \"fraction\": %.4f, \"kind\": \"%s\", \"kind_key\": "
 			   "\"%s\", \"frames\": ", t ? ", " : "", ir->rss_top[t].bytes,
 			share(ir->rss_top[t].bytes, ir->rss_peak), pt_mem_kind_name(k), pt_mem_kind_key(k));
-		pt_inv_json_frames(f, &r->src, ir->rss_top[t].stack);
+		pt_inv_json_frames(f, &r->inv_stacks, ir->rss_top[t].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -181,7 +181,7 @@ static void json_heap_holders(FILE *f, const struct pt_report *r, const struct p
 	for (t = 0; t < ir->ntop; t++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"fraction\": %.4f, \"frames\": ",
 			t ? ", " : "", ir->top[t].bytes, ir->top[t].count, share(ir->top[t].bytes, ir->rss_peak));
-		pt_inv_json_frames(f, &r->src, ir->top[t].stack);
+		pt_inv_json_frames(f, &r->inv_stacks, ir->top[t].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);

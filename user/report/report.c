@@ -285,8 +285,8 @@ static struct pt_pyobj_view pyobj_view(const struct pt_report *r)
 	return (struct pt_pyobj_view){
 		.note = &r->pyobj,
 		.live_full = r->errors[PT_ERR_LIVE_FULL],
-		.peak_count = r->g.peak_count,
-		.live_count = r->g.live_count,
+		.peak_count = r->totals.peak_count,
+		.live_count = r->totals.live_count,
 		.unheld_bytes = r->prof.unheld_bytes,
 		.light = r->light,
 	};
@@ -543,7 +543,7 @@ static void text_tracer(FILE *f, const struct pt_report *r)
 /* HEAP, RSS and MEMORY SYSCALLS: the kernel's totals. */
 static void text_totals(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
 	if (r->light)
@@ -582,7 +582,7 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
 	fprintf(f, "  VmHWM (process high-water mark, what Lambda-style tools report)   %s\n",
 		r->vmhwm_bytes ? pt_fmt_bytes(b1, sizeof(b1), (double)r->vmhwm_bytes) : "unknown");
-	pt_tl_text(f, &r->tl);   /* where the peak was in time; samples dropped or missed */
+	pt_tl_text(f, &r->timeline);   /* where the peak was in time; samples dropped or missed */
 	fprintf(f, "\nMEMORY SYSCALLS\n");
 	fprintf(f, "  mmap %" PRIu64 " (%s)   munmap %" PRIu64 " (%s)   mremap %" PRIu64
 		   "   brk %" PRIu64 " (heap grew %s)   madvise DONTNEED/FREE %" PRIu64 " (%s)\n",
@@ -707,7 +707,7 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 	fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
 	fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
 		"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
-		"HWM (Lambda)", r->ar.collected ? "  arena retained (change)" : "");
+		"HWM (Lambda)", r->arenas.collected ? "  arena retained (change)" : "");
 	for (k = 0; k < r->invs->n; k++) {
 		const struct pt_inv_record *ir = &r->invs->r[k];
 		double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
@@ -771,7 +771,7 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 {
 	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_profile *p = &r->prof;
-	uint64_t total = r->g.peak_bytes > 0 ? (uint64_t)r->g.peak_bytes : 0;
+	uint64_t total = r->totals.peak_bytes > 0 ? (uint64_t)r->totals.peak_bytes : 0;
 	uint32_t *idx, n, i;
 	char b1[32];
 
@@ -801,7 +801,7 @@ static void text_summary(FILE *f, const struct pt_report *r)
 {
 	struct pt_pyobj_view pv = pyobj_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	char b1[32], b2[32], b3[32];
 
 	if (r->light) {
@@ -825,8 +825,8 @@ static void text_summary(FILE *f, const struct pt_report *r)
 	text_summary_stacks(f, r);
 	if (has_invocations(r))
 		text_invocations(f, r);
-	if (r->ar.collected && r->ar.nadvice)
-		pt_arenas_advice_line(f, &r->ar, r->compare_run);
+	if (r->arenas.collected && r->arenas.nadvice)
+		pt_arenas_advice_line(f, &r->arenas, r->compare_run);
 }
 
 /* DATA LOSS AND DISTORTION: every error counter that is not zero. */
@@ -903,7 +903,7 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 {
 	struct pt_leaked_view lv = leaked_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	uint32_t k;
 
 	/* The first screen answers what peaked and who held it; the details follow, the tracer's
@@ -931,12 +931,12 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 	if (r->nmstacks)
 		text_map_stacks(f, r);
-	if (r->ar.collected) {
-		pt_arenas_text(f, &r->ar);
+	if (r->arenas.collected) {
+		pt_arenas_text(f, &r->arenas);
 		text_caveats(f, r, AFF_ARENAS, false);
-	} else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+	} else if (r->arenas.allocator && strcmp(r->arenas.allocator, "glibc"))
 		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
-			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+			   "uses %s (its allocations are traced as usual)\n", r->arenas.allocator);
 	text_tracer(f, r);
 }
 
@@ -1049,7 +1049,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	struct pt_leaked_view lv = leaked_view(r);
 	struct pt_pyobj_view pv = pyobj_view(r);
 	struct pt_rss_view rv = pt_report_rss_view(r);
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	struct pt_json_sel sel;
 	uint32_t i;
 	int k;
@@ -1144,7 +1144,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		(uint64_t)g->brk_count, (uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0,
 		(uint64_t)g->madv_count, (uint64_t)g->madv_bytes);
 	fprintf(f, "  \"arenas\": ");
-	pt_arenas_json(f, &r->ar);
+	pt_arenas_json(f, &r->arenas);
 	fprintf(f, ",\n");
 	json_losses(f, r);
 	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
@@ -1164,7 +1164,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 			r->startup.cache.uncacheable);
 	json_kernel(f, r);
 	fprintf(f, "  \"timeline\": ");
-	pt_tl_json(f, &r->tl);
+	pt_tl_json(f, &r->timeline);
 	fprintf(f, ",\n");
 	fprintf(f, "  \"frames\": {\"mode\": \"%s\", \"collapsed_frames\": %" PRIu64
 		   ", \"collapsed_runs\": %" PRIu64 ", \"hidden_frames\": %" PRIu64
@@ -1184,7 +1184,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	fprintf(f, ",\n  \"invocations\": [");
 	for (i = 0; r->invs && i < r->invs->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		pt_inv_json(f, &r->invs->r[i], &r->src);
+		pt_inv_json(f, &r->invs->r[i], &r->inv_stacks);
 	}
 	fprintf(f, "\n  ],\n");
 	pt_killed_json(f, r);
@@ -1245,9 +1245,9 @@ static const char *metric_title(int m)
 static int w_svg(FILE *f, const struct pt_report *r, int m)
 {
 	char sub[256], b[32];
-	uint64_t total = m == PT_PEAK_BYTES ? (uint64_t)r->g.peak_bytes :
-			 m == PT_LIVE_BYTES ? (uint64_t)(r->g.live_bytes > 0 ? r->g.live_bytes : 0) :
-			 r->g.alloc_bytes;
+	uint64_t total = m == PT_PEAK_BYTES ? (uint64_t)r->totals.peak_bytes :
+			 m == PT_LIVE_BYTES ? (uint64_t)(r->totals.live_bytes > 0 ? r->totals.live_bytes : 0) :
+			 r->totals.alloc_bytes;
 
 	snprintf(sub, sizeof(sub), "PID %d (%s): %s", r->pid, r->comm,
 		 pt_fmt_bytes(b, sizeof(b), (double)total));
@@ -1322,7 +1322,7 @@ void pt_report_free(struct pt_report *r)
 	r->mstacks = NULL;
 	r->nmstacks = 0;
 	pt_profile_free(&r->prof);
-	pt_arenas_free(&r->ar);
+	pt_arenas_free(&r->arenas);
 	pt_rss_free(&r->rss);
 	pt_leaked_free(&r->leaked);
 }
@@ -1332,7 +1332,7 @@ struct pt_rss_view pt_report_rss_view(const struct pt_report *r)
 	return (struct pt_rss_view){
 		.rss = &r->rss,
 		.prof = &r->prof,
-		.totals = &r->g,
+		.totals = &r->totals,
 		.top = r->top,
 		.light = r->light,
 		.python_traced = strcmp(pt_pyobj_traced(&r->pyobj), "probes") == 0,

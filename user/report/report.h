@@ -59,7 +59,7 @@ struct pt_report {
 	struct pt_probe_info probes[PT_PROBES_MAX];
 	int nprobes;
 	/* figures from the kernel */
-	struct pt_global g;
+	struct pt_global totals;
 	uint64_t errors[PT_ERR_COUNT];
 	uint64_t vmhwm_bytes;   /* /proc/PID/status VmHWM (or the mm's hiwater at exit) */
 	uint64_t tracer_vmhwm;  /* peaktrace's own VmHWM */
@@ -75,7 +75,7 @@ struct pt_report {
 	uint32_t nmstacks;
 	int top;
 	uint32_t json_stacks;   /* report.json keeps the top N stacks per figure, 0 = all */
-	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
+	struct pt_arenas arenas;   /* ARENAS: glibc arenas (arenas.collected when accounting ran) */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
 	/* The kernel (kernel/features.h): its release and the optional features it lacks, with
 	 * what their absence cost this run. NULL: not probed (no "kernel" in the report). */
@@ -85,10 +85,10 @@ struct pt_report {
 	/* invocations */
 	const struct pt_inv_list *invs;
 	const char *boundary;   /* --boundary mode */
-	struct pt_stack_src src;   /* names per-invocation stacks (stacks_fd -1: none) */
+	struct pt_stack_src inv_stacks;   /* names per-invocation stacks (stacks_fd -1: none) */
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
-	struct pt_tl_summary tl;   /* memory over time (DIR/timeline.jsonl) */
+	struct pt_tl_summary timeline;   /* memory over time (DIR/timeline.jsonl) */
 	struct pt_leaked leaked;   /* leaks across invocations (invocation/leaked.h) */
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
 	struct pt_rss rss;      /* RSS attribution by page (rss/rss.h) */

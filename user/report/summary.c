@@ -20,7 +20,7 @@ static int cmp_double(const void *x, const void *y)
 
 int pt_summary_write(const char *path, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	int64_t inv_peak = 0, inv_ret = 0, ninv = 0;
 	double dur[64];
 	int ndur = 0;
@@ -53,15 +53,15 @@ int pt_summary_write(const char *path, const struct pt_report *r)
 	fprintf(f, "alloc_count\t%" PRIu64 "\n", (uint64_t)g->alloc_count);
 	fprintf(f, "mmap_count\t%" PRIu64 "\n", (uint64_t)g->mmap_count);
 	fprintf(f, "munmap_count\t%" PRIu64 "\n", (uint64_t)g->munmap_count);
-	if (r->ar.collected && r->ar.memory_read) {
-		fprintf(f, "arena_count\t%d\n", r->ar.nrows);
-		fprintf(f, "arena_resident\t%" PRId64 "\n", r->ar.resident_bytes);
-		fprintf(f, "arena_retained\t%" PRId64 "\n", r->ar.retained_bytes);
+	if (r->arenas.collected && r->arenas.memory_read) {
+		fprintf(f, "arena_count\t%d\n", r->arenas.nrows);
+		fprintf(f, "arena_resident\t%" PRId64 "\n", r->arenas.resident_bytes);
+		fprintf(f, "arena_retained\t%" PRId64 "\n", r->arenas.retained_bytes);
 	}
 	/* The advice that is an environment setting: the comparing parent prices it. */
-	for (k = 0; r->ar.collected && k < (uint32_t)r->ar.nadvice; k++)
-		if (strchr(r->ar.advice[k].setting, '=') && !strchr(r->ar.advice[k].setting, ' '))
-			fprintf(f, "advice\t%s\n", r->ar.advice[k].setting);
+	for (k = 0; r->arenas.collected && k < (uint32_t)r->arenas.nadvice; k++)
+		if (strchr(r->arenas.advice[k].setting, '=') && !strchr(r->arenas.advice[k].setting, ' '))
+			fprintf(f, "advice\t%s\n", r->arenas.advice[k].setting);
 	if (ninv) {
 		fprintf(f, "invocations\t%" PRId64 "\n", ninv);
 		fprintf(f, "inv_rss_peak_max\t%" PRId64 "\n", inv_peak);
