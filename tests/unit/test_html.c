@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
+#include "report/report.h"
 #include "report/html.h"
+#include "timeline/timeline.h"
 
 static char *capture_str(const char *s)
 {

@@ -14,6 +14,7 @@
 #include "profile/profile.h"
 #include "profile/collect.h"
 #include "profile/frames.h"
+#include "report/report.h"
 #include "report/html.h"
 #include "output/holder.h"
 #include "rss/rss.h"

@@ -4,7 +4,6 @@
 #define PEAKTRACE_REPORT_HTML_H
 
 #include <stdio.h>
-#include "report/report.h"
 
 /* Stacks embedded per profile view (the biggest; the rest summed and said in the page). */
 #define PT_HTML_MAX_STACKS 2000
@@ -15,7 +14,5 @@
 extern const char pt_html_js[];
 extern const char pt_html_css[];
 
-/* DIR/report.html. 0 or -errno. */
-int pt_write_html(FILE *f, const char *dir, const struct pt_report *r);
 
 #endif

@@ -13,13 +13,10 @@
 #include "util/outdir.h"
 #include "bpf/inv.h"
 #include "report/report.h"
-#include "report/html.h"
 #include "rss/rss.h"
-#include "report/killed.h"
 #include "report/perfmap.h"
 #include "output/holder.h"
 #include "profile/frames.h"
-#include "report/jsonstacks.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_LIVE_FULL] = "live_table_full",

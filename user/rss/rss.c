@@ -30,16 +30,6 @@ static const char *const bucket_names[NBUCKETS] = {
 	"[concurrent faults]",
 };
 
-int64_t pt_rss_take(int64_t *from, int64_t want)
-{
-	int64_t t = want < *from ? want : *from;
-
-	if (t < 0)
-		t = 0;
-	*from -= t;
-	return want - t;
-}
-
 void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_rss_split *s)
 {
 	int64_t freed = fig->freed_unowned, reclaimed = fig->reclaimed, refaulted = fig->refaulted;

@@ -86,9 +86,6 @@ struct pt_rss_split {
 	int64_t mismatch;    /* anon - (the sum above): 0 unless a figure raced (two CPUs) */
 };
 
-/* Moves up to want bytes out of *from (never below 0; nothing for want <= 0); returns what
- * is still wanted. The one step of both splits' "released pages taken from the buckets". */
-int64_t pt_rss_take(int64_t *from, int64_t want);
 void pt_rss_split_of(const struct pt_rss_figures *fig, int64_t anon, struct pt_rss_split *s);
 
 /* The RSS holders go on the first screen too when the heap is a small part of the RSS: the live
@@ -109,5 +106,35 @@ void pt_rss_text(FILE *f, const struct pt_rss_view *v);
 void pt_rss_json(FILE *f, const struct pt_rss_view *v);
 /* DIR/rss.folded and DIR/rss.svg: 0 or -errno. */
 int pt_rss_write_files(const char *dir, const struct pt_rss_view *v);
+
+/* ---- their memory-kind and file/shmem parts (sections.c) ---- */
+
+/* The by-kind line of TOP STACKS HOLDING RSS AT THE PEAK. */
+void pt_rss_kinds_text(FILE *f, const struct pt_rss_view *v);
+/* Bytes at the RSS peak of the stacks of kind k (0 when the kinds were not read). */
+uint64_t pt_rss_kind_bytes(const struct pt_rss_view *v, enum pt_mem_kind k);
+/* Python objects outside the heap view: when pymalloc arenas held more than
+ * PT_PY_OUTSIDE_MIN at the RSS peak and --python-objects was not given, one line saying how
+ * much, pointing to rss.svg and --python-objects (with lead: for the first screen). */
+#define PT_PY_OUTSIDE_MIN (4ULL << 20)
+void pt_rss_python_note(FILE *f, const struct pt_rss_view *v, bool lead);
+/* The bytes that note names, 0 when it is not shown (report.html's summary). */
+uint64_t pt_rss_python_outside(const struct pt_rss_view *v);
+/* report.json rss_attribution's "python_objects_outside_heap" member (no separator). */
+void pt_rss_python_note_json(FILE *f, const struct pt_rss_view *v);
+/* report.json rss_attribution's kinds_read, by_kind_at_peak, kind_stacks_mixed,
+ * kind_scan_capped members (no separator around them). */
+void pt_rss_kinds_json(FILE *f, const struct pt_rss_view *v);
+/* Counter i (0 file, 1 shmem) of the report at the RSS peak or at the end. */
+void pt_rss_sh_split_at(const struct pt_rss_view *v, int i, bool peak, struct pt_rss_sh_split *s);
+/* The file/shmem part of TOP STACKS HOLDING RSS AT THE PEAK. */
+void pt_rss_objs_text(FILE *f, const struct pt_rss_view *v);
+/* rss_attribution's "file_shmem" member (no separator around it). */
+void pt_rss_objs_json(FILE *f, const struct pt_rss_view *v);
+/* Frames and stacks this adds to rss.folded (room to make in q beforehand). */
+uint32_t pt_rss_obj_extra(const struct pt_rss_view *v);
+/* Append one stack per object and per non-empty bucket (a root frame each, value at the peak)
+ * to q; fidx: room for pt_rss_obj_extra(r) indexes, kept while q is used. */
+void pt_rss_obj_frames(const struct pt_rss_view *v, struct pt_profile *q, uint32_t *fidx);
 
 #endif

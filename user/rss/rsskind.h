@@ -113,26 +113,9 @@ const char *pt_rss_kinds_source(const struct pt_rss_kinds *k);
 void pt_rss_kinds_free(struct pt_rss_kinds *k);
 
 struct pt_profile;
-struct pt_rss_view;
 /* Each of q's first nstacks stacks holding pages at the RSS peak gets a root frame of its kind
  * ("[kind: thread stack]"), added to q->frames (room for PT_MK_COUNT more); their frames move to
  * *pool (free it). 0 or -ENOMEM. */
 int pt_rss_kind_frames(struct pt_profile *q, uint32_t nstacks, uint32_t **pool);
-/* The by-kind line of TOP STACKS HOLDING RSS AT THE PEAK. */
-void pt_rss_kinds_text(FILE *f, const struct pt_rss_view *v);
-/* Bytes at the RSS peak of the stacks of kind k (0 when the kinds were not read). */
-uint64_t pt_rss_kind_bytes(const struct pt_rss_view *v, enum pt_mem_kind k);
-/* Python objects outside the heap view: when pymalloc arenas held more than
- * PT_PY_OUTSIDE_MIN at the RSS peak and --python-objects was not given, one line saying how
- * much, pointing to rss.svg and --python-objects (with lead: for the first screen). */
-#define PT_PY_OUTSIDE_MIN (4ULL << 20)
-void pt_rss_python_note(FILE *f, const struct pt_rss_view *v, bool lead);
-/* The bytes that note names, 0 when it is not shown (report.html's summary). */
-uint64_t pt_rss_python_outside(const struct pt_rss_view *v);
-/* report.json rss_attribution's "python_objects_outside_heap" member (no separator). */
-void pt_rss_python_note_json(FILE *f, const struct pt_rss_view *v);
-/* report.json rss_attribution's kinds_read, by_kind_at_peak, kind_stacks_mixed,
- * kind_scan_capped members (no separator around them). */
-void pt_rss_kinds_json(FILE *f, const struct pt_rss_view *v);
 
 #endif

@@ -15,14 +15,12 @@
 #include <bpf/bpf.h>
 
 #include "profile/profile.h"
-#include "rss/rss.h"
+#include "rss/rssobj.h"
 #include "target/procmaps.h"
 #include "util/fmt.h"
 
-#define OBJ_TOP 10
 #define MAX_NAMES 65536
 
-static const char *const sh_kind[2] = { "file", "shmem" };
 
 static const char *const bucket_names[2][PT_RSS_SH_BUCKETS] = {
 	{ "[file pages resident before tracing]", "[file pages populated without a fault]",
@@ -44,6 +42,16 @@ int64_t pt_rss_sh_bucket(const struct pt_rss_sh_split *s, int b)
 					       s->table_full };
 
 	return b >= 0 && b < PT_RSS_SH_BUCKETS ? v[b] : 0;
+}
+
+int64_t pt_rss_take(int64_t *from, int64_t want)
+{
+	int64_t t = want < *from ? want : *from;
+
+	if (t < 0)
+		t = 0;
+	*from -= t;
+	return want - t;
 }
 
 void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s)
@@ -209,171 +217,4 @@ void pt_rss_objs_free(struct pt_rss_objs *o)
 	free(o->row);
 	free(o->names);
 	memset(o, 0, sizeof(*o));
-}
-
-/* ---- in the report ------------------------------------------------------------------------ */
-
-void pt_rss_sh_split_at(const struct pt_rss_view *v, int i, bool peak, struct pt_rss_sh_split *s)
-{
-	int m = i ? PT_RSS_SHMEM : PT_RSS_FILE;
-
-	if (peak && v->rss->kernel.sh_snap_seq[i] == v->rss->kernel.peak_seq)
-		pt_rss_sh_split_of(&v->rss->kernel.sh_at_peak[i], v->rss->kernel.sh_at_peak[i].total, s);
-	else if (peak)   /* unchanged since the peak (bpf/peaktrace.h sh_snap_seq) */
-		pt_rss_sh_split_of(&v->rss->kernel.sh_now[i], v->totals->rss[m], s);
-	else
-		pt_rss_sh_split_of(&v->rss->kernel.sh_now[i], v->totals->rss[m], s);
-}
-
-static int64_t by_member(const struct pt_rss_view *v, int i, bool peak)
-{
-	int64_t sum = 0;
-	uint32_t k;
-
-	for (k = 0; k < v->rss->objs.n; k++)
-		if ((v->rss->objs.row[k].o.member == PT_RSS_SHMEM) == (i == 1))
-			sum += peak ? v->rss->objs.row[k].at_peak : v->rss->objs.row[k].now;
-	return sum;
-}
-
-static void sh_line(FILE *f, const struct pt_rss_view *v, int i)
-{
-	struct pt_rss_sh_split s;
-	char b1[32], b2[32];
-	int b;
-
-	pt_rss_sh_split_at(v, i, true, &s);
-	fprintf(f, "  %s pages at the RSS peak: %s = by %s %s", sh_kind[i],
-		pt_fmt_bytes(b1, sizeof(b1), (double)s.total), i ? "object" : "file",
-		pt_fmt_bytes(b2, sizeof(b2), (double)s.attributed));
-	for (b = 0; b < PT_RSS_SH_BUCKETS; b++)
-		if (pt_rss_sh_bucket(&s, b))
-			fprintf(f, "; %s %s", pt_rss_sh_bucket_name(i, b),
-				pt_fmt_bytes(b1, sizeof(b1), (double)pt_rss_sh_bucket(&s, b)));
-	if (s.over)
-		fprintf(f, "; released with no object known but still on their objects %s",
-			pt_fmt_bytes(b1, sizeof(b1), (double)s.over));
-	if (s.mismatch)
-		fprintf(f, "; unexplained %" PRId64 " bytes", s.mismatch);
-	fputc('\n', f);
-}
-
-void pt_rss_objs_text(FILE *f, const struct pt_rss_view *v)
-{
-	char b1[32], b2[32];
-	uint64_t rest = 0;
-	uint32_t k;
-
-	fprintf(f, "\nFILES AND SHARED MEMORY HOLDING RSS AT THE PEAK (by the file or object their pages are in)\n");
-	sh_line(f, v, 0);
-	sh_line(f, v, 1);
-	if (v->rss->kernel.sh_vma_busy || v->rss->kernel.sh_table_full_events || v->rss->kernel.sh_split_removals)
-		fprintf(f, "  %" PRIu64 " faults whose mapping was not looked up, object table full %" PRIu64
-			   " times, %" PRIu64 " removals over several mappings (their pages: released "
-			   "with no object known)\n", (uint64_t)v->rss->kernel.sh_vma_busy,
-			(uint64_t)v->rss->kernel.sh_table_full_events, (uint64_t)v->rss->kernel.sh_split_removals);
-	for (k = 0; k < v->rss->objs.n; k++) {
-		const struct pt_rss_obj_row *o = &v->rss->objs.row[k];
-
-		if (k >= OBJ_TOP || (int)k >= v->top) {
-			rest += o->at_peak > 0 ? (uint64_t)o->at_peak : 0;
-			continue;
-		}
-		fprintf(f, "  #%-2u %s at the peak, %s at the end  %-5s %s\n", k + 1,
-			pt_fmt_bytes(b1, sizeof(b1), (double)o->at_peak),
-			pt_fmt_bytes(b2, sizeof(b2), (double)o->now),
-			o->o.member == PT_RSS_SHMEM ? "shmem" : "file", o->label);
-	}
-	if (rest || v->rss->objs.n > OBJ_TOP)
-		fprintf(f, "  ... %u more objects holding %s at the peak (report.json, rss.folded)\n",
-			v->rss->objs.n > OBJ_TOP ? v->rss->objs.n - OBJ_TOP : 0, pt_fmt_bytes(b1, sizeof(b1), (double)rest));
-	if (!v->rss->objs.n)
-		fprintf(f, "  (no file or shared-memory object held pages)\n");
-}
-
-static void json_sh(FILE *f, const struct pt_rss_view *v, int i, bool peak)
-{
-	struct pt_rss_sh_split s;
-
-	pt_rss_sh_split_at(v, i, peak, &s);
-	fprintf(f, "{\"total_bytes\": %" PRId64 ", \"attributed_bytes\": %" PRId64
-		   ", \"objects_bytes\": %" PRId64 ", \"resident_before_bytes\": %" PRId64
-		   ", \"populated_without_fault_bytes\": %" PRId64 ", \"other_task_bytes\": %" PRId64
-		   ", \"mapping_not_looked_up_bytes\": %" PRId64 ", \"table_full_bytes\": %" PRId64
-		   ", \"released_unknown_object_bytes\": %" PRId64 ", \"unexplained_bytes\": %" PRId64 "}",
-		s.total, s.attributed, by_member(v, i, peak), s.before, s.no_fault, s.other_task,
-		s.vma_busy, s.table_full, s.over, s.mismatch);
-}
-
-void pt_rss_objs_json(FILE *f, const struct pt_rss_view *v)
-{
-	uint32_t k;
-	int i;
-
-	fprintf(f, "\"file_shmem\": {");
-	for (i = 0; i < 2; i++) {
-		fprintf(f, "%s\"%s\": {\"at_peak\": ", i ? ", " : "", sh_kind[i]);
-		json_sh(f, v, i, true);
-		fprintf(f, ", \"at_end\": ");
-		json_sh(f, v, i, false);
-		fputc('}', f);
-	}
-	fprintf(f, ", \"faults\": %" PRIu64 ", \"mapping_not_looked_up_events\": %" PRIu64
-		   ", \"table_full_events\": %" PRIu64 ", \"split_removals\": %" PRIu64
-		   ", \"maps_reads\": %" PRIu64 ", \"reused_slot_events\": %" PRIu64 ", \"objects\": [",
-		(uint64_t)v->rss->kernel.sh_faults, (uint64_t)v->rss->kernel.sh_vma_busy,
-		(uint64_t)v->rss->kernel.sh_table_full_events, (uint64_t)v->rss->kernel.sh_split_removals,
-		v->rss->objs.maps_reads, (uint64_t)v->rss->kernel.sh_obj_reused);
-	for (k = 0; k < v->rss->objs.n; k++) {
-		const struct pt_rss_obj_row *o = &v->rss->objs.row[k];
-
-		fprintf(f, "%s\n    {\"kind\": \"%s\", \"name\": ", k ? "," : "",
-			o->o.member == PT_RSS_SHMEM ? "shmem" : "file");
-		pt_json_str(f, o->label);
-		fprintf(f, ", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"rss_peak_bytes\": %" PRId64
-			   ", \"rss_bytes\": %" PRId64 "}", o->o.dev >> 20, o->o.dev & 0xfffff,
-			(uint64_t)o->o.ino, o->at_peak, o->now);
-	}
-	fprintf(f, "%s]}", v->rss->objs.n ? "\n  " : "");
-}
-
-uint32_t pt_rss_obj_extra(const struct pt_rss_view *v)
-{
-	return v->rss->objs.n + 2 * PT_RSS_SH_BUCKETS;
-}
-
-static void add_root(struct pt_profile *q, uint32_t *fidx, const char *name, int64_t v)
-{
-	struct pt_frame *fr = &q->frames[q->nframes];
-	struct pt_stack *st = &q->stacks[q->nstacks];
-
-	memset(fr, 0, sizeof(*fr));
-	fr->func = (char *)name;
-	fr->module = (char *)"";
-	fr->kind = PT_FK_OTHER;
-	memset(st, 0, sizeof(*st));
-	*fidx = q->nframes;
-	st->nframes = 1;
-	st->frames = fidx;
-	st->v[PT_RSS_PEAK_BYTES] = (uint64_t)v;
-	q->nframes++;
-	q->nstacks++;
-}
-
-void pt_rss_obj_frames(const struct pt_rss_view *v, struct pt_profile *q, uint32_t *fidx)
-{
-	struct pt_rss_sh_split s;
-	uint32_t k, used = 0;
-	int i, b;
-
-	for (k = 0; k < v->rss->objs.n; k++)
-		if (v->rss->objs.row[k].at_peak > 0)
-			add_root(q, &fidx[used++], v->rss->objs.row[k].frame, v->rss->objs.row[k].at_peak);
-	for (i = 0; i < 2; i++) {
-		pt_rss_sh_split_at(v, i, true, &s);
-		for (b = 0; b < PT_RSS_SH_BUCKETS; b++)
-			if (pt_rss_sh_bucket(&s, b) > 0)
-				add_root(q, &fidx[used++], pt_rss_sh_bucket_name(i, b),
-					 pt_rss_sh_bucket(&s, b));
-	}
 }

@@ -59,11 +59,11 @@ struct pt_rss_sh_split {
 	                     * still on their objects */
 	int64_t mismatch;   /* total - (attributed + buckets - over): 0 unless figures raced */
 };
+/* Moves up to want bytes out of *from (never below 0; nothing for want <= 0); returns what
+ * is still wanted. The one step of both splits' "released pages taken from the buckets". */
+int64_t pt_rss_take(int64_t *from, int64_t want);
 void pt_rss_sh_split_of(const struct pt_rss_sh_figures *f, int64_t total, struct pt_rss_sh_split *s);
 
-struct pt_rss_view;
-/* Counter i (0 file, 1 shmem) of the report at the RSS peak or at the end. */
-void pt_rss_sh_split_at(const struct pt_rss_view *v, int i, bool peak, struct pt_rss_sh_split *s);
 
 #define PT_RSS_SH_BUCKETS 5
 /* The root frame of bucket b (0..PT_RSS_SH_BUCKETS-1) of counter i (0 file, 1 shmem), and its
@@ -72,14 +72,5 @@ const char *pt_rss_sh_bucket_name(int i, int b);
 int64_t pt_rss_sh_bucket(const struct pt_rss_sh_split *s, int b);
 
 struct pt_profile;
-/* The file/shmem part of TOP STACKS HOLDING RSS AT THE PEAK. */
-void pt_rss_objs_text(FILE *f, const struct pt_rss_view *v);
-/* rss_attribution's "file_shmem" member (no separator around it). */
-void pt_rss_objs_json(FILE *f, const struct pt_rss_view *v);
-/* Frames and stacks this adds to rss.folded (room to make in q beforehand). */
-uint32_t pt_rss_obj_extra(const struct pt_rss_view *v);
-/* Append one stack per object and per non-empty bucket (a root frame each, value at the peak)
- * to q; fidx: room for pt_rss_obj_extra(r) indexes, kept while q is used. */
-void pt_rss_obj_frames(const struct pt_rss_view *v, struct pt_profile *q, uint32_t *fidx);
 
 #endif
