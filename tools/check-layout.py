@@ -8,8 +8,8 @@ user/ has one folder per capability; a file may include headers of its own folde
 folders below it, never above (docs/design.md, "Where things live"):
 
     util  <-  target  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  output
-          (the format writers)  <-  arenas, invocation  <-  report  <-  user/*.c (cli, session,
-          main)
+          (the format writers)  <-  the capabilities (arenas, invocation, rss, timeline, exec,
+          follow, diff, compare)  <-  report (assembles them)  <-  user/*.c (cli, session, main)
 
 bpf/*.h are the kernel/user contract and pure headers (compiled for BPF and for the host): any
 layer may include them; they include no user/ header, no BPF-only header (*.bpf.h) and not
