@@ -992,7 +992,7 @@ static void at_child_exec(void *arg)
 /* The memory kind of each stack's RSS pages, from the maps now (rss/rss.h). */
 static void rss_kinds(struct pt_session *s)
 {
-	pt_rss_kinds_end(&s->rep.rss, s->pid, s->skel->bss->rss_g.sh_objs,
+	pt_rss_kinds_end(&s->rep.rss, s->pid, &s->skel->bss->rss_g,
 			 bpf_map__fd(s->skel->maps.stats), stacks_span(s));
 }
 
@@ -2041,7 +2041,7 @@ void pt_session_poll(struct pt_session *s)
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
 		}
-		pt_rss_poll(&s->rep.rss, s->pid, &s->skel->bss->rss_g, !s->exited, now_ns());
+		pt_rss_poll(&s->rep.rss, s->pid, &s->skel->bss->rss_g, !s->exited);
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();

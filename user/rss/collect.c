@@ -33,16 +33,17 @@ void pt_rss_event(struct pt_rss *r, pid_t pid, uint32_t stack, uint64_t addr, ui
 		pt_rss_kinds_early(&r->kinds, pid, 0);
 }
 
-void pt_rss_poll(struct pt_rss *r, pid_t pid, const struct pt_rss_global *k, bool alive, uint64_t now)
+void pt_rss_poll(struct pt_rss *r, pid_t pid, const struct pt_rss_global *k, bool alive)
 {
 	obj_names(r, pid, k->sh_objs, false);
-	pt_rss_kinds_early(&r->kinds, pid, now);
+	pt_rss_kinds_early(&r->kinds, pid, pt_mono_ns());
 	/* Its maps while it lives, should it die: attached, they are gone by the end. */
 	if (alive)
-		pt_rss_kinds_keep(&r->kinds, pid, k->map_gen, now);
+		pt_rss_kinds_keep(&r->kinds, pid, k->map_gen, pt_mono_ns());
 }
 
-void pt_rss_kinds_end(struct pt_rss *r, pid_t pid, uint64_t sh_objs, int stats_fd, uint32_t nstacks)
+void pt_rss_kinds_end(struct pt_rss *r, pid_t pid, const struct pt_rss_global *k, int stats_fd,
+		      uint32_t nstacks)
 {
 	int err;
 
@@ -53,7 +54,7 @@ void pt_rss_kinds_end(struct pt_rss *r, pid_t pid, uint64_t sh_objs, int stats_f
 	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
 		fprintf(stderr, "peaktrace: cannot read the memory kinds of RSS pages: %s; they are "
 				"shown as \"not known\"\n", strerror(-err));
-	obj_names(r, pid, sh_objs, true);
+	obj_names(r, pid, k->sh_objs, true);
 }
 
 const uint8_t *pt_rss_stack_kinds(const struct pt_rss *r, uint32_t nstacks)

@@ -32,20 +32,21 @@ struct pt_rss {
 /* PT_EV_RSS_STACK: stack's fault in a new region at addr, at ts (ns): queued for a look at
  * the live target pid, the looks made at once when the queue is full. */
 void pt_rss_event(struct pt_rss *r, pid_t pid, uint32_t stack, uint64_t addr, uint64_t ts);
-/* A turn of the poll loop at now (CLOCK_MONOTONIC ns), k the kernel's figures live: the names
+/* A turn of the poll loop, k the kernel's figures live: the names
  * of new file and shmem objects, the looks settled by now, and (alive: the target still runs)
  * its maps kept should they be gone by the end. */
-void pt_rss_poll(struct pt_rss *r, pid_t pid, const struct pt_rss_global *k, bool alive, uint64_t now);
+void pt_rss_poll(struct pt_rss *r, pid_t pid, const struct pt_rss_global *k, bool alive);
 /* Looks are queued: the poll loop sleeps less. */
 static inline bool pt_rss_pending(const struct pt_rss *r)
 {
 	return r->kinds.nqueued != 0;
 }
 /* The memory kinds of the stacks' pages from the target's maps now, once (the launched
- * child's exit stop, else the collect step); the objects' names too. sh_objs: the kernel's
- * rss_g.sh_objs; stats_fd: the stats map; nstacks: the kernel stacks made. Says on stderr
+ * child's exit stop, else the collect step); the objects' names too. k: the kernel's figures,
+ * live; stats_fd: the stats map; nstacks: the kernel stacks made. Says on stderr
  * when the kinds cannot be read (they are "not known" then). */
-void pt_rss_kinds_end(struct pt_rss *r, pid_t pid, uint64_t sh_objs, int stats_fd, uint32_t nstacks);
+void pt_rss_kinds_end(struct pt_rss *r, pid_t pid, const struct pt_rss_global *k, int stats_fd,
+		      uint32_t nstacks);
 /* The kinds per kernel stack for the collect step (pt_collect_in.rss_kind), NULL when not read
  * for all nstacks. */
 const uint8_t *pt_rss_stack_kinds(const struct pt_rss *r, uint32_t nstacks);
