@@ -7,15 +7,17 @@
 user/ has one folder per capability; a file may include headers of its own folder and of the
 folders below it, never above (docs/design.md, "Where things live"):
 
-    util, arch  <-  target  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  arenas,
-          invocation  <-  report  <-  user/*.c (cli, session, main)
+    util, arch  <-  target, maps (BPF maps read back)  <-  attach, unwind, symbolize, python  <-  profile, kernel  <-  output
+          (the format writers)  <-  the capabilities (arenas, invocation, rss, timeline, exec,
+          follow, diff, compare)  <-  report (assembles them)  <-  user/*.c (cli, session, main)
 
 bpf/*.h are the kernel/user contract and pure headers (compiled for BPF and for the host): any
 layer may include them; they include no user/ header, no BPF-only header (*.bpf.h) and not
 vmlinux.h. user/ and tests/unit/ include no *.bpf.h. Every quoted include names its folder
 ("util/fmt.h", "bpf/peaktrace.h"), except user/'s own top-level headers (cli.h, session.h), the
 generated skeleton and the unit tests' check.h, and names a file that exists. No include cycle,
-between files or between folders. No function in user/ is longer than 150 lines, but for the
+between files, between modules (X.c with X.h) or between folders. No file outside user/report/
+and user/*.c names struct pt_report: a report section takes its own view. No function in user/ is longer than 150 lines, but for the
 decoders and tables named in LONG_OK.
 
 Prints "ok - ..." / "not ok - ...: detail" lines (the unit tests' form); exits 1 on a failure.
@@ -25,15 +27,18 @@ import os
 import re
 import sys
 
-RANK = {"util": 0, "arch": 0, "target": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
-        "profile": 3, "kernel": 3, "arenas": 4, "invocation": 4, "report": 5, "": 6}
-RANK["exec"] = 5   # user/exec/ (session side): beside report/execs.h, which moves into it
+RANK = {"util": 0, "arch": 0, "target": 1, "maps": 1, "attach": 2, "unwind": 2, "symbolize": 2, "python": 2,
+        "profile": 3, "kernel": 3, "output": 4,
+        "arenas": 5, "invocation": 5, "rss": 5, "timeline": 5, "exec": 5, "follow": 5, "diff": 5,
+        "compare": 5, "report": 6, "": 7}
 BARE_OK = {"peaktrace.skel.h", "nspid.skel.h", "check.h"}
 MAX_FUNC_LINES = 150
 # Functions allowed to be longer, and why.
 LONG_OK = {
     ("user/attach/probeplace.c", "decode"): "an x86 instruction decoder: one switch over opcodes",
 }
+# Module cycles known and being undone, and why (an entry goes when its cycle does).
+MODULE_CYCLE_OK = {}   # (module, module): why a cycle is accepted; none today
 FUNC_START = re.compile(r"^(?:static\s+)?(?:inline\s+)?[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -112,6 +117,44 @@ def find_cycle(graph):
     return None
 
 
+def module(path):
+    """A module: X.c with its X.h (user/report/html.c and html.h -> user/report/html)."""
+    return os.path.splitext(path)[0]
+
+
+def cycle_modules(graph):
+    """The modules that are in an include cycle with another module (Tarjan's strongly connected
+    components of more than one node), as a list of sorted components."""
+    index, low, on, stack, out, n = {}, {}, set(), [], [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -124,7 +167,7 @@ def main():
             failed.append(what)
 
     files = list(sources(root))
-    graph, fgraph = {}, {}
+    graph, fgraph, mgraph = {}, {}, {}
     bare, missing, upward, bpf_only, pure_bad = [], [], [], [], []
     for src in files:
         text = open(os.path.join(root, src), encoding="utf-8", errors="replace").read()
@@ -147,6 +190,8 @@ def main():
                 (pure_bad if in_bpf else bpf_only).append("%s includes %s" % (src, target))
             if in_bpf and target.startswith("user/"):
                 pure_bad.append("%s includes %s" % (src, target))
+            if src.startswith("user/") and target.startswith("user/") and module(src) != module(target):
+                mgraph.setdefault(module(src), set()).add(module(target))
             fs, ft = folder(src), folder(target)
             if src.startswith("user/") and target.startswith("user/"):
                 if RANK.get(ft, 99) > RANK.get(fs, -1):
@@ -165,6 +210,21 @@ def main():
     check(c is None, "layout: no include cycle between files", " -> ".join(c or []))
     c = find_cycle(fgraph)
     check(c is None, "layout: no include cycle between folders", " -> ".join(c or []))
+    comps = [c for c in cycle_modules(mgraph) if tuple(c) not in MODULE_CYCLE_OK]
+    check(not comps, "layout: no include cycle between modules (X.c with X.h)",
+          "%d modules in %d cycles: %s" % (sum(len(c) for c in comps), len(comps),
+                                           "; ".join(" <-> ".join(c) for c in comps[:6])))
+    # A section takes its own view (rss/rss.h pt_rss_view, ...): the whole report is report/'s
+    # to assemble, and user/*.c's (the session fills it).
+    takers = [s for s in files if s.startswith("user/") and s.count("/") > 1 and
+              not s.startswith("user/report/") and
+              re.search(r"\bstruct\s+pt_report\b", open(os.path.join(root, s), encoding="utf-8",
+                                                        errors="replace").read())]
+    check(not takers, "layout: a section never takes struct pt_report (only user/report/ and user/*.c)",
+          ", ".join(takers[:8]))
+    all_comps = cycle_modules(mgraph)
+    print("# modules in include cycles: %d (%d cycles; %d known, MODULE_CYCLE_OK)" %
+          (sum(len(c) for c in all_comps), len(all_comps), len(all_comps) - len(comps)))
     longf = long_functions(root, files)
     check(not longf, "layout: no function in user/ over %d lines" % MAX_FUNC_LINES,
           "; ".join("%s %s() %d lines" % f for f in longf))

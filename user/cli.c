@@ -14,7 +14,7 @@
 #include "bpf/peaktrace.h"
 #include "bpf/sample.h"
 #include "report/report.h"
-#include "report/sandbox.h"
+#include "follow/sandbox.h"
 #include "profile/frames.h"
 #include "util/file.h"
 #include "util/outdir.h"

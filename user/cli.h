@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "report/compare.h"
-#include "report/diff.h"
+#include "compare/compare.h"
+#include "diff/diff.h"
 #include "invocation/boundary.h"
 #include "target/launch.h"   /* --supervised: SUPERVISED_* */
 

@@ -47,8 +47,8 @@
 #include "target/proc.h"
 #include "target/procmaps.h"
 #include "target/launch.h"
-#include "report/sandbox.h"
-#include "session.h"
+#include "follow/sandbox.h"
+#include "spare.h"
 #include "follow.h"
 
 /* How long the first spares may take to load (before anything is followed), and how many
@@ -1284,38 +1284,4 @@ int pt_follow_run(const struct pt_options *opt, int argc, char **argv)
 	if (f.supervised)
 		return stay_parent(&f, code);
 	return code;
-}
-
-/* ---- a spare's side ----------------------------------------------------------------------- */
-
-void pt_spare_say(int ready_fd, char c)
-{
-	if (write(ready_fd, &c, 1) != 1)
-		fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
-}
-
-int pt_spare_order_read(int spare_fd, const struct pt_options *opt, struct pt_spare *sp)
-{
-	struct pt_spare_order o;
-	size_t got = 0;
-
-	while (got < sizeof(o)) {
-		ssize_t n = read(spare_fd, (char *)&o + got, sizeof(o) - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		got += (size_t)n;
-	}
-	close(spare_fd);
-	o.dir[sizeof(o.dir) - 1] = 0;
-	sp->opt = *opt;
-	sp->opt.pid = sp->opt.pids[0] = o.pid;
-	sp->opt.npids = 1;
-	sp->opt.sandbox_slot = o.slot;
-	sp->opt.held = o.held != 0;
-	memcpy(sp->dir, o.dir, sizeof(o.dir));
-	sp->opt.outdir = sp->dir;
-	return 0;
 }

@@ -7,8 +7,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "report/compare.h"
-#include "report/diff.h"
+#include "compare/compare.h"
+#include "diff/diff.h"
 #include "cli.h"
 #include "session.h"
 #include "follow.h"
@@ -16,7 +16,7 @@
 #include "kernel/features.h"
 #include "arch/arch.h"
 
-/* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (report/diff.h). */
+/* peaktrace diff DIR_A DIR_B: two finished runs compared, nothing traced (diff/diff.h). */
 static int run_diff(int argc, char **argv)
 {
 	struct pt_diff_options dopt;

@@ -27,8 +27,11 @@
 #include "peaktrace.skel.h"
 #include "bpfload.h"
 #include "attach/attachall.h"
+#include "target/launch.h"
+#include "target/procmaps.h"
+#include "attach/links.h"
 #include "attach/nspid.h"
-#include "attach/mapread.h"
+#include "maps/mapread.h"
 #include "unwind/unwind_maps.h"
 #include "symbolize/warm.h"
 #include "profile/collect.h"
@@ -36,18 +39,20 @@
 #include "python/objects.h"
 #include "target/nodeflags.h"
 #include "arenas/resident.h"
+#include "arenas/arenas.h"
+#include "invocation/invocation.h"
 #include "invocation/boundary.h"
 #include "invocation/stream.h"
 #include "arenas/invend.h"
 #include "exec/exec.h"
 #include "report/report.h"
-#include "report/rss.h"
-#include "report/compare.h"
-#include "report/timeline.h"
+#include "rss/rss.h"
+#include "compare/compare.h"
+#include "timeline/timeline.h"
 #include "kernel/features.h"
 #include "cli.h"
 #include "session.h"
-#include "follow.h"
+#include "spare.h"
 #include "target/proc.h"
 
 struct pt_session {
@@ -68,7 +73,6 @@ struct pt_session {
 	int exit_code;           /* task exit code from the exit event */
 	uint64_t hiwater;        /* from the exit event */
 	uint64_t vmhwm;
-	uint64_t rss_objs_named;   /* rss_g.sh_objs when the maps were last read for names */
 	bool need_refresh;
 	/* --boundary uprobe: aws-lambda-cpp not mapped yet (a runtime client dlopens it): tried
 	 * again whenever new code is mapped */
@@ -192,16 +196,7 @@ static int check_outdir(const char *dir)
  * boundary: the target runs on. */
 static void resident_reading(struct pt_session *s, struct pt_inv_record *rec)
 {
-	struct pt_mem_resident mr;
-
-	if (pt_mem_resident_read(s->pid, s->py_found, &mr))
-		return;
-	rec->mem_read = true;
-	rec->heap_main_resident = mr.heap_main_bytes;
-	rec->heap_thread_resident = mr.heap_thread_bytes;
-	rec->pymalloc_resident = mr.pymalloc_bytes;
-	rec->pymalloc_pools = mr.pymalloc_pools;
-	rec->mem_unscanned = mr.unscanned_bytes;
+	pt_rss_inv_resident(rec, s->pid, s->py_found);
 }
 
 /* An ended invocation's reading, a moment after its end (invocation/stream.h): resident memory
@@ -348,11 +343,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	case PT_EV_RSS_STACK:
 		s->burst_events = true;
 		if (len >= sizeof(*e))
-			pt_rss_kinds_queue(&s->rep.rk, (uint32_t)e->len, e->addr, e->ts);
-		if (s->rep.rk.nqueued >= 1024)   /* full: the settled ones, else all, settled or not */
-			pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
-		if (s->rep.rk.nqueued >= 1024)
-			pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
+			pt_rss_event(&s->rep.rss, s->pid, (uint32_t)e->len, e->addr, e->ts);
 		break;
 	case PT_EV_INV_START:
 	case PT_EV_INV_RECORD:
@@ -471,33 +462,11 @@ static void at_child_exec(void *arg)
 	s->rep.startup.held_ns += now_ns() - t;
 }
 
-/* The paths of the file and shmem objects holding RSS pages (report/rssobj.h): the maps are
- * read again whenever the kernel has made new objects since the last read, so a file mapped
- * and unmapped while tracing, or a target gone by the end, keeps its name. */
-static void rss_obj_names(struct pt_session *s, bool force)
-{
-	uint64_t made = s->skel->bss->rss_g.sh_objs;
-
-	if (!force && made == s->rss_objs_named)
-		return;
-	s->rss_objs_named = made;
-	pt_rss_names_add(&s->rep.ro, s->pid);   /* gone: the names read so far stay */
-}
-
-/* The memory kind of each stack's RSS pages, from the maps now (report/rsskind.h). */
+/* The memory kind of each stack's RSS pages, from the maps now (rss/rss.h). */
 static void rss_kinds(struct pt_session *s)
 {
-	int err;
-
-	if (s->rep.rk.read)
-		return;
-	pt_rss_kinds_early(&s->rep.rk, s->pid, 0);
-	err = pt_rss_kinds_capture(&s->rep.rk, s->pid, bpf_map__fd(s->skel->maps.stats),
-				   stacks_span(s));
-	if (err && err != -ESRCH)	/* exited (attach mode): the report says "not known" */
-		fprintf(stderr, "peaktrace: cannot read the memory kinds of RSS pages: %s; they are "
-				"shown as \"not known\"\n", strerror(-err));
-	rss_obj_names(s, true);
+	pt_rss_kinds_end(&s->rep.rss, s->pid, &s->skel->bss->rss_g,
+			 bpf_map__fd(s->skel->maps.stats), stacks_span(s));
 }
 
 /* Launch mode: the child stopped at exit with its mm intact. */
@@ -559,7 +528,7 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	s->t0_ns = now_ns();
 	s->child.go_fd = s->child.report_fd = -1;
 	s->waiter.ep = s->waiter.pidfd = s->pyobjects.stats_fd = -1;
-	s->rep.src.stacks_fd = s->rep.src.py_fd = s->rep.src.py_chunks_fd = -1;
+	s->rep.inv_stacks.stacks_fd = s->rep.inv_stacks.py_fd = s->rep.inv_stacks.py_chunks_fd = -1;
 	verbose = opt->verbose;
 	pt_collect_set_frames(opt->frames);
 	libbpf_set_print(libbpf_print);
@@ -1052,7 +1021,7 @@ int pt_session_start(struct pt_session *s)
  * else 100; never past the end of -d. */
 static int poll_timeout(const struct pt_session *s, uint64_t now)
 {
-	int ms = s->rep.rk.nqueued ? 10 : s->inv.reading_due ? 20 : 100;
+	int ms = pt_rss_pending(&s->rep.rss) ? 10 : s->inv.reading_due ? 20 : 100;
 
 	if (s->opt->duration > 0) {
 		uint64_t end = s->start_ns + (uint64_t)(s->opt->duration * 1e9);
@@ -1089,11 +1058,7 @@ void pt_session_poll(struct pt_session *s)
 			fprintf(stderr, "peaktrace: ring buffer poll failed: %s\n", strerror(-err));
 			break;
 		}
-		rss_obj_names(s, false);
-		pt_rss_kinds_early(&s->rep.rk, s->pid, now_ns());
-		/* Its maps while it lives, should it die: attached, they are gone by the end. */
-		if (!s->exited)
-			pt_rss_kinds_keep(&s->rep.rk, s->pid, s->skel->bss->rss_g.map_gen, now_ns());
+		pt_rss_poll(&s->rep.rss, s->pid, &s->skel->bss->rss_g, !s->exited);
 		flush_invocations(s);
 		python_check(s);
 		now = now_ns();
@@ -1220,7 +1185,7 @@ static void stacks_used(struct pt_session *s)
 
 	rep->stacks_cut[PT_TIER_INNER] = in < leaf - inner ? in : leaf - inner;
 	rep->stacks_cut[PT_TIER_LEAF] = lf < max - leaf ? lf : max - leaf;
-	rep->stacks_used = (rep->g.next_stack < inner - 1 ? rep->g.next_stack : inner - 1) +
+	rep->stacks_used = (rep->totals.next_stack < inner - 1 ? rep->totals.next_stack : inner - 1) +
 			   rep->stacks_cut[PT_TIER_INNER] + rep->stacks_cut[PT_TIER_LEAF];
 	rep->max_stacks = max;
 	rep->stack_table_bytes = pt_map_memlock(bpf_map__fd(k->maps.stack_ids)) +
@@ -1239,8 +1204,8 @@ static void report_figures(struct pt_session *s)
 
 	rep->pid = s->pid;
 	rep->launched = s->launched;
-	rep->g = s->skel->bss->g;
-	rep->rss = s->skel->bss->rss_g;
+	rep->totals = s->skel->bss->g;
+	rep->rss.kernel = s->skel->bss->rss_g;
 	rep->top = o->top;
 	rep->json_stacks = o->json_stacks;
 	rep->attach_multi = s->multi;
@@ -1254,26 +1219,26 @@ static void report_figures(struct pt_session *s)
 	/* Said where the invocations are printed too, not only on stderr. */
 	if (s->aws_pending)
 		rep->boundary = "uprobe (aws-lambda-cpp never mapped: no boundaries)";
-	rep->src = inv_src(s);
+	rep->inv_stacks = inv_src(s);
 	rep->max_peak = o->max_peak;
 	rep->sample_bytes = o->sample_bytes;
 	rep->startup.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
 	rep->startup.cache_on = s->uwc.on;
 	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);
-	rep->ar = s->ar;
+	rep->arenas = s->ar;
 	memset(&s->ar, 0, sizeof(s->ar));
-	rep->ar.allocator = pt_allocator_kind_name(s->alloc.kind);
+	rep->arenas.allocator = pt_allocator_kind_name(s->alloc.kind);
 	pt_read_errors(s->skel, rep->errors);
-	rep->errors[PT_ERR_RAPI_FULL] += rep->g.rapi_full;
+	rep->errors[PT_ERR_RAPI_FULL] += rep->totals.rapi_full;
 	/* Over every record, kept in memory or not. */
 	rep->errors[PT_ERR_INV_LOST] += s->invs.overwritten;
 	rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.stacks_lost;
-	rep->inv_seen = rep->g.inv_seq;
+	rep->inv_seen = rep->totals.inv_seq;
 	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
 	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
 	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
-	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->g.rapi_unparsed;
+	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->totals.rapi_unparsed;
 	rep->exited = s->exited || (s->launched && s->child.exited);
 	if (s->launched && s->child.exited) {
 		if (WIFSIGNALED(s->child.status))
@@ -1288,7 +1253,7 @@ static void report_figures(struct pt_session *s)
 	}
 	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
 	stacks_used(s);
-	pt_tl_summarize(&s->tl, &s->invs, &rep->tl);
+	pt_tl_summarize(&s->tl, &s->invs, &rep->timeline);
 }
 
 /* Leaks across invocations (invocation/leaks.h): the live table by invocation of origin. */
@@ -1298,16 +1263,16 @@ static void leaks_read(struct pt_session *s)
 
 	if (!s->invs.n)
 		return;
-	if (pt_leaks_read(&rep->leaks, bpf_map__fd(s->skel->maps.live),
+	if (pt_leaks_read(&rep->leaked.leaks, bpf_map__fd(s->skel->maps.live),
 			  bpf_map__max_entries(s->skel->maps.live),
 			  bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes))
 		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
-				"are incomplete\n", strerror(-rep->leaks.read_err));
-	rep->leaked = pt_leaks_per_stack(&rep->leaks, s->nstacks);
-	rep->leak_stack_of = calloc(s->nstacks ? s->nstacks : 1, sizeof(*rep->leak_stack_of));
-	rep->nleak_stacks = rep->leak_stack_of ? s->nstacks : 0;
-	s->collect_in.leaked = (const int64_t (*)[2])rep->leaked;
-	s->collect_in.stack_out = rep->leak_stack_of;
+				"are incomplete\n", strerror(-rep->leaked.leaks.read_err));
+	rep->leaked.by_stack = pt_leaks_per_stack(&rep->leaked.leaks, s->nstacks);
+	rep->leaked.stack_of = calloc(s->nstacks ? s->nstacks : 1, sizeof(*rep->leaked.stack_of));
+	rep->leaked.nstacks = rep->leaked.stack_of ? s->nstacks : 0;
+	s->collect_in.leaked = (const int64_t (*)[2])rep->leaked.by_stack;
+	s->collect_in.stack_out = rep->leaked.stack_of;
 }
 
 int pt_session_collect(struct pt_session *s)
@@ -1329,13 +1294,10 @@ int pt_session_collect(struct pt_session *s)
 	s->collect_in.stats_fd = bpf_map__fd(s->skel->maps.stats);
 	s->collect_in.nstacks = s->nstacks;
 	rss_kinds(s);
-	s->collect_in.rss_kind = rep->rk.read && rep->rk.n >= s->nstacks ? rep->rk.kind : NULL;
-	err = pt_rss_objs_read(&rep->ro, bpf_map__fd(s->skel->maps.rss_objs), rep->rss.peak_seq);
-	if (err)
-		fprintf(stderr, "peaktrace: cannot read the file and shmem objects holding RSS: %s\n",
-			strerror(-err));
-	s->collect_in.peak_seq = rep->g.peak_seq;
-	s->collect_in.rss_peak_seq = rep->rss.peak_seq;
+	s->collect_in.rss_kind = pt_rss_stack_kinds(&rep->rss, s->nstacks);
+	pt_rss_collect(&rep->rss, bpf_map__fd(s->skel->maps.rss_objs));
+	s->collect_in.peak_seq = rep->totals.peak_seq;
+	s->collect_in.rss_peak_seq = rep->rss.kernel.peak_seq;
 	s->collect_in.count_shift = o->sample_bytes ? PT_SAMPLE_COUNT_SHIFT : 0;
 	s->collect_in.py = NULL;
 	s->collect_in.py_res = s->python.res;
@@ -1371,7 +1333,7 @@ int pt_session_report(struct pt_session *s)
 
 	/* First, so the reports can say what --max-output left out of them. */
 	if (o->outdir && o->per_invocation)
-		pt_report_invocation_graphs(o->outdir, &s->invs, &s->collect_in, s->sym, s->rep.comm, &s->rep.out);
+		pt_inv_graphs_write(o->outdir, &s->invs, &s->collect_in, s->sym, s->rep.comm, &s->rep.out);
 	if (!o->quiet)
 		pt_report_text(stdout, &s->rep);
 	if (o->outdir) {

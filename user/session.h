@@ -11,25 +11,6 @@
 
 struct pt_session;
 
-/*
- * A spare session (--follow, user/follow.c): started with --spare-fd before the coordinator
- * knows which process it will trace, it opens and loads its BPF programs (their target and
- * sandbox slot left to be written after the load), writes PT_SPARE_LOADED on its --ready-fd and
- * waits for one order on the spare fd. Then it is an ordinary session of that process (-p PID
- * [--held] -o DIR --sandbox-slot SLOT): "1" on the ready fd once it traces. A process whose
- * allocator needs other BPF settings than the ones it loaded with (not glibc) gets
- * PT_SPARE_UNFIT and the spare exits without a report directory; so does a spare that reads
- * end of file (never used: exit 0).
- */
-struct pt_spare_order {
-	int pid;
-	int slot;
-	int held;
-	char dir[4096];            /* the report directory, NUL-terminated */
-};
-#define PT_SPARE_LOADED 'L'
-#define PT_SPARE_UNFIT 'U'
-
 /* Before anything: root, and a writable output directory (created). */
 int pt_preflight(const struct pt_options *opt);
 

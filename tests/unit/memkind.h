@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The memory kind of an address in this very process, as user/report/rsskind.c finds it for a
+/* The memory kind of an address in this very process, as user/rss/rsskind.c finds it for a
  * fault at sp: this process's maps read now, its memory through fd (/proc/self/mem, or -1).
  * *capped is set when the scan's budget ran out. Shared by test_rsskind.c and test_rssobj.c. */
 #ifndef PT_TEST_MEMKIND_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include "target/procmaps.h"
-#include "report/rsskind.h"
+#include "rss/rsskind.h"
 
 static inline enum pt_mem_kind kind_here(int fd, uint64_t addr, uint64_t sp, bool *capped)
 {

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "arenas/arenas.h"
 #include "bpf/chunk.h"
-#include "report/compare.h"
+#include "compare/compare.h"
 
 static const char fixture[] =
 	"55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0                          [heap]\n"

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_diff — peaktrace diff's pure core (report/diff.h) and the JSON reader it uses (util/json.h). */
+/* test_diff — peaktrace diff's pure core (diff/diff.h) and the JSON reader it uses (util/json.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
 #include "profile/profile.h"
-#include "report/diff.h"
+#include "output/output.h"
+#include "diff/diff.h"
 #include "util/json.h"
 
 static const struct pt_diff_row *find(const struct pt_diff_row *r, size_t n, const char *stack)

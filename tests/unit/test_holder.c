@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_holder — which frames of a top holder the first screen shows (report/holder.h): the named
+/* test_holder — which frames of a top holder the first screen shows (output/holder.h): the named
  * ones past runs of stripped addresses and allocator/runtime frames, each run said in one line,
  * and the program's own frame when it is deeper; and when the RSS holders join them. */
 #include <stdlib.h>
 
 #include "check.h"
 #include "profile/frames.h"
-#include "report/holder.h"
-#include "report/rss.h"
+#include "output/holder.h"
+#include "rss/rss.h"
 
 #define MAXF 64
 

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
+#include "report/report.h"
 #include "report/html.h"
+#include "timeline/timeline.h"
 
 static char *capture_str(const char *s)
 {
@@ -180,8 +182,8 @@ static void test_page(const char *dir, const char *keep)
 	r.prof.stacks = &stk;
 	r.prof.nstacks = 1;
 	stk.v[PT_PEAK_BYTES] = stk.v[PT_ALLOC_BYTES] = 4096;
-	r.g.peak_bytes = 4096;
-	r.src.stacks_fd = -1;
+	r.totals.peak_bytes = 4096;
+	r.inv_stacks.stacks_fd = -1;
 	f = open_memstream(&buf, &len);
 	CHECK(pt_write_html(f, keep ? keep : dir, &r) == 0, "pt_write_html succeeds");
 	fclose(f);

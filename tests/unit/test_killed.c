@@ -60,14 +60,14 @@ int main(void)
 	CHECK(pt_killed_rss_first(&ir), "--light: the RSS holders (no heap view)");
 
 	python_kill(&ir);
-	r.src.stacks_fd = -1;
-	r.src.py_fd = -1;
-	r.rk.read = true;
-	r.rk.from_kept = true;
-	r.rk.kept_ns = 1000000000ULL;
-	r.rk.end_ns = 1031000000ULL;
-	r.rk.kind = kinds;
-	r.rk.n = 4;
+	r.inv_stacks.stacks_fd = -1;
+	r.inv_stacks.py_fd = -1;
+	r.rss.kinds.read = true;
+	r.rss.kinds.from_kept = true;
+	r.rss.kinds.kept_ns = 1000000000ULL;
+	r.rss.kinds.end_ns = 1031000000ULL;
+	r.rss.kinds.kind = kinds;
+	r.rss.kinds.n = 4;
 	t = out_of(&r, &ir, false);
 	pages = t ? strstr(t, "resident pages, by the stack whose fault made them resident: the 2 biggest "
 				"hold 79.00 MiB, 79.0% of it") : NULL;
@@ -87,14 +87,14 @@ int main(void)
 	CHECK(pages && blocks && blocks < pages, "text: the blocks first when they hold more");
 	free(t);
 
-	r.rk.read = false;
+	r.rss.kinds.read = false;
 	ir.top[0].bytes = 5 * MiB;
 	t = out_of(&r, &ir, false);
 	CHECK(t && strstr(t, "[not known]") && strstr(t, "memory kinds not known"), "text: kinds not read");
 	free(t);
 
-	r.rk.read = true;
-	r.rk.from_kept = false;
+	r.rss.kinds.read = true;
+	r.rss.kinds.from_kept = false;
 	pt_inv_append(&invs, &ir);
 	ir.seq = 3;
 	ir.outcome = PT_OUT_RESPONSE;

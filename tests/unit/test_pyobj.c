@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_pyobj: --python-objects' live table (report/pyobj.c): its default size from the machine
+/* test_pyobj: --python-objects' live table (python/pyobj.c): its default size from the machine
  * and the target, the --max-live that would have held a run whose table was full, and what the
  * report says about both and about the cost. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "report/report.h"
+#include "bpf/peaktrace.h"
+#include "python/pyobj.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -42,30 +43,30 @@ static void test_fit(void)
 
 static void test_text(void)
 {
-	struct pt_report *r = calloc(1, sizeof(*r));
-	struct pt_pyobj_note *n = &r->pyobj;
+	struct pt_pyobj_note *n = calloc(1, sizeof(*n));
+	struct pt_pyobj_view v = { .note = n };
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	if (!r)
+	if (!n)
 		return;
 	n->requested = n->found = n->via_malloc = true;
 	snprintf(n->pythonmalloc, sizeof(n->pythonmalloc), "malloc");
 	n->live_slots = 8192;
 	n->live_table_bytes = 8192 * 50;
 	snprintf(n->live_sized_from, sizeof(n->live_sized_from), "--max-live");
-	r->errors[PT_ERR_LIVE_FULL] = 202695;
-	r->prof.unheld_bytes = 15 * MiB;
-	r->g.peak_count = 9719;
-	r->g.live_count = 100;
+	v.live_full = 202695;
+	v.unheld_bytes = 15 * MiB;
+	v.peak_count = 9719;
+	v.live_count = 100;
 	n->stats = n->cpu_read = true;
 	n->bpf_runs = 400000;
 	n->bpf_ns = 600000000;
 	n->cpu_user_ns = 500000000;
 	n->cpu_sys_ns = 2800000000ull;
 	f = open_memstream(&out, &len);
-	pt_pyobj_text(f, r);
+	pt_pyobj_text(f, &v);
 	fclose(f);
 	CHECK(strstr(out, "  live table: 8192 slots, 400.00 KiB of kernel memory (--max-live)\n") != NULL,
 	      "the table's size, memory and reason");
@@ -79,15 +80,15 @@ static void test_text(void)
 			  "7.0 us of system time per call") != NULL, "the target's CPU time, per call");
 	free(out);
 	out = NULL;
-	r->errors[PT_ERR_LIVE_FULL] = 0;
+	v.live_full = 0;
 	n->stats = n->cpu_read = false;
 	f = open_memstream(&out, &len);
-	pt_pyobj_text(f, r);
+	pt_pyobj_text(f, &v);
 	fclose(f);
 	CHECK(strstr(out, "FULL") == NULL, "a table that held everything: no caveat");
 	CHECK(strstr(out, "cost: BPF time not measured") != NULL, "no statistics: not measured, said so");
 	free(out);
-	free(r);
+	free(n);
 }
 
 int main(void)

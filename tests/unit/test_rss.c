@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_rss: the split of the anonymous RSS into attributed bytes and named buckets
- * (user/report/rss.c): for random figures in the BPF side's identity (peaktrace.h,
+ * (user/rss/rss.c): for random figures in the BPF side's identity (peaktrace.h,
  * struct pt_rss_figures) nothing is unexplained; refaults cancel what they re-add; and
  * rss.folded sums to the anonymous RSS at the peak with the buckets as root frames. */
 #include <stdint.h>
@@ -9,8 +9,9 @@
 #include <unistd.h>
 #include "util/outdir.h"
 #include "check.h"
-#include "report/report.h"
-#include "report/rss.h"
+#include "profile/profile.h"
+#include "rss/rss.h"
+#include "rss/rss.h"
 
 static int64_t rnd(int64_t max)
 {
@@ -76,7 +77,10 @@ int main(void)
 
 	/* rss.folded: one stack of 40 KiB at the peak and the populated bucket of 8 KiB. */
 	{
-		static struct pt_report r;
+		static struct pt_rss rs;
+		static struct pt_profile prof;
+		static struct pt_global g;
+		struct pt_rss_view v = { .rss = &rs, .prof = &prof, .totals = &g, .top = 10 };
 		struct pt_frame fr[1] = { { .func = "touch_pages", .module = "" } };
 		uint32_t frames[1] = { 0 };
 		struct pt_stack st[1] = { { .nframes = 1, .frames = frames } };
@@ -85,17 +89,16 @@ int main(void)
 		FILE *fp;
 
 		st[0].v[PT_RSS_PEAK_BYTES] = 10 * 4096;
-		r.prof.frames = fr;
-		r.prof.nframes = 1;
-		r.prof.stacks = st;
-		r.prof.nstacks = 1;
-		r.top = 10;
-		r.rss.at_peak.attributed = 10 * 4096;
-		r.rss.at_peak.no_fault = 2 * 4096;
-		r.rss.at_peak.anon = 12 * 4096;
+		prof.frames = fr;
+		prof.nframes = 1;
+		prof.stacks = st;
+		prof.nstacks = 1;
+		rs.kernel.at_peak.attributed = 10 * 4096;
+		rs.kernel.at_peak.no_fault = 2 * 4096;
+		rs.kernel.at_peak.anon = 12 * 4096;
 		CHECK(mkdtemp(dir) != NULL && pt_outdir_prepare(dir) == 0,
 		      "temporary directory, prepared as -o's (outputs go through the held dir)");
-		CHECK(pt_rss_write_files(dir, &r) == 0, "pt_rss_write_files");
+		CHECK(pt_rss_write_files(dir, &v) == 0, "pt_rss_write_files");
 		snprintf(path, sizeof(path), "%s/rss.folded", dir);
 		fp = fopen(path, "r");
 		while (fp && fgets(line, sizeof(line), fp)) {

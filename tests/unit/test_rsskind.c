@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Unit tests for user/report/rsskind.c: the memory kind of addresses in this very process, whose
+/* Unit tests for user/rss/rsskind.c: the memory kind of addresses in this very process, whose
  * memory the test made itself (a 64 MiB malloc is an mmapped chunk, a small one on the main
  * thread is in [heap], on another thread in a thread arena's heap; a thread's local variable is
  * on its stack; an mmap is anonymous; a global is a private copy of the executable's .bss). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Unit tests for user/report/rssobj.c (file/shmem objects' labels and counter splits) and the
- * runtime heap kinds of user/report/rsskind.c: CPython pymalloc pool headers and V8 chunk
+/* Unit tests for user/rss/rssobj.c (file/shmem objects' labels and counter splits) and the
+ * runtime heap kinds of user/rss/rsskind.c: CPython pymalloc pool headers and V8 chunk
  * headers written by the test into its own anonymous memory, and near misses of each. */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "tests/unit/memkind.h"
-#include "report/rssobj.h"
+#include "rss/rssobj.h"
 
 static struct pt_rss_obj obj(const char *name, unsigned member, uint32_t dev, uint64_t ino)
 {

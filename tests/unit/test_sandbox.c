@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_sandbox: the sandbox report (report/sandbox.c) from a hand-made kernel record: roles, the
+/* test_sandbox: the sandbox report (follow/sandbox.c) from a hand-made kernel record: roles, the
  * shares' check, the REPORT-style lines with the request ids from the runtime's own
  * invocations.jsonl, and sandbox.json's figures. */
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
-#include "report/sandbox.h"
+#include "follow/sandbox.h"
 #include "util/outdir.h"
 
 static char *slurp(const char *path)

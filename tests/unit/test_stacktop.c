@@ -16,6 +16,7 @@
 
 #include "check.h"
 #include "profile/profile.h"
+#include "output/output.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 

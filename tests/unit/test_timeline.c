@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* test_timeline — the timeline's pure parts (report/timeline.h): the buffer's holding back of
+/* test_timeline — the timeline's pure parts (timeline/timeline.h): the buffer's holding back of
  * equal samples and its bound, the sampler's tick arithmetic, the axis step, the summary and the
  * timeline.jsonl lines (edges merged in time order, the request id escaped); both files against
  * tests/golden/small.timeline.jsonl and small.timeline.svg (after an intentional change:
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "report/timeline.h"
+#include "timeline/timeline.h"
 #include "util/file.h"
 #include "util/json.h"
 

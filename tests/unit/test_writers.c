@@ -24,8 +24,9 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "report/pprof.h"
+#include "output/pprof.h"
 #include "profile/profile.h"
+#include "output/output.h"
 #include "profile/frames.h"
 #include "util/outdir.h"
 

@@ -20,7 +20,6 @@
 #include <bpf/bpf.h>
 #include "util/fmt.h"
 #include "arenas/arenas.h"
-#include "arenas/resident.h"
 #include "bpf/chunk.h"
 #include "target/procmaps.h"
 #include "target/proc.h"

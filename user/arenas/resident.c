@@ -68,14 +68,6 @@ bool pt_pymalloc_pool_ok(const unsigned char *hdr, size_t len, uint64_t pool)
 	return true;
 }
 
-bool pt_page_resident(int pm_fd, uint64_t addr)
-{
-	uint64_t e;
-
-	return pread(pm_fd, &e, sizeof(e), (off_t)(addr / RPAGE * 8)) == (ssize_t)sizeof(e) &&
-	       (e & PT_PAGEMAP_PRESENT);
-}
-
 /* A thread arena's heap: 64 MiB-aligned, its first word inside the first page of a heap
  * candidate (the arena's malloc_state sits just after the first heap's heap_info). */
 static bool thread_heap(const struct pt_smap *m, const uint64_t *w, int nm, int i)

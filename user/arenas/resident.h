@@ -21,15 +21,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* /proc/PID/pagemap: the page is present (bit 63 of its 64-bit entry). */
-#define PT_PAGEMAP_PRESENT (1ull << 63)
-
-/* Whether the page holding addr is present in the address space whose pagemap is pm_fd. Read
- * before reading a target's page that it may never have touched: a read fault maps the zero page
- * on most kernels, but some allocate a real one (a 6.18 guest here: RssAnon +4 KiB a page read),
- * which grows the target's RSS and steals the fault its own first write would have made. */
-bool pt_page_resident(int pm_fd, uint64_t addr);
-
 #define PT_RESIDENT_SCAN_PAGES (1u << 20)   /* 4 GiB of anonymous mappings */
 #define PT_PYPOOL_SIZE 16384u               /* CPython 3.10+ on 64-bit: POOL_BITS 14 */
 #define PT_PYPOOL_HEADER 48u                /* sizeof(struct pool_header), 16-aligned */

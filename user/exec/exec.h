@@ -21,7 +21,7 @@
 #include "target/procmaps.h"
 #include "symbolize/symbolize.h"
 #include "unwind/unwind_maps.h"
-#include "report/execs.h"
+#include "exec/execs.h"
 #include "peaktrace.skel.h"
 
 /* What an exec replaces: the session's image state, which it updates. */

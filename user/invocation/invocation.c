@@ -20,7 +20,7 @@
 #include "bpf/peak.h"
 #include "target/proc.h"
 #include "profile/collect.h"
-#include "attach/mapread.h"
+#include "maps/mapread.h"
 
 const char *pt_outcome_name(uint32_t outcome)
 {

@@ -81,7 +81,7 @@ struct pt_inv_record {
 	uint32_t traj_n;       /* RSS trajectory (see struct pt_inv) */
 	struct { uint64_t t_ns; int64_t rss; } traj[PT_TRAJ_MAX];
 	/* Anonymous RSS at the invocation's RSS peak by the stack that faulted it in (rss.bpf.h;
-	 * pt_inv_capture_rss, invocation/rssinv.c), most first. */
+	 * pt_inv_capture_rss, rss/rssinv.c), most first. */
 	uint32_t nrss_top;
 	struct pt_inv_stack rss_top[PT_INV_TOP];
 	struct pt_inv_stack *rss_all;   /* every one of them (only with --per-invocation) */

@@ -6,7 +6,7 @@
 #include "profile/profile.h"
 #include "bpf/peaktrace.h"
 #include "symbolize/symbolize.h"
-#include "attach/mapread.h"
+#include "maps/mapread.h"
 
 struct pt_py_stack;
 struct pt_py_resolver;
@@ -20,7 +20,7 @@ struct pt_collect_stats {
 };
 
 struct pt_collect_in {
-	const struct pt_stack_table *stacks;     /* by stack index (attach/mapread.h) */
+	const struct pt_stack_table *stacks;     /* by stack index (maps/mapread.h) */
 	const struct pt_stack_stats *stats;      /* by stack index; NULL: read from stats_fd */
 	int stats_fd;                            /* the kernel's stats map, read by batches */
 	uint32_t nstacks;                    /* indexes [0, nstacks) are valid */
@@ -39,7 +39,7 @@ struct pt_collect_in {
 	 * for none. */
 	uint32_t *stack_out;
 	/* If not NULL (nstacks entries): each kernel stack's memory kind of its RSS pages
-	 * (report/rsskind.h, 0 = not known), set into pt_stack.rss_kind. */
+	 * (rss/rsskind.h, 0 = not known), set into pt_stack.rss_kind. */
 	const uint8_t *rss_kind;
 };
 

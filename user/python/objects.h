@@ -5,7 +5,7 @@
  * already is a malloc block the malloc probes see; the PYTHONMALLOC a launched command starts
  * with; the live table's cost and the probes' (the kernel's BPF run-time statistics); the
  * target's CPU time while traced. What was done goes into the report's note (struct
- * pt_pyobj_note); the session holds struct pt_pyobjects by value.
+ * pt_pyobj_note, python/pyobj.h); the session holds struct pt_pyobjects by value.
  */
 #ifndef PEAKTRACE_PYTHON_OBJECTS_H
 #define PEAKTRACE_PYTHON_OBJECTS_H
@@ -16,30 +16,8 @@
 #include "attach/links.h"
 #include "attach/probes.h"
 #include "python/pyalloc.h"
+#include "python/pyobj.h"
 #include "peaktrace.skel.h"
-
-/* --python-objects: what was done about CPython's object allocator (python/objects.c). */
-struct pt_pyobj_note {
-	bool requested;          /* --python-objects given */
-	bool found;              /* a CPython exporting PyObject_Malloc was found */
-	char path[512];          /* that object (sanitized) */
-	char pythonmalloc[32];   /* the interpreter's PYTHONMALLOC ("" unset; sanitized) */
-	bool set_pythonmalloc;   /* peaktrace set PYTHONMALLOC=malloc in the launched command */
-	bool via_malloc;         /* PYTHONMALLOC=malloc*: every object is a malloc block, probed there */
-	bool probed;             /* the PyObject_* / PyMem_* probes are attached */
-	uint32_t inlined_sites;  /* pymalloc copies inlined into callers, unseen by the probes */
-	struct pt_probe_info probes[2 * 4];
-	int nprobes;
-	/* The live table (--max-live) holds every object: its size and why, what it takes, and
-	 * (report time) what the probes cost, measured by the kernel's BPF run-time statistics. */
-	uint32_t live_slots;
-	uint64_t live_table_bytes;   /* kernel memory of the live maps (their fdinfo memlock) */
-	char live_sized_from[192];
-	bool stats;                  /* the kernel's BPF run-time statistics were on */
-	uint64_t bpf_runs, bpf_ns;   /* the allocator programs' runs and time in them */
-	bool cpu_read;               /* the target's CPU time while traced was read */
-	uint64_t cpu_user_ns, cpu_sys_ns;   /* its user and system time while traced */
-};
 
 struct pt_pyobjects {
 	struct pt_pyalloc pyalloc;   /* the probed CPython's entry points */

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include "bpf/peaktrace.h"
 #include "python/python.h"
-#include "attach/mapread.h"
+#include "maps/mapread.h"
 
 struct pt_python {
 	struct pt_py_info info;       /* what was detected (python.h) */

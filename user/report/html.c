@@ -14,9 +14,10 @@
 #include "profile/profile.h"
 #include "profile/collect.h"
 #include "profile/frames.h"
+#include "report/report.h"
 #include "report/html.h"
-#include "report/holder.h"
-#include "report/rss.h"
+#include "output/holder.h"
+#include "rss/rss.h"
 
 /* Target text (comm, exe, paths) shown as every output shows it: pt_sanitize's "\xHH" escapes. */
 static void html_san(FILE *f, const char *s)
@@ -239,7 +240,7 @@ static void write_view(struct hctx *c, const struct pt_profile *p, uint32_t *ord
 		   "\"other_bytes\": %" PRIu64 "}", total, n, nrest, rest);
 }
 
-/* ---- the summary's holders (report/holder.h): what report.txt's first screen shows ------------- */
+/* ---- the summary's holders (output/holder.h): what report.txt's first screen shows ------------- */
 
 #define HTML_HOLDERS 3
 
@@ -309,17 +310,17 @@ static void write_holders(struct hctx *c, const struct pt_report *r, uint32_t *o
 	/* As report.txt's WHO HELD THE RSS: when the heap is a small part of the RSS, or not traced
 	 * (--light). */
 	idx = NULL;
-	if ((!r->light && !pt_rss_first_screen((int64_t)r->g.peak_bytes, (int64_t)r->g.rss_peak)) ||
+	if ((!r->light && !pt_rss_first_screen((int64_t)r->totals.peak_bytes, (int64_t)r->totals.rss_peak)) ||
 	    !(idx = pt_rss_ranked(p, &n))) {
 		fputs("null,\n", c->f);
 		return;
 	}
-	fprintf(c->f, "{\"anon\": %" PRId64 ", \"nstacks\": %u, \"stacks\": [", (int64_t)r->rss.at_peak.anon, n);
+	fprintf(c->f, "{\"anon\": %" PRId64 ", \"nstacks\": %u, \"stacks\": [", (int64_t)r->rss.kernel.at_peak.anon, n);
 	for (i = 0; i < n && i < HTML_HOLDERS; i++) {
 		const struct pt_stack *s = &p->stacks[idx[i]];
 
 		fprintf(c->f, "%s[%" PRIu64 ", ", i ? ",\n" : "\n", s->v[PT_RSS_PEAK_BYTES]);
-		pt_json_str_script(c->f, r->rk.read ? pt_mem_kind_name(s->rss_kind) : "");
+		pt_json_str_script(c->f, r->rss.kinds.read ? pt_mem_kind_name(s->rss_kind) : "");
 		fputs(", ", c->f);
 		write_holder(c, p, s);
 		fputc(']', c->f);
@@ -396,7 +397,7 @@ static void write_inv_stacks(struct hctx *c, const struct pt_report *r, const st
 
 	fputs(", \"stacks\": [", c->f);
 	for (i = 0; i < ir->nall; i++) {
-		if ((n = kstack(c, &r->src, ir->all[i].stack, &fr)) < 0)
+		if ((n = kstack(c, &r->inv_stacks, ir->all[i].stack, &fr)) < 0)
 			continue;
 		fprintf(c->f, "%s[%" PRId64 ",[", first ? "" : ",", ir->all[i].bytes);
 		for (j = 0; j < n; j++)
@@ -429,7 +430,7 @@ static void write_invocations(struct hctx *c, const struct pt_report *r)
 			   ", \"heap_peak\": %" PRId64 ", \"vmhwm\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64
 			   ", \"overwritten\": %s", ir->start_ns, dur, ir->rss_peak, ir->heap_peak,
 			ir->vmhwm, ir->alloc_bytes, ir->overwritten ? "true" : "false");
-		if (k < PT_HTML_MAX_INV_GRAPHS && r->src.stacks_fd >= 0)
+		if (k < PT_HTML_MAX_INV_GRAPHS && r->inv_stacks.stacks_fd >= 0)
 			write_inv_stacks(c, r, ir);
 		fputc('}', c->f);
 	}
@@ -441,6 +442,7 @@ static void write_invocations(struct hctx *c, const struct pt_report *r)
 static void write_data(struct hctx *c, const char *dir, const struct pt_report *r, uint32_t *order)
 {
 	FILE *f = c->f;
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	size_t v;
 
 	fprintf(f, "{\"peaktrace\": \"%s\", \"pid\": %d, \"comm\": ", PT_VERSION, (int)r->pid);
@@ -451,11 +453,11 @@ static void write_data(struct hctx *c, const char *dir, const struct pt_report *
 		   ", \"alloc_bytes\": %" PRIu64 ", \"rss_peak\": %" PRId64 ", \"vmhwm\": %" PRIu64
 		   ", \"max_stacks_per_view\": %u, \"max_inv_graphs\": %u, \"inv_keep\": %u"
 		   ", \"stacks_used\": %" PRIu64 ", \"max_stacks\": %" PRIu64 ",\n",
-		r->duration_ns, (int64_t)r->g.peak_bytes, (int64_t)r->g.live_bytes,
-		(uint64_t)r->g.alloc_bytes, (int64_t)r->g.rss_peak, r->vmhwm_bytes, PT_HTML_MAX_STACKS,
+		r->duration_ns, (int64_t)r->totals.peak_bytes, (int64_t)r->totals.live_bytes,
+		(uint64_t)r->totals.alloc_bytes, (int64_t)r->totals.rss_peak, r->vmhwm_bytes, PT_HTML_MAX_STACKS,
 		PT_HTML_MAX_INV_GRAPHS, PT_INV_KEEP, r->stacks_used, r->max_stacks);
 	fprintf(f, "\"light\": %s,\n", r->light ? "true" : "false");
-	fprintf(f, "\"python_outside\": %" PRIu64 ",\n", pt_rss_python_outside(r));
+	fprintf(f, "\"python_outside\": %" PRIu64 ",\n", pt_rss_python_outside(&rv));
 	fputs("\"kinds\": [", f);
 	for (v = 0; v < PT_FK_MAX; v++)
 		fprintf(f, "%s\"%s\"", v ? ", " : "", pt_frame_kind_name((enum pt_frame_kind)v));

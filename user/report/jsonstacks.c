@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/fmt.h"
-#include "report/jsonstacks.h"
+#include "report/report.h"
 
 static const int heap_metrics[] = {
 	PT_ALLOC_COUNT, PT_ALLOC_BYTES, PT_FREE_COUNT, PT_FREE_BYTES,

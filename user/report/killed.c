@@ -3,11 +3,11 @@
  * killed.c — the post-mortem of an invocation the process died in (killed.h).
  *
  * Both views are the invocation's own, taken when it ended (invocation/invocation.c,
- * invocation/rssinv.c), so a target gone by the end keeps them: the heap blocks live at its
+ * rss/rssinv.c), so a target gone by the end keeps them: the heap blocks live at its
  * heap peak, and the resident anonymous pages at its RSS peak by the stack whose fault made
  * each resident. The pages are what a memory limit counts: for a Python handler buffering
  * strings, most of them are CPython's pymalloc arenas, which no heap block shows. Their memory
- * kind is the stack's (report/rsskind.h), told against the maps kept while the target ran when
+ * kind is the stack's (rss/rsskind.h), told against the maps kept while the target ran when
  * its maps were gone by the end.
  */
 #include <inttypes.h>
@@ -16,7 +16,7 @@
 #include "util/fmt.h"
 #include "profile/collect.h"
 #include "report/report.h"
-#include "report/holder.h"
+#include "output/holder.h"
 #include "report/killed.h"
 
 bool pt_killed_rss_first(const struct pt_inv_record *ir)
@@ -55,7 +55,7 @@ static void set_line(FILE *f, const char *what, const struct pt_inv_stack *s, ui
 		pt_fmt_bytes(b1, sizeof(b1), (double)covered(s, n)), 100.0 * share(covered(s, n), rss));
 }
 
-/* A holder's frames as the first screen shows them (report/holder.h): the named ones past the
+/* A holder's frames as the first screen shows them (output/holder.h): the named ones past the
  * runs of stripped and allocator frames, and the program's own. */
 static void holder_text(FILE *f, const struct pt_report *r, uint32_t idx)
 {
@@ -63,7 +63,7 @@ static void holder_text(FILE *f, const struct pt_report *r, uint32_t idx)
 	uint32_t fr[PT_MAX_MERGED];
 	struct pt_stack s = { .frames = fr };
 
-	if (pt_inv_stack_frames(&r->src, idx, &p, fr, &s.nframes)) {
+	if (pt_inv_stack_frames(&r->inv_stacks, idx, &p, fr, &s.nframes)) {
 		fprintf(f, "        [unknown stack]\n");
 		return;
 	}
@@ -78,18 +78,18 @@ static void rss_holders_text(FILE *f, const struct pt_report *r, const struct pt
 
 	set_line(f, "resident pages, by the stack whose fault made them resident", ir->rss_top,
 		 ir->nrss_top, ir->rss_peak);
-	if (ir->nrss_top && !r->rk.read)
+	if (ir->nrss_top && !r->rss.kinds.read)
 		fprintf(f, "    memory kinds not known: the target's maps could not be read at the end, and "
 			   "none were kept while it ran\n");
-	else if (ir->nrss_top && r->rk.from_kept)
+	else if (ir->nrss_top && r->rss.kinds.from_kept)
 		fprintf(f, "    memory kinds told against its maps as last read while it ran (%.0f ms before "
-			   "the end: they were gone by then)\n", r->rk.end_ns > r->rk.kept_ns ?
-			   (double)(r->rk.end_ns - r->rk.kept_ns) / 1e6 : 0.0);
+			   "the end: they were gone by then)\n", r->rss.kinds.end_ns > r->rss.kinds.kept_ns ?
+			   (double)(r->rss.kinds.end_ns - r->rss.kinds.kept_ns) / 1e6 : 0.0);
 	for (t = 0; t < ir->nrss_top; t++) {
 		fprintf(f, "    #%u %s (%.1f%%) [%s]\n", t + 1,
 			pt_fmt_bytes(b1, sizeof(b1), (double)ir->rss_top[t].bytes),
 			100.0 * share(ir->rss_top[t].bytes, ir->rss_peak),
-			pt_mem_kind_name(pt_rss_kind_of_stack(&r->rk, ir->rss_top[t].stack)));
+			pt_mem_kind_name(pt_rss_kind_of_stack(&r->rss.kinds, ir->rss_top[t].stack)));
 		holder_text(f, r, ir->rss_top[t].stack);
 	}
 }
@@ -155,14 +155,14 @@ static void json_rss_holders(FILE *f, const struct pt_report *r, const struct pt
 	uint32_t t;
 
 	json_set_head(f, ir->rss_top, ir->nrss_top, ir->rss_peak);
-	fprintf(f, "\"kinds_from\": \"%s\", \"stacks\": [", pt_rss_kinds_source(&r->rk));
+	fprintf(f, "\"kinds_from\": \"%s\", \"stacks\": [", pt_rss_kinds_source(&r->rss.kinds));
 	for (t = 0; t < ir->nrss_top; t++) {
-		enum pt_mem_kind k = pt_rss_kind_of_stack(&r->rk, ir->rss_top[t].stack);
+		enum pt_mem_kind k = pt_rss_kind_of_stack(&r->rss.kinds, ir->rss_top[t].stack);
 
 		fprintf(f, "%s{\"rss_bytes\": %" PRId64 ", \"fraction\": %.4f, \"kind\": \"%s\", \"kind_key\": "
 			   "\"%s\", \"frames\": ", t ? ", " : "", ir->rss_top[t].bytes,
 			share(ir->rss_top[t].bytes, ir->rss_peak), pt_mem_kind_name(k), pt_mem_kind_key(k));
-		pt_inv_json_frames(f, &r->src, ir->rss_top[t].stack);
+		pt_inv_json_frames(f, &r->inv_stacks, ir->rss_top[t].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -181,7 +181,7 @@ static void json_heap_holders(FILE *f, const struct pt_report *r, const struct p
 	for (t = 0; t < ir->ntop; t++) {
 		fprintf(f, "%s{\"bytes\": %" PRId64 ", \"count\": %" PRId64 ", \"fraction\": %.4f, \"frames\": ",
 			t ? ", " : "", ir->top[t].bytes, ir->top[t].count, share(ir->top[t].bytes, ir->rss_peak));
-		pt_inv_json_frames(f, &r->src, ir->top[t].stack);
+		pt_inv_json_frames(f, &r->inv_stacks, ir->top[t].stack);
 		fputc('}', f);
 	}
 	fputs("]}", f);

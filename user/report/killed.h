@@ -13,16 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct pt_report;
 struct pt_inv_record;
 
 /* The RSS holders come first: their biggest holds at least the heap's biggest (--light: no
  * heap view). Pure. */
 bool pt_killed_rss_first(const struct pt_inv_record *ir);
 
-/* The KILLED section of report.txt for ir. */
-void pt_killed_text(FILE *f, const struct pt_report *r, const struct pt_inv_record *ir);
-/* report.json's "killed" member, one object per killed invocation, with its trailing ",\n". */
-void pt_killed_json(FILE *f, const struct pt_report *r);
 
 #endif

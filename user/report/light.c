@@ -10,7 +10,7 @@
 
 void pt_light_text(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	char b1[32], b2[32];
 
 	fprintf(f, "\nPEAK: peak RSS %s, VmHWM %s\n", pt_fmt_bytes(b1, sizeof(b1), (double)g->rss_peak),

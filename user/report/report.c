@@ -13,13 +13,10 @@
 #include "util/outdir.h"
 #include "bpf/inv.h"
 #include "report/report.h"
-#include "report/html.h"
-#include "report/rss.h"
-#include "report/killed.h"
+#include "rss/rss.h"
 #include "report/perfmap.h"
-#include "report/holder.h"
+#include "output/holder.h"
 #include "profile/frames.h"
-#include "report/jsonstacks.h"
 
 static const char *const err_names[PT_ERR_COUNT] = {
 	[PT_ERR_LIVE_FULL] = "live_table_full",
@@ -265,33 +262,34 @@ static bool has_invocations(const struct pt_report *r)
 	return false;
 }
 
-/* ---- text ----------------------------------------------------------------------------------- */
-
-static void frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
+/* The leaks' sections' view of the report (invocation/leaked.h). */
+static struct pt_leaked_view leaked_view(const struct pt_report *r)
 {
-	const struct pt_frame *fr = &p->frames[fi];
-	const char *mod = fr->module && *fr->module ? fr->module : NULL;
-	const char *base = mod ? strrchr(mod, '/') : NULL;
-
-	base = base ? base + 1 : mod;
-	if (fr->func && *fr->func && fr->func[0] != '[' && !fr->addr)
-		/* A Python frame (module:function:line): no address. */
-		fprintf(f, "        %s  (%s)\n", fr->func, base ? base : "?");
-	else if (fr->func && *fr->func && fr->func[0] != '[' && fr->file && fr->line)
-		/* DWARF's file:line of the call, its base name: the JSON has the path. */
-		fprintf(f, "        %s+0x%x  (%s)  %s:%" PRIu32 "\n", fr->func, fr->func_off,
-			base ? base : "?", strrchr(fr->file, '/') ? strrchr(fr->file, '/') + 1 : fr->file,
-			fr->line);
-	else if (fr->func && *fr->func && fr->func[0] != '[')
-		/* No module: JIT code the runtime's perf map names. */
-		fprintf(f, "        %s+0x%x  (%s)\n", fr->func, fr->func_off,
-			base ? base : fr->kind == PT_FK_JIT ? "JIT" : "?");
-	else if (fr->func && fr->func[0] == '[')
-		fprintf(f, "        %s\n", fr->func);
-	else
-		fprintf(f, "        0x%" PRIx64 "  (%s+0x%" PRIx64 ")\n", fr->addr, base ? base : "?",
-			fr->offset);
+	return (struct pt_leaked_view){
+		.leaked = &r->leaked,
+		.prof = &r->prof,
+		.invs = r->invs,
+		.sample_bytes = r->sample_bytes,
+		.top = r->top,
+		.pid = r->pid,
+		.comm = r->comm,
+	};
 }
+
+/* The --python-objects lines' view of the report (python/pyobj.h). */
+static struct pt_pyobj_view pyobj_view(const struct pt_report *r)
+{
+	return (struct pt_pyobj_view){
+		.note = &r->pyobj,
+		.live_full = r->errors[PT_ERR_LIVE_FULL],
+		.peak_count = r->totals.peak_count,
+		.live_count = r->totals.live_count,
+		.unheld_bytes = r->prof.unheld_bytes,
+		.light = r->light,
+	};
+}
+
+/* ---- text ----------------------------------------------------------------------------------- */
 
 struct sort_ctx {
 	const struct pt_profile *p;
@@ -393,7 +391,7 @@ static void top_stacks(FILE *f, const struct pt_report *r, int m_bytes, int m_co
 			pt_fmt_bytes(b2, sizeof(b2), (double)s->v[PT_ALLOC_BYTES]),
 			s->v[PT_ALLOC_COUNT], s->v[PT_ALLOC_COUNT] == 1 ? "" : "s");
 		for (j = 0; j < s->nframes && j < 16; j++)
-			frame_text(f, p, s->frames[j]);
+			pt_frame_text(f, p, s->frames[j]);
 		if (s->nframes > 16)
 			fprintf(f, "        ... %u more frames\n", s->nframes - 16);
 	}
@@ -501,6 +499,7 @@ static void text_header(FILE *f, const struct pt_report *r)
 /* TRACER (at the end): the allocator, the unwinder and where each entry point was probed. */
 static void text_tracer(FILE *f, const struct pt_report *r)
 {
+	struct pt_pyobj_view pv = pyobj_view(r);
 	char b1[512];
 	int i;
 
@@ -535,13 +534,13 @@ static void text_tracer(FILE *f, const struct pt_report *r)
 			fprintf(f, " (skipped %s)", pi->place.skipped);
 		fputc('\n', f);
 	}
-	pt_pyobj_text_tracer(f, r);
+	pt_pyobj_text_tracer(f, &pv);
 }
 
 /* HEAP, RSS and MEMORY SYSCALLS: the kernel's totals. */
 static void text_totals(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	const struct pt_global *g = &r->totals;
 	char b1[32], b2[32], b3[32], b4[32], b5[32];
 
 	if (r->light)
@@ -580,7 +579,7 @@ static void text_totals(FILE *f, const struct pt_report *r)
 		pt_fmt_bytes(b5, sizeof(b5), (double)g->rss[PT_RSS_SHMEM]));
 	fprintf(f, "  VmHWM (process high-water mark, what Lambda-style tools report)   %s\n",
 		r->vmhwm_bytes ? pt_fmt_bytes(b1, sizeof(b1), (double)r->vmhwm_bytes) : "unknown");
-	pt_tl_text(f, &r->tl);   /* where the peak was in time; samples dropped or missed */
+	pt_tl_text(f, &r->timeline);   /* where the peak was in time; samples dropped or missed */
 	fprintf(f, "\nMEMORY SYSCALLS\n");
 	fprintf(f, "  mmap %" PRIu64 " (%s)   munmap %" PRIu64 " (%s)   mremap %" PRIu64
 		   "   brk %" PRIu64 " (heap grew %s)   madvise DONTNEED/FREE %" PRIu64 " (%s)\n",
@@ -705,7 +704,7 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 	fprintf(f, "\nINVOCATIONS (boundaries: %s; peaks reset at every start)\n", r->boundary);
 	fprintf(f, "  %4s  %-36s  %10s  %-10s  %10s  %10s  %10s  %10s  %10s%s\n", "#", "request id",
 		"duration", "outcome", "peak RSS", "peak heap", "heap grow", "allocs",
-		"HWM (Lambda)", r->ar.collected ? "  arena retained (change)" : "");
+		"HWM (Lambda)", r->arenas.collected ? "  arena retained (change)" : "");
 	for (k = 0; k < r->invs->n; k++) {
 		const struct pt_inv_record *ir = &r->invs->r[k];
 		double ms = ir->end_ns > ir->start_ns ? (ir->end_ns - ir->start_ns) / 1e6 : 0;
@@ -760,15 +759,16 @@ static void text_invocations(FILE *f, const struct pt_report *r)
 }
 
 /* The first screen: what the peak was, who held it (three stacks, by the frames a reader can act
- * on: report/holder.h), the RSS holders when the heap is a small part of the RSS, the
+ * on: output/holder.h), the RSS holders when the heap is a small part of the RSS, the
  * invocations, one line of advice, and the caveats that bend those figures. Everything else
  * follows. */
 #define SUMMARY_STACKS 3
 
 static void text_summary_stacks(FILE *f, const struct pt_report *r)
 {
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	const struct pt_profile *p = &r->prof;
-	uint64_t total = r->g.peak_bytes > 0 ? (uint64_t)r->g.peak_bytes : 0;
+	uint64_t total = r->totals.peak_bytes > 0 ? (uint64_t)r->totals.peak_bytes : 0;
 	uint32_t *idx, n, i;
 	char b1[32];
 
@@ -791,18 +791,20 @@ static void text_summary_stacks(FILE *f, const struct pt_report *r)
 		pt_holder_text(f, p, s);
 	}
 	free(idx);
-	pt_rss_summary_text(f, r);
+	pt_rss_summary_text(f, &rv);
 }
 
 static void text_summary(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	struct pt_pyobj_view pv = pyobj_view(r);
+	struct pt_rss_view rv = pt_report_rss_view(r);
+	const struct pt_global *g = &r->totals;
 	char b1[32], b2[32], b3[32];
 
 	if (r->light) {
 		pt_light_text(f, r);
-		pt_rss_python_note(f, r, true);
-		pt_rss_summary_text(f, r);
+		pt_rss_python_note(f, &rv, true);
+		pt_rss_summary_text(f, &rv);
 		if (has_invocations(r))
 			text_invocations(f, r);
 		return;
@@ -812,16 +814,16 @@ static void text_summary(FILE *f, const struct pt_report *r)
 		(int64_t)g->peak_count, pt_fmt_bytes(b2, sizeof(b2), (double)g->rss_peak),
 		r->vmhwm_bytes ? pt_fmt_bytes(b3, sizeof(b3), (double)r->vmhwm_bytes) : "unknown");
 	text_caveats(f, r, AFF_ALL, false);
-	pt_pyobj_text(f, r);
-	pt_rss_python_note(f, r, true);
+	pt_pyobj_text(f, &pv);
+	pt_rss_python_note(f, &rv, true);
 	if (r->sample_bytes)
 		fprintf(f, "  sampled (--sample-bytes %s): the stacks' figures are estimates, the totals exact\n",
 			pt_fmt_bytes(b1, sizeof(b1), (double)r->sample_bytes));
 	text_summary_stacks(f, r);
 	if (has_invocations(r))
 		text_invocations(f, r);
-	if (r->ar.collected && r->ar.nadvice)
-		pt_arenas_advice_line(f, &r->ar, r->compare_run);
+	if (r->arenas.collected && r->arenas.nadvice)
+		pt_arenas_advice_line(f, &r->arenas, r->compare_run);
 }
 
 /* DATA LOSS AND DISTORTION: every error counter that is not zero. */
@@ -878,7 +880,7 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 			pt_fmt_bytes(b2, sizeof(b2), (double)ms[k].munmap_bytes),
 			ms[k].munmap_count, ms[k].munmap_count == 1 ? "" : "s");
 		for (j = 0; j < ms[k].nframes && j < 12; j++)
-			frame_text(f, &r->prof, ms[k].frames[j]);
+			pt_frame_text(f, &r->prof, ms[k].frames[j]);
 	}
 	if (r->nmstacks > (uint32_t)r->top) {
 		uint64_t mapped = 0, unmapped = 0;
@@ -896,7 +898,9 @@ static void text_map_stacks(FILE *f, const struct pt_report *r)
 
 void pt_report_text(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	struct pt_leaked_view lv = leaked_view(r);
+	struct pt_rss_view rv = pt_report_rss_view(r);
+	const struct pt_global *g = &r->totals;
 	uint32_t k;
 
 	/* The first screen answers what peaked and who held it; the details follow, the tracer's
@@ -910,9 +914,9 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 	if (!r->light) {
 		top_stacks(f, r, PT_PEAK_BYTES, PT_PEAK_COUNT, "TOP STACKS LIVE AT THE HEAP PEAK",
 			   (uint64_t)g->peak_bytes, true);
-		pt_leaked_text(f, r);
+		pt_leaked_text(f, &lv);
 	}
-	pt_rss_text(f, r);
+	pt_rss_text(f, &rv);
 	text_totals(f, r);
 	text_losses(f, r);
 	if (!r->light) {
@@ -924,12 +928,12 @@ void pt_report_text(FILE *f, const struct pt_report *r)
 
 	if (r->nmstacks)
 		text_map_stacks(f, r);
-	if (r->ar.collected) {
-		pt_arenas_text(f, &r->ar);
+	if (r->arenas.collected) {
+		pt_arenas_text(f, &r->arenas);
 		text_caveats(f, r, AFF_ARENAS, false);
-	} else if (r->ar.allocator && strcmp(r->ar.allocator, "glibc"))
+	} else if (r->arenas.allocator && strcmp(r->arenas.allocator, "glibc"))
 		fprintf(f, "\nARENAS\n  not covered: arena accounting covers glibc malloc only, and this process "
-			   "uses %s (its allocations are traced as usual)\n", r->ar.allocator);
+			   "uses %s (its allocations are traced as usual)\n", r->arenas.allocator);
 	text_tracer(f, r);
 }
 
@@ -1039,7 +1043,10 @@ static void json_losses(FILE *f, const struct pt_report *r)
 
 void pt_report_json(FILE *f, const struct pt_report *r)
 {
-	const struct pt_global *g = &r->g;
+	struct pt_leaked_view lv = leaked_view(r);
+	struct pt_pyobj_view pv = pyobj_view(r);
+	struct pt_rss_view rv = pt_report_rss_view(r);
+	const struct pt_global *g = &r->totals;
 	struct pt_json_sel sel;
 	uint32_t i;
 	int k;
@@ -1097,7 +1104,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		fprintf(f, ", \"forwards\": %s}", pi->forwards ? "true" : "false");
 	}
 	fprintf(f, "\n  ],\n");
-	pt_pyobj_json(f, r);
+	pt_pyobj_json(f, &pv);
 	if (r->light)
 		fprintf(f, "  \"totals\": null,\n");
 	else
@@ -1124,7 +1131,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		(int64_t)pt_rss_total(g),
 		(int64_t)g->rss[PT_RSS_FILE], (int64_t)g->rss[PT_RSS_ANON],
 		(int64_t)g->rss[PT_RSS_SHMEM], (int64_t)g->rss[PT_RSS_SWAP], r->vmhwm_bytes);
-	pt_rss_json(f, r);
+	pt_rss_json(f, &rv);
 	fprintf(f, "  \"syscalls\": {\"mmap_count\": %" PRIu64 ", \"mmap_bytes\": %" PRIu64
 		   ", \"munmap_count\": %" PRIu64 ", \"munmap_bytes\": %" PRIu64
 		   ", \"mremap_count\": %" PRIu64 ", \"brk_count\": %" PRIu64
@@ -1134,7 +1141,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 		(uint64_t)g->brk_count, (uint64_t)g->brk_max > (uint64_t)g->brk_start ? (uint64_t)g->brk_max - (uint64_t)g->brk_start : 0,
 		(uint64_t)g->madv_count, (uint64_t)g->madv_bytes);
 	fprintf(f, "  \"arenas\": ");
-	pt_arenas_json(f, &r->ar);
+	pt_arenas_json(f, &r->arenas);
 	fprintf(f, ",\n");
 	json_losses(f, r);
 	fprintf(f, "  \"startup\": {\"bpf_load_ns\": %" PRIu64 ", \"unwind_ns\": %" PRIu64
@@ -1154,7 +1161,7 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 			r->startup.cache.uncacheable);
 	json_kernel(f, r);
 	fprintf(f, "  \"timeline\": ");
-	pt_tl_json(f, &r->tl);
+	pt_tl_json(f, &r->timeline);
 	fprintf(f, ",\n");
 	fprintf(f, "  \"frames\": {\"mode\": \"%s\", \"collapsed_frames\": %" PRIu64
 		   ", \"collapsed_runs\": %" PRIu64 ", \"hidden_frames\": %" PRIu64
@@ -1167,14 +1174,14 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 	else {
 		pt_json_heap_stacks(f, r, &sel);
 		fprintf(f, "  \"leaked\": ");
-		pt_leaked_json(f, r, sel.jidx);
+		pt_leaked_json(f, &lv, sel.jidx);
 	}
 	fprintf(f, ",\n  \"boundary\": ");
 	pt_json_str(f, r->boundary ? r->boundary : "none");
 	fprintf(f, ",\n  \"invocations\": [");
 	for (i = 0; r->invs && i < r->invs->n; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		pt_inv_json(f, &r->invs->r[i], &r->src);
+		pt_inv_json(f, &r->invs->r[i], &r->inv_stacks);
 	}
 	fprintf(f, "\n  ],\n");
 	pt_killed_json(f, r);
@@ -1185,23 +1192,6 @@ void pt_report_json(FILE *f, const struct pt_report *r)
 
 /* ---- output directory ----------------------------------------------------------------------- */
 
-/*
- * Once the timeline's sampler thread (report/timeline.c) has run, glibc counts the process as
- * multi-threaded for good and locks a stream at every putc, fputs and fwrite: at 2^17 stacks
- * that was ~40% of the folded and speedscope writers' time (tens of millions of calls). Each
- * output stream is opened, written and closed by one thread, so the locking is ours to skip.
- */
-FILE *pt_report_fopen(const char *path)
-{
-	FILE *f = pt_out_fopen(path);
-
-	if (!f)
-		return NULL;
-	setvbuf(f, NULL, _IOFBF, 1 << 20);	/* few large writes: outputs reach tens of MB */
-	__fsetlocking(f, FSETLOCKING_BYCALLER);
-	return f;
-}
-
 static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const struct pt_report *, int),
 		      const struct pt_report *r, int arg)
 {
@@ -1210,7 +1200,7 @@ static int write_file(const char *dir, const char *name, int (*fn)(FILE *, const
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = pt_report_fopen(path);
+	f = pt_output_fopen(path);
 	if (!f)
 		return -errno;
 	err = fn(f, r, arg);
@@ -1252,9 +1242,9 @@ static const char *metric_title(int m)
 static int w_svg(FILE *f, const struct pt_report *r, int m)
 {
 	char sub[256], b[32];
-	uint64_t total = m == PT_PEAK_BYTES ? (uint64_t)r->g.peak_bytes :
-			 m == PT_LIVE_BYTES ? (uint64_t)(r->g.live_bytes > 0 ? r->g.live_bytes : 0) :
-			 r->g.alloc_bytes;
+	uint64_t total = m == PT_PEAK_BYTES ? (uint64_t)r->totals.peak_bytes :
+			 m == PT_LIVE_BYTES ? (uint64_t)(r->totals.live_bytes > 0 ? r->totals.live_bytes : 0) :
+			 r->totals.alloc_bytes;
 
 	snprintf(sub, sizeof(sub), "PID %d (%s): %s", r->pid, r->comm,
 		 pt_fmt_bytes(b, sizeof(b), (double)total));
@@ -1275,6 +1265,8 @@ static int w_speedscope(FILE *f, const struct pt_report *r, int m)
 
 int pt_report_write_dir(const char *dir, const struct pt_report *r)
 {
+	struct pt_leaked_view lv = leaked_view(r);
+	struct pt_rss_view rv = pt_report_rss_view(r);
 	static const struct { const char *name; int metric; } views[] = {
 		{ "peak", PT_PEAK_BYTES }, { "live", PT_LIVE_BYTES }, { "alloc", PT_ALLOC_BYTES },
 	};
@@ -1303,9 +1295,9 @@ int pt_report_write_dir(const char *dir, const struct pt_report *r)
 	}
 	fold_order = NULL;
 	free(order);
-	if ((e = pt_rss_write_files(dir, r)) && !err)
+	if ((e = pt_rss_write_files(dir, &rv)) && !err)
 		err = e;
-	if (!r->light && (e = pt_leaked_write_dir(dir, r)) && !err)
+	if (!r->light && (e = pt_leaked_write_dir(dir, &lv)) && !err)
 		err = e;
 	html_dir = dir;
 	if ((e = write_file(dir, "report.html", w_html, r, 0)) && !err)
@@ -1327,13 +1319,21 @@ void pt_report_free(struct pt_report *r)
 	r->mstacks = NULL;
 	r->nmstacks = 0;
 	pt_profile_free(&r->prof);
-	pt_arenas_free(&r->ar);
-	pt_rss_kinds_free(&r->rk);
-	pt_rss_objs_free(&r->ro);
-	pt_leaked_free(r);
+	pt_arenas_free(&r->arenas);
+	pt_rss_free(&r->rss);
+	pt_leaked_free(&r->leaked);
 }
 
-void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi)
+struct pt_rss_view pt_report_rss_view(const struct pt_report *r)
 {
-	frame_text(f, p, fi);
+	return (struct pt_rss_view){
+		.rss = &r->rss,
+		.prof = &r->prof,
+		.totals = &r->totals,
+		.top = r->top,
+		.light = r->light,
+		.python_traced = strcmp(pt_pyobj_traced(&r->pyobj), "probes") == 0,
+		.pid = r->pid,
+		.comm = r->comm,
+	};
 }

@@ -9,33 +9,23 @@
 #include <sys/types.h>
 #include "bpf/peaktrace.h"
 #include "profile/profile.h"
+#include "output/output.h"
 #include "target/procmaps.h"
-#include "report/rsskind.h"
-#include "report/rssobj.h"
+#include "rss/rss.h"
 #include "attach/probes.h"
-#include "python/objects.h"
+#include "python/pyobj.h"
 #include "invocation/invocation.h"
 #include "invocation/leaks.h"
+#include "invocation/leaked.h"
+#include "invocation/invgraphs.h"
 #include "arenas/arenas.h"
-#include "report/timeline.h"
-#include "report/execs.h"
+#include "timeline/timeline.h"
+#include "exec/execs.h"
 #include "report/perfmap.h"
 #include "unwind/uwcache.h"
 #include "kernel/features.h"
 
 #define PT_VERSION "0.1.0"
-
-/* Pure, unit tested (pyobj.c): the --python-objects default of --max-live. The table may take
- * 1/128 of the machine's memory (mem_total bytes); attached (anon_bytes: the target's RssAnon),
- * twice the objects that memory could hold at 32 bytes each; launched, the 4M-slot default
- * (2M objects at half load). At least PT_DEF_LIVE_SLOTS, a power of two. why: the reason. */
-uint32_t pt_pyobj_live_slots(uint64_t mem_total, uint64_t anon_bytes, char *why, size_t len);
-/* The --max-live that would have held a run whose table was full: twice (the hashed buckets
- * spill into the small overflow map past half load) the objects it had to hold at once, at
- * most the tracked live count plus every allocation the table refused. A power of two. */
-uint64_t pt_live_slots_to_fit(int64_t tracked_live, uint64_t refused);
-/* Kernel memory of one live slot: a bucket's share and the overflow map's (1/16 of the slots). */
-#define PT_LIVE_SLOT_BYTES 32
 
 /* What peaktrace's own start-up cost, step by step (session.c measures, CLOCK_MONOTONIC). In
  * launch mode everything before the command's exec, and every hold at an exec stop, delays the
@@ -69,7 +59,7 @@ struct pt_report {
 	struct pt_probe_info probes[PT_PROBES_MAX];
 	int nprobes;
 	/* figures from the kernel */
-	struct pt_global g;
+	struct pt_global totals;
 	uint64_t errors[PT_ERR_COUNT];
 	uint64_t vmhwm_bytes;   /* /proc/PID/status VmHWM (or the mm's hiwater at exit) */
 	uint64_t tracer_vmhwm;  /* peaktrace's own VmHWM */
@@ -85,7 +75,7 @@ struct pt_report {
 	uint32_t nmstacks;
 	int top;
 	uint32_t json_stacks;   /* report.json keeps the top N stacks per figure, 0 = all */
-	struct pt_arenas ar;    /* ARENAS: glibc arenas (ar.collected when accounting ran) */
+	struct pt_arenas arenas;   /* ARENAS: glibc arenas (arenas.collected when accounting ran) */
 	bool attach_multi;      /* uprobe-multi links (else one perf-event uprobe per address) */
 	/* The kernel (kernel/features.h): its release and the optional features it lacks, with
 	 * what their absence cost this run. NULL: not probed (no "kernel" in the report). */
@@ -95,36 +85,24 @@ struct pt_report {
 	/* invocations */
 	const struct pt_inv_list *invs;
 	const char *boundary;   /* --boundary mode */
-	struct pt_stack_src src;   /* names per-invocation stacks (stacks_fd -1: none) */
+	struct pt_stack_src inv_stacks;   /* names per-invocation stacks (stacks_fd -1: none) */
 	uint64_t max_peak;
 	uint64_t sample_bytes;  /* --sample-bytes mean, 0 = every allocation's stack */
-	struct pt_tl_summary tl;   /* memory over time (DIR/timeline.jsonl) */
-	/* leaks across invocations (report/leaked.c): the live table by invocation of origin,
-	 * the per-kernel-stack figures given to pt_collect, and where each kernel stack went */
-	struct pt_leaks leaks;
-	int64_t (*leaked)[2];
-	uint32_t *leak_stack_of;
-	uint32_t nleak_stacks;
+	struct pt_tl_summary timeline;   /* memory over time (DIR/timeline.jsonl) */
+	struct pt_leaked leaked;   /* leaks across invocations (invocation/leaked.h) */
 	struct pt_execs execs;  /* the images the target exec'd into (execs.h) */
-	struct pt_rss_global rss;  /* RSS attribution by page (report/rss.c) */
+	struct pt_rss rss;      /* RSS attribution by page (rss/rss.h) */
 	char node_flags_note[256];  /* node_perf_flags_missing's cause: which flags (session.c) */
 	struct pt_perf_map_note perf_map;   /* the JIT's perf map: read and cut (report/perfmap.h) */
 	bool light;             /* --light: no allocator probes, no heap figures (report/light.c) */
 	bool compare_run;       /* one traced run of --compare-env: the parent prices the advice */
-	struct pt_rss_kinds rk;    /* the memory kind of each kernel stack's pages (rsskind.h) */
 	struct pt_pyobj_note pyobj;   /* --python-objects */
 	struct pt_startup startup; /* peaktrace's own start-up, step by step */
-	struct pt_rss_objs ro;     /* file and shmem RSS by object (rssobj.h) */
 	/* Bounds on what a flood of invocations can take (session.c): the invocations the kernel
 	 * started, what the files that grow with the run wrote into -o DIR under --max-output,
 	 * and the ring buffer's losses by record kind. */
 	uint64_t inv_seen;
-	struct pt_outcap {
-		uint64_t cap;           /* --max-output in bytes (0: none) */
-		uint64_t used;          /* invocations.jsonl, emf.jsonl, invocation-N.* */
-		uint64_t jsonl_cut, emf_cut;   /* lines not written */
-		uint64_t graphs_cut;    /* per-invocation files not written */
-	} out;
+	struct pt_outcap out;   /* --max-output's account (invocation/invgraphs.h) */
 	uint64_t rb_lost[PT_RB_KINDS];
 	uint64_t rb_inv_shed;
 };
@@ -138,42 +116,49 @@ void pt_report_text(FILE *f, const struct pt_report *r);
 void pt_report_json(FILE *f, const struct pt_report *r);
 /* Writes every file into dir. Returns 0 or -errno (first failure). */
 int pt_report_write_dir(const char *dir, const struct pt_report *r);
-/* An output file opened for writing by the thread that writes it all (fopen's NULL and errno
- * on failure): a large buffer, and no stdio lock taken at each putc. */
-FILE *pt_report_fopen(const char *path);
 
 void pt_report_free(struct pt_report *r);
+/* --compare-env: the summary of a finished run (key<TAB>value lines) its parent reads back
+ * (compare/compare.h pt_summary_read). Returns 0 or -errno (report/summary.c). */
+int pt_summary_write(const char *path, const struct pt_report *r);
+
+/* The RSS sections' view of the report (rss/rss.h). */
+struct pt_rss_view pt_report_rss_view(const struct pt_report *r);
 
 /* report/light.c: what --light leaves out, said where the heap figures would be. */
 void pt_light_text(FILE *f, const struct pt_report *r);
-/* --python-objects (report/pyobj.c): "off", "probes", "partial", "malloc" or "none"; the first
- * screen's line, the TRACER lines, and report.json's allocator_families and python_objects. */
-const char *pt_pyobj_traced(const struct pt_pyobj_note *n);
-void pt_pyobj_text(FILE *f, const struct pt_report *r);
-void pt_pyobj_text_tracer(FILE *f, const struct pt_report *r);
-void pt_pyobj_json(FILE *f, const struct pt_report *r);
 
-/* report/leaked.c: LEAKED ACROSS INVOCATIONS (text), the "leaked" object of report.json,
- * DIR/leaked.folded and DIR/leaked.svg; loader-initializer stacks kept out of leak candidates. */
-void pt_leaked_text(FILE *f, const struct pt_report *r);
-/* jidx: each profile stack's index in report.json's "stacks" (UINT32_MAX: left out), or NULL
- * when every stack is written. */
-void pt_leaked_json(FILE *f, const struct pt_report *r, const uint32_t *jidx);
-int pt_leaked_write_dir(const char *dir, const struct pt_report *r);
-/* A stack allocated under the dynamic loader's initializers (_dl_init), before main. */
-bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s);
-void pt_leaked_free(struct pt_report *r);
-/* One frame as the text report prints it (indented, module base name). */
-void pt_report_frame_text(FILE *f, const struct pt_profile *p, uint32_t fi);
 
-struct pt_collect_in;
-/* --per-invocation: DIR/invocation-N.peak.folded/.svg (the heap held at each invocation's own
- * peak, its `all`) and invocation-N.rss.folded/.svg (the attributed anonymous RSS at its RSS
- * peak, its `rss_all`): all's stacks with those figures (report/invgraphs.c). */
-/* Only for the invocations kept in memory; each file counted in out->used, none written once
- * that reaches out->cap (out->graphs_cut counts them). */
-void pt_report_invocation_graphs(const char *dir, const struct pt_inv_list *invs,
-				 const struct pt_collect_in *all, struct pt_symbolizer *sym,
-				 const char *comm, struct pt_outcap *out);
+
+/* ---- the report's parts, each in its own file of report/ ---- */
+
+/* report/html.c: */
+/* DIR/report.html. 0 or -errno. */
+int pt_write_html(FILE *f, const char *dir, const struct pt_report *r);
+
+/* report/killed.c: */
+/* The KILLED section of report.txt for ir. */
+void pt_killed_text(FILE *f, const struct pt_report *r, const struct pt_inv_record *ir);
+/* report.json's "killed" member, one object per killed invocation, with its trailing ",\n". */
+void pt_killed_json(FILE *f, const struct pt_report *r);
+
+/* report/jsonstacks.c: report.json's stacks: one frame table, stacks that name frames by index,
+ * only the top --json-stacks N per figure, and what was left out summed (nothing lost silently). */
+struct pt_json_sel {
+	bool *keep, *mkeep;     /* per p->stacks / r->mstacks: written to report.json */
+	uint32_t *fmap;         /* p->frames index -> frame_table index (UINT32_MAX: unused) */
+	uint32_t *forder;       /* frame_table index -> p->frames index */
+	uint32_t *jidx;         /* p->stacks index -> index in "stacks" (UINT32_MAX: left out) */
+	uint32_t nframes;       /* entries in frame_table */
+};
+
+/* Chooses the stacks and the frames they use; -ENOMEM on failure (sel is then empty). */
+int pt_json_sel_init(struct pt_json_sel *sel, const struct pt_report *r);
+void pt_json_sel_free(struct pt_json_sel *sel);
+
+/* "frame_table": [...],\n  "stacks": [...],\n  "stacks_left_out": {...},\n */
+void pt_json_heap_stacks(FILE *f, const struct pt_report *r, const struct pt_json_sel *sel);
+/* "mmap_stacks": [...],\n  "mmap_stacks_left_out": {...} (no trailing comma) */
+void pt_json_map_stacks(FILE *f, const struct pt_report *r, const struct pt_json_sel *sel);
 
 #endif

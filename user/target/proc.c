@@ -479,3 +479,11 @@ int pt_proc_pidns(pid_t pid, struct stat *st)
 		snprintf(path, sizeof(path), "/proc/self/ns/pid");
 	return stat(path, st) ? -errno : 0;
 }
+
+bool pt_page_resident(int pm_fd, uint64_t addr)
+{
+	uint64_t e;
+
+	return pread(pm_fd, &e, sizeof(e), (off_t)(addr / 4096 * 8)) == (ssize_t)sizeof(e) &&
+	       (e & PT_PAGEMAP_PRESENT);
+}

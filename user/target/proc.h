@@ -61,6 +61,15 @@ int pt_target_root_open(pid_t pid);
  * reader of it (CPython's frames, arenas, pools, RSS kinds). The fd, or -1 with errno set. */
 int pt_proc_mem_open(pid_t pid);
 
+/* /proc/PID/pagemap: the page is present (bit 63 of its 64-bit entry). */
+#define PT_PAGEMAP_PRESENT (1ull << 63)
+
+/* Whether the page holding addr is present in the address space whose pagemap is pm_fd. Read
+ * before reading a target's page that it may never have touched: a read fault maps the zero page
+ * on most kernels, but some allocate a real one (a 6.18 guest here: RssAnon +4 KiB a page read),
+ * which grows the target's RSS and steals the fault its own first write would have made. */
+bool pt_page_resident(int pm_fd, uint64_t addr);
+
 /* What /proc/PID/stat says of pid before it is traced: 0 (a process), -ESRCH (none),
  * -EINVAL (a kernel thread: no user-space heap) or -ENOTDIR (a thread, not a process). */
 int pt_proc_check_process(pid_t pid);
