@@ -219,7 +219,7 @@ struct pt_stack_stats {
 	__s64 rss_inv_peak[2];
 	__u64 rss_inv_seq[2];
 	/* Where its last attributed fault was and the user stack pointer then: the memory kind
-	 * of its pages is decided from them against the maps at the end (user/report/rsskind.c). */
+	 * of its pages is decided from them against the maps at the end (user/rss/rsskind.c). */
 	__u64 rss_addr;
 	__u64 rss_sp;
 };
@@ -461,7 +461,7 @@ struct pt_global {
 	__u64 sampled_count;
 	__u64 sampled_bytes;
 	struct pt_inv inv[2];
-	/* Timeline (user/report/timeline.c): maxima of RSS and of the live heap since user space
+	/* Timeline (user/timeline/timeline.c): maxima of RSS and of the live heap since user space
 	 * last took them; it swaps in the current value at each sample, so a peak shorter than the
 	 * sampling interval still shows in the sample after it. */
 	__s64 tl_rss_max;
@@ -481,7 +481,7 @@ _Static_assert(__builtin_offsetof(struct pt_global, peak_seq) == 64, "pt_global:
  * field, so at any moment
  *   rss[ANON] == before + attributed + no_fault + other_task + table_full + raced
  *                - freed_unowned - (reclaimed - refaulted) - pending
- * (pt_rss_unattributed() in user/report/rss.c). at_peak holds the same figures when the RSS
+ * (pt_rss_unattributed() in user/rss/rss.c). at_peak holds the same figures when the RSS
  * peak (g.rss_peak) was last raised.
  */
 struct pt_rss_figures {

@@ -111,7 +111,7 @@ struct pt_session {
 	uint32_t nstacks;                  /* its entries read (pt_stacks_span) */
 	struct pt_collect_in collect_in;   /* what building the profile reads (profile/collect.h) */
 	struct pt_collect_stats collect_stats;
-	struct pt_timeline tl;   /* memory over time (report/timeline.h) */
+	struct pt_timeline tl;   /* memory over time (timeline/timeline.h) */
 	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
 

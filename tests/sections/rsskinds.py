@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """rsskinds: file-backed and shared-memory RSS by object, and the runtimes' heaps as memory kinds
-(bpf/rss.bpf.h rss_objs, user/report/rssobj.c, rsskind.c), a section of tests/run.py.
+(bpf/rss.bpf.h rss_objs, user/rss/rssobj.c, rsskind.c), a section of tests/run.py.
 
 tests/workloads/wl_rssobj.c maps and touches known objects and logs each mapping's own Rss
 (/proc/self/smaps) once everything is held (the RSS peak): a file it wrote (name with an ESC

@@ -59,7 +59,7 @@ enum pt_metric {
 	PT_PEAK_BYTES,
 	PT_LEAKED_COUNT,    /* allocated in an invocation, live at the end after a later one finished
 			     * (invocation/leaks.h; 0 without invocations). pprof keeps its six
-			     * sample types (report/pprof.c lists them): adding two would change
+			     * sample types (output/pprof.c lists them): adding two would change
 			     * every profile.pb.gz and the tests and README that name them. */
 	PT_LEAKED_BYTES,
 	PT_RSS_PEAK_BYTES,  /* anonymous RSS this stack faulted in, held at the RSS peak */

@@ -6,7 +6,7 @@
   "use strict";
   var D = JSON.parse(document.getElementById("pt-data").textContent);
   var F = D.frames;                 // [label, kind, file, line, module]
-  // enum pt_frame_kind, in order: the SVG writer's hues (user/report/flamegraph.c kind_colours).
+  // enum pt_frame_kind, in order: the SVG writer's hues (user/output/flamegraph.c kind_colours).
   var KIND_RGB = [[70, 195, 120, 44], [115, 165, 235, 36], [232, 200, 70, 40], [238, 112, 82, 36],
                   [190, 190, 190, 30]];
   var K_PY = 1, K_JIT = 2, K_ALLOC = 3, K_OTHER = 4;
@@ -82,7 +82,7 @@
     for (var i = 0; i < h[2].length; i++) if (typeof h[2][i] === "number") return h[2][i];
     return ROOT;
   }
-  // The lines report.txt's first screen shows for a holder (user/report/holder.c chose them).
+  // The lines report.txt's first screen shows for a holder (user/output/holder.c chose them).
   function holderList(id, title, list, head) {
     var box = el("div", { id: id, "class": "holders" });
     box.appendChild(el("h3", null, title));
