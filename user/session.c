@@ -22,6 +22,7 @@
 #include "util/stop.h"
 #include "util/outdir.h"
 #include "util/wake.h"
+#include "util/status.h"
 #include "bpf/sample.h"
 #include "bpf/inv.h"
 #include "peaktrace.skel.h"
@@ -54,6 +55,7 @@
 #include "session.h"
 #include "spare.h"
 #include "target/proc.h"
+#include "target/find.h"
 
 struct pt_session {
 	const struct pt_options *opt;
@@ -136,19 +138,6 @@ static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 static const char second_signal_msg[] = "peaktrace: second signal: exiting now without a report "
 					"(the probes are detached as peaktrace exits)\n";
 
-/* comm and exe are the target's to choose (prctl(PR_SET_NAME), the file name it runs): they
- * reach the terminal (stderr, report.txt) sanitized like every name in the profile. The
- * escaped comm (15 bytes, 60 escaped) fits; an exe path too long once escaped is cut. */
-static void sanitize_names(struct pt_report *rep)
-{
-	char tmp[sizeof(rep->exe)];
-
-	snprintf(tmp, sizeof(tmp), "%s", rep->comm);
-	pt_sanitize(rep->comm, sizeof(rep->comm), tmp);
-	snprintf(tmp, sizeof(tmp), "%s", rep->exe);
-	pt_sanitize(rep->exe, sizeof(rep->exe), tmp);
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG && !verbose)
@@ -167,21 +156,6 @@ static uint64_t now_ns(void)
 }
 
 /* ---- target checks ------------------------------------------------------------------------ */
-
-/* -p PID: a process (target/proc.h), said otherwise. */
-static int check_pid(pid_t pid)
-{
-	int err = pt_proc_check_process(pid);
-
-	if (err == -EINVAL)
-		fprintf(stderr, "peaktrace: PID %d is a kernel thread: it has no user-space heap to trace\n",
-			pid);
-	else if (err == -ENOTDIR)
-		fprintf(stderr, "peaktrace: %d is a thread, not a process: use its process ID\n", pid);
-	else if (err)
-		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
-	return !err ? EXIT_OK : err == -ESRCH ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
-}
 
 /* Made if absent, checked and held open (util/outdir.h): every output is created through it. */
 static int check_outdir(const char *dir)
@@ -487,23 +461,6 @@ static void at_child_exit(void *arg)
 	rss_kinds(s);
 }
 
-static void status_line(struct pt_session *s, uint64_t *last_allocs, uint64_t *last_ns)
-{
-	const struct pt_global *g = &s->skel->bss->g;
-	uint64_t now = now_ns(), allocs = g->alloc_count;
-	double rate = (double)(allocs - *last_allocs) * 1e9 / (double)(now - *last_ns + 1);
-	char b1[32], b2[32], b3[32];
-
-	fprintf(stderr, "\r\033[Klive %s (%" PRId64 " blocks)  peak %s  rss %s  %.0f allocs/s",
-		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes), (int64_t)g->live_count,
-		pt_fmt_bytes(b2, sizeof(b2), (double)g->peak_bytes),
-		pt_fmt_bytes(b3, sizeof(b3),
-			     (double)pt_rss_total(g)),
-		rate);
-	*last_allocs = allocs;
-	*last_ns = now;
-}
-
 /* ---- the steps ------------------------------------------------------------------------- */
 
 int pt_preflight(const struct pt_options *opt)
@@ -535,69 +492,16 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	return s;
 }
 
-/* -p PID: is it a process we can trace, and which allocator does it use. */
+/* -p PID: is it a process we can trace, and which allocator does it use (target/find.h). */
 static int attach_target(struct pt_session *s)
 {
-	pid_t pid = s->opt->pid;
-	int code, err;
+	int err = pt_target_pid(s->opt->pid, &s->alloc, s->rep.comm, sizeof(s->rep.comm), s->rep.exe,
+				sizeof(s->rep.exe));
 
-	if ((code = check_pid(pid)) != EXIT_OK)
-		return code;
-	err = pt_find_allocator(pid, &s->alloc);
-	if (err == -ESRCH) {
-		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
-		return EXIT_NO_PROCESS;
-	}
-	if (err == -EINVAL) {
-		fprintf(stderr, "peaktrace: PID %d has no user-space memory map (a kernel thread "
-				"or a process that is exiting)\n", pid);
-		return EXIT_UNSUPPORTED;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		fprintf(stderr, "peaktrace: cannot read the memory map of PID %d: %s\n", pid,
-			strerror(-err));
-		return EXIT_PERM;
-	}
-	if (err) {
-		fprintf(stderr, "peaktrace: no malloc found in the objects PID %d has mapped (a "
-				"static binary without symbols, or an allocator peaktrace does not "
-				"know)\n", pid);
-		return EXIT_UNSUPPORTED;
-	}
-	s->pid = pid;
-	/* alloc.open_path is the mapped inode's (target/proc.h, pt_mapped_open): /proc/self/fd/N
-	 * of the file opened inside the target's root while that is the file the process maps
-	 * (alloc keeps the fd), else its map_files link; never the target's path again. */
-	pt_proc_comm(pid, s->rep.comm, sizeof(s->rep.comm));
-	pt_proc_exe(pid, s->rep.exe, sizeof(s->rep.exe));
-	sanitize_names(&s->rep);
+	if (err)
+		return err == -ESRCH ? EXIT_NO_PROCESS : err == -EPERM ? EXIT_PERM : EXIT_UNSUPPORTED;
+	s->pid = s->opt->pid;
 	return EXIT_OK;
-}
-
-/*
- * The launched command's extra environment (--target-env), and for --python-objects
- * PYTHONMALLOC=malloc unless the user set PYTHONMALLOC or the command is a CPython whose
- * allocator the probes see whole. A build that inlines pymalloc into its callers (Debian's)
- * cannot be probed whole; a script or shim that execs Python later cannot be looked at yet, so it
- * gets the setting too. With it every object is a malloc block: the heap views hold each at its
- * requested size, as tracemalloc counts them; the RSS is then glibc's, not pymalloc's arenas.
- */
-static int launch_env(struct pt_session *s, char **env)
-{
-	static char setting[] = "PYTHONMALLOC=malloc";
-	const char *user = getenv("PYTHONMALLOC");
-	int n;
-
-	for (n = 0; n < s->opt->ntarget_env; n++) {
-		env[n] = s->opt->target_env[n];
-		if (strncmp(env[n], "PYTHONMALLOC=", 13) == 0)
-			user = env[n] + 13;
-	}
-	if (!s->opt->python_objects || s->opt->light)
-		return n;
-	if (pt_pyobj_launch_env(&s->pyobjects, &s->rep.pyobj, user, s->paths, s->npaths, s->exe))
-		env[n++] = setting;
-	return n;
 }
 
 static int load_bpf(struct pt_session *s);
@@ -619,30 +523,22 @@ static int spare_serve(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* -- CMD: which allocator the command will load, then start it, held before exec. */
+/* -- CMD: which allocator the command will load (target/find.h), then start it, held before
+ * exec. */
 static int launch_target(struct pt_session *s)
 {
 	char **cmd = s->opt->cmd, *env[PT_MAX_COMPARE + 1];
-	const char *b;
 	int err;
 
-	err = pt_load_order(cmd[0], &s->exe, &s->paths, &s->npaths);
-	if (err) {
-		fprintf(stderr, "peaktrace: cannot execute %s: %s\n", cmd[0], strerror(-err));
+	err = pt_target_command(cmd[0], &s->exe, &s->paths, &s->npaths, &s->alloc, s->rep.comm,
+				sizeof(s->rep.comm), s->rep.exe, sizeof(s->rep.exe));
+	if (err)
 		return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
-	}
-	err = pt_find_allocator_in((const char *const *)s->paths, s->npaths, &s->alloc);
-	if (err) {
-		fprintf(stderr, "peaktrace: no malloc found in %s or the libraries it loads (a "
-				"static binary without symbols, or an allocator peaktrace does not "
-				"know)\n", s->exe);
-		return EXIT_UNSUPPORTED;
-	}
-	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", s->exe);
-	b = strrchr(s->exe, '/');
-	snprintf(s->rep.comm, sizeof(s->rep.comm), "%.15s", b ? b + 1 : s->exe);
-	sanitize_names(&s->rep);
-	err = pt_launch(cmd, env, launch_env(s, env), &s->child);
+	err = pt_launch(cmd, env,
+			pt_pyobj_command_env(&s->pyobjects, &s->rep.pyobj, env, s->opt->target_env,
+					     s->opt->ntarget_env, s->opt->python_objects && !s->opt->light,
+					     s->paths, s->npaths, s->exe),
+			&s->child);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot start %s: %s\n", cmd[0], strerror(-err));
 		return EXIT_FAIL;
@@ -720,27 +616,14 @@ static int plan_probes(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* The live table's slots. --python-objects puts every object in it, so its default is sized
- * from the target (attached: what its anonymous memory could hold) and the machine
- * (pt_pyobj_live_slots); a --max-live given is taken as is. */
+/* The live table's slots: --python-objects sizes its default (python/objects.h). */
 static uint32_t pyobj_live_slots(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-	uint64_t anon = 0;
 
 	if (!o->python_objects || o->light || o->spare_fd >= 0)
 		return o->live_slots;
-	if (o->live_slots_set) {
-		n->live_slots = o->live_slots;
-		snprintf(n->live_sized_from, sizeof(n->live_sized_from), "--max-live");
-		return o->live_slots;
-	}
-	if (!s->launched)
-		anon = pt_proc_status_bytes(s->pid, "RssAnon");
-	n->live_slots = pt_pyobj_live_slots(pt_mem_total(), anon, n->live_sized_from,
-					    sizeof(n->live_sized_from));
-	return n->live_slots;
+	return pt_pyobj_table_slots(&s->rep.pyobj, o->live_slots, o->live_slots_set, s->launched, s->pid);
 }
 
 /* Between open and load (bpfload.h): rodata, map sizes, the programs to load; the probe plan.
@@ -897,25 +780,6 @@ static int open_streams(struct pt_session *s)
 	       ? EXIT_OUTPUT : EXIT_OK;
 }
 
-/* aws-lambda-cpp's boundaries, now or (not mapped yet: -ENOENT) when new code is mapped.
- * Returns 0 or -errno of a real failure. */
-static int attach_aws(struct pt_session *s, const char *const *paths, bool retry)
-{
-	int err = pt_attach_aws_boundaries(s->skel, &s->links, s->pid, retry ? NULL : paths,
-					   retry ? 0 : s->npaths, retry ? false : s->launched, retry);
-
-	s->aws_pending = err == -ENOENT;
-	/* Launch mode: the runtime may have entered get_next before these probes were set (no
-	 * return probe for that call): its socket, found now, gives the first start (BPF:
-	 * rapi_first_start; a no-op once get_next's entry probe has ended the init phase). */
-	if (retry && !err)
-		pt_rapi_seed(bpf_map__fd(s->skel->maps.rapi_fds), s->pid, s->host_pid);
-	if (retry && !err)
-		fprintf(stderr, "peaktrace: --boundary uprobe: aws-lambda-cpp is mapped now; its "
-				"invocation boundaries are set\n");
-	return err == -ENOENT ? 0 : err;
-}
-
 /* The allocator's probes and the tracepoints (attach/attachall.h): launched, both at once. */
 static int attach_probes(struct pt_session *s)
 {
@@ -945,7 +809,9 @@ int pt_session_attach(struct pt_session *s)
 	    (o->boundary == BOUNDARY_UPROBE &&
 	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
 				  s->launched, o->verbose)) ||
-	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
+	    (o->boundary == BOUNDARY_AWS &&
+	     pt_aws_boundaries(skel, &s->links, s->pid, s->host_pid, paths, s->npaths, s->launched,
+			       false, &s->aws_pending)))
 		return EXIT_BPF;
 	pt_pyobj_attach(&s->pyobjects, &s->rep.pyobj, s->skel, &s->links, s->pid, s->multi);
 	s->rep.startup.attach_ns = now_ns() - t;
@@ -1079,7 +945,8 @@ void pt_session_poll(struct pt_session *s)
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
 			 * long enough for the runtime to reach its first get_next meanwhile. */
 			if (s->aws_pending)
-				attach_aws(s, NULL, true);
+				pt_aws_boundaries(s->skel, &s->links, s->pid, s->host_pid, NULL, 0,
+						  s->launched, true, &s->aws_pending);
 			/* Then what the kernel's stacks need, before the symbols (needed only to name
 			 * stacks). */
 			python_locate(s);
@@ -1104,7 +971,7 @@ void pt_session_poll(struct pt_session *s)
 			last_refresh = now;
 		}
 		if (tty && now - last_status >= (uint64_t)(o->interval * 1e9))
-			status_line(s, &last_allocs, &last_status);
+			pt_status_line(&s->skel->bss->g, &last_allocs, &last_status);
 		if (o->duration > 0 && now - s->start_ns >= (uint64_t)(o->duration * 1e9))
 			break;
 	}
