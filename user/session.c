@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -571,11 +570,8 @@ int pt_session_find_target(struct pt_session *s)
 	if (err == 0)
 		pyobj_setup(s, false, s->launched);
 
-	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
-	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
-	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
-		fprintf(stderr, "peaktrace: warning: cannot mount tracefs on /sys/kernel/tracing: %s\n",
-			strerror(errno));
+	/* Tracepoints are attached by their tracefs ids (attach/attachall.h). */
+	pt_tracefs_mount();
 	return EXIT_OK;
 }
 
@@ -868,12 +864,8 @@ int pt_session_start(struct pt_session *s)
 		pt_launch_supervised_say();
 	}
 	s->started = true;
-	if (s->opt->ready_fd >= 0) {
-		/* A coordinator holds the process until now (--follow). */
-		if (write(s->opt->ready_fd, "1", 1) < 0)
-			fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
-		close(s->opt->ready_fd);
-	}
+	if (s->opt->ready_fd >= 0)
+		pt_spare_ready(s->opt->ready_fd);   /* a coordinator holds the process until now */
 	/* A held image (--follow) is let go first: its symbols (its program, ld.so, libc: what
 	 * is mapped at the hold, 70-130 ms to read here for python3) are read while it runs, as
 	 * those of everything it maps later are; its events meanwhile wait in the ring buffer,
@@ -985,7 +977,6 @@ void pt_session_poll(struct pt_session *s)
 void pt_session_stop(struct pt_session *s)
 {
 	pt_exec_unsettled(&s->exec, &s->rep.execs);
-	int err;
 
 	if (s->opt->prog_stats)
 		pt_prog_stats_write(s->opt->prog_stats, s->skel);
@@ -1028,118 +1019,47 @@ void pt_session_stop(struct pt_session *s)
 	}
 	flush_invocations(s);
 	/* What --max-output cut of the streams, for the reports. */
-	s->rep.out.cap = s->inv.out_cap;
-	s->rep.out.used = s->inv.out_used;
-	s->rep.out.jsonl_cut = s->inv.jsonl_cut;
-	s->rep.out.emf_cut = s->inv.emf_cut;
+	pt_inv_stream_account(&s->inv, &s->rep.out);
 	/* timeline.jsonl is complete and closed before any report is written (report.html reads
 	 * it). */
-	pt_timeline_stop(&s->tl);
-	if (s->opt->outdir && (err = s->tl_err = pt_timeline_write_dir(s->opt->outdir, &s->tl, &s->invs)))
-		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl or .svg: %s\n", s->opt->outdir,
-			strerror(-err));
+	s->tl_err = pt_timeline_finish(&s->tl, s->opt->outdir, &s->invs);
 }
 
-/* The stack table's use: whole stacks, and those kept cut per tier (pt_tier_start); and what
- * the tables cost in kernel memory. */
-static void stacks_used(struct pt_session *s)
-{
-	struct pt_report *rep = &s->rep;
-	struct peaktrace_bpf *k = s->skel;
-	uint32_t max = s->opt->max_stacks, inner = pt_tier_start(max, PT_TIER_INNER);
-	uint32_t leaf = pt_tier_start(max, PT_TIER_LEAF);
-	uint64_t in = k->bss->tier_next[PT_TIER_INNER], lf = k->bss->tier_next[PT_TIER_LEAF];
-
-	rep->stacks_cut[PT_TIER_INNER] = in < leaf - inner ? in : leaf - inner;
-	rep->stacks_cut[PT_TIER_LEAF] = lf < max - leaf ? lf : max - leaf;
-	rep->stacks_used = (rep->totals.next_stack < inner - 1 ? rep->totals.next_stack : inner - 1) +
-			   rep->stacks_cut[PT_TIER_INNER] + rep->stacks_cut[PT_TIER_LEAF];
-	rep->max_stacks = max;
-	rep->stack_table_bytes = pt_map_memlock(bpf_map__fd(k->maps.stack_ids)) +
-				 pt_map_memlock(bpf_map__fd(k->maps.stacks)) +
-				 pt_map_memlock(bpf_map__fd(k->maps.stats)) +
-				 pt_map_memlock(bpf_map__fd(k->maps.py_chunks));
-	rep->bpf_maps_bytes = pt_maps_memlock(k->obj);
-	rep->tracer_mapped = pt_map_mapped_bytes();
-}
-
-/* The report's figures that need no symbolizing: the target, the kernel's totals and counters. */
+/* The report's figures that need no symbolizing (report/figures.c): the target, the kernel's
+ * totals and counters. */
 static void report_figures(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
-	struct pt_report *rep = &s->rep;
+	struct pt_report_from f = {
+		.pid = s->pid, .launched = s->launched, .multi = s->multi, .exited = s->exited,
+		.exit_code = s->exit_code, .child_exited = s->child.exited, .child_status = s->child.status,
+		.vmhwm = s->vmhwm, .hiwater = s->hiwater, .skel = s->skel,
+		.bpf_maps_bytes = pt_maps_memlock(s->skel->obj), .invs = &s->invs, .inv_src = inv_src(s),
+		.aws_pending = s->aws_pending,
+		.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6),
+		.uwc = &s->uwc, .arenas = &s->ar, .alloc_kind = s->alloc.kind, .tl = &s->tl,
+		.top = o->top, .json_stacks = o->json_stacks, .max_stacks = o->max_stacks,
+		.light = o->light, .compare_run = o->compare_child,
+		.unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp",
+		.boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary],
+		.max_peak = o->max_peak, .sample_bytes = o->sample_bytes,
+	};
 
-	rep->pid = s->pid;
-	rep->launched = s->launched;
-	rep->totals = s->skel->bss->g;
-	rep->rss.kernel = s->skel->bss->rss_g;
-	rep->top = o->top;
-	rep->json_stacks = o->json_stacks;
-	rep->attach_multi = s->multi;
-	rep->kernel = pt_kfeats();
-	rep->kernel_cost.attach_ns = rep->startup.attach_ns;
-	rep->light = o->light;
-	rep->compare_run = o->compare_child;
-	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
-	rep->invs = &s->invs;
-	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];
-	/* Said where the invocations are printed too, not only on stderr. */
-	if (s->aws_pending)
-		rep->boundary = "uprobe (aws-lambda-cpp never mapped: no boundaries)";
-	rep->inv_stacks = inv_src(s);
-	rep->max_peak = o->max_peak;
-	rep->sample_bytes = o->sample_bytes;
-	rep->startup.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
-	rep->startup.cache_on = s->uwc.on;
-	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);
-	rep->arenas = s->ar;
-	memset(&s->ar, 0, sizeof(s->ar));
-	rep->arenas.allocator = pt_allocator_kind_name(s->alloc.kind);
-	pt_read_errors(s->skel, rep->errors);
-	rep->errors[PT_ERR_RAPI_FULL] += rep->totals.rapi_full;
-	/* Over every record, kept in memory or not. */
-	rep->errors[PT_ERR_INV_LOST] += s->invs.overwritten;
-	rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.stacks_lost;
-	rep->inv_seen = rep->totals.inv_seq;
-	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
-	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
-	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
-	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->totals.rapi_unparsed;
-	rep->exited = s->exited || (s->launched && s->child.exited);
-	if (s->launched && s->child.exited) {
-		if (WIFSIGNALED(s->child.status))
-			rep->exit_signal = WTERMSIG(s->child.status);
-		else
-			rep->exit_status = WEXITSTATUS(s->child.status);
-	} else if (s->exited) {
-		if (s->exit_code & 0x7f)
-			rep->exit_signal = s->exit_code & 0x7f;
-		else
-			rep->exit_status = (s->exit_code >> 8) & 0xff;
-	}
-	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
-	stacks_used(s);
-	pt_tl_summarize(&s->tl, &s->invs, &rep->timeline);
+	pt_report_figures(&s->rep, &f);
 }
 
-/* Leaks across invocations (invocation/leaks.h): the live table by invocation of origin. */
+/* Leaks across invocations (invocation/leaked.h): the live table by invocation of origin. */
 static void leaks_read(struct pt_session *s)
 {
-	struct pt_report *rep = &s->rep;
+	struct pt_leaked *l = &s->rep.leaked;
 
 	if (!s->invs.n)
 		return;
-	if (pt_leaks_read(&rep->leaked.leaks, bpf_map__fd(s->skel->maps.live),
-			  bpf_map__max_entries(s->skel->maps.live),
-			  bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes))
-		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
-				"are incomplete\n", strerror(-rep->leaked.leaks.read_err));
-	rep->leaked.by_stack = pt_leaks_per_stack(&rep->leaked.leaks, s->nstacks);
-	rep->leaked.stack_of = calloc(s->nstacks ? s->nstacks : 1, sizeof(*rep->leaked.stack_of));
-	rep->leaked.nstacks = rep->leaked.stack_of ? s->nstacks : 0;
-	s->collect_in.leaked = (const int64_t (*)[2])rep->leaked.by_stack;
-	s->collect_in.stack_out = rep->leaked.stack_of;
+	pt_leaked_read(l, bpf_map__fd(s->skel->maps.live), bpf_map__max_entries(s->skel->maps.live),
+		       bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes, s->nstacks);
+	s->collect_in.leaked = (const int64_t (*)[2])l->by_stack;
+	s->collect_in.stack_out = l->stack_of;
 }
 
 int pt_session_collect(struct pt_session *s)
