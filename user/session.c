@@ -578,14 +578,9 @@ int pt_session_find_target(struct pt_session *s)
 /* The target's host PID (attach/nspid.h), as the BPF programs see it. */
 static int host_pid(struct pt_session *s)
 {
-	int err = pt_host_tgid(s->pid, &s->host_pid);
+	int err = pt_host_tgid_target(s->pid, &s->host_pid);
 
-	if (err) {
-		fprintf(stderr, "peaktrace: cannot find which host PID PID %d is (peaktrace runs in a PID "
-				"namespace of its own): %s\n", s->pid, strerror(-err));
-		return err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
-	}
-	return EXIT_OK;
+	return !err ? EXIT_OK : err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
 }
 
 /* The glibc arena accounting and the free path's thread lookup, as the allocator needs them. */
