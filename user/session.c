@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -22,6 +20,7 @@
 #include "util/stop.h"
 #include "util/outdir.h"
 #include "util/wake.h"
+#include "util/status.h"
 #include "bpf/sample.h"
 #include "bpf/inv.h"
 #include "peaktrace.skel.h"
@@ -54,6 +53,7 @@
 #include "session.h"
 #include "spare.h"
 #include "target/proc.h"
+#include "target/find.h"
 
 struct pt_session {
 	const struct pt_options *opt;
@@ -136,19 +136,6 @@ static bool verbose;   /* -v, for libbpf_print (libbpf passes no context) */
 static const char second_signal_msg[] = "peaktrace: second signal: exiting now without a report "
 					"(the probes are detached as peaktrace exits)\n";
 
-/* comm and exe are the target's to choose (prctl(PR_SET_NAME), the file name it runs): they
- * reach the terminal (stderr, report.txt) sanitized like every name in the profile. The
- * escaped comm (15 bytes, 60 escaped) fits; an exe path too long once escaped is cut. */
-static void sanitize_names(struct pt_report *rep)
-{
-	char tmp[sizeof(rep->exe)];
-
-	snprintf(tmp, sizeof(tmp), "%s", rep->comm);
-	pt_sanitize(rep->comm, sizeof(rep->comm), tmp);
-	snprintf(tmp, sizeof(tmp), "%s", rep->exe);
-	pt_sanitize(rep->exe, sizeof(rep->exe), tmp);
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (level == LIBBPF_DEBUG && !verbose)
@@ -167,21 +154,6 @@ static uint64_t now_ns(void)
 }
 
 /* ---- target checks ------------------------------------------------------------------------ */
-
-/* -p PID: a process (target/proc.h), said otherwise. */
-static int check_pid(pid_t pid)
-{
-	int err = pt_proc_check_process(pid);
-
-	if (err == -EINVAL)
-		fprintf(stderr, "peaktrace: PID %d is a kernel thread: it has no user-space heap to trace\n",
-			pid);
-	else if (err == -ENOTDIR)
-		fprintf(stderr, "peaktrace: %d is a thread, not a process: use its process ID\n", pid);
-	else if (err)
-		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
-	return !err ? EXIT_OK : err == -ESRCH ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
-}
 
 /* Made if absent, checked and held open (util/outdir.h): every output is created through it. */
 static int check_outdir(const char *dir)
@@ -487,23 +459,6 @@ static void at_child_exit(void *arg)
 	rss_kinds(s);
 }
 
-static void status_line(struct pt_session *s, uint64_t *last_allocs, uint64_t *last_ns)
-{
-	const struct pt_global *g = &s->skel->bss->g;
-	uint64_t now = now_ns(), allocs = g->alloc_count;
-	double rate = (double)(allocs - *last_allocs) * 1e9 / (double)(now - *last_ns + 1);
-	char b1[32], b2[32], b3[32];
-
-	fprintf(stderr, "\r\033[Klive %s (%" PRId64 " blocks)  peak %s  rss %s  %.0f allocs/s",
-		pt_fmt_bytes(b1, sizeof(b1), (double)g->live_bytes), (int64_t)g->live_count,
-		pt_fmt_bytes(b2, sizeof(b2), (double)g->peak_bytes),
-		pt_fmt_bytes(b3, sizeof(b3),
-			     (double)pt_rss_total(g)),
-		rate);
-	*last_allocs = allocs;
-	*last_ns = now;
-}
-
 /* ---- the steps ------------------------------------------------------------------------- */
 
 int pt_preflight(const struct pt_options *opt)
@@ -535,69 +490,16 @@ struct pt_session *pt_session_new(const struct pt_options *opt)
 	return s;
 }
 
-/* -p PID: is it a process we can trace, and which allocator does it use. */
+/* -p PID: is it a process we can trace, and which allocator does it use (target/find.h). */
 static int attach_target(struct pt_session *s)
 {
-	pid_t pid = s->opt->pid;
-	int code, err;
+	int err = pt_target_pid(s->opt->pid, &s->alloc, s->rep.comm, sizeof(s->rep.comm), s->rep.exe,
+				sizeof(s->rep.exe));
 
-	if ((code = check_pid(pid)) != EXIT_OK)
-		return code;
-	err = pt_find_allocator(pid, &s->alloc);
-	if (err == -ESRCH) {
-		fprintf(stderr, "peaktrace: no such process: %d\n", pid);
-		return EXIT_NO_PROCESS;
-	}
-	if (err == -EINVAL) {
-		fprintf(stderr, "peaktrace: PID %d has no user-space memory map (a kernel thread "
-				"or a process that is exiting)\n", pid);
-		return EXIT_UNSUPPORTED;
-	}
-	if (err == -EACCES || err == -EPERM) {
-		fprintf(stderr, "peaktrace: cannot read the memory map of PID %d: %s\n", pid,
-			strerror(-err));
-		return EXIT_PERM;
-	}
-	if (err) {
-		fprintf(stderr, "peaktrace: no malloc found in the objects PID %d has mapped (a "
-				"static binary without symbols, or an allocator peaktrace does not "
-				"know)\n", pid);
-		return EXIT_UNSUPPORTED;
-	}
-	s->pid = pid;
-	/* alloc.open_path is the mapped inode's (target/proc.h, pt_mapped_open): /proc/self/fd/N
-	 * of the file opened inside the target's root while that is the file the process maps
-	 * (alloc keeps the fd), else its map_files link; never the target's path again. */
-	pt_proc_comm(pid, s->rep.comm, sizeof(s->rep.comm));
-	pt_proc_exe(pid, s->rep.exe, sizeof(s->rep.exe));
-	sanitize_names(&s->rep);
+	if (err)
+		return err == -ESRCH ? EXIT_NO_PROCESS : err == -EPERM ? EXIT_PERM : EXIT_UNSUPPORTED;
+	s->pid = s->opt->pid;
 	return EXIT_OK;
-}
-
-/*
- * The launched command's extra environment (--target-env), and for --python-objects
- * PYTHONMALLOC=malloc unless the user set PYTHONMALLOC or the command is a CPython whose
- * allocator the probes see whole. A build that inlines pymalloc into its callers (Debian's)
- * cannot be probed whole; a script or shim that execs Python later cannot be looked at yet, so it
- * gets the setting too. With it every object is a malloc block: the heap views hold each at its
- * requested size, as tracemalloc counts them; the RSS is then glibc's, not pymalloc's arenas.
- */
-static int launch_env(struct pt_session *s, char **env)
-{
-	static char setting[] = "PYTHONMALLOC=malloc";
-	const char *user = getenv("PYTHONMALLOC");
-	int n;
-
-	for (n = 0; n < s->opt->ntarget_env; n++) {
-		env[n] = s->opt->target_env[n];
-		if (strncmp(env[n], "PYTHONMALLOC=", 13) == 0)
-			user = env[n] + 13;
-	}
-	if (!s->opt->python_objects || s->opt->light)
-		return n;
-	if (pt_pyobj_launch_env(&s->pyobjects, &s->rep.pyobj, user, s->paths, s->npaths, s->exe))
-		env[n++] = setting;
-	return n;
 }
 
 static int load_bpf(struct pt_session *s);
@@ -619,30 +521,22 @@ static int spare_serve(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* -- CMD: which allocator the command will load, then start it, held before exec. */
+/* -- CMD: which allocator the command will load (target/find.h), then start it, held before
+ * exec. */
 static int launch_target(struct pt_session *s)
 {
 	char **cmd = s->opt->cmd, *env[PT_MAX_COMPARE + 1];
-	const char *b;
 	int err;
 
-	err = pt_load_order(cmd[0], &s->exe, &s->paths, &s->npaths);
-	if (err) {
-		fprintf(stderr, "peaktrace: cannot execute %s: %s\n", cmd[0], strerror(-err));
+	err = pt_target_command(cmd[0], &s->exe, &s->paths, &s->npaths, &s->alloc, s->rep.comm,
+				sizeof(s->rep.comm), s->rep.exe, sizeof(s->rep.exe));
+	if (err)
 		return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_UNSUPPORTED;
-	}
-	err = pt_find_allocator_in((const char *const *)s->paths, s->npaths, &s->alloc);
-	if (err) {
-		fprintf(stderr, "peaktrace: no malloc found in %s or the libraries it loads (a "
-				"static binary without symbols, or an allocator peaktrace does not "
-				"know)\n", s->exe);
-		return EXIT_UNSUPPORTED;
-	}
-	snprintf(s->rep.exe, sizeof(s->rep.exe), "%s", s->exe);
-	b = strrchr(s->exe, '/');
-	snprintf(s->rep.comm, sizeof(s->rep.comm), "%.15s", b ? b + 1 : s->exe);
-	sanitize_names(&s->rep);
-	err = pt_launch(cmd, env, launch_env(s, env), &s->child);
+	err = pt_launch(cmd, env,
+			pt_pyobj_command_env(&s->pyobjects, &s->rep.pyobj, env, s->opt->target_env,
+					     s->opt->ntarget_env, s->opt->python_objects && !s->opt->light,
+					     s->paths, s->npaths, s->exe),
+			&s->child);
 	if (err) {
 		fprintf(stderr, "peaktrace: cannot start %s: %s\n", cmd[0], strerror(-err));
 		return EXIT_FAIL;
@@ -675,25 +569,17 @@ int pt_session_find_target(struct pt_session *s)
 	if (err == 0)
 		pyobj_setup(s, false, s->launched);
 
-	/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. */
-	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
-	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
-		fprintf(stderr, "peaktrace: warning: cannot mount tracefs on /sys/kernel/tracing: %s\n",
-			strerror(errno));
+	/* Tracepoints are attached by their tracefs ids (attach/attachall.h). */
+	pt_tracefs_mount();
 	return EXIT_OK;
 }
 
 /* The target's host PID (attach/nspid.h), as the BPF programs see it. */
 static int host_pid(struct pt_session *s)
 {
-	int err = pt_host_tgid(s->pid, &s->host_pid);
+	int err = pt_host_tgid_target(s->pid, &s->host_pid);
 
-	if (err) {
-		fprintf(stderr, "peaktrace: cannot find which host PID PID %d is (peaktrace runs in a PID "
-				"namespace of its own): %s\n", s->pid, strerror(-err));
-		return err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
-	}
-	return EXIT_OK;
+	return !err ? EXIT_OK : err == -ESRCH ? EXIT_NO_PROCESS : EXIT_BPF;
 }
 
 /* The glibc arena accounting and the free path's thread lookup, as the allocator needs them. */
@@ -720,27 +606,14 @@ static int plan_probes(struct pt_session *s)
 	return EXIT_OK;
 }
 
-/* The live table's slots. --python-objects puts every object in it, so its default is sized
- * from the target (attached: what its anonymous memory could hold) and the machine
- * (pt_pyobj_live_slots); a --max-live given is taken as is. */
+/* The live table's slots: --python-objects sizes its default (python/objects.h). */
 static uint32_t pyobj_live_slots(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
-	struct pt_pyobj_note *n = &s->rep.pyobj;
-	uint64_t anon = 0;
 
 	if (!o->python_objects || o->light || o->spare_fd >= 0)
 		return o->live_slots;
-	if (o->live_slots_set) {
-		n->live_slots = o->live_slots;
-		snprintf(n->live_sized_from, sizeof(n->live_sized_from), "--max-live");
-		return o->live_slots;
-	}
-	if (!s->launched)
-		anon = pt_proc_status_bytes(s->pid, "RssAnon");
-	n->live_slots = pt_pyobj_live_slots(pt_mem_total(), anon, n->live_sized_from,
-					    sizeof(n->live_sized_from));
-	return n->live_slots;
+	return pt_pyobj_table_slots(&s->rep.pyobj, o->live_slots, o->live_slots_set, s->launched, s->pid);
 }
 
 /* Between open and load (bpfload.h): rodata, map sizes, the programs to load; the probe plan.
@@ -897,25 +770,6 @@ static int open_streams(struct pt_session *s)
 	       ? EXIT_OUTPUT : EXIT_OK;
 }
 
-/* aws-lambda-cpp's boundaries, now or (not mapped yet: -ENOENT) when new code is mapped.
- * Returns 0 or -errno of a real failure. */
-static int attach_aws(struct pt_session *s, const char *const *paths, bool retry)
-{
-	int err = pt_attach_aws_boundaries(s->skel, &s->links, s->pid, retry ? NULL : paths,
-					   retry ? 0 : s->npaths, retry ? false : s->launched, retry);
-
-	s->aws_pending = err == -ENOENT;
-	/* Launch mode: the runtime may have entered get_next before these probes were set (no
-	 * return probe for that call): its socket, found now, gives the first start (BPF:
-	 * rapi_first_start; a no-op once get_next's entry probe has ended the init phase). */
-	if (retry && !err)
-		pt_rapi_seed(bpf_map__fd(s->skel->maps.rapi_fds), s->pid, s->host_pid);
-	if (retry && !err)
-		fprintf(stderr, "peaktrace: --boundary uprobe: aws-lambda-cpp is mapped now; its "
-				"invocation boundaries are set\n");
-	return err == -ENOENT ? 0 : err;
-}
-
 /* The allocator's probes and the tracepoints (attach/attachall.h): launched, both at once. */
 static int attach_probes(struct pt_session *s)
 {
@@ -945,7 +799,9 @@ int pt_session_attach(struct pt_session *s)
 	    (o->boundary == BOUNDARY_UPROBE &&
 	     pt_attach_boundaries(skel, &s->links, &o->boundary_spec, s->pid, paths, s->npaths,
 				  s->launched, o->verbose)) ||
-	    (o->boundary == BOUNDARY_AWS && attach_aws(s, paths, false)))
+	    (o->boundary == BOUNDARY_AWS &&
+	     pt_aws_boundaries(skel, &s->links, s->pid, s->host_pid, paths, s->npaths, s->launched,
+			       false, &s->aws_pending)))
 		return EXIT_BPF;
 	pt_pyobj_attach(&s->pyobjects, &s->rep.pyobj, s->skel, &s->links, s->pid, s->multi);
 	s->rep.startup.attach_ns = now_ns() - t;
@@ -1002,12 +858,8 @@ int pt_session_start(struct pt_session *s)
 		pt_launch_supervised_say();
 	}
 	s->started = true;
-	if (s->opt->ready_fd >= 0) {
-		/* A coordinator holds the process until now (--follow). */
-		if (write(s->opt->ready_fd, "1", 1) < 0)
-			fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
-		close(s->opt->ready_fd);
-	}
+	if (s->opt->ready_fd >= 0)
+		pt_spare_ready(s->opt->ready_fd);   /* a coordinator holds the process until now */
 	/* A held image (--follow) is let go first: its symbols (its program, ld.so, libc: what
 	 * is mapped at the hold, 70-130 ms to read here for python3) are read while it runs, as
 	 * those of everything it maps later are; its events meanwhile wait in the ring buffer,
@@ -1079,7 +931,8 @@ void pt_session_poll(struct pt_session *s)
 			/* Boundaries first: the rest (symbols, unwind tables of new code) can take
 			 * long enough for the runtime to reach its first get_next meanwhile. */
 			if (s->aws_pending)
-				attach_aws(s, NULL, true);
+				pt_aws_boundaries(s->skel, &s->links, s->pid, s->host_pid, NULL, 0,
+						  s->launched, true, &s->aws_pending);
 			/* Then what the kernel's stacks need, before the symbols (needed only to name
 			 * stacks). */
 			python_locate(s);
@@ -1104,7 +957,7 @@ void pt_session_poll(struct pt_session *s)
 			last_refresh = now;
 		}
 		if (tty && now - last_status >= (uint64_t)(o->interval * 1e9))
-			status_line(s, &last_allocs, &last_status);
+			pt_status_line(&s->skel->bss->g, &last_allocs, &last_status);
 		if (o->duration > 0 && now - s->start_ns >= (uint64_t)(o->duration * 1e9))
 			break;
 	}
@@ -1118,7 +971,6 @@ void pt_session_poll(struct pt_session *s)
 void pt_session_stop(struct pt_session *s)
 {
 	pt_exec_unsettled(&s->exec, &s->rep.execs);
-	int err;
 
 	if (s->opt->prog_stats)
 		pt_prog_stats_write(s->opt->prog_stats, s->skel);
@@ -1161,118 +1013,47 @@ void pt_session_stop(struct pt_session *s)
 	}
 	flush_invocations(s);
 	/* What --max-output cut of the streams, for the reports. */
-	s->rep.out.cap = s->inv.out_cap;
-	s->rep.out.used = s->inv.out_used;
-	s->rep.out.jsonl_cut = s->inv.jsonl_cut;
-	s->rep.out.emf_cut = s->inv.emf_cut;
+	pt_inv_stream_account(&s->inv, &s->rep.out);
 	/* timeline.jsonl is complete and closed before any report is written (report.html reads
 	 * it). */
-	pt_timeline_stop(&s->tl);
-	if (s->opt->outdir && (err = s->tl_err = pt_timeline_write_dir(s->opt->outdir, &s->tl, &s->invs)))
-		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl or .svg: %s\n", s->opt->outdir,
-			strerror(-err));
+	s->tl_err = pt_timeline_finish(&s->tl, s->opt->outdir, &s->invs);
 }
 
-/* The stack table's use: whole stacks, and those kept cut per tier (pt_tier_start); and what
- * the tables cost in kernel memory. */
-static void stacks_used(struct pt_session *s)
-{
-	struct pt_report *rep = &s->rep;
-	struct peaktrace_bpf *k = s->skel;
-	uint32_t max = s->opt->max_stacks, inner = pt_tier_start(max, PT_TIER_INNER);
-	uint32_t leaf = pt_tier_start(max, PT_TIER_LEAF);
-	uint64_t in = k->bss->tier_next[PT_TIER_INNER], lf = k->bss->tier_next[PT_TIER_LEAF];
-
-	rep->stacks_cut[PT_TIER_INNER] = in < leaf - inner ? in : leaf - inner;
-	rep->stacks_cut[PT_TIER_LEAF] = lf < max - leaf ? lf : max - leaf;
-	rep->stacks_used = (rep->totals.next_stack < inner - 1 ? rep->totals.next_stack : inner - 1) +
-			   rep->stacks_cut[PT_TIER_INNER] + rep->stacks_cut[PT_TIER_LEAF];
-	rep->max_stacks = max;
-	rep->stack_table_bytes = pt_map_memlock(bpf_map__fd(k->maps.stack_ids)) +
-				 pt_map_memlock(bpf_map__fd(k->maps.stacks)) +
-				 pt_map_memlock(bpf_map__fd(k->maps.stats)) +
-				 pt_map_memlock(bpf_map__fd(k->maps.py_chunks));
-	rep->bpf_maps_bytes = pt_maps_memlock(k->obj);
-	rep->tracer_mapped = pt_map_mapped_bytes();
-}
-
-/* The report's figures that need no symbolizing: the target, the kernel's totals and counters. */
+/* The report's figures that need no symbolizing (report/figures.c): the target, the kernel's
+ * totals and counters. */
 static void report_figures(struct pt_session *s)
 {
 	const struct pt_options *o = s->opt;
-	struct pt_report *rep = &s->rep;
+	struct pt_report_from f = {
+		.pid = s->pid, .launched = s->launched, .multi = s->multi, .exited = s->exited,
+		.exit_code = s->exit_code, .child_exited = s->child.exited, .child_status = s->child.status,
+		.vmhwm = s->vmhwm, .hiwater = s->hiwater, .skel = s->skel,
+		.bpf_maps_bytes = pt_maps_memlock(s->skel->obj), .invs = &s->invs, .inv_src = inv_src(s),
+		.aws_pending = s->aws_pending,
+		.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6),
+		.uwc = &s->uwc, .arenas = &s->ar, .alloc_kind = s->alloc.kind, .tl = &s->tl,
+		.top = o->top, .json_stacks = o->json_stacks, .max_stacks = o->max_stacks,
+		.light = o->light, .compare_run = o->compare_child,
+		.unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp",
+		.boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary],
+		.max_peak = o->max_peak, .sample_bytes = o->sample_bytes,
+	};
 
-	rep->pid = s->pid;
-	rep->launched = s->launched;
-	rep->totals = s->skel->bss->g;
-	rep->rss.kernel = s->skel->bss->rss_g;
-	rep->top = o->top;
-	rep->json_stacks = o->json_stacks;
-	rep->attach_multi = s->multi;
-	rep->kernel = pt_kfeats();
-	rep->kernel_cost.attach_ns = rep->startup.attach_ns;
-	rep->light = o->light;
-	rep->compare_run = o->compare_child;
-	rep->unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp";
-	rep->invs = &s->invs;
-	rep->boundary = o->boundary == BOUNDARY_AUTO ? "runtime-api (auto)" : pt_boundary_names[o->boundary];
-	/* Said where the invocations are printed too, not only on stderr. */
-	if (s->aws_pending)
-		rep->boundary = "uprobe (aws-lambda-cpp never mapped: no boundaries)";
-	rep->inv_stacks = inv_src(s);
-	rep->max_peak = o->max_peak;
-	rep->sample_bytes = o->sample_bytes;
-	rep->startup.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6);
-	rep->startup.cache_on = s->uwc.on;
-	rep->startup.cache = s->uwc.st;
 	collect_arenas(s);
-	rep->arenas = s->ar;
-	memset(&s->ar, 0, sizeof(s->ar));
-	rep->arenas.allocator = pt_allocator_kind_name(s->alloc.kind);
-	pt_read_errors(s->skel, rep->errors);
-	rep->errors[PT_ERR_RAPI_FULL] += rep->totals.rapi_full;
-	/* Over every record, kept in memory or not. */
-	rep->errors[PT_ERR_INV_LOST] += s->invs.overwritten;
-	rep->errors[PT_ERR_INV_STACKS_LOST] += s->invs.stacks_lost;
-	rep->inv_seen = rep->totals.inv_seq;
-	memcpy(rep->rb_lost, s->skel->bss->rb_lost, sizeof(rep->rb_lost));
-	rep->rb_inv_shed = s->skel->bss->rb_inv_shed;
-	rep->errors[PT_ERR_RINGBUF_LOST] += rep->rb_inv_shed;   /* counted apart in BPF */
-	rep->errors[PT_ERR_RAPI_UNPARSED] += rep->totals.rapi_unparsed;
-	rep->exited = s->exited || (s->launched && s->child.exited);
-	if (s->launched && s->child.exited) {
-		if (WIFSIGNALED(s->child.status))
-			rep->exit_signal = WTERMSIG(s->child.status);
-		else
-			rep->exit_status = WEXITSTATUS(s->child.status);
-	} else if (s->exited) {
-		if (s->exit_code & 0x7f)
-			rep->exit_signal = s->exit_code & 0x7f;
-		else
-			rep->exit_status = (s->exit_code >> 8) & 0xff;
-	}
-	rep->vmhwm_bytes = s->vmhwm > s->hiwater ? s->vmhwm : s->hiwater;
-	stacks_used(s);
-	pt_tl_summarize(&s->tl, &s->invs, &rep->timeline);
+	pt_report_figures(&s->rep, &f);
 }
 
-/* Leaks across invocations (invocation/leaks.h): the live table by invocation of origin. */
+/* Leaks across invocations (invocation/leaked.h): the live table by invocation of origin. */
 static void leaks_read(struct pt_session *s)
 {
-	struct pt_report *rep = &s->rep;
+	struct pt_leaked *l = &s->rep.leaked;
 
 	if (!s->invs.n)
 		return;
-	if (pt_leaks_read(&rep->leaked.leaks, bpf_map__fd(s->skel->maps.live),
-			  bpf_map__max_entries(s->skel->maps.live),
-			  bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes))
-		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
-				"are incomplete\n", strerror(-rep->leaked.leaks.read_err));
-	rep->leaked.by_stack = pt_leaks_per_stack(&rep->leaked.leaks, s->nstacks);
-	rep->leaked.stack_of = calloc(s->nstacks ? s->nstacks : 1, sizeof(*rep->leaked.stack_of));
-	rep->leaked.nstacks = rep->leaked.stack_of ? s->nstacks : 0;
-	s->collect_in.leaked = (const int64_t (*)[2])rep->leaked.by_stack;
-	s->collect_in.stack_out = rep->leaked.stack_of;
+	pt_leaked_read(l, bpf_map__fd(s->skel->maps.live), bpf_map__max_entries(s->skel->maps.live),
+		       bpf_map__fd(s->skel->maps.live_overflow), &s->invs, s->opt->sample_bytes, s->nstacks);
+	s->collect_in.leaked = (const int64_t (*)[2])l->by_stack;
+	s->collect_in.stack_out = l->stack_of;
 }
 
 int pt_session_collect(struct pt_session *s)

@@ -12,6 +12,14 @@ void pt_spare_say(int ready_fd, char c)
 		fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
 }
 
+void pt_spare_ready(int ready_fd)
+{
+	/* A coordinator holds the process until now (--follow). */
+	if (write(ready_fd, "1", 1) < 0)
+		fprintf(stderr, "peaktrace: cannot tell the coordinator: %s\n", strerror(errno));
+	close(ready_fd);
+}
+
 int pt_spare_order_read(int spare_fd, const struct pt_options *opt, struct pt_spare *sp)
 {
 	struct pt_spare_order o;

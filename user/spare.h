@@ -37,6 +37,8 @@ struct pt_spare {
 };
 /* One byte to the coordinator on the ready fd (PT_SPARE_LOADED, PT_SPARE_UNFIT). */
 void pt_spare_say(int ready_fd, char c);
+/* Tracing: "1" to the coordinator (--follow), which holds the process until now; the fd closed. */
+void pt_spare_ready(int ready_fd);
 /* Wait for the order on spare_fd (closed once read): 0 with sp's options those of opt for the
  * order's process, slot and directory; -1 at end of file (the coordinator is done with us). */
 int pt_spare_order_read(int spare_fd, const struct pt_options *opt, struct pt_spare *sp);

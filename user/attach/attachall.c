@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* attachall.c — the allocator's probes and the tracepoints, attached together (attachall.h). */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
 #include <pthread.h>
 #include "attach/attachall.h"
 
@@ -45,4 +49,12 @@ int pt_attach_all(struct peaktrace_bpf *skel, struct pt_links *links, const stru
 	if (pt_links_take(links, &t.links) && !err)
 		err = -ENOMEM;
 	return err || t.err;
+}
+
+void pt_tracefs_mount(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) && access("/sys/kernel/debug/tracing/events", F_OK) &&
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL))
+		fprintf(stderr, "peaktrace: warning: cannot mount tracefs on /sys/kernel/tracing: %s\n",
+			strerror(errno));
 }

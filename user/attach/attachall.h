@@ -21,4 +21,8 @@ int pt_attach_all(struct peaktrace_bpf *skel, struct pt_links *links, const stru
 		  pid_t pid, struct pt_probe_info *probes, int nprobes, bool multi, bool boundaries,
 		  bool parallel, uint32_t *uprobe_links);
 
+/* Tracepoints are attached by their tracefs ids: a fresh system may not have it mounted. Mounted
+ * on /sys/kernel/tracing when neither it nor debugfs' has the events (a warning if it cannot). */
+void pt_tracefs_mount(void);
+
 #endif

@@ -109,3 +109,13 @@ int pt_host_tgid(pid_t pid, pid_t *host)
 	free(buf);
 	return err;
 }
+
+int pt_host_tgid_target(pid_t pid, pid_t *host)
+{
+	int err = pt_host_tgid(pid, host);
+
+	if (err)
+		fprintf(stderr, "peaktrace: cannot find which host PID PID %d is (peaktrace runs in a PID "
+				"namespace of its own): %s\n", pid, strerror(-err));
+	return err;
+}

@@ -13,5 +13,7 @@ bool pt_in_pid_namespace(void);
  * a container, else read with the task iterator of bpf/nspid.bpf.c. 0, or a negative errno
  * (-ESRCH: not in peaktrace's namespace; a BPF failure). */
 int pt_host_tgid(pid_t pid, pid_t *host);
+/* The target's: pt_host_tgid, a failure said on stderr. */
+int pt_host_tgid_target(pid_t pid, pid_t *host);
 
 #endif

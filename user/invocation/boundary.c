@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "invocation/boundary.h"
+#include "invocation/invocation.h"
 #include "util/elfutil.h"
 #include "target/procmaps.h"
 #include "target/proc.h"
@@ -287,4 +288,22 @@ int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
 	for (k = 0; k < N; k++)
 		close_resolved(path[k], fd[k]);
 	return err;
+}
+
+int pt_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid, pid_t host_pid,
+		      const char *const *paths, int npaths, bool launched, bool retry, bool *pending)
+{
+	int err = pt_attach_aws_boundaries(skel, links, pid, retry ? NULL : paths,
+					   retry ? 0 : npaths, retry ? false : launched, retry);
+
+	*pending = err == -ENOENT;
+	/* Launch mode: the runtime may have entered get_next before these probes were set (no
+	 * return probe for that call): its socket, found now, gives the first start (BPF:
+	 * rapi_first_start; a no-op once get_next's entry probe has ended the init phase). */
+	if (retry && !err)
+		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), pid, host_pid);
+	if (retry && !err)
+		fprintf(stderr, "peaktrace: --boundary uprobe: aws-lambda-cpp is mapped now; its "
+				"invocation boundaries are set\n");
+	return err == -ENOENT ? 0 : err;
 }

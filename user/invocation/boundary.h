@@ -44,4 +44,10 @@ int pt_attach_boundaries(struct peaktrace_bpf *skel, struct pt_links *links,
  * client's native addon dlopened at start-up), or another -errno (said on stderr). */
 int pt_attach_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid,
 			     const char *const *paths, int npaths, bool launched, bool quiet);
+/* aws-lambda-cpp's boundaries, now, or (retry) once new code is mapped, among what pid maps
+ * then (seeding the runtime API's first start, host_pid as the BPF programs see pid): *pending
+ * says whether it is still not mapped (-ENOENT above: try again). Returns 0 or -errno of a real
+ * failure. */
+int pt_aws_boundaries(struct peaktrace_bpf *skel, struct pt_links *links, pid_t pid, pid_t host_pid,
+		      const char *const *paths, int npaths, bool launched, bool retry, bool *pending);
 #endif

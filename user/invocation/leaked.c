@@ -9,6 +9,7 @@
  * output stack each kernel stack merged into comes from pt_collect (stack_of).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,4 +286,15 @@ void pt_leaked_free(struct pt_leaked *lk)
 	lk->by_stack = NULL;
 	lk->stack_of = NULL;
 	lk->nstacks = 0;
+}
+
+void pt_leaked_read(struct pt_leaked *l, int live_fd, uint32_t live_max, int overflow_fd,
+		    const struct pt_inv_list *invs, uint64_t sample_bytes, uint32_t nstacks)
+{
+	if (pt_leaks_read(&l->leaks, live_fd, live_max, overflow_fd, invs, sample_bytes))
+		fprintf(stderr, "peaktrace: cannot read the live table: %s; leaks across invocations "
+				"are incomplete\n", strerror(-l->leaks.read_err));
+	l->by_stack = pt_leaks_per_stack(&l->leaks, nstacks);
+	l->stack_of = calloc(nstacks ? nstacks : 1, sizeof(*l->stack_of));
+	l->nstacks = l->stack_of ? nstacks : 0;
 }

@@ -44,4 +44,11 @@ int pt_leaked_write_dir(const char *dir, const struct pt_leaked_view *v);
 bool pt_stack_loader_init(const struct pt_profile *p, const struct pt_stack *s);
 void pt_leaked_free(struct pt_leaked *lk);
 
+/* Leaks across invocations read once tracing stopped: the live table (live_fd, live_max buckets,
+ * and its overflow map) by invocation of origin, and per kernel stack [0, nstacks) for the
+ * profile (by_stack; stack_of room for where each merged). A table not read whole is said on
+ * stderr (leaks.read_err). */
+void pt_leaked_read(struct pt_leaked *l, int live_fd, uint32_t live_max, int overflow_fd,
+		    const struct pt_inv_list *invs, uint64_t sample_bytes, uint32_t nstacks);
+
 #endif

@@ -12,6 +12,7 @@
 #include "bpf/sample.h"
 #include "target/proc.h"
 #include "invocation/stream.h"
+#include "invocation/invgraphs.h"
 
 #define READING_SETTLE_NS 50000000ULL
 
@@ -375,4 +376,12 @@ void pt_inv_stream_close(struct pt_inv_stream *st)
 	if (st->emf && st->emf != stdout)
 		fclose(st->emf);
 	st->jsonl = st->emf = NULL;
+}
+
+void pt_inv_stream_account(const struct pt_inv_stream *st, struct pt_outcap *out)
+{
+	out->cap = st->out_cap;
+	out->used = st->out_used;
+	out->jsonl_cut = st->jsonl_cut;
+	out->emf_cut = st->emf_cut;
 }

@@ -83,6 +83,9 @@ void pt_inv_close_running(struct pt_inv_stream *st, const struct pt_inv_target *
 /* --max-peak: one line per invocation over it; EXIT_MAX_PEAK's value max_peak_code if any,
  * else code. */
 int pt_inv_max_peak(const struct pt_inv_list *l, uint64_t max_peak, int code, int max_peak_code);
+/* What --max-output cut of the streams, into the reports' account (invocation/invgraphs.h). */
+struct pt_outcap;
+void pt_inv_stream_account(const struct pt_inv_stream *st, struct pt_outcap *out);
 void pt_inv_stream_close(struct pt_inv_stream *st);
 
 #endif

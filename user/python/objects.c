@@ -47,6 +47,54 @@ bool pt_pyobj_launch_env(struct pt_pyobjects *po, struct pt_pyobj_note *n, const
 	return true;
 }
 
+/*
+ * The launched command's extra environment (--target-env), and for --python-objects
+ * PYTHONMALLOC=malloc unless the user set PYTHONMALLOC or the command is a CPython whose
+ * allocator the probes see whole. A build that inlines pymalloc into its callers (Debian's)
+ * cannot be probed whole; a script or shim that execs Python later cannot be looked at yet, so it
+ * gets the setting too. With it every object is a malloc block: the heap views hold each at its
+ * requested size, as tracemalloc counts them; the RSS is then glibc's, not pymalloc's arenas.
+ */
+int pt_pyobj_command_env(struct pt_pyobjects *po, struct pt_pyobj_note *n, char **env,
+			 char *const *target_env, int ntarget_env, bool on, char *const *paths,
+			 int npaths, const char *exe)
+{
+	static char setting[] = "PYTHONMALLOC=malloc";
+	const char *user = getenv("PYTHONMALLOC");
+	int k;
+
+	for (k = 0; k < ntarget_env; k++) {
+		env[k] = target_env[k];
+		if (strncmp(env[k], "PYTHONMALLOC=", 13) == 0)
+			user = env[k] + 13;
+	}
+	if (!on)
+		return k;
+	if (pt_pyobj_launch_env(po, n, user, paths, npaths, exe))
+		env[k++] = setting;
+	return k;
+}
+
+/* The live table's slots. --python-objects puts every object in it, so its default is sized
+ * from the target (attached: what its anonymous memory could hold) and the machine
+ * (pt_pyobj_live_slots); a --max-live given is taken as is. */
+uint32_t pt_pyobj_table_slots(struct pt_pyobj_note *n, uint32_t given, bool given_set, bool launched,
+			      pid_t pid)
+{
+	uint64_t anon = 0;
+
+	if (given_set) {
+		n->live_slots = given;
+		snprintf(n->live_sized_from, sizeof(n->live_sized_from), "--max-live");
+		return given;
+	}
+	if (!launched)
+		anon = pt_proc_status_bytes(pid, "RssAnon");
+	n->live_slots = pt_pyobj_live_slots(pt_mem_total(), anon, n->live_sized_from,
+					    sizeof(n->live_sized_from));
+	return n->live_slots;
+}
+
 /* The interpreter's PYTHONMALLOC: the one chosen for a command started here (start), else the
  * target's environment's. */
 static void pyobj_pythonmalloc(struct pt_pyobjects *po, pid_t pid, bool start, char *env, size_t len)

@@ -32,6 +32,16 @@ struct pt_pyobjects {
  * for the message. */
 bool pt_pyobj_launch_env(struct pt_pyobjects *po, struct pt_pyobj_note *n, const char *user,
 			 char *const *paths, int npaths, const char *exe);
+/* The launched command's environment (env: room for ntarget_env + 1): --target-env's settings,
+ * and when on (--python-objects) PYTHONMALLOC=malloc if pt_pyobj_launch_env says so. Returns
+ * how many. */
+int pt_pyobj_command_env(struct pt_pyobjects *po, struct pt_pyobj_note *n, char **env,
+			 char *const *target_env, int ntarget_env, bool on, char *const *paths,
+			 int npaths, const char *exe);
+/* --python-objects' live table slots: given when --max-live was (given_set), else sized from
+ * the machine and (attached) pid's anonymous memory; said in n. */
+uint32_t pt_pyobj_table_slots(struct pt_pyobj_note *n, uint32_t given, bool given_set, bool launched,
+			      pid_t pid);
 /* The probes planned for CPython's object allocator in py_path (launched: that file; else the
  * one pid maps, py_inode), attached when attach (the programs are loaded: an exec). start: the
  * command's first image in launch mode, whose environment peaktrace chose. */

@@ -107,6 +107,37 @@ struct pt_report {
 	uint64_t rb_inv_shed;
 };
 
+/* report/figures.c: the report's figures that need no symbolizing, taken once tracing stopped
+ * from what the session holds (report/ knows no session: it fills this). */
+struct peaktrace_bpf;
+struct pt_report_from {
+	pid_t pid;
+	bool launched;
+	bool multi;                  /* uprobe-multi links */
+	bool exited;                 /* the target group died (exit event or wait) */
+	int exit_code;               /* the exit event's task exit code */
+	bool child_exited;           /* launch mode: the command was reaped, with child_status */
+	int child_status;
+	uint64_t vmhwm, hiwater;     /* /proc's VmHWM last read; the mm's hiwater at exit */
+	struct peaktrace_bpf *skel;  /* its .bss (totals, errors, tiers) and maps (their memory) */
+	uint64_t bpf_maps_bytes;     /* every map's kernel memory (bpfload.h pt_maps_memlock) */
+	const struct pt_inv_list *invs;
+	struct pt_stack_src inv_src;
+	bool aws_pending;            /* --boundary uprobe: aws-lambda-cpp never mapped */
+	uint64_t unwind_later_ns;
+	const struct pt_uwcache *uwc;
+	struct pt_arenas *arenas;    /* moved into the report (zeroed) */
+	enum pt_allocator_kind alloc_kind;
+	const struct pt_timeline *tl;
+	/* the options it shows */
+	int top;
+	uint32_t json_stacks, max_stacks;
+	bool light, compare_run;
+	const char *unwind, *boundary;
+	uint64_t max_peak, sample_bytes;
+};
+void pt_report_figures(struct pt_report *rep, const struct pt_report_from *f);
+
 const char *pt_err_name(int e);
 const char *pt_err_help(int e);
 

@@ -396,3 +396,14 @@ void pt_tl_json(FILE *f, const struct pt_tl_summary *t)
 		fprintf(f, "\"heap_peak_bytes\": %" PRId64 ", \"heap_peak_ms\": %.3f}", t->heap_peak,
 			t->heap_peak_ms);
 }
+
+int pt_timeline_finish(struct pt_timeline *tl, const char *dir, const struct pt_inv_list *invs)
+{
+	int err = 0;
+
+	pt_timeline_stop(tl);
+	if (dir && (err = pt_timeline_write_dir(dir, tl, invs)))
+		fprintf(stderr, "peaktrace: cannot write %s/timeline.jsonl or .svg: %s\n", dir,
+			strerror(-err));
+	return err;
+}

@@ -67,6 +67,10 @@ struct pt_tl_summary {
 int pt_timeline_start(struct pt_timeline *tl, struct pt_global *g, pid_t pid, unsigned interval_ms);
 /* Take a last sample and stop the thread (idempotent). */
 void pt_timeline_stop(struct pt_timeline *tl);
+/* Stopped (pt_timeline_stop), then DIR/timeline.jsonl and .svg written (dir NULL: no -o),
+ * complete and closed before any report is written (report.html reads them). 0 or -errno
+ * (said on stderr). */
+int pt_timeline_finish(struct pt_timeline *tl, const char *dir, const struct pt_inv_list *invs);
 void pt_timeline_free(struct pt_timeline *tl);
 
 /* ---- pure parts (unit tested) ---- */
