@@ -310,9 +310,20 @@ def run_section(ctx):
             res.true("%s: exit status nonzero (no report)" % name, r.rc not in (None, 0), "rc %r" % r.rc)
             res.true("%s: says why" % name, "second signal" in r.err, short(r.err))
             res.true("%s: target still running" % name, pid_alive(r.wl.pid), "target is gone")
-            bad = breakpoints_left(r.wl.pid)
+            # Twice (2 of ~4 runs on 2026-12-04, both on a loaded machine) one byte still
+            # differed when looked at right after peaktrace was reaped: the check is repeated for
+            # up to 2 s and says how long the breakpoint outlived peaktrace, so a breakpoint the
+            # kernel never removes still fails, and a late removal is on record.
+            first = bad = breakpoints_left(r.wl.pid)
+            t0 = time.monotonic()
+            while bad and time.monotonic() - t0 < 2.0:
+                time.sleep(0.05)
+                bad = breakpoints_left(r.wl.pid)
+            if first:
+                print("INFO %s: %s bytes differed when peaktrace was reaped, %s after %.2f s" % (
+                    name, first, bad, time.monotonic() - t0), flush=True)
             res.true("%s: no uprobe breakpoint left in the target's libc text" % name, bad == 0,
-                     "%s bytes differ from the file" % bad)
+                     "%s bytes differ from the file (%s when peaktrace was reaped)" % (bad, first))
             r.wl.signal(signal.SIGTERM)
             res.eq("%s: target exit status after SIGTERM" % name, r.wl.wait(TIMEOUT), 0)
 

@@ -211,20 +211,30 @@ def check_answers(res, name, manifest, answers, ids):
 
 
 def check_peaks(res, name, invs, answers):
-    """Each invocation's peak RSS against the handler's own VmHWM (reset at its start)."""
+    """Each invocation's peak RSS against the handler's own VmHWM. The handler resets VmHWM at
+    its start and reads it at its end: a lower bound of the invocation's peak, whose window (from
+    the runtime's "next" answer to its result posted) holds the handler's. Above it, the runtime's
+    own work around the handler (the event parsed, the result serialized and posted, a GC) may
+    raise RSS further (+2.3 MiB seen once, 2026-12-04): the upper bound is the VmHWM the handler
+    read just before its reset, at this invocation's start and at the next one's (each covers
+    everything since the reset before it: together the whole window), the last invocation's
+    end uncovered but by the slack."""
     bad = []
     rows = []
+    pre = [a.get("vmhwm_before_reset_bytes") for a in answers]
     for k, (inv, a) in enumerate(zip(invs, answers)):
         hwm = a.get("vmhwm_bytes")
         got = inv.get("rss_peak_bytes")
         if inv.get("overwritten"):
             continue	# no figures: counted and checked on its own
-        if hwm is None or got is None or not (hwm - PEAK_SLACK <= got <= hwm + PEAK_SLACK):
-            bad.append((k + 1, got, hwm))
+        cover = [v for v in (hwm, pre[k], pre[k + 1] if k + 1 < len(pre) else None) if v is not None]
+        top = max(cover) if cover else None
+        if hwm is None or got is None or not (hwm - PEAK_SLACK <= got <= top + PEAK_SLACK):
+            bad.append((k + 1, got, hwm, top))
         rows.append((got or 0) - (hwm or 0))
-    res.true(name + ": each invocation's peak RSS within %d MiB of the handler's own VmHWM"
-             % (PEAK_SLACK // MiB), not bad and rows,
-             "invocation, peaktrace, handler's VmHWM: %s" % bad[:5])
+    res.true(name + ": each invocation's peak RSS within %d MiB of the handler's own VmHWM, at "
+             "most the VmHWM covering its whole window" % (PEAK_SLACK // MiB), not bad and rows,
+             "invocation, peaktrace, handler's VmHWM, VmHWM over the window: %s" % bad[:5])
     return rows
 
 

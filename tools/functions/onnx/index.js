@@ -125,6 +125,7 @@ exports.handler = async (event, context) => {
     rss_end_bytes: after.VmRSS,
     rss_anon_end_bytes: after.RssAnon,
     vmhwm_bytes: reset ? after.VmHWM : null,
+    vmhwm_before_reset_bytes: reset ? before.VmHWM : null,
     threads: after.Threads,
     handler_ms: Number(process.hrtime.bigint() - t0) / 1e6,
     cpu_ms: (cpu.user + cpu.system) / 1000,
