@@ -85,7 +85,7 @@ struct pt_session {
 	struct ring_buffer *rb;
 	struct pt_waiter waiter;   /* what the poll loop sleeps on (util/wake.h) */
 	struct pt_unwinder *unw;
-	struct pt_uwcache uwc;   /* unwind tables by build id across runs */
+	struct pt_uwcache unwind_cache;   /* unwind tables by build id across runs */
 	struct pt_symbolizer *sym;
 	uint64_t start_ns;
 	uint64_t t0_ns;          /* peaktrace's start (pt_session_new): start-up figures from here */
@@ -104,14 +104,15 @@ struct pt_session {
 	struct pt_pyobjects pyobjects;   /* --python-objects (python/objects.h) */
 	/* glibc arenas */
 	bool arenas;             /* accounting on */
-	struct pt_arenas ar;     /* read at the target's exit stop (launch mode), else at the end */
+	/* the arenas, read at the target's exit stop (launch mode), else at the end */
+	struct pt_arenas arena_reading;
 	/* collected once tracing stops */
 	struct pt_report rep;
 	struct pt_stack_table stacks_map;  /* the kernel's stack table [0, nstacks), compacted */
 	uint32_t nstacks;                  /* its entries read (pt_stacks_span) */
 	struct pt_collect_in collect_in;   /* what building the profile reads (profile/collect.h) */
 	struct pt_collect_stats collect_stats;
-	struct pt_timeline tl;   /* memory over time (timeline/timeline.h) */
+	struct pt_timeline timeline;   /* memory over time (timeline/timeline.h) */
 	int tl_err;              /* writing DIR/timeline.*: -errno (the report exits EXIT_OUTPUT) */
 };
 
@@ -194,11 +195,11 @@ static struct pt_inv_target inv_target(struct pt_session *s)
 
 static void collect_arenas(struct pt_session *s)
 {
-	if (!s->arenas || s->ar.collected)
+	if (!s->arenas || s->arena_reading.collected)
 		return;
-	s->ar.from_start = s->launched;
-	s->ar.invocations = s->invs.total_inv;   /* kept in memory or not */
-	pt_arenas_collect(&s->ar, s->pid, bpf_map__fd(s->skel->maps.arenas),
+	s->arena_reading.from_start = s->launched;
+	s->arena_reading.invocations = s->invs.total_inv;   /* kept in memory or not */
+	pt_arenas_collect(&s->arena_reading, s->pid, bpf_map__fd(s->skel->maps.arenas),
 			  bpf_map__fd(s->skel->maps.thread_slots), &s->skel->bss->g);
 }
 
@@ -632,7 +633,7 @@ static int configure(struct pt_session *s)
 	pt_bpf_configure(s->skel, o, slots, wants_arenas(s), wants_free_checks(s));
 	if (o->spare_fd < 0 && (code = plan_probes(s)) != EXIT_OK)
 		return code;
-	s->tl.light = o->light;
+	s->timeline.light = o->light;
 	/* Uprobe-multi links (6.6+) when the kernel has them; perf-event uprobes otherwise. */
 	s->multi = !o->perf_uprobes && pt_kfeat_has(PT_KF_UPROBE_MULTI);
 	if (s->multi)
@@ -730,7 +731,7 @@ int pt_session_load(struct pt_session *s)
 	t = now_ns();
 	if (s->skel->rodata->dwarf_unwind) {
 		const char *why;
-		int e = pt_uwcache_init(&s->uwc, s->opt->cache_dir, s->opt->no_cache, &why);
+		int e = pt_uwcache_init(&s->unwind_cache, s->opt->cache_dir, s->opt->no_cache, &why);
 
 		if (e)
 			fprintf(stderr, "peaktrace: warning: unwind table cache %s not used (%s: %s): "
@@ -738,8 +739,8 @@ int pt_session_load(struct pt_session *s)
 				s->opt->cache_dir ? s->opt->cache_dir : PT_UWCACHE_DEFAULT_DIR, why,
 				strerror(-e));
 	}
-	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths, &s->uwc,
-				s->opt->fast_start);
+	s->unw = pt_unwind_load(s->skel, s->pid, s->launched ? s->paths : NULL, s->npaths,
+				&s->unwind_cache, s->opt->fast_start);
 	s->rep.startup.unwind_ns = now_ns() - t;
 	s->unw_ms0 = pt_unwind_build_ms(s->unw);
 	return EXIT_OK;
@@ -792,7 +793,7 @@ int pt_session_attach(struct pt_session *s)
 		return code;
 	pt_pyobj_table_start(&s->pyobjects, &s->rep.pyobj, s->pid, s->skel);
 	if (!s->launched)
-		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, o->timeline_ms);
+		pt_timeline_start(&s->timeline, &s->skel->bss->g, s->pid, o->timeline_ms);
 	if ((skel->rodata->rapi_boundaries || skel->rodata->rapi_first_start) && !s->launched)
 		pt_rapi_seed(bpf_map__fd(skel->maps.rapi_fds), s->pid, s->host_pid);
 	if (attach_probes(s) ||
@@ -827,7 +828,7 @@ int pt_session_start(struct pt_session *s)
 			return err == -ENOENT ? EXIT_NO_PROCESS : EXIT_FAIL;
 		}
 		/* From the exec on: before it, the target was a copy of peaktrace. */
-		pt_timeline_start(&s->tl, &s->skel->bss->g, s->pid, s->opt->timeline_ms);
+		pt_timeline_start(&s->timeline, &s->skel->bss->g, s->pid, s->opt->timeline_ms);
 	} else if (kill(s->pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "peaktrace: no such process: %d (it exited while probes were attached)\n",
 			s->pid);
@@ -836,9 +837,9 @@ int pt_session_start(struct pt_session *s)
 	pt_sym_perfmap_max(s->opt->perf_map_max);
 	s->sym = pt_sym_new(s->pid);
 	pt_collect_set_allocator(s->alloc.path);
-	s->ar.attach_resident = -1;
+	s->arena_reading.attach_resident = -1;
 	if (!s->launched && s->arenas)
-		s->ar.attach_resident = pt_arenas_resident_in_memory(s->pid);
+		s->arena_reading.attach_resident = pt_arenas_resident_in_memory(s->pid);
 	if (!s->launched) {
 		if (!s->opt->held)
 			warm_symbolizer(s, false);
@@ -1016,7 +1017,7 @@ void pt_session_stop(struct pt_session *s)
 	pt_inv_stream_account(&s->inv, &s->rep.out);
 	/* timeline.jsonl is complete and closed before any report is written (report.html reads
 	 * it). */
-	s->tl_err = pt_timeline_finish(&s->tl, s->opt->outdir, &s->invs);
+	s->tl_err = pt_timeline_finish(&s->timeline, s->opt->outdir, &s->invs);
 }
 
 /* The report's figures that need no symbolizing (report/figures.c): the target, the kernel's
@@ -1031,7 +1032,8 @@ static void report_figures(struct pt_session *s)
 		.bpf_maps_bytes = pt_maps_memlock(s->skel->obj), .invs = &s->invs, .inv_src = inv_src(s),
 		.aws_pending = s->aws_pending,
 		.unwind_later_ns = (uint64_t)((pt_unwind_build_ms(s->unw) - s->unw_ms0) * 1e6),
-		.uwc = &s->uwc, .arenas = &s->ar, .alloc_kind = s->alloc.kind, .tl = &s->tl,
+		.unwind_cache = &s->unwind_cache, .arenas = &s->arena_reading, .alloc_kind = s->alloc.kind,
+		.timeline = &s->timeline,
 		.top = o->top, .json_stacks = o->json_stacks, .max_stacks = o->max_stacks,
 		.light = o->light, .compare_run = o->compare_child,
 		.unwind = !o->fp_stacks ? "none" : o->dwarf ? "dwarf" : "fp",
@@ -1173,7 +1175,7 @@ void pt_session_free(struct pt_session *s)
 	pt_pyobjects_free(&s->pyobjects);
 	pt_stack_table_free(&s->stacks_map);
 	pt_unwind_free(s->unw);
-	pt_uwcache_close(&s->uwc);
+	pt_uwcache_close(&s->unwind_cache);
 	if (s->skel)
 		pt_map_munmap(bpf_map__fd(s->skel->maps.stats));
 	peaktrace_bpf__destroy(s->skel);
@@ -1182,7 +1184,7 @@ void pt_session_free(struct pt_session *s)
 		pt_sym_free(s->sym);
 	pt_report_free(&s->rep);
 	pt_inv_stream_close(&s->inv);
-	pt_timeline_free(&s->tl);
+	pt_timeline_free(&s->timeline);
 	pt_inv_list_free(&s->invs);
 	pt_allocator_free(&s->alloc);
 	if (s->paths)

@@ -56,8 +56,8 @@ void pt_report_figures(struct pt_report *rep, const struct pt_report_from *f)
 	rep->max_peak = f->max_peak;
 	rep->sample_bytes = f->sample_bytes;
 	rep->startup.unwind_later_ns = f->unwind_later_ns;
-	rep->startup.cache_on = f->uwc->on;
-	rep->startup.cache = f->uwc->st;
+	rep->startup.cache_on = f->unwind_cache->on;
+	rep->startup.cache = f->unwind_cache->st;
 	rep->arenas = *f->arenas;
 	memset(f->arenas, 0, sizeof(*f->arenas));
 	rep->arenas.allocator = pt_allocator_kind_name(f->alloc_kind);
@@ -85,5 +85,5 @@ void pt_report_figures(struct pt_report *rep, const struct pt_report_from *f)
 	}
 	rep->vmhwm_bytes = f->vmhwm > f->hiwater ? f->vmhwm : f->hiwater;
 	stacks_used(rep, k, f->max_stacks, f->bpf_maps_bytes);
-	pt_tl_summarize(f->tl, f->invs, &rep->timeline);
+	pt_tl_summarize(f->timeline, f->invs, &rep->timeline);
 }

@@ -125,10 +125,10 @@ struct pt_report_from {
 	struct pt_stack_src inv_src;
 	bool aws_pending;            /* --boundary uprobe: aws-lambda-cpp never mapped */
 	uint64_t unwind_later_ns;
-	const struct pt_uwcache *uwc;
+	const struct pt_uwcache *unwind_cache;
 	struct pt_arenas *arenas;    /* moved into the report (zeroed) */
 	enum pt_allocator_kind alloc_kind;
-	const struct pt_timeline *tl;
+	const struct pt_timeline *timeline;
 	/* the options it shows */
 	int top;
 	uint32_t json_stacks, max_stacks;
