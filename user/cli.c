@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * cli.c — the command line in the bcc manner: one options struct with each default beside its
- * flag, the argp table, --help's text (docs/usage.md quotes it, `make readme-help`: keep the two in step) and the parsers.
+ * flag, the argp table, --help's text (docs/usage.md quotes it, `make readme-help`: keep the two
+ * in step) and the parsers.
  */
 #include <argp.h>
 #include <errno.h>
