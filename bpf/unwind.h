@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind.h — the kernel/user contract for .eh_frame unwinding on x86-64.
+ * unwind.h — the kernel/user contract for .eh_frame unwinding (x86-64 and AArch64).
  *
  * Userspace (user/cfi.c) compiles the CFI of one ELF file into a table of pt_unwind_row sorted
  * by pc; the BPF program binary-searches it for each frame and computes the caller's registers
@@ -79,6 +79,44 @@ _Static_assert(sizeof(struct pt_unwind_row) == 8, "pt_unwind_row layout");
 
 /* The return address slot, fixed by the x86-64 call instruction. */
 #define PT_UNWIND_RA_OFF (-8)
+
+/*
+ * AArch64 rows: the same 8 bytes, read with these meanings (the BPF side by the PT_ARCH_ROW_*
+ * macros of bpf/arch/, user space by the table's machine: user/unwind/cfi.h). A bl pushes
+ * nothing: the return address stays in x30 until the prologue saves it, at CFA + k for any k
+ * (GCC and LLVM save it beside x29 in the frame record, {x29, x30}, at the bottom of the
+ * callee-saved area), and code built with -mbranch-protection signs it first (the BPF side
+ * strips every return address, signed or not: bpf/arch/arm64.bpf.h).
+ *  - cfa_reg: the kind in its low 3 bits (PT_CFA_RSP: sp, PT_CFA_RBP: x29; never PT_CFA_PLT:
+ *    AArch64's .plt stubs have no CFI and touch neither sp nor x30), the return address's
+ *    rule in its high 5 bits, which x86-64 rows leave 0:
+ *      PT_CFA_RA_AT_FP (0)    at CFA + 8 * rbp_off8 + 8: x30 beside x29 in the frame record;
+ *      1..30                  at CFA - 8 * n (x30 saved alone or beside another register);
+ *      PT_CFA_RA_IN_LR (31)   still in x30: usable only in the frame the walk starts in (a
+ *                             leaf or a prologue at a fault); a caller's x30 was clobbered
+ *                             by the bl it made.
+ *    Anything else is PT_CFA_UNSUPPORTED with PT_UNW_WHY_RA_RULE (counted by the builder).
+ *  - rbp_off8: x29 saved at CFA + 8 * rbp_off8 (0: not saved), as rbp on x86-64;
+ *  - cfa_off: the CFA's offset from sp or x29.
+ * An x86-64 row therefore never reads as an AArch64 one with the same meaning: each table is
+ * built for one machine and loaded only into the BPF object of that machine.
+ */
+#define PT_CFA_KIND_MASK 7
+#define PT_CFA_RA_SHIFT 3
+#define PT_CFA_RA_AT_FP 0
+#define PT_CFA_RA_MAX_SLOT 30
+#define PT_CFA_RA_IN_LR 31
+
+/* Where an AArch64 row (its cfa_reg and rbp_off8) says the return address is saved, for a
+ * frame whose CFA is cfa; not for PT_CFA_RA_IN_LR. */
+static inline __u64 pt_unwind_a64_ra_at(__u8 cfa_reg, __s8 rbp_off8, __u64 cfa)
+{
+	__u32 ra = cfa_reg >> PT_CFA_RA_SHIFT;
+
+	if (ra == PT_CFA_RA_AT_FP)
+		return cfa + 8 * (__s64)rbp_off8 + 8;
+	return cfa - 8 * (__u64)ra;
+}
 /* Largest table: halving [lo, hi) ends within 25 steps, a bound the verifier can see. */
 #define PT_UNWIND_MAX_ROWS (1u << 24)
 #define PT_UNWIND_SEARCH_STEPS 25
@@ -136,10 +174,10 @@ static inline int pt_unwind_search(const struct pt_unwind_row *rows, __u32 n, __
  * The caller then reads its return address at *cfa - 8 and, when r->rbp_off8 != 0, its rbp
  * at *cfa + 8 * r->rbp_off8; its rsp is *cfa.
  */
-static inline int pt_unwind_cfa(const struct pt_unwind_row *r, __u64 pc, __u64 rsp, __u64 rbp,
-				__u64 *cfa)
+static inline int pt_unwind_cfa_kind(__u8 kind, const struct pt_unwind_row *r, __u64 pc,
+				     __u64 rsp, __u64 rbp, __u64 *cfa)
 {
-	switch (r->cfa_reg) {
+	switch (kind) {
 	case PT_CFA_RSP:
 		*cfa = rsp + (__s64)r->cfa_off;
 		return 0;
@@ -152,6 +190,14 @@ static inline int pt_unwind_cfa(const struct pt_unwind_row *r, __u64 pc, __u64 r
 	default:
 		return -1;
 	}
+}
+
+/* The same for an x86-64 row, whose kind is its whole cfa_reg. (AArch64: kind =
+ * cfa_reg & PT_CFA_KIND_MASK, and sp, x29 for rsp, rbp.) */
+static inline int pt_unwind_cfa(const struct pt_unwind_row *r, __u64 pc, __u64 rsp, __u64 rbp,
+				__u64 *cfa)
+{
+	return pt_unwind_cfa_kind(r->cfa_reg, r, pc, rsp, rbp, cfa);
 }
 /*
  * Where the rows of a running process are (user/unwind_maps.c loads them, bpf/unwind.bpf.h
