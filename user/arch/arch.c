@@ -4,12 +4,13 @@
  * tests it. x86-64 is the whole product; on arm64 the binary builds (make static ARCH=arm64)
  * and refuses to trace until the parts below are ported, rather than print wrong figures.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arch/arch.h"
 
 #if defined(__x86_64__)
-static const struct pt_arch host = { "x86_64", 1, NULL };
+static const struct pt_arch host = { "x86_64", 1, NULL, EM_X86_64 };
 #elif defined(__aarch64__)
 #include <stddef.h>
 #include <asm/ptrace.h>
@@ -28,10 +29,11 @@ static const struct pt_arch host = {
 	"aarch64", 0,
 	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses), "
 	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
+	EM_AARCH64,
 };
 #else
 static const struct pt_arch host = {
-	"unknown", 0, "everything: peaktrace knows x86-64 and arm64",
+	"unknown", 0, "everything: peaktrace knows x86-64 and arm64", EM_NONE,
 };
 #endif
 
