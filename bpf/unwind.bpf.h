@@ -560,8 +560,7 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 			w->memo |= UNW_MEMO_BP;
 		if (pt_unwind_cfa_kind(PT_ARCH_ROW_KIND(row), &row, look, w->sp, w->bp, &cfa))
 			return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
-		if (row.rbp_off8)
-			bp_at = cfa + 8 * (__s64)row.rbp_off8;
+		PT_ARCH_ROW_FP_AT(row, cfa, bp_at);
 		/* arm64: the return address still in x30 (0 on x86-64: no code), else where the
 		 * row says (kept in the thread's state, off this frame: PT_ARCH_ROW_RA_AT). */
 		if (PT_ARCH_ROW_RA_IN_LR(row))

@@ -70,11 +70,14 @@
 /* CFI rows: the arm64 layout of unwind.h (kind in the low 3 bits of cfa_reg, the return
  * address's slot in the high 5). */
 #define PT_ARCH_ROW_KIND(row)         ((row).cfa_reg & PT_CFA_KIND_MASK)
+/* x29's slot counts from the CFA's base register (0: not saved). */
+#define PT_ARCH_ROW_FP_AT(row, cfa, bp_at) \
+	bp_at = pt_unwind_a64_fp_at((row).cfa_off, (row).rbp_off8, cfa)
 #define PT_ARCH_ROW_RA_IN_LR(row)     (((row).cfa_reg >> PT_CFA_RA_SHIFT) == PT_CFA_RA_IN_LR)
 /* The slot is computed once and kept in the thread's state (ts->uw_ra_at), not in a register
  * the frame's helper calls would make the compiler spill to pt_unw_frame's stack. */
 #define PT_ARCH_ROW_RA_KEEP(ts, row, cfa) \
-	((ts)->uw_ra_at = pt_unwind_a64_ra_at((row).cfa_reg, (row).rbp_off8, cfa))
+	((ts)->uw_ra_at = pt_unwind_a64_ra_at((row).cfa_reg, (row).cfa_off, (row).rbp_off8, cfa))
 #define PT_ARCH_ROW_RA_AT(ts, cfa)    ((ts)->uw_ra_at)
 /* The frame-pointer fallback: [x29] = the caller's x29, [x29 + 8] its saved x30; the caller's
  * sp is not known from x29 (the record is at the bottom of the frame, its locals above it):

@@ -51,6 +51,12 @@
 #define PT_ARCH_FP_FLOOR(sp)          (sp)
 /* CFI rows (unwind.h): the kind is the whole byte, the return address always at CFA - 8. */
 #define PT_ARCH_ROW_KIND(row)         ((row).cfa_reg)
+/* rbp saved at CFA + 8 * rbp_off8 (0: not saved). */
+#define PT_ARCH_ROW_FP_AT(row, cfa, bp_at)                           \
+	do {                                                         \
+		if ((row).rbp_off8)                                  \
+			bp_at = (cfa) + 8 * (__s64)(row).rbp_off8;   \
+	} while (0)
 #define PT_ARCH_ROW_RA_IN_LR(row)     0
 #define PT_ARCH_ROW_RA_KEEP(ts, row, cfa) do { } while (0)
 #define PT_ARCH_ROW_RA_AT(ts, cfa)    ((cfa) + PT_UNWIND_RA_OFF)

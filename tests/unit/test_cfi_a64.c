@@ -61,6 +61,7 @@ static int build(const struct bb *x, uint16_t machine, struct pt_unwind_table *t
 }
 
 #define RA(n) ((uint8_t)((n) << PT_CFA_RA_SHIFT))
+#define UNSAVED PT_CFA_A64_FP_UNSAVED
 #define ROW(pc, reg, off, fp8) { VADDR + (pc), (off), (fp8), (reg) }
 #define FDE(x, cie, pc, len) fde_begin(x, cie, VADDR + (pc), len)
 
@@ -122,42 +123,45 @@ static NOINLINE void test_hand(void)
 	u8(&x, 0x41);                   /* 24 */
 	u8(&x, 0x0b);
 	entry_end(&x, f);
-	/* x30 saved alone below the CFA (str x30, [sp, #-16]!), then out of the row's reach. */
+	/* x30 saved alone below the CFA (str x30, [sp, #-16]!), then 256 bytes from both the CFA
+	 * and sp: out of the row's reach. */
 	f = FDE(&x, c, 0x200, 12);
 	u8(&x, 0x41);
 	u8(&x, 0x0e); uleb(&x, 16);
 	u8(&x, 0x80 | 30); uleb(&x, 2);
 	u8(&x, 0x41);
 	u8(&x, 0x0e); uleb(&x, 512);
-	u8(&x, 0x80 | 30); uleb(&x, 64);
+	u8(&x, 0x80 | 30); uleb(&x, 32);
 	entry_end(&x, f);
-	/* A frame record far from the CFA: x30 beside x29 at CFA - 512 (the slot form cannot
-	 * say it, the frame-record form can), then x29 beyond s8 * 8 (neither can). */
+	/* A frame record far from both the CFA and sp: x30 beside x29 at CFA - 1040 = sp + 1008
+	 * (neither slot form can say it, the frame-record form can), then x29 at CFA - 16 =
+	 * sp + 2032, beyond s8 * 8 from sp (x30 at CFA - 8 is fine). */
 	f = FDE(&x, c, 0x300, 12);
 	u8(&x, 0x41);
-	u8(&x, 0x0e); uleb(&x, 528);
-	u8(&x, 0x80 | 29); uleb(&x, 64);
-	u8(&x, 0x80 | 30); uleb(&x, 63);
+	u8(&x, 0x0e); uleb(&x, 2048);
+	u8(&x, 0x80 | 29); uleb(&x, 131);
+	u8(&x, 0x80 | 30); uleb(&x, 130);
 	u8(&x, 0x41);
-	u8(&x, 0x80 | 29); uleb(&x, 130);
-	u8(&x, 0x80 | 30); uleb(&x, 129);
+	u8(&x, 0x80 | 29); uleb(&x, 2);
+	u8(&x, 0x80 | 30); uleb(&x, 1);
 	entry_end(&x, f);
 	err = build(&x, EM_AARCH64, &t);
 	CHECK(err == 0 && t.machine == EM_AARCH64, "AArch64 section built (err %d)", err);
 	if (!err) {
 		static const struct pt_unwind_row want[] = {
-			ROW(0x100, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, 0),
-			ROW(0x104, PT_CFA_RSP | RA(3), 32, -4),
-			ROW(0x108, PT_CFA_RBP | RA(3), 32, -4),
-			ROW(0x110, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, 0),
-			ROW(0x118, PT_CFA_RBP | RA(3), 32, -4),
+			/* x29 from the CFA's base (sp, x29): at sp + 0, x29 + 0. */
+			ROW(0x100, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, UNSAVED),
+			ROW(0x104, PT_CFA_RSP | RA(3), 32, 0),
+			ROW(0x108, PT_CFA_RBP | RA(3), 32, 0),
+			ROW(0x110, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, UNSAVED),
+			ROW(0x118, PT_CFA_RBP | RA(3), 32, 0),
 			ROW(0x120, PT_CFA_NONE, 0, 0),
-			ROW(0x200, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, 0),
-			ROW(0x204, PT_CFA_RSP | RA(2), 16, 0),
+			ROW(0x200, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, UNSAVED),
+			ROW(0x204, PT_CFA_RSP | RA(2), 16, UNSAVED),
 			ROW(0x208, PT_CFA_UNSUPPORTED, PT_UNW_WHY_RA_RULE, 0),
 			ROW(0x20c, PT_CFA_NONE, 0, 0),
-			ROW(0x300, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, 0),
-			ROW(0x304, PT_CFA_RSP | RA(PT_CFA_RA_AT_FP), 528, -64),
+			ROW(0x300, PT_CFA_RSP | RA(PT_CFA_RA_IN_LR), 0, UNSAVED),
+			ROW(0x304, PT_CFA_RSP | RA(PT_CFA_RA_AT_FP), 2048, 125),
 			ROW(0x308, PT_CFA_UNSUPPORTED, PT_UNW_WHY_RBP_RANGE, 0),
 			ROW(0x30c, PT_CFA_NONE, 0, 0),
 		};
@@ -229,8 +233,11 @@ static struct pt_unwind_row re_expect(const struct re_row *r)
 		raoff = strtol(r->ra + 1, &end, 10);
 		if (*end)
 			return uns;
-		if (raoff < 0 && raoff % 8 == 0 && -raoff / 8 <= PT_CFA_RA_MAX_SLOT)
+		if (raoff < 0 && raoff % 8 == 0 && -raoff / 8 <= PT_CFA_RA_CFA_MAX)
 			ra = (int)(-raoff / 8);
+		else if ((w.cfa_off + raoff) % 8 == 0 && w.cfa_off + raoff >= 0 &&
+			 (w.cfa_off + raoff) / 8 <= PT_CFA_RA_BASE_MAX - PT_CFA_RA_BASE0)
+			ra = PT_CFA_RA_BASE0 + (int)((w.cfa_off + raoff) / 8);
 		else if (fp_saved && raoff == fpoff + 8)
 			ra = PT_CFA_RA_AT_FP;
 		else
@@ -238,14 +245,19 @@ static struct pt_unwind_row re_expect(const struct re_row *r)
 	} else {
 		return uns;
 	}
+	/* x29's slot from the CFA's base register: CFA - fpoff = base + (off - fpoff). */
 	if (fp_saved) {
-		if (fpoff == 0 || fpoff % 8 || fpoff / 8 < INT8_MIN || fpoff / 8 > INT8_MAX)
+		long at = w.cfa_off + fpoff;    /* fpoff: readelf's c-N, negative */
+
+		if (at % 8 || at / 8 <= PT_CFA_A64_FP_UNSAVED || at / 8 > INT8_MAX)
 			return uns;
-		w.rbp_off8 = (int8_t)(fpoff / 8);
+		w.rbp_off8 = (int8_t)(at / 8);
 	} else if (r->fp[0] && strcmp(r->fp, "u") && strcmp(r->fp, "s")) {
 		return uns;
+	} else {
+		w.rbp_off8 = PT_CFA_A64_FP_UNSAVED;
 	}
-	if (ra == PT_CFA_RA_AT_FP && !w.rbp_off8)
+	if (ra == PT_CFA_RA_AT_FP && !fp_saved)
 		return uns;
 	w.cfa_reg |= RA(ra);
 	return w;
@@ -474,11 +486,16 @@ static NOINLINE void test_ra_at(void)
 {
 	uint64_t cfa = 0x7ffff000;
 
-	CHECK(pt_unwind_a64_ra_at(RA(3), -4, cfa) == cfa - 24, "slot 3: CFA - 24");
-	CHECK(pt_unwind_a64_ra_at(PT_CFA_RBP | RA(PT_CFA_RA_AT_FP), -64, cfa) == cfa - 512 + 8,
-	      "beside x29 at CFA - 512: CFA - 504");
-	CHECK(pt_unwind_a64_ra_at(PT_CFA_RSP | RA(PT_CFA_RA_MAX_SLOT), 0, cfa) == cfa - 240,
-	      "the last slot: CFA - 240");
+	CHECK(pt_unwind_a64_ra_at(RA(3), 32, 0, cfa) == cfa - 24, "slot 3: CFA - 24");
+	CHECK(pt_unwind_a64_ra_at(PT_CFA_RSP | RA(PT_CFA_RA_AT_FP), 4128, 0, cfa) == cfa - 4120 &&
+	      pt_unwind_a64_fp_at(4128, 0, cfa) == cfa - 4128,
+	      "a 4 KiB frame's record at sp: x29 at CFA - 4128, x30 at CFA - 4120");
+	CHECK(pt_unwind_a64_ra_at(PT_CFA_RBP | RA(PT_CFA_RA_AT_FP), 16, 0, cfa) == cfa - 8,
+	      "CFA = x29 + 16: x30 at x29 + 8");
+	CHECK(pt_unwind_a64_ra_at(PT_CFA_RSP | RA(PT_CFA_RA_CFA_MAX), 0, UNSAVED, cfa) == cfa - 120 &&
+	      pt_unwind_a64_fp_at(0, UNSAVED, cfa) == 0, "the last CFA slot: CFA - 120; x29 not saved");
+	CHECK(pt_unwind_a64_ra_at(PT_CFA_RSP | RA(PT_CFA_RA_BASE0 + 2), 4128, UNSAVED, cfa) ==
+	      cfa - 4112, "x30 alone at sp + 16 in a 4 KiB frame (str x30, [sp, #16]): CFA - 4112");
 }
 
 int main(void)

@@ -97,10 +97,12 @@ struct cfi_machine {
 	uint8_t ra_at_cfa_m8;   /* the return address is always at CFA - 8 (x86-64) */
 	uint8_t plt_expr;       /* binutils' x86-64 .plt CFA expression is understood */
 	uint8_t negate_ra;      /* DW_CFA_AARCH64_negate_ra_state is an instruction here */
+	uint8_t fp_from_base;   /* the frame pointer's slot counts from the CFA's base register
+				 * (AArch64), not from the CFA (x86-64) */
 };
 
-static const struct cfi_machine cfi_x86_64 = { EM_X86_64, 7, 6, 16, 1, 1, 0 };
-static const struct cfi_machine cfi_aarch64 = { EM_AARCH64, 31, 29, 30, 0, 0, 1 };
+static const struct cfi_machine cfi_x86_64 = { EM_X86_64, 7, 6, 16, 1, 1, 0, 0 };
+static const struct cfi_machine cfi_aarch64 = { EM_AARCH64, 31, 29, 30, 0, 0, 1, 1 };
 
 /* The description for an ELF e_machine (0: x86-64, the default of struct pt_cfi_section), or
  * NULL for a machine this builder does not know. */
@@ -429,17 +431,20 @@ static int plt_threshold(const uint8_t *e, uint64_t len)
  * needs to know there: stop, this is the outermost frame.
  */
 /* AArch64: the return address's rule in the high bits of cfa_reg (bpf/unwind.h): still in
- * x30, at CFA - 8 * n, or beside x29 in the frame record; -1 when none says where it is. */
+ * x30, at CFA - 8 * n, at the CFA's base register + 8 * n, or beside x29 in the frame record;
+ * -1 when none says where it is. */
 static int a64_ra_code(const struct cfa_state *st)
 {
-	int64_t off = st->ra.off;
+	int64_t off = st->ra.off, at = st->cfa_off + st->ra.off;
 
 	if (st->ra.how == RULE_SAME)
 		return PT_CFA_RA_IN_LR;
 	if (st->ra.how != RULE_OFFSET)
 		return -1;
-	if (off < 0 && off % 8 == 0 && -off / 8 <= PT_CFA_RA_MAX_SLOT)
+	if (off < 0 && off % 8 == 0 && -off / 8 <= PT_CFA_RA_CFA_MAX)
 		return (int)(-off / 8);
+	if (at >= 0 && at % 8 == 0 && at / 8 <= PT_CFA_RA_BASE_MAX - PT_CFA_RA_BASE0)
+		return PT_CFA_RA_BASE0 + (int)(at / 8);
 	if (st->fp.how == RULE_OFFSET && off == st->fp.off + 8)
 		return PT_CFA_RA_AT_FP;
 	return -1;
@@ -479,18 +484,24 @@ static struct pt_unwind_row state_row(const struct cfi_machine *m, const struct 
 	case RULE_UNDEF:
 		/* Undefined rbp: the caller's value is lost, but nothing better than the current
 		 * one is known either, and most frames never use it. Same as readelf's "u". */
+		if (m->fp_from_base)
+			row.rbp_off8 = PT_CFA_A64_FP_UNSAVED;
 		break;
-	case RULE_OFFSET:
-		if (st->fp.off == 0 || st->fp.off % 8 || st->fp.off / 8 < INT8_MIN ||
-		    st->fp.off / 8 > INT8_MAX)
+	case RULE_OFFSET: {
+		/* x86-64: from the CFA. AArch64: from the CFA's base register (bpf/unwind.h). */
+		int64_t at = m->fp_from_base ? st->cfa_off + st->fp.off : st->fp.off;
+
+		if ((at == 0 && !m->fp_from_base) || at % 8 || at / 8 > INT8_MAX ||
+		    at / 8 < (m->fp_from_base ? PT_CFA_A64_FP_UNSAVED + 1 : INT8_MIN))
 			return unsup_row(PT_UNW_WHY_RBP_RANGE);
-		row.rbp_off8 = (int8_t)(st->fp.off / 8);
+		row.rbp_off8 = (int8_t)(at / 8);
 		break;
+	}
 	default:
 		return unsup_row(PT_UNW_WHY_RBP_RULE);
 	}
 	/* The frame record's slot needs x29's (checked just above). */
-	if (ra == PT_CFA_RA_AT_FP && !m->ra_at_cfa_m8 && !row.rbp_off8)
+	if (ra == PT_CFA_RA_AT_FP && m->fp_from_base && row.rbp_off8 == PT_CFA_A64_FP_UNSAVED)
 		return unsup_row(PT_UNW_WHY_RBP_RANGE);
 	row.cfa_reg |= (uint8_t)(ra << PT_CFA_RA_SHIFT);
 	return row;
