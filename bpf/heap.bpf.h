@@ -342,6 +342,7 @@ static __always_inline int alloc_enter(struct pt_regs *ctx, __u32 fn, __u64 size
 		}
 		ts->sample_left = pt_sample_gap(sample_bytes, bpf_get_prandom_u32());
 	}
+	PT_ARCH_KEEP_LR(ts, PT_REGS_RET(ctx));         /* arm64: frame 0 (stack.bpf.h) */
 	ts->stack = capture(ts, sp, PT_REGS_FP(ctx));
 	ts->ra = ts->pcs[0];
 	return 0;

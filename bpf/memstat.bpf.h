@@ -30,6 +30,7 @@ static __always_inline __u32 syscall_stack(struct thread_state *ts)
 	if (ts->depth && ts->stack != PT_STACK_UNSAMPLED)
 		return ts->stack;
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	PT_ARCH_KEEP_LR(ts, PT_ARCH_REGS_LR(regs));     /* arm64: frame 0 (stack.bpf.h) */
 	return capture(ts, BPF_CORE_READ(regs, PT_ARCH_SP), BPF_CORE_READ(regs, PT_ARCH_FP));
 }
 

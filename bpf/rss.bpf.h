@@ -299,6 +299,7 @@ static __always_inline __u32 rss_fault_stack(struct thread_state *ts)
 	ip = regs->PT_ARCH_IP;
 	sp = regs->PT_ARCH_SP;
 	bp = regs->PT_ARCH_FP;
+	PT_ARCH_KEEP_LR(ts, PT_ARCH_REGS_LR(regs));  /* arm64: a leaf's x30 (stack.bpf.h) */
 	ta = thread_aux_get();
 	if (!ta)
 		return capture_at(ts, ip, sp, bp);

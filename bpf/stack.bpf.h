@@ -78,7 +78,7 @@ struct {
  */
 __noinline __u32 pt_fp_walk(struct thread_state *ts, __u64 sp, __u64 bp, int whole, __u64 *hash)
 {
-	__u64 prev = sp, fp = bp, h;
+	__u64 prev = PT_ARCH_FP_FLOOR(sp), fp = bp, h;
 	__u32 n = 1, i;
 
 	if (!ts || !hash)
@@ -102,7 +102,8 @@ __noinline __u32 pt_fp_walk(struct thread_state *ts, __u64 sp, __u64 bp, int who
 			ra = pair[1];
 		}
 		/* A return address below the first page is not code: garbage rbp in code built
-		 * without frame pointers. */
+		 * without frame pointers. (Its PAC stripped first, on arm64.) */
+		ra = PT_ARCH_STRIP_RA(ra);
 		if (ra < 4096)
 			break;
 		ts->pcs[i & (PT_MAX_FRAMES - 1)] = ra;
@@ -116,7 +117,8 @@ __noinline __u32 pt_fp_walk(struct thread_state *ts, __u64 sp, __u64 bp, int who
 }
 
 /*
- * Stack capture. frames[0] = the return address at [sp] (exact on function entry). Then a
+ * Stack capture. frames[0] = the return address at function entry (exact): at [sp] on x86-64,
+ * in x30 on arm64 (PT_ARCH_ENTRY_RA: kept in ts->uw_lr by the caller). Then a
  * frame-pointer walk from bp, done inside one copy of PT_STACK_WINDOW bytes from sp: the kernel's
  * own walk (bpf_get_stackid) costs ~1.3 µs here mostly because it ends by faulting on the last
  * saved frame pointer; this one stops before reading an implausible frame pointer (zero,
@@ -154,7 +156,7 @@ static __always_inline __u32 unwind(struct thread_state *ts, __u64 ip, __u64 sp,
 	 * user space names frame k by the byte before it (the call), which for the faulting
 	 * instruction itself would be the previous function's last byte when it is the first
 	 * instruction of its function. */
-	ts->pcs[0] = ip ? ip + 1 : ts->win[0];
+	ts->pcs[0] = ip ? ip + 1 : PT_ARCH_ENTRY_RA(ts);
 	h = mix64(h, ts->pcs[0]);
 	n = 1;
 	if (!capture_stacks)
@@ -342,7 +344,11 @@ static __always_inline __u32 stack_index(struct thread_state *ts, __u32 n, __u32
 }
 
 /* The stack at instruction ip with registers sp, bp (ip 0: at a function's entry, its return
- * address at [sp]). */
+ * address at [sp] on x86-64, in lr on arm64). lr: every caller keeps it in the thread's state
+ * first, PT_ARCH_KEEP_LR (no store on x86-64): frame 0 at an entry, and at an ip the first
+ * frame's return address where a leaf or a prologue still holds it in x30. In the state, not
+ * an argument: a value live across the capture's helper calls was spilled to each program's
+ * frame (on_rss_stat's chain went over the 448-byte budget on arm64). */
 static __always_inline __u32 capture_at(struct thread_state *ts, __u64 ip, __u64 sp, __u64 bp)
 {
 	__u32 k = ip ? 1 : 0, n, py_n = 0, idx;

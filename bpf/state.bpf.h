@@ -139,6 +139,10 @@ struct thread_state {
 	 * with what identifies its stack there (hash, depth | Python words << 16, frame 0). */
 	__u64 last_h[2], last_pc0[2];
 	__u32 last_n[2], last_idx[2];
+	__u64 uw_lr;     /* unwind.bpf.h, arm64: x30 at a fault, for the first frame's rule
+			  * (PT_ARCH_KEEP_LR; never written on x86-64) ... */
+	__u64 uw_ra_at;  /* ... and where the frame being unwound saved its return address
+			  * (PT_ARCH_ROW_RA_KEEP) */
 };
 
 /* What only the Python walks and the page-fault memo use, beside struct thread_state: one value

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * unwind.bpf.h — .eh_frame unwinding in the kernel, x86-64.
+ * unwind.bpf.h — .eh_frame unwinding in the kernel: x86-64, and arm64 through the PT_ARCH_ROW_*
+ * macros of bpf/arch/ (where a row says the return address is, its PAC stripped).
  *
  * unwind() in stack.bpf.h calls pt_dwarf_walk() when the loader set dwarf_unwind; it uses
  * count_err(), mix64() and struct thread_state of state.bpf.h (the stack window ts->win and the
@@ -21,7 +22,8 @@
  *    from a few call chains): a hit skips both searches.
  *
  * Per frame: find the mapping of (return address - 1), binary-search its rows, compute the
- * CFA from rsp or rbp, read the return address at CFA - 8 and the saved rbp if the row says
+ * CFA from rsp or rbp (sp or x29), read the return address at CFA - 8 (arm64: where the row
+ * says, or x30 in a fault's first frame) and the saved rbp (x29) if the row says
  * where, go up. Code without CFI (a PT_CFA_NONE row, no table, JIT code) is crossed with the
  * frame pointer when rbp looks like one. The walk ends at a PT_CFA_END row (_start, clone3),
  * at rbp == 0 in code without CFI (ld.so's _start), or is cut, counted by cause
@@ -464,6 +466,43 @@ static __always_inline void unw_cache_put(struct unw_walk *w, __u64 look,
 	e->tag = unw_cache_tag(look, w->gen, bits);
 }
 
+/*
+ * pt_unw_frame's end where the row says the return address is still in lr (arm64's x30: a
+ * leaf, or a prologue before it saved x30). Only the frame of a fault's ip (memo 1, the first
+ * frame) has its x30, kept by the capture in ts->uw_lr: a caller's was clobbered by its bl.
+ * The walk then depends on a register its memo does not record: not reusable. The caller's
+ * sp may equal this frame's (a leaf that did not move sp); the next frame makes progress.
+ */
+static __always_inline int unw_frame_lr(struct unw_walk *w, struct thread_state *ts, __u64 cfa,
+					__u64 bp_at)
+{
+	__u64 n = w->n, bp = w->bp, ra, slot;
+
+	if (n != 1 || !(w->memo & (1 << 8)))
+		return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
+	if (cfa < w->sp || cfa - w->sp0 > UNW_MAX_SPAN)
+		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
+	if (bp_at && unw_read_log(w, ts, bp_at, &bp))
+		return unw_cut(w, PT_ERR_UNWIND_READ);
+	if (bp_at)
+		w->memo &= ~(__u64)UNW_MEMO_BP_INIT;
+	w->memo |= UNW_MEMO_NO;
+	ra = PT_ARCH_STRIP_RA(ts->uw_lr);
+	if (ra == 0)
+		return 1;       /* _start clears x30 */
+	if (ra < 4096)
+		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
+	slot = n;
+	asm volatile("" : "+r"(slot));
+	ts->pcs[slot & (PT_MAX_FRAMES - 1)] = ra;
+	w->h = mix64(w->h, ra);
+	w->n = n + 1;
+	w->pc = ra;
+	w->sp = cfa;
+	w->bp = bp;
+	return 0;
+}
+
 /* One frame: from (pc, sp, bp) of a frame to its caller's. 0, or 1 when the walk ends. */
 __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 {
@@ -510,19 +549,23 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 			}
 		}
 	}
-	if (have && row.cfa_reg == PT_CFA_END)
+	if (have && PT_ARCH_ROW_KIND(row) == PT_CFA_END)
 		return 1;       /* outermost frame: the stack is complete */
 	if (n >= PT_MAX_FRAMES)
 		return unw_cut(w, PT_ERR_UNWIND_DEPTH);
-	if (have && row.cfa_reg == PT_CFA_UNSUPPORTED)
+	if (have && PT_ARCH_ROW_KIND(row) == PT_CFA_UNSUPPORTED)
 		return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
-	if (have && row.cfa_reg != PT_CFA_NONE) {
-		if (row.cfa_reg == PT_CFA_RBP && (w->memo & UNW_MEMO_BP_INIT))
+	if (have && PT_ARCH_ROW_KIND(row) != PT_CFA_NONE) {
+		if (PT_ARCH_ROW_KIND(row) == PT_CFA_RBP && (w->memo & UNW_MEMO_BP_INIT))
 			w->memo |= UNW_MEMO_BP;
-		if (pt_unwind_cfa(&row, look, w->sp, w->bp, &cfa))
+		if (pt_unwind_cfa_kind(PT_ARCH_ROW_KIND(row), &row, look, w->sp, w->bp, &cfa))
 			return unw_cut(w, PT_ERR_UNWIND_UNSUPPORTED);
-		if (row.rbp_off8)
-			bp_at = cfa + 8 * (__s64)row.rbp_off8;
+		PT_ARCH_ROW_FP_AT(row, cfa, bp_at);
+		/* arm64: the return address still in x30 (0 on x86-64: no code), else where the
+		 * row says (kept in the thread's state, off this frame: PT_ARCH_ROW_RA_AT). */
+		if (PT_ARCH_ROW_RA_IN_LR(row))
+			return unw_frame_lr(w, ts, cfa, bp_at);
+		PT_ARCH_ROW_RA_KEEP(ts, row, cfa);
 	} else {
 		/* No CFI here. rbp == 0 marks the outermost frame (x86-64 psABI; the kernel
 		 * starts a program with it, and ld.so's _start, which has no CFI, keeps it):
@@ -534,20 +577,23 @@ __noinline int pt_unw_frame(struct unw_walk *w, struct thread_state *ts)
 			return 1;
 		if ((w->bp & 7) || w->bp < w->sp || w->bp - w->sp0 > UNW_MAX_SPAN)
 			return unw_cut(w, PT_ERR_UNWIND_NO_CFI);
-		cfa = w->bp + 16;
+		cfa = PT_ARCH_FP_CFA(w->bp);
 		bp_at = w->bp;
+		/* The return address beside it: at CFA - 8 (arm64: a row saying so). */
+		PT_ARCH_FP_RA_KEEP(ts, cfa);
 		w->fp_frames++;
 	}
 	/* The caller's rsp must be above ours (progress) and on this stack. */
 	if (cfa <= w->sp || cfa - w->sp0 > UNW_MAX_SPAN)
 		return unw_cut(w, PT_ERR_UNWIND_BAD_FRAME);
 	/* The lower slot first: with the usual rbp at CFA - 16, one window move covers both. */
-	if (bp_at && bp_at < cfa - 8 && unw_read_log(w, ts, bp_at, &bp))
+	if (bp_at && bp_at < PT_ARCH_ROW_RA_AT(ts, cfa) && unw_read_log(w, ts, bp_at, &bp))
 		return unw_cut(w, PT_ERR_UNWIND_READ);
-	if (unw_read_log(w, ts, cfa + PT_UNWIND_RA_OFF, &ra))
+	if (unw_read_log(w, ts, PT_ARCH_ROW_RA_AT(ts, cfa), &ra))
 		return unw_cut(w, PT_ERR_UNWIND_READ);
-	if (bp_at && bp_at >= cfa - 8 && unw_read_log(w, ts, bp_at, &bp))
+	if (bp_at && bp_at >= PT_ARCH_ROW_RA_AT(ts, cfa) && unw_read_log(w, ts, bp_at, &bp))
 		return unw_cut(w, PT_ERR_UNWIND_READ);
+	ra = PT_ARCH_STRIP_RA(ra);
 	if (bp_at)
 		w->memo &= ~(__u64)UNW_MEMO_BP_INIT;    /* rbp is now a word read from the stack */
 	if (ra == 0)
@@ -619,9 +665,10 @@ __noinline int pt_unw_replay(struct unw_walk *w, struct thread_state *ts, struct
 }
 
 /*
- * Frames 1.. of the stack whose frame 0 (ts->pcs[0], the return address at [sp] on the
- * allocator's entry) is already recorded. The allocator's own frame has CFA = sp + 8 at its
- * entry, so the walk starts in the caller: pc = pcs[0], rsp = sp + 8, rbp unchanged.
+ * Frames 1.. of the stack whose frame 0 (ts->pcs[0], the return address at the allocator's
+ * entry: [sp] on x86-64, x30 on arm64) is already recorded. The allocator's own frame has
+ * CFA = sp + 8 at its entry on x86-64 (sp on arm64: PT_ARCH_ENTRY_SP_ADJ), so the walk starts
+ * in the caller: pc = pcs[0], sp = that CFA, rbp (x29) unchanged.
  * ts->win holds [sp, sp + win_len). Returns the number of pcs; *hash is updated.
  */
 /* win_len | UNW_AT_IP: pcs[0] is the instruction itself + 1 (read as a return address), sp that frame's own rsp (the row is
@@ -682,7 +729,7 @@ __noinline __u32 pt_dwarf_walk(struct thread_state *ts, __u64 sp, __u64 bp, __u6
 	 * this frame (96 bytes, now 64), which sits under every capture's deepest chain. */
 	w = &ts->uw;
 	__builtin_memset(w, 0, sizeof(*w));
-	w->sp = sp + 8;
+	w->sp = sp + PT_ARCH_ENTRY_SP_ADJ;
 	w->bp = bp;
 	w->sp0 = sp;
 	w->bp0 = bp;

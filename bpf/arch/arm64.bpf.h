@@ -3,7 +3,7 @@
  * arch/arm64.bpf.h — AArch64: what arch/x86.bpf.h names, for arm64's struct pt_regs
  * (regs[0..30], sp, pc, orig_x0, syscallno: arch/arm64/include/asm/ptrace.h) and the generic
  * syscall table (include/uapi/asm-generic/unistd.h: no open, no mmap2). Included only through
- * arch/arch.bpf.h. Compiled, not yet loaded anywhere: the arm64 VM matrix (issue 24) will.
+ * arch/arch.bpf.h.
  */
 #ifndef PEAKTRACE_ARCH_ARM64_BPF_H
 #define PEAKTRACE_ARCH_ARM64_BPF_H
@@ -37,5 +37,52 @@
  * The N-th declared argument is xN-1: `this` is x0. */
 #define PT_ARCH_SRET_AT_RETURN(ctx) 0
 #define PT_ARCH_SRET_ARG2(ctx)      PT_REGS_PARM2(ctx)
+
+/*
+ * Stacks (stack.bpf.h, unwind.bpf.h). A bl pushes nothing: at a function's entry (a uprobe on
+ * an allocator, or a syscall wrapper, a leaf) the return address is in x30 and the caller's
+ * sp is sp itself. x30 is PT_REGS_RET(ctx) for a uprobe, regs[30] of the registers a syscall
+ * or a fault saved (PT_ARCH_REGS_LR: a direct load from bpf_task_pt_regs()'s BTF pointer).
+ * The captures find it in the thread's state, stored by their callers with PT_ARCH_KEEP_LR:
+ * frame 0 at an entry, the first frame's return address at a fault in a leaf or a prologue.
+ */
+#define PT_ARCH_REGS_LR(regs)         ((regs)->regs[30])
+#define PT_ARCH_KEEP_LR(ts, lr)       ((ts)->uw_lr = (lr))
+#define PT_ARCH_ENTRY_RA(ts)          PT_ARCH_STRIP_RA((ts)->uw_lr)
+#define PT_ARCH_ENTRY_SP_ADJ          0
+/*
+ * Pointer authentication: code built with -mbranch-protection (trixie's glibc) signs x30 with
+ * paciasp before saving it, so the return addresses on the stack (and x30 itself once the
+ * prologue ran: a probe placed past paciasp, a fault in a signed leaf) carry a PAC in the bits
+ * above the virtual address size. Stripped always, signed or not: the bits are never address
+ * in user space (bit 55 clear; the PAC fills [54:VA] and, for instruction addresses, which
+ * TBI does not cover, [63:56]). 48 bits: Debian's arm64 kernels are built with
+ * CONFIG_ARM64_VA_BITS_48; a 52-bit kernel maps user code below 2^48 too (DEFAULT_MAP_WINDOW,
+ * unless an mmap hint asks for more), so no code address loses a bit. The same mask as
+ * user/arch/arm64.c pt_arm64_strip_pac(addr, 48); a JIT mapping above 2^48 would give frames
+ * that name no mapping, reported as unknown frames, not dropped.
+ */
+#define PT_ARCH_VA_BITS               48
+#define PT_ARCH_STRIP_RA(ra)          ((ra) & ((1ULL << PT_ARCH_VA_BITS) - 1))
+/* The frame record sits at the bottom of a frame (GCC and LLVM): at a call, the caller's x29
+ * is often sp itself, not above it as x86's rbp is above the pushed return address. */
+#define PT_ARCH_FP_FLOOR(sp)          ((sp) - 1)
+/* CFI rows: the arm64 layout of unwind.h (kind in the low 3 bits of cfa_reg, the return
+ * address's slot in the high 5). */
+#define PT_ARCH_ROW_KIND(row)         ((row).cfa_reg & PT_CFA_KIND_MASK)
+/* x29's slot counts from the CFA's base register (0: not saved). */
+#define PT_ARCH_ROW_FP_AT(row, cfa, bp_at) \
+	bp_at = pt_unwind_a64_fp_at((row).cfa_off, (row).rbp_off8, cfa)
+#define PT_ARCH_ROW_RA_IN_LR(row)     (((row).cfa_reg >> PT_CFA_RA_SHIFT) == PT_CFA_RA_IN_LR)
+/* The slot is computed once and kept in the thread's state (ts->uw_ra_at), not in a register
+ * the frame's helper calls would make the compiler spill to pt_unw_frame's stack. */
+#define PT_ARCH_ROW_RA_KEEP(ts, row, cfa) \
+	((ts)->uw_ra_at = pt_unwind_a64_ra_at((row).cfa_reg, (row).cfa_off, (row).rbp_off8, cfa))
+#define PT_ARCH_ROW_RA_AT(ts, cfa)    ((ts)->uw_ra_at)
+/* The frame-pointer fallback: [x29] = the caller's x29, [x29 + 8] its saved x30; the caller's
+ * sp is not known from x29 (the record is at the bottom of the frame, its locals above it):
+ * x29 + 16 is a lower bound, enough for the next frame's x29-based rule or frame record. */
+#define PT_ARCH_FP_RA_KEEP(ts, cfa)   ((ts)->uw_ra_at = (cfa) - 8)
+#define PT_ARCH_FP_CFA(fp)            ((fp) + 16)
 
 #endif /* PEAKTRACE_ARCH_ARM64_BPF_H */

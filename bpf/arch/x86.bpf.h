@@ -38,4 +38,31 @@
 #define PT_ARCH_SRET_AT_RETURN(ctx) PT_REGS_RC(ctx)
 #define PT_ARCH_SRET_ARG2(ctx)      PT_REGS_PARM3(ctx)
 
+/* Stacks (stack.bpf.h, unwind.bpf.h). At a function's entry the call has pushed the return
+ * address: frame 0 is the word at [sp] and the caller's rsp is sp + 8. No link register:
+ * nothing is kept (PT_ARCH_KEEP_LR's argument is not even evaluated). */
+#define PT_ARCH_REGS_LR(regs)         0
+#define PT_ARCH_KEEP_LR(ts, lr)       do { } while (0)
+#define PT_ARCH_ENTRY_RA(ts)          ((ts)->win[0])
+#define PT_ARCH_ENTRY_SP_ADJ          8
+/* Return addresses are plain addresses. */
+#define PT_ARCH_STRIP_RA(ra)          (ra)
+/* The frame-pointer walk's first rbp lies above the pushed return address: above sp. */
+#define PT_ARCH_FP_FLOOR(sp)          (sp)
+/* CFI rows (unwind.h): the kind is the whole byte, the return address always at CFA - 8. */
+#define PT_ARCH_ROW_KIND(row)         ((row).cfa_reg)
+/* rbp saved at CFA + 8 * rbp_off8 (0: not saved). */
+#define PT_ARCH_ROW_FP_AT(row, cfa, bp_at)                           \
+	do {                                                         \
+		if ((row).rbp_off8)                                  \
+			bp_at = (cfa) + 8 * (__s64)(row).rbp_off8;   \
+	} while (0)
+#define PT_ARCH_ROW_RA_IN_LR(row)     0
+#define PT_ARCH_ROW_RA_KEEP(ts, row, cfa) do { } while (0)
+#define PT_ARCH_ROW_RA_AT(ts, cfa)    ((cfa) + PT_UNWIND_RA_OFF)
+/* The frame-pointer fallback: [rbp] = the caller's rbp, [rbp + 8] the return address, and
+ * the caller's rsp is rbp + 16 (its CFA). */
+#define PT_ARCH_FP_RA_KEEP(ts, cfa)   do { } while (0)
+#define PT_ARCH_FP_CFA(fp)            ((fp) + 16)
+
 #endif /* PEAKTRACE_ARCH_X86_BPF_H */

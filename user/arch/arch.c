@@ -4,12 +4,13 @@
  * tests it. x86-64 is the whole product; on arm64 the binary builds (make static ARCH=arm64)
  * and refuses to trace until the parts below are ported, rather than print wrong figures.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arch/arch.h"
 
 #if defined(__x86_64__)
-static const struct pt_arch host = { "x86_64", 1, NULL };
+static const struct pt_arch host = { "x86_64", 1, NULL, EM_X86_64 };
 #elif defined(__aarch64__)
 #include <stddef.h>
 #include <asm/ptrace.h>
@@ -20,18 +21,17 @@ _Static_assert(offsetof(struct user_pt_regs, sp) == 8 * PT_A64_SP, "sp");
 _Static_assert(offsetof(struct user_pt_regs, pc) == 8 * PT_A64_PC, "pc");
 _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_regs");
 /* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
- * the stacks' first frame is read at [sp] (x86's return address slot; arm64's is x30) and the
- * .eh_frame compiler and BPF walker know only x86-64's rules, return addresses keep their
- * PAC bits, RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's
- * request ids are read from rax. */
+ * RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's request
+ * ids are read from rax. The stacks are ported (frame 0 in x30, AArch64 CFI rows, PAC-signed
+ * return addresses stripped: bpf/arch/arm64.bpf.h, unwind/cfi.c). */
 static const struct pt_arch host = {
 	"aarch64", 0,
-	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses), "
 	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
+	EM_AARCH64,
 };
 #else
 static const struct pt_arch host = {
-	"unknown", 0, "everything: peaktrace knows x86-64 and arm64",
+	"unknown", 0, "everything: peaktrace knows x86-64 and arm64", EM_NONE,
 };
 #endif
 

@@ -13,6 +13,8 @@ struct pt_arch {
 	int x86_code;          /* the machine code is x86-64's: attach/probeplace.c's decoder and
 				* attach/probes.c's thunk test apply */
 	const char *unported;  /* NULL, or what a tracing run would get wrong on it */
+	unsigned int elf_machine; /* ELF e_machine of its code: the CFI tables the BPF unwinder
+				   * reads are built for this machine only (unwind/cfi.h) */
 };
 
 const struct pt_arch *pt_arch_host(void);

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "arch/arm64.h"
+#include "util/leb128.h"
 
 int pt_arm64_reg_off(int reg)
 {
@@ -124,40 +125,12 @@ struct cfa_run {
 
 static uint64_t uleb(struct cfa_run *r)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (r->p >= r->end || shift > 63) {
-			r->bad = 1;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	return v;
+	return pt_uleb128(&r->p, r->end, &r->bad);
 }
 
 static int64_t sleb(struct cfa_run *r)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (r->p >= r->end || shift > 63) {
-			r->bad = 1;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return (int64_t)v;
+	return pt_sleb128(&r->p, r->end, &r->bad);
 }
 
 static uint64_t fixed(struct cfa_run *r, int n)

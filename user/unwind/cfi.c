@@ -25,6 +25,7 @@
 
 #include "unwind/cfi.h"
 #include "util/elfutil.h"
+#include "util/leb128.h"
 #include "util/sha256.h"
 
 /* DW_EH_PE_* pointer encodings (LSB "Exception Frames"): low nibble = format, bits 4-6 =
@@ -75,10 +76,44 @@
 #define CFA_GNU_args_size 0x2e
 #define CFA_GNU_negative_offset_extended 0x2f
 
-/* DWARF register numbers of the x86-64 psABI (not the hardware encoding). */
-#define DW_RBP 6
-#define DW_RSP 7
-#define DW_RA 16
+/* DW_CFA_AARCH64_negate_ra_state (DW_CFA_GNU_window_save's number, SPARC's meaning elsewhere). */
+#define CFA_AARCH64_negate_ra_state 0x2d
+
+/*
+ * What differs between the machines a table is built for (chosen by the ELF's e_machine): the
+ * DWARF numbers of the stack pointer, of the frame pointer the rows track (the only callee-
+ * saved register a later CFA can be based on) and of the return-address column, and how the
+ * return address's rule is expressed in a row (bpf/unwind.h).
+ *  - x86-64 (psABI): rsp 7, rbp 6, column 16 always at CFA - 8 (the call pushed it: any other
+ *    rule is unsupported), and binutils' .plt expression.
+ *  - AArch64 (aadwarf64): sp 31, x29 29, column 30 (x30) saved at CFA + k or still in x30
+ *    (the CIE's default: a bl pushes nothing), encoded in the row's high cfa_reg bits;
+ *    DW_CFA_AARCH64_negate_ra_state taken and ignored (the BPF side strips every return
+ *    address, signed or not); no .plt expression (AArch64's stubs have no CFI).
+ */
+struct cfi_machine {
+	uint16_t e_machine;
+	uint64_t sp, fp, ra;    /* DWARF register numbers */
+	uint8_t ra_at_cfa_m8;   /* the return address is always at CFA - 8 (x86-64) */
+	uint8_t plt_expr;       /* binutils' x86-64 .plt CFA expression is understood */
+	uint8_t negate_ra;      /* DW_CFA_AARCH64_negate_ra_state is an instruction here */
+	uint8_t fp_from_base;   /* the frame pointer's slot counts from the CFA's base register
+				 * (AArch64), not from the CFA (x86-64) */
+};
+
+static const struct cfi_machine cfi_x86_64 = { EM_X86_64, 7, 6, 16, 1, 1, 0, 0 };
+static const struct cfi_machine cfi_aarch64 = { EM_AARCH64, 31, 29, 30, 0, 0, 1, 1 };
+
+/* The description for an ELF e_machine (0: x86-64, the default of struct pt_cfi_section), or
+ * NULL for a machine this builder does not know. */
+static const struct cfi_machine *cfi_machine_of(uint16_t e_machine)
+{
+	if (e_machine == 0 || e_machine == EM_X86_64)
+		return &cfi_x86_64;
+	if (e_machine == EM_AARCH64)
+		return &cfi_aarch64;
+	return NULL;
+}
 
 /* DW_CFA_remember_state nesting. GCC uses one level per epilogue; 32 is far beyond what a
  * compiler emits and keeps the interpreter's state on the stack (~2 KiB). */
@@ -101,7 +136,8 @@ static uint64_t rd_fixed(struct rd *r, unsigned int n)
 		r->p = r->end;
 		return 0;
 	}
-	/* x86-64 files are little-endian; ELFCLASS64/EM_X86_64 is checked before we get here. */
+	/* x86-64 and AArch64 files are little-endian; ELFCLASS64 and ELFDATA2LSB are checked
+	 * before we get here. */
 	for (i = 0; i < n; i++)
 		v |= (uint64_t)r->p[i] << (8 * i);
 	r->p += n;
@@ -115,44 +151,20 @@ static uint8_t rd_u8(struct rd *r)
 
 static uint64_t rd_uleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
+	uint64_t v = pt_uleb128(&r->p, r->end, &r->bad);
 
-	do {
-		if (r->bad || r->p >= r->end) {
-			r->bad = 1;
-			return 0;
-		}
-		b = *r->p++;
-		/* Bits beyond 64 are dropped: only malformed input has them, and any value is
-		 * as good as another for it. */
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
+	if (r->bad)
+		r->p = r->end;
 	return v;
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
+	int64_t v = pt_sleb128(&r->p, r->end, &r->bad);
 
-	do {
-		if (r->bad || r->p >= r->end) {
-			r->bad = 1;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return (int64_t)v;
+	if (r->bad)
+		r->p = r->end;
+	return v;
 }
 
 static void rd_skip(struct rd *r, uint64_t n)
@@ -248,7 +260,7 @@ static int rd_encoded(struct rd *r, const struct pt_cfi_section *s, uint8_t enc,
 
 /* ---- CIEs, FDEs and the interpreter state ------------------------------------------------- */
 
-/* How a register (only rbp and the return address are tracked) is recovered. */
+/* How a register (only the frame pointer and the return address are tracked) is recovered. */
 enum rule_how {
 	RULE_SAME = 0,          /* unchanged (also the default for a register never mentioned) */
 	RULE_UNDEF,
@@ -269,7 +281,7 @@ struct cfa_state {
 	int64_t cfa_off;
 	const uint8_t *cfa_expr; /* non-NULL: the CFA is this DWARF expression */
 	uint64_t cfa_expr_len;
-	struct rule rbp, ra;
+	struct rule fp, ra;     /* rbp or x29; the return-address column */
 };
 
 struct cie {
@@ -280,7 +292,8 @@ struct cie {
 	uint8_t fde_enc;
 	uint8_t has_z;          /* FDEs carry an augmentation-data length */
 	uint8_t usable;         /* its FDEs' headers can be decoded */
-	uint8_t supported;      /* and their rules expressed: return column 16, sane program */
+	uint8_t supported;      /* and their rules expressed: the machine's return column, sane
+				 * program */
 	const uint8_t *insns, *insns_end;
 	struct cfa_state init;  /* after the initial instructions: what DW_CFA_restore restores */
 };
@@ -298,6 +311,7 @@ struct interp;
 
 struct builder {
 	const struct pt_cfi_section *s;
+	const struct cfi_machine *m;
 	struct pt_unwind_table *t;
 	struct interp *in;      /* one interpreter, reused: its state stack is ~2 KiB */
 	uint32_t cap;
@@ -416,46 +430,80 @@ static int plt_threshold(const uint8_t *e, uint64_t len)
  * An undefined return address wins over everything else because it is the one thing the walker
  * needs to know there: stop, this is the outermost frame.
  */
-static struct pt_unwind_row state_row(const struct cie *cie, const struct cfa_state *st)
+/* AArch64: the return address's rule in the high bits of cfa_reg (bpf/unwind.h): still in
+ * x30, at CFA - 8 * n, at the CFA's base register + 8 * n, or beside x29 in the frame record;
+ * -1 when none says where it is. */
+static int a64_ra_code(const struct cfa_state *st)
+{
+	int64_t off = st->ra.off, at = st->cfa_off + st->ra.off;
+
+	if (st->ra.how == RULE_SAME)
+		return PT_CFA_RA_IN_LR;
+	if (st->ra.how != RULE_OFFSET)
+		return -1;
+	if (off < 0 && off % 8 == 0 && -off / 8 <= PT_CFA_RA_CFA_MAX)
+		return (int)(-off / 8);
+	if (at >= 0 && at % 8 == 0 && at / 8 <= PT_CFA_RA_BASE_MAX - PT_CFA_RA_BASE0)
+		return PT_CFA_RA_BASE0 + (int)(at / 8);
+	if (st->fp.how == RULE_OFFSET && off == st->fp.off + 8)
+		return PT_CFA_RA_AT_FP;
+	return -1;
+}
+
+static struct pt_unwind_row state_row(const struct cfi_machine *m, const struct cie *cie,
+				      const struct cfa_state *st)
 {
 	struct pt_unwind_row row = { 0 };
+	int ra = 0;
 
 	if (!cie->supported)
 		return unsup_row(PT_UNW_WHY_BAD_CIE);
 	if (st->ra.how == RULE_UNDEF)
 		return kind_row(PT_CFA_END, 0);
 	if (st->cfa_expr) {
-		int n = plt_threshold(st->cfa_expr, st->cfa_expr_len);
+		int n = m->plt_expr ? plt_threshold(st->cfa_expr, st->cfa_expr_len) : -1;
 
 		if (n < 0)
 			return unsup_row(PT_UNW_WHY_CFA_EXPR);
 		row.cfa_reg = PT_CFA_PLT;
 		row.cfa_off = (int16_t)n;
-	} else if (st->cfa_reg == DW_RSP || st->cfa_reg == DW_RBP) {
+	} else if (st->cfa_reg == m->sp || st->cfa_reg == m->fp) {
 		if (st->cfa_off < INT16_MIN || st->cfa_off > INT16_MAX)
 			return unsup_row(PT_UNW_WHY_CFA_RANGE);
-		row.cfa_reg = st->cfa_reg == DW_RSP ? PT_CFA_RSP : PT_CFA_RBP;
+		row.cfa_reg = st->cfa_reg == m->sp ? PT_CFA_RSP : PT_CFA_RBP;
 		row.cfa_off = (int16_t)st->cfa_off;
 	} else {
 		return unsup_row(PT_UNW_WHY_CFA_REG);
 	}
-	if (st->ra.how != RULE_OFFSET || st->ra.off != PT_UNWIND_RA_OFF)
+	if (m->ra_at_cfa_m8 && (st->ra.how != RULE_OFFSET || st->ra.off != PT_UNWIND_RA_OFF))
 		return unsup_row(PT_UNW_WHY_RA_RULE);
-	switch (st->rbp.how) {
+	if (!m->ra_at_cfa_m8 && (ra = a64_ra_code(st)) < 0)
+		return unsup_row(PT_UNW_WHY_RA_RULE);
+	switch (st->fp.how) {
 	case RULE_SAME:
 	case RULE_UNDEF:
 		/* Undefined rbp: the caller's value is lost, but nothing better than the current
 		 * one is known either, and most frames never use it. Same as readelf's "u". */
+		if (m->fp_from_base)
+			row.rbp_off8 = PT_CFA_A64_FP_UNSAVED;
 		break;
-	case RULE_OFFSET:
-		if (st->rbp.off == 0 || st->rbp.off % 8 || st->rbp.off / 8 < INT8_MIN ||
-		    st->rbp.off / 8 > INT8_MAX)
+	case RULE_OFFSET: {
+		/* x86-64: from the CFA. AArch64: from the CFA's base register (bpf/unwind.h). */
+		int64_t at = m->fp_from_base ? st->cfa_off + st->fp.off : st->fp.off;
+
+		if ((at == 0 && !m->fp_from_base) || at % 8 || at / 8 > INT8_MAX ||
+		    at / 8 < (m->fp_from_base ? PT_CFA_A64_FP_UNSAVED + 1 : INT8_MIN))
 			return unsup_row(PT_UNW_WHY_RBP_RANGE);
-		row.rbp_off8 = (int8_t)(st->rbp.off / 8);
+		row.rbp_off8 = (int8_t)(at / 8);
 		break;
+	}
 	default:
 		return unsup_row(PT_UNW_WHY_RBP_RULE);
 	}
+	/* The frame record's slot needs x29's (checked just above). */
+	if (ra == PT_CFA_RA_AT_FP && m->fp_from_base && row.rbp_off8 == PT_CFA_A64_FP_UNSAVED)
+		return unsup_row(PT_UNW_WHY_RBP_RANGE);
+	row.cfa_reg |= (uint8_t)(ra << PT_CFA_RA_SHIFT);
 	return row;
 }
 
@@ -467,7 +515,7 @@ static int emit_state(struct interp *in)
 
 	if (!in->emit || in->loc >= in->end)
 		return 0;
-	row = state_row(in->cie, &in->st);
+	row = state_row(in->b->m, in->cie, &in->st);
 	stats->rules++;
 	if (row.cfa_reg == PT_CFA_UNSUPPORTED)
 		stats->why[row.cfa_off]++;
@@ -493,17 +541,18 @@ static void set_rule(struct interp *in, uint64_t reg, uint8_t how, int64_t off)
 {
 	struct rule r = { how, off };
 
-	/* Only rbp and the return address can matter to a later frame (see bpf/unwind.h). */
-	if (reg == DW_RBP)
-		in->st.rbp = r;
+	/* Only the frame pointer and the return address can matter to a later frame (see
+	 * bpf/unwind.h). */
+	if (reg == in->b->m->fp)
+		in->st.fp = r;
 	else if (reg == in->cie->ra_reg)
 		in->st.ra = r;
 }
 
 static void restore_rule(struct interp *in, uint64_t reg)
 {
-	if (reg == DW_RBP)
-		in->st.rbp = in->init->rbp;
+	if (reg == in->b->m->fp)
+		in->st.fp = in->init->fp;
 	else if (reg == in->cie->ra_reg)
 		in->st.ra = in->init->ra;
 }
@@ -634,14 +683,17 @@ static int run_insns(struct interp *in, const uint8_t *p, const uint8_t *end)
 					 factored((uint64_t)rd_sleb(&r), cie->data_align));
 				break;
 			case CFA_GNU_args_size:
-				/* Bytes the caller pushed for outgoing arguments: the CFA rules
-				 * already count them, only exception landing pads need this. */
+				/* Outgoing arguments pushed: the CFA rules count them already. */
 				rd_uleb(&r);
 				break;
 			case CFA_GNU_negative_offset_extended:
 				reg = rd_uleb(&r);
 				u = rd_uleb(&r);
 				set_rule(in, reg, RULE_OFFSET, -factored(u, cie->data_align));
+				break;
+			case CFA_AARCH64_negate_ra_state:   /* x30 (un)signed: no move, PAC stripped */
+				if (!in->b->m->negate_ra)
+					return -EINVAL;
 				break;
 			default:
 				/* DW_CFA_GNU_window_save (SPARC), vendor opcodes, garbage. */
@@ -744,8 +796,8 @@ static void cie_init_state(struct builder *b, struct cie *c)
 	static const struct cfa_state zero;
 	struct interp *in = b->in;
 
-	/* Only the x86-64 return column: anything else is not a frame this walker can climb. */
-	if (c->ra_reg != DW_RA)
+	/* Only the machine's return column: anything else is not a frame this walker can climb. */
+	if (c->ra_reg != b->m->ra)
 		return;
 	in->b = b;
 	in->cie = c;
@@ -1092,7 +1144,8 @@ static void finish_stats(struct pt_unwind_table *t)
 
 	t->stats.rows = t->nrows;
 	for (i = 0; i < t->nrows; i++) {
-		switch (t->rows[i].cfa_reg) {
+		/* The kind: AArch64 rows keep the return address's rule above it. */
+		switch (t->rows[i].cfa_reg & PT_CFA_KIND_MASK) {
 		case PT_CFA_NONE:
 			t->stats.none_rows++;
 			break;
@@ -1112,10 +1165,13 @@ static void finish_stats(struct pt_unwind_table *t)
 static int build_sections(const struct pt_cfi_section *sec, const uint8_t *hdr, size_t hdr_size,
 			  uint64_t hdr_vaddr, struct pt_unwind_table *out)
 {
-	struct builder b = { .s = sec, .t = out };
+	struct builder b = { .s = sec, .t = out, .m = cfi_machine_of(sec->machine) };
 	int err;
 
 	memset(out, 0, sizeof(*out));
+	if (!b.m)
+		return -EOPNOTSUPP;
+	out->machine = b.m->e_machine;
 	out->stats.hdr_fdes = -1;
 	out->stats.debug_frame = !!sec->debug_frame;
 	if (!sec->data && sec->size)
@@ -1215,8 +1271,9 @@ static int elf_cfi_input(struct pt_elf *e, struct elf_cfi_input *in)
 	if (!gelf_getehdr(e->elf, &ehdr))
 		return -ENOEXEC;
 	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    ehdr.e_machine != EM_X86_64)
+	    !cfi_machine_of(ehdr.e_machine) || ehdr.e_machine == 0)
 		return -EOPNOTSUPP;
+	sec->machine = ehdr.e_machine;
 	if (elf_getshdrstrndx(e->elf, &shstrndx))
 		return -ENOEXEC;
 	while ((scn = elf_nextscn(e->elf, scn))) {
@@ -1311,6 +1368,10 @@ int pt_cfi_elf_digest(struct pt_elf *e, uint8_t out[PT_SHA256_LEN])
 	put_le64(&c, in.sec.vaddr);
 	put_le64(&c, in.sec.datarel);
 	put_le64(&c, in.sec.size);
+	/* The same bytes make other rows on another machine. Only for those: x86-64's digests
+	 * (the unwind caches already written) stay what they were. */
+	if (in.sec.machine != EM_X86_64)
+		put_le64(&c, in.sec.machine);
 	if (in.sec.size)
 		pt_sha256_update(&c, in.sec.data, in.sec.size);
 	pt_sha256_final(&c, out);

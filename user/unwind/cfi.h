@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * cfi.h — compile an x86-64 ELF file's call-frame information (.eh_frame, else .debug_frame)
- * into the sorted pt_unwind_row table of bpf/unwind.h, for the BPF unwinder to search.
+ * cfi.h — compile an x86-64 or AArch64 ELF file's call-frame information (.eh_frame, else
+ * .debug_frame) into the sorted pt_unwind_row table of bpf/unwind.h, for the BPF unwinder to
+ * search. The rows follow the file's machine (its e_machine, at run time: the x86-64 host's
+ * unit tests build AArch64 tables too); a table is for the BPF object of that machine only,
+ * so the loader refuses files of another (unwind/unwind_maps.c, counted).
  *
  * The builder works from the file alone: it parses CIEs/FDEs and runs the DWARF CFA
  * instructions itself (no libdw, no libunwind), so what the kernel sees is exactly what this
@@ -37,6 +40,7 @@ struct pt_cfi_stats {
 struct pt_unwind_table {
 	struct pt_unwind_row *rows; /* sorted by pc, strictly increasing */
 	uint32_t nrows;
+	uint16_t machine;       /* the ELF e_machine the rows are for: EM_X86_64, EM_AARCH64 */
 	struct pt_cfi_stats stats;
 };
 
@@ -47,6 +51,7 @@ struct pt_cfi_section {
 	uint64_t vaddr;         /* address of data[0]: base of DW_EH_PE_pcrel */
 	uint64_t datarel;       /* base of DW_EH_PE_datarel (.got on x86-64) */
 	int debug_frame;        /* .debug_frame rules: CIE id ~0, CIE pointers are offsets */
+	uint16_t machine;       /* ELF e_machine of the rules: 0 or EM_X86_64, EM_AARCH64 */
 	/* Reads the 8-byte word at a vaddr for DW_EH_PE_indirect FDE addresses (optional:
 	 * without it such FDEs are dropped). Returns 0 or -errno. */
 	int (*deref)(void *arg, uint64_t vaddr, uint64_t *val);
@@ -54,7 +59,8 @@ struct pt_cfi_section {
 };
 
 /* Build the table of an ELF file. 0, or -errno: -ENOENT (no such file, or no CFI section),
- * -ENOEXEC (not an ELF file or malformed headers), -EOPNOTSUPP (not x86-64 ELF64),
+ * -ENOEXEC (not an ELF file or malformed headers), -EOPNOTSUPP (not x86-64 or AArch64 ELF64,
+ * little-endian; pt_cfi_build_mem: a machine it does not know),
  * -E2BIG (more rows than PT_UNWIND_MAX_ROWS), -ENOMEM. Malformed CFI is not an error: it is
  * counted in out->stats and its range made PT_CFA_NONE or PT_CFA_UNSUPPORTED. On error
  * *out is left empty (nothing to free). */

@@ -32,9 +32,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <gelf.h>
 
 #include "bpf/peaktrace.h"
 #include "peaktrace.skel.h"
+#include "arch/arch.h"
 #include "unwind/cfi.h"
 #include "unwind/uwcache.h"
 #include "target/procmaps.h"
@@ -229,6 +231,7 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	struct pt_unwind_table t;
 	struct pt_unwind_file fv;
 	struct pt_elf e;
+	GElf_Ehdr eh;
 	uint8_t bid[PT_UWCACHE_BID_MAX], src[PT_SHA256_LEN];
 	int i, err, bidlen, got = -ENOENT;
 	bool cacheable;
@@ -237,6 +240,13 @@ static void file_load(struct pt_unwinder *u, struct uw_file *f, int fd)
 	err = pt_elf_open_fd(fd, &e);
 	if (err)
 		goto failed;
+	/* Rows are built for the file's machine and read by the BPF object of ours: a file of
+	 * another (a qemu-user guest's binary) would be misread, not unwound. Refused, counted
+	 * with the files whose CFI could not be read. */
+	if (!gelf_getehdr(e.elf, &eh) || eh.e_machine != pt_arch_host()->elf_machine) {
+		pt_elf_close(&e);
+		goto failed;
+	}
 	bidlen = pt_elf_build_id(&e, bid, sizeof(bid));
 	/* The cache's key: the build id and a digest of the CFI itself (uwcache.h: the build id
 	 * is the file author's choice). No digest (no CFI, malformed): not cached. */

@@ -186,7 +186,8 @@ static void file_name(const uint8_t *bid, size_t bidlen, char *out, size_t outsz
 static bool rows_ok(const struct pt_unwind_row *r, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		if (r[i].cfa_reg >= PT_CFA_KINDS)
+		/* The kind: AArch64 rows keep the return address's rule above it (unwind.h). */
+		if ((r[i].cfa_reg & PT_CFA_KIND_MASK) >= PT_CFA_KINDS)
 			return false;
 		if (i && r[i].pc <= r[i - 1].pc)
 			return false;
