@@ -4,12 +4,13 @@
  * tests it. x86-64 is the whole product; on arm64 the binary builds (make static ARCH=arm64)
  * and refuses to trace until the parts below are ported, rather than print wrong figures.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include "arch/arch.h"
 
 #if defined(__x86_64__)
-static const struct pt_arch host = { "x86_64", 1, NULL };
+static const struct pt_arch host = { "x86_64", PT_ISA_X86_64, NULL };
 #elif defined(__aarch64__)
 #include <stddef.h>
 #include <asm/ptrace.h>
@@ -25,19 +26,24 @@ _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_re
  * PAC bits, RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's
  * request ids are read from rax. */
 static const struct pt_arch host = {
-	"aarch64", 0,
+	"aarch64", PT_ISA_A64,
 	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses), "
 	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
 };
 #else
 static const struct pt_arch host = {
-	"unknown", 0, "everything: peaktrace knows x86-64 and arm64",
+	"unknown", PT_ISA_NONE, "everything: peaktrace knows x86-64 and arm64",
 };
 #endif
 
 const struct pt_arch *pt_arch_host(void)
 {
 	return &host;
+}
+
+int pt_arch_isa_of_elf(unsigned int e_machine)
+{
+	return e_machine == EM_X86_64 ? PT_ISA_X86_64 : e_machine == EM_AARCH64 ? PT_ISA_A64 : PT_ISA_NONE;
 }
 
 int pt_arch_refuse(FILE *f)
