@@ -23,12 +23,12 @@ _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_re
 /* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
  * the stacks' first frame is read at [sp] (x86's return address slot; arm64's is x30) and the
  * .eh_frame compiler and BPF walker know only x86-64's rules, return addresses keep their
- * PAC bits, RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's
- * request ids are read from rax. */
+ * PAC bits, and RSS attribution needs exceptions:page_fault_user (x86-only). Ported: probe
+ * placement and pymalloc guards in A64 code, aws-lambda-cpp's result pointer from x8. */
 static const struct pt_arch host = {
 	"aarch64", PT_ISA_A64,
-	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses), "
-	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
+	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses) and "
+	"page-fault RSS attribution (no exceptions:page_fault_user)",
 };
 #else
 static const struct pt_arch host = {
