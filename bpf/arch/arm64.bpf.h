@@ -35,9 +35,12 @@
  * AAPCS64 passes a by-value class's hidden result pointer in x8, beside the arguments, and does
  * not return it: at get_next()'s return x8 is whatever the callee left there. Its entry probe
  * (the cookie PT_BOUNDARY_AWS_NEXT_CALL) keeps x8 per thread, its return probe takes it back.
- * A return whose entry was not seen (peaktrace attached while the runtime waited inside
- * get_next, as an attach usually finds it) starts its invocation without a request id,
- * counted (PT_ERR_SRET_UNKNOWN). The N-th declared argument is xN-1: `this` is x0.
+ * A call already inside get_next when the probes are set is not seen at all (a return probe
+ * takes the return address at the entry, on x86-64 too); one entered between the attach of
+ * the return probe and the entry probe's returns without x8 kept: its invocation starts
+ * without a request id, counted (PT_ERR_SRET_UNKNOWN). The N-th declared argument is xN-1:
+ * `this` is x0. Measured in Debian's arm64 6.12 under qemu (a stand-in for aws-lambda-cpp,
+ * its get_next and post_success alone probed): each start's id from x8, each end's from x1.
  */
 #define PT_ARCH_SRET_KEPT 1
 struct {
