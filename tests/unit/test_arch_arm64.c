@@ -12,6 +12,8 @@
 #include <asm-generic/unistd.h>
 
 #include "check.h"
+#include <elf.h>
+#include "arch/arch.h"
 #include "arch/arm64.h"
 #include "bpf/arch/sysnr.h"
 
@@ -333,6 +335,14 @@ static uint32_t cmp_reg(int rn, int rm)
 	return 0xeb00001f | (uint32_t)rm << 16 | (uint32_t)rn << 5;
 }
 
+static void test_isa(void)
+{
+	CHECK(pt_arch_isa_of_elf(EM_AARCH64) == PT_ISA_A64, "EM_AARCH64: A64");
+	CHECK(pt_arch_isa_of_elf(EM_X86_64) == PT_ISA_X86_64, "EM_X86_64: x86-64");
+	CHECK(pt_arch_isa_of_elf(EM_386) == PT_ISA_NONE, "EM_386: none");
+	CHECK(pt_arch_host()->isa != PT_ISA_NONE, "this host's code is one the decoders read");
+}
+
 static void test_pyalloc_guards(void)
 {
 	/* PyObject_Malloc's first instructions in Debian's arm64 python3.11 3.11.2-6+deb12u8 (at
@@ -414,5 +424,6 @@ int main(void)
 	test_probe_place();
 	test_thunk();
 	test_pyalloc_guards();
+	test_isa();
 	return CHECK_DONE();
 }
