@@ -221,12 +221,16 @@ static void test_by_isa(void)
 
 	CHECK(pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xf3\x0f\x1e\xfa\xe9\0\0\0\0", 9),
 	      "x86: endbr64; jmp rel32 is a thunk");
-	CHECK(pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xeb\x10", 2), "x86: jmp rel8 is a thunk");
-	CHECK(!pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xe8\0\0\0\0", 5), "x86: call is no thunk");
+	CHECK(pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xeb\x10", 2),
+	      "x86: jmp rel8 is a thunk");
+	CHECK(!pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xe8\0\0\0\0", 5),
+	      "x86: call is no thunk");
 	CHECK(pt_probe_is_thunk(PT_ISA_A64, (const uint8_t *)"\x5f\x24\x03\xd5\xf0\xff\xff\x17", 8),
 	      "a64: bti c; b is a thunk");
-	CHECK(!pt_probe_is_thunk(PT_ISA_A64, (const uint8_t *)"\xeb\x10\x00\x00", 4), "a64: x86 bytes are no thunk");
-	CHECK(!pt_probe_is_thunk(PT_ISA_NONE, (const uint8_t *)"\xeb\x10", 2), "unknown code: no thunk");
+	CHECK(!pt_probe_is_thunk(PT_ISA_A64, (const uint8_t *)"\xeb\x10\x00\x00", 4),
+	      "a64: x86 bytes are no thunk");
+	CHECK(!pt_probe_is_thunk(PT_ISA_NONE, (const uint8_t *)"\xeb\x10", 2),
+	      "unknown code: no thunk");
 }
 
 int main(void)

@@ -43,7 +43,9 @@ const struct pt_arch *pt_arch_host(void)
 
 int pt_arch_isa_of_elf(unsigned int e_machine)
 {
-	return e_machine == EM_X86_64 ? PT_ISA_X86_64 : e_machine == EM_AARCH64 ? PT_ISA_A64 : PT_ISA_NONE;
+	if (e_machine == EM_X86_64)
+		return PT_ISA_X86_64;
+	return e_machine == EM_AARCH64 ? PT_ISA_A64 : PT_ISA_NONE;
 }
 
 int pt_arch_refuse(FILE *f)

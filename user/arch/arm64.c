@@ -512,13 +512,18 @@ static int a64_follow(struct a64_regs *r, uint32_t i, uint64_t pc, uint64_t *nam
 		uint64_t raw = (uint64_t)(i >> 5 & 0x7ffff) << 2 | (i >> 29 & 3);
 		int64_t imm = (int64_t)(raw << 43) >> 43;               /* 21 bits, signed */
 
-		r->val[d] = i & 0x80000000 ? (pc & ~0xfffULL) + ((uint64_t)imm << 12) : pc + (uint64_t)imm;
+		if (i & 0x80000000)
+			r->val[d] = (pc & ~0xfffULL) + ((uint64_t)imm << 12);
+		else
+			r->val[d] = pc + (uint64_t)imm;
 		r->known |= 1u << d;
 		return 0;
 	}
 	if ((i & 0xff800000) == 0x91000000 && d < 31) {          /* add xd, xn, #imm{, lsl 12} */
 		if (n < 31 && r->known >> n & 1) {
-			r->val[d] = r->val[n] + ((uint64_t)(i >> 10 & 0xfff) << (i & 0x00400000 ? 12 : 0));
+			uint64_t imm = (uint64_t)(i >> 10 & 0xfff) << (i & 0x00400000 ? 12 : 0);
+
+			r->val[d] = r->val[n] + imm;
 			r->known |= 1u << d;
 		} else {
 			r->known &= ~(1u << d);

@@ -393,7 +393,8 @@ void pt_probe_place_a64(const uint8_t *code, size_t len, int may_skip, struct pt
 			 a.skipped[1] ? "; " : "", a.skipped[1] ? a.skipped[1] : "");
 }
 
-void pt_probe_place(int isa, const uint8_t *code, size_t len, int may_skip, struct pt_probe_place *out)
+void pt_probe_place(int isa, const uint8_t *code, size_t len, int may_skip,
+		    struct pt_probe_place *out)
 {
 	switch (isa) {
 	case PT_ISA_X86_64:

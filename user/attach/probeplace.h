@@ -21,7 +21,8 @@ void pt_probe_place_x86(const uint8_t *code, size_t len, int may_skip, struct pt
 void pt_probe_place_a64(const uint8_t *code, size_t len, int may_skip, struct pt_probe_place *out);
 /* By the instruction set (enum pt_isa, arch/arch.h): x86-64's or A64's rule; any other stays
  * at the entry. */
-void pt_probe_place(int isa, const uint8_t *code, size_t len, int may_skip, struct pt_probe_place *out);
+void pt_probe_place(int isa, const uint8_t *code, size_t len, int may_skip,
+		    struct pt_probe_place *out);
 /* A one-instruction forwarding thunk: x86-64 `jmp rel32`/`jmp rel8` after an optional endbr64,
  * A64 `b` after an optional bti. Such an extra entry point (jemalloc's operator delete: jmp
  * free@plt) ends in another entry point that is probed. */

@@ -73,7 +73,8 @@ int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, i
 		 * free-like thunks are skipped: free_enter has no nesting check, while an
 		 * allocating thunk (mimalloc: _ZnwmRKSt9nothrow_t -> mi_new_nothrow, not an entry
 		 * point) is probed, a tail jump into a probed function counting as nesting. */
-		if (extra && fn == PT_FN_FREE && pt_probe_is_thunk(pt_arch_host()->isa, code, (size_t)n)) {
+		if (extra && fn == PT_FN_FREE &&
+		    pt_probe_is_thunk(pt_arch_host()->isa, code, (size_t)n)) {
 			pi->forwards = true;
 			pi->return_probe = false;
 			continue;

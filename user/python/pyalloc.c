@@ -156,7 +156,7 @@ static uint8_t *read_text(struct pt_elf *e, uint64_t vaddr, uint64_t *seg_vaddr,
 static void count_inlined(struct pt_elf *e, const struct scan *sc, struct pt_pyalloc *out)
 {
 	uint64_t fn = sc->vaddr[PT_PYALLOC_OBJ][0], seg = 0, at, end;
-	size_t len = 0;
+	size_t len = 0, head;
 	uint8_t *text = read_text(e, fn, &seg, &len);
 
 	if (!text)
@@ -166,16 +166,21 @@ static void count_inlined(struct pt_elf *e, const struct scan *sc, struct pt_pya
 	 * own machine code, whatever the host's). */
 	at = fn - seg;
 	end = fn + (sc->size[PT_PYALLOC_OBJ][0] ? sc->size[PT_PYALLOC_OBJ][0] : 1);
+	head = at < len ? len - at : 0;
 	switch (pt_arch_isa_of_elf(e->machine)) {
 	case PT_ISA_X86_64:
-		if (at < len)
-			out->guard_vaddr = pt_pyalloc_guard_target(text + at, len - at < 48 ? len - at : 48, fn);
-		out->inlined_sites = pt_pyalloc_count_guards(text, len, seg, out->guard_vaddr, fn, end);
+		if (head)
+			out->guard_vaddr = pt_pyalloc_guard_target(text + at, head < 48 ? head : 48,
+								   fn);
+		out->inlined_sites = pt_pyalloc_count_guards(text, len, seg, out->guard_vaddr, fn,
+							     end);
 		break;
 	case PT_ISA_A64:
-		if (at < len)
-			out->guard_vaddr = pt_arm64_pyalloc_guard_target(text + at, len - at < 128 ? len - at : 128, fn);
-		out->inlined_sites = pt_arm64_pyalloc_count_guards(text, len, seg, out->guard_vaddr, fn, end);
+		if (head)
+			out->guard_vaddr = pt_arm64_pyalloc_guard_target(
+				text + at, head < 128 ? head : 128, fn);
+		out->inlined_sites = pt_arm64_pyalloc_count_guards(text, len, seg, out->guard_vaddr,
+								   fn, end);
 		break;
 	}
 	free(text);
