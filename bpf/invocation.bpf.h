@@ -720,6 +720,9 @@ static __always_inline int boundary_uprobe(struct pt_regs *ctx)
 		inv_end(PT_OUT_RESPONSE, NULL, 0, 0);
 		return 0;
 	case PT_BOUNDARY_AWS_NEXT_CALL:
+		/* Where the hidden result pointer is not returned (arm64: x8), kept until the
+		 * return (arch/). */
+		PT_ARCH_SRET_ENTRY(ctx);
 		/* Lambda's init phase ends when the runtime first asks for work (as the Runtime
 		 * API detector sees it), not when the first event arrives. */
 		if (g.inv_seq == 0)
@@ -731,8 +734,9 @@ static __always_inline int boundary_uprobe(struct pt_regs *ctx)
 		return 0;
 	if (cookie == PT_BOUNDARY_AWS_NEXT) {
 		/* get_next() returns outcome<invocation_request, ...> through a hidden pointer,
-		 * handed back in rax on x86-64 (arch/); invocation_request's request_id follows its
-		 * payload string (32 bytes). */
+		 * handed back in rax on x86-64, kept from the entry's x8 on arm64 (arch/);
+		 * invocation_request's request_id follows its payload string (32 bytes, libstdc++'s
+		 * std::string on both). */
 		struct pt_inv *inv;
 
 		n = read_cxx_string((const void *)(PT_ARCH_SRET_AT_RETURN(ctx) + 32), sc);
@@ -748,7 +752,7 @@ static __always_inline int boundary_uprobe(struct pt_regs *ctx)
 	}
 	/* post_success/post_failure return an outcome through a hidden pointer too: their
 	 * arguments are `this` and the request id (x86-64: rdi is the pointer, rsi `this`, rdx
-	 * the request id). */
+	 * the request id; arm64: x8 the pointer, x0 `this`, x1 the request id). */
 	n = read_cxx_string((const void *)PT_ARCH_SRET_ARG2(ctx), sc);
 	inv_end(cookie == PT_BOUNDARY_AWS_SUCCESS ? PT_OUT_RESPONSE : PT_OUT_ERROR, sc->buf, n, 0);
 	return 0;

@@ -90,7 +90,7 @@ enum pt_alloc_fn {
 enum pt_boundary_cookie {
 	PT_BOUNDARY_START = 1,
 	PT_BOUNDARY_END = 2,
-	PT_BOUNDARY_AWS_NEXT = 3,      /* runtime::get_next() returned: outcome in rax (sret) */
+	PT_BOUNDARY_AWS_NEXT = 3,      /* runtime::get_next() returned: outcome by sret (arch/) */
 	PT_BOUNDARY_AWS_SUCCESS = 4,   /* runtime::post_success(const std::string &id, ...) */
 	PT_BOUNDARY_AWS_FAILURE = 5,   /* runtime::post_failure(const std::string &id, ...) */
 	PT_BOUNDARY_AWS_NEXT_CALL = 6, /* runtime::get_next() entered: the init phase ends */
@@ -145,6 +145,9 @@ enum pt_err {
 	                           * in holes or NUL runs, over-long or malformed lines
 	                           * (symbolize/perfmap.h) */
 	PT_ERR_RAPI_UNPARSED,     /* (from g.rapi_unparsed) Runtime API request lines not parsed */
+	PT_ERR_SRET_UNKNOWN,      /* aws-lambda-cpp invocations started without their request id:
+	                           * get_next's hidden result pointer not kept from its entry
+	                           * (arm64 only: bpf/arch/arm64.bpf.h) */
 	PT_ERR_COUNT,
 };
 

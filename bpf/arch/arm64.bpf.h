@@ -2,8 +2,8 @@
 /*
  * arch/arm64.bpf.h — AArch64: what arch/x86.bpf.h names, for arm64's struct pt_regs
  * (regs[0..30], sp, pc, orig_x0, syscallno: arch/arm64/include/asm/ptrace.h) and the generic
- * syscall table (include/uapi/asm-generic/unistd.h: no open, no mmap2). Included only through
- * arch/arch.bpf.h.
+ * syscall table (include/uapi/asm-generic/unistd.h: no open, no mmap2), and the hidden result
+ * pointer's map. Included only through arch/arch.bpf.h (after bpf_helpers.h).
  */
 #ifndef PEAKTRACE_ARCH_ARM64_BPF_H
 #define PEAKTRACE_ARCH_ARM64_BPF_H
@@ -31,11 +31,53 @@
 #define PT_ARCH_NR_MADVISE PT_ARM64_NR_MADVISE
 #define PT_ARCH_NR_WRITEV PT_ARM64_NR_WRITEV
 
-/* AAPCS64 passes the hidden result pointer in x8, not as an argument, and does not return it:
- * at the return it is gone (a later step keeps it from an entry probe; until then user space
- * does not attach aws-lambda-cpp's get_next on arm64 and reading address 32 fails, counted).
- * The N-th declared argument is xN-1: `this` is x0. */
-#define PT_ARCH_SRET_AT_RETURN(ctx) 0
+/*
+ * AAPCS64 passes a by-value class's hidden result pointer in x8, beside the arguments, and does
+ * not return it: at get_next()'s return x8 is whatever the callee left there. Its entry probe
+ * (the cookie PT_BOUNDARY_AWS_NEXT_CALL) keeps x8 per thread, its return probe takes it back.
+ * A call already inside get_next when the probes are set is not seen at all (a return probe
+ * takes the return address at the entry, on x86-64 too); one entered between the attach of
+ * the return probe and the entry probe's returns without x8 kept: its invocation starts
+ * without a request id, counted (PT_ERR_SRET_UNKNOWN). The N-th declared argument is xN-1:
+ * `this` is x0. Measured in Debian's arm64 6.12 under qemu (a stand-in for aws-lambda-cpp,
+ * its get_next and post_success alone probed): each start's id from x8, each end's from x1.
+ */
+#define PT_ARCH_SRET_KEPT 1
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);   /* threads inside get_next at once: one per runtime */
+	__type(key, __u64);          /* bpf_get_current_pid_tgid() */
+	__type(value, __u64);        /* x8 at the entry */
+} sret_x8 SEC(".maps");
+
+static __always_inline void pt_arch_sret_keep(struct pt_regs *ctx)
+{
+	__u64 tid = bpf_get_current_pid_tgid();
+	__u64 x8 = ((const struct user_pt_regs *)ctx)->regs[8];
+
+	bpf_map_update_elem(&sret_x8, &tid, &x8, BPF_ANY);
+}
+
+/* The pointer kept at the entry, or 0; the slot freed. */
+static __always_inline __u64 pt_arch_sret_take(void)
+{
+	__u64 tid = bpf_get_current_pid_tgid(), *x8 = bpf_map_lookup_elem(&sret_x8, &tid), p = 0;
+
+	if (x8) {
+		p = *x8;
+		bpf_map_delete_elem(&sret_x8, &tid);
+	}
+	return p;
+}
+
+/* A statement expression: count_err (state.bpf.h) is declared where the macro is used. */
+#define PT_ARCH_SRET_ENTRY(ctx) pt_arch_sret_keep(ctx)
+#define PT_ARCH_SRET_AT_RETURN(ctx) ({                                     \
+	__u64 __p = pt_arch_sret_take();                                   \
+	if (!__p)                                                          \
+		count_err(PT_ERR_SRET_UNKNOWN);                            \
+	__p;                                                               \
+})
 #define PT_ARCH_SRET_ARG2(ctx)      PT_REGS_PARM2(ctx)
 
 /*

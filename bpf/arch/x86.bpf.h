@@ -33,8 +33,11 @@
 #define PT_ARCH_NR_WRITEV PT_X86_64_NR_WRITEV
 
 /* A C++ function returning a class by value through a hidden pointer (System V: the pointer
- * is the first argument, rdi, and comes back in rax): at its return, the pointer; at its
- * entry, its N-th declared argument (`this` is 1) is one register further on. */
+ * is the first argument, rdi, and comes back in rax): at its return, the pointer, so nothing
+ * is kept from the entry (PT_ARCH_SRET_KEPT 0); at its entry, its N-th declared argument
+ * (`this` is 1) is one register further on. */
+#define PT_ARCH_SRET_KEPT 0
+#define PT_ARCH_SRET_ENTRY(ctx) do { } while (0)
 #define PT_ARCH_SRET_AT_RETURN(ctx) PT_REGS_RC(ctx)
 #define PT_ARCH_SRET_ARG2(ctx)      PT_REGS_PARM3(ctx)
 

@@ -177,9 +177,60 @@ def attach_run(pt, argv, script, n, out):
     return rc, None
 
 
+def elf_machine(path):
+    """e_machine of an ELF file (62 x86-64, 183 AArch64), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    return int.from_bytes(head[18:20], "little") if head[:4] == b"\x7fELF" else None
+
+
+def guard_sites_a64(exe):
+    """guard_sites for A64 code, from objdump's text: registers set by `adrp xN, PAGE` and
+    `add xN, xM, #imm` followed down each symbol's listing (forgotten when an instruction
+    names them first: its destination), a `cmp xA, xB` naming the address PyObject_Malloc's
+    first such compare names; None without an objdump for it or a guard."""
+    tool = shutil.which("aarch64-linux-gnu-objdump") or shutil.which("objdump")
+    if not tool:
+        return None
+    dis = subprocess.run([tool, "-d", exe], capture_output=True, text=True).stdout
+    sites, fn, reg = [], None, {}
+    line = re.compile(r"^\s*([0-9a-f]+):\s+[0-9a-f]{8}\s+(\S+)\s*(.*)$")
+    for text in dis.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", text)
+        if m:
+            fn, reg = m.group(1), {}
+            continue
+        m = line.match(text)
+        if not m:
+            continue
+        op, ops = m.group(2), [o.strip() for o in re.split(r",\s*(?![^\[]*\])", m.group(3).split("//")[0].strip())]
+        if op == "adrp":
+            reg[ops[0]] = int(ops[1].split()[0], 16)
+        elif op == "add" and len(ops) == 3 and ops[0].startswith("x") and ops[1] in reg and \
+                re.match(r"^#0x[0-9a-f]+$|^#\d+$", ops[2]):
+            reg[ops[0]] = reg[ops[1]] + int(ops[2][1:], 0)
+        elif op == "cmp" and len(ops) == 2 and all(re.match(r"^x\d+$", o) for o in ops):
+            named = [reg[o] for o in ops if o in reg]
+            if named:
+                sites.append((fn, named[0]))
+        elif ops and re.match(r"^[xw]\d+$", ops[0]) and not op.startswith(("st", "cmp", "cmn", "tst", "cb", "tb", "prfm")):
+            reg.pop("x" + ops[0][1:], None)
+            if op.startswith("ldp") and re.match(r"^[xw]\d+$", ops[1]):
+                reg.pop("x" + ops[1][1:], None)
+    own = [a for f, a in sites if f == "PyObject_Malloc@@Base"]
+    if not own:
+        return None
+    return sum(1 for f, a in sites if a == own[0] and f != "PyObject_Malloc@@Base")
+
+
 def guard_sites(exe):
     """Compares against the address PyObject_Malloc compares the allocator pointer with,
     outside PyObject_Malloc, as objdump disassembles them; None without objdump."""
+    if elf_machine(exe) == 183:
+        return guard_sites_a64(exe)
     if not shutil.which("objdump"):
         return None
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", exe], capture_output=True,

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "attach/probeplace.h"
+#include "arch/arch.h"
 #include "target/procmaps.h"
 
 #define PLACE(bytes, may_skip, out) \
@@ -199,11 +200,45 @@ static void test_real_libc(void)
 	pt_allocator_free(&a);
 }
 
+/* The dispatcher: by the instruction set, the same bytes read as what they are. */
+static void test_by_isa(void)
+{
+	/* trixie's arm64 free: bti c; cbz x0. */
+	static const uint8_t a64_free[] = { 0x5f, 0x24, 0x03, 0xd5, 0xa0, 0x0e, 0x00, 0xb4 };
+	static const uint8_t x86_free[] = { 0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0x00, 0x00, 0x00 };
+	struct pt_probe_place p;
+
+	pt_probe_place(PT_ISA_A64, a64_free, sizeof(a64_free), 1, &p);
+	CHECK_EQ_U64(p.skip, 4, "a64 free: past bti c");
+	CHECK(p.emulated, "a64 free: cbz simulated");
+	CHECK_STR(p.insn, "cbz", "a64 free: probed insn");
+	CHECK_STR(p.skipped, "bti c", "a64 free: skipped");
+	pt_probe_place(PT_ISA_X86_64, x86_free, sizeof(x86_free), 1, &p);
+	CHECK_EQ_U64(p.skip, 3, "x86 free: past the test, as pt_probe_place_x86");
+	pt_probe_place(PT_ISA_NONE, x86_free, sizeof(x86_free), 1, &p);
+	CHECK_EQ_U64(p.skip, 0, "unknown code: the entry");
+	CHECK(!p.emulated, "unknown code: nothing promised");
+
+	CHECK(pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xf3\x0f\x1e\xfa\xe9\0\0\0\0", 9),
+	      "x86: endbr64; jmp rel32 is a thunk");
+	CHECK(pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xeb\x10", 2),
+	      "x86: jmp rel8 is a thunk");
+	CHECK(!pt_probe_is_thunk(PT_ISA_X86_64, (const uint8_t *)"\xe8\0\0\0\0", 5),
+	      "x86: call is no thunk");
+	CHECK(pt_probe_is_thunk(PT_ISA_A64, (const uint8_t *)"\x5f\x24\x03\xd5\xf0\xff\xff\x17", 8),
+	      "a64: bti c; b is a thunk");
+	CHECK(!pt_probe_is_thunk(PT_ISA_A64, (const uint8_t *)"\xeb\x10\x00\x00", 4),
+	      "a64: x86 bytes are no thunk");
+	CHECK(!pt_probe_is_thunk(PT_ISA_NONE, (const uint8_t *)"\xeb\x10", 2),
+	      "unknown code: no thunk");
+}
+
 int main(void)
 {
 	test_glibc_vectors();
 	test_other_forms();
 	test_fuzz_short();
 	test_real_libc();
+	test_by_isa();
 	return CHECK_DONE();
 }

@@ -10,7 +10,7 @@
 #include "arch/arch.h"
 
 #if defined(__x86_64__)
-static const struct pt_arch host = { "x86_64", 1, NULL, EM_X86_64 };
+static const struct pt_arch host = { "x86_64", PT_ISA_X86_64, NULL, EM_X86_64 };
 #elif defined(__aarch64__)
 #include <stddef.h>
 #include <asm/ptrace.h>
@@ -21,23 +21,31 @@ _Static_assert(offsetof(struct user_pt_regs, sp) == 8 * PT_A64_SP, "sp");
 _Static_assert(offsetof(struct user_pt_regs, pc) == 8 * PT_A64_PC, "pc");
 _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_regs");
 /* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
- * RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's request
- * ids are read from rax. The stacks are ported (frame 0 in x30, AArch64 CFI rows, PAC-signed
- * return addresses stripped: bpf/arch/arm64.bpf.h, unwind/cfi.c). */
+ * RSS attribution needs exceptions:page_fault_user (x86-only). Ported: the stacks (frame 0 in
+ * x30, AArch64 CFI rows, PAC-signed return addresses stripped: bpf/arch/arm64.bpf.h,
+ * unwind/cfi.c), probe placement and pymalloc guards in A64 code, aws-lambda-cpp's result
+ * pointer from x8. */
 static const struct pt_arch host = {
-	"aarch64", 0,
-	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
+	"aarch64", PT_ISA_A64,
+	"page-fault RSS attribution (no exceptions:page_fault_user)",
 	EM_AARCH64,
 };
 #else
 static const struct pt_arch host = {
-	"unknown", 0, "everything: peaktrace knows x86-64 and arm64", EM_NONE,
+	"unknown", PT_ISA_NONE, "everything: peaktrace knows x86-64 and arm64", EM_NONE,
 };
 #endif
 
 const struct pt_arch *pt_arch_host(void)
 {
 	return &host;
+}
+
+int pt_arch_isa_of_elf(unsigned int e_machine)
+{
+	if (e_machine == EM_X86_64)
+		return PT_ISA_X86_64;
+	return e_machine == EM_AARCH64 ? PT_ISA_A64 : PT_ISA_NONE;
 }
 
 int pt_arch_refuse(FILE *f)

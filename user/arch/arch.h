@@ -8,16 +8,24 @@
 #define PEAKTRACE_ARCH_H
 #include <stdio.h>
 
+/* Whose machine code a decoder reads: x86-64's (attach/probeplace.c, python/pyalloc.c) or
+ * A64 (arch/arm64.c). */
+enum pt_isa { PT_ISA_NONE = 0, PT_ISA_X86_64, PT_ISA_A64 };
+
 struct pt_arch {
 	const char *name;      /* uname -m's spelling: "x86_64", "aarch64" */
-	int x86_code;          /* the machine code is x86-64's: attach/probeplace.c's decoder and
-				* attach/probes.c's thunk test apply */
+	int isa;               /* enum pt_isa: the code the kernel's uprobes run here (probe
+				* placement, attach/probes.c's thunk test) */
 	const char *unported;  /* NULL, or what a tracing run would get wrong on it */
 	unsigned int elf_machine; /* ELF e_machine of its code: the CFI tables the BPF unwinder
 				   * reads are built for this machine only (unwind/cfi.h) */
 };
 
 const struct pt_arch *pt_arch_host(void);
+/* The instruction set of an ELF file by its e_machine (EM_X86_64, EM_AARCH64), else
+ * PT_ISA_NONE: a file's code is decoded as what it is, whatever the host (the unit tests read
+ * Debian's arm64 binaries on x86-64). */
+int pt_arch_isa_of_elf(unsigned int e_machine);
 
 /* Before a tracing run (main.c): on an architecture with unported parts, one line on f naming
  * them and 1 (the caller exits EXIT_UNSUPPORTED), unless PEAKTRACE_UNPORTED=1 asks to go on

@@ -113,4 +113,31 @@ int pt_arm64_probe_class(uint32_t insn, const char **name);
 /* The instruction word at code[0..3] (A64 is little-endian in every Linux userland). */
 uint32_t pt_arm64_insn(const uint8_t *code);
 
+/* Where an allocator's entry uprobe goes (attach/probeplace.c's rule for A64): at the entry,
+ * unless may_skip (a function with no return probe: a return probe shares the entry's trap)
+ * and the entry is a landing pad or a compare the kernel steps (bti, nop, cmp/cmn/tst: they
+ * write nothing but the flags, x30 and sp stay as at entry) followed, at most two on, by an
+ * instruction it simulates (trixie's free: bti c; cbz x0 probes the cbz). A paciasp is never
+ * passed: it signs x30, the return address a probe there would read. */
+struct pt_a64_place {
+	uint32_t skip;            /* bytes from the entry (4 per instruction skipped) */
+	int cls;                  /* enum pt_a64_probe of the instruction probed */
+	const char *insn;         /* its name (pt_arm64_probe_class), "(no code)" without one */
+	const char *skipped[2];   /* the names of those skipped, NULL after the last */
+};
+void pt_arm64_probe_place(const uint8_t *code, size_t len, int may_skip, struct pt_a64_place *out);
+/* A forwarding thunk: `b target` after an optional bti (jemalloc's operator delete, `b free`). */
+int pt_arm64_is_branch_thunk(const uint8_t *code, size_t len);
+
+/* CPython's inlined pymalloc (python/pyalloc.c), in A64 code: an LTO build compares the
+ * allocator pointer it loaded with the static allocator's address, which it builds with
+ * `adrp xN, page; add xN, xN, #off` (or `adr`), by `cmp xA, xB`. The address the first such
+ * compare among PyObject_Malloc's first instructions (code, at vaddr) names; 0: none (a
+ * shared libpython calls through the pointer and inlines nothing). */
+uint64_t pt_arm64_pyalloc_guard_target(const uint8_t *code, size_t n, uint64_t vaddr);
+/* The compares naming target in a text segment (code, at vaddr), outside [skip_lo, skip_hi):
+ * registers followed in address order, each forgotten when an instruction may write it. */
+uint32_t pt_arm64_pyalloc_count_guards(const uint8_t *code, size_t n, uint64_t vaddr,
+				       uint64_t target, uint64_t skip_lo, uint64_t skip_hi);
+
 #endif /* PEAKTRACE_ARCH_ARM64_H */

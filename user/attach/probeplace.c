@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "attach/probeplace.h"
+#include "arch/arch.h"
+#include "arch/arm64.h"
 
 /* At most this many read-only instructions are skipped (endbr64 + test). */
 #define MAX_SKIP_INSNS 2
@@ -373,4 +375,50 @@ void pt_probe_place_x86(const uint8_t *code, size_t len, int may_skip, struct pt
 		}
 	}
 	snprintf(out->insn, sizeof(out->insn), "%s", first.desc);
+}
+
+void pt_probe_place_a64(const uint8_t *code, size_t len, int may_skip, struct pt_probe_place *out)
+{
+	struct pt_a64_place a;
+
+	if (!out)
+		return;
+	memset(out, 0, sizeof(*out));
+	pt_arm64_probe_place(code, len, may_skip, &a);
+	out->skip = a.skip;
+	out->emulated = a.cls == PT_A64_SIMULATED;
+	snprintf(out->insn, sizeof(out->insn), "%s", a.insn);
+	if (a.skipped[0])
+		snprintf(out->skipped, sizeof(out->skipped), "%s%s%s", a.skipped[0],
+			 a.skipped[1] ? "; " : "", a.skipped[1] ? a.skipped[1] : "");
+}
+
+void pt_probe_place(int isa, const uint8_t *code, size_t len, int may_skip,
+		    struct pt_probe_place *out)
+{
+	switch (isa) {
+	case PT_ISA_X86_64:
+		pt_probe_place_x86(code, len, may_skip, out);
+		break;
+	case PT_ISA_A64:
+		pt_probe_place_a64(code, len, may_skip, out);
+		break;
+	default:
+		pt_probe_place_x86(NULL, 0, 0, out);    /* "(no code)": the entry */
+		break;
+	}
+}
+
+int pt_probe_is_thunk(int isa, const uint8_t *code, size_t len)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t i = 0;
+
+	if (isa == PT_ISA_A64)
+		return pt_arm64_is_branch_thunk(code, len);
+	if (isa != PT_ISA_X86_64)
+		return 0;
+	if (len >= 4 && memcmp(code, endbr64, 4) == 0)
+		i = 4;
+	return i < len && (code[i] == 0xe9 || code[i] == 0xeb);
 }

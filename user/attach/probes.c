@@ -21,19 +21,6 @@
 #include "attach/umulti.h"
 #include "arch/arch.h"
 
-/* A one-instruction forwarding thunk: `jmp rel32` / `jmp rel8`, after an optional endbr64. Such an
- * extra entry point (jemalloc's operator delete: jmp free@plt) ends in another entry point that is
- * probed; probing it too would count its frees twice. */
-static bool is_jmp_thunk(const uint8_t *code, ssize_t n)
-{
-	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	ssize_t i = 0;
-
-	if (n >= 4 && memcmp(code, endbr64, 4) == 0)
-		i = 4;
-	return i < n && (code[i] == 0xe9 || code[i] == 0xeb);
-}
-
 /* Where each allocator entry point is probed (decided before load, attached after): the C entry
  * points, then the extra ones (C++ operators, jemalloc *allocx) of jemalloc/tcmalloc/mimalloc. */
 int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, int *nprobes)
@@ -80,21 +67,22 @@ int pt_plan_probes(const struct pt_allocator *a, struct pt_probe_info *probes, i
 		if (pi->shared_with >= 0)
 			continue;
 		n = pread(fd, code, sizeof(code), (off_t)entry);
-		/* The decoders below read x86-64 code: elsewhere (arm64) the probe stays at the
-		 * entry, and no function is taken for a thunk. */
-		if (!pt_arch_host()->x86_code)
+		if (n < 0)
 			n = 0;
-		/* Only free-like thunks are skipped: free_enter has no nesting check, while an
+		/* The code is the host's (x86-64 or A64): the kernel's uprobes run it. Only
+		 * free-like thunks are skipped: free_enter has no nesting check, while an
 		 * allocating thunk (mimalloc: _ZnwmRKSt9nothrow_t -> mi_new_nothrow, not an entry
 		 * point) is probed, a tail jump into a probed function counting as nesting. */
-		if (extra && fn == PT_FN_FREE && is_jmp_thunk(code, n)) {
+		if (extra && fn == PT_FN_FREE &&
+		    pt_probe_is_thunk(pt_arch_host()->isa, code, (size_t)n)) {
 			pi->forwards = true;
 			pi->return_probe = false;
 			continue;
 		}
 		/* Only free may move off its entry: the others also get a uretprobe, which needs
-		 * the return address at [rsp], i.e. the entry. */
-		pt_probe_place_x86(code, n > 0 ? (size_t)n : 0, !ret, &pi->place);
+		 * the return address where the entry has it ([rsp]; x30, before a paciasp signs
+		 * it), so the entry traps anyway. */
+		pt_probe_place(pt_arch_host()->isa, code, (size_t)n, !ret, &pi->place);
 		pi->offset = entry + pi->place.skip;
 	}
 	close(fd);

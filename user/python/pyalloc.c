@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "python/pyalloc.h"
+#include "arch/arch.h"
+#include "arch/arm64.h"
 #include "util/elfutil.h"
 #include "target/proc.h"
 
@@ -153,19 +155,34 @@ static uint8_t *read_text(struct pt_elf *e, uint64_t vaddr, uint64_t *seg_vaddr,
 
 static void count_inlined(struct pt_elf *e, const struct scan *sc, struct pt_pyalloc *out)
 {
-	uint64_t fn = sc->vaddr[PT_PYALLOC_OBJ][0], seg = 0;
-	size_t len = 0;
+	uint64_t fn = sc->vaddr[PT_PYALLOC_OBJ][0], seg = 0, at, end;
+	size_t len = 0, head;
 	uint8_t *text = read_text(e, fn, &seg, &len);
 
 	if (!text)
 		return;
 	/* The guard is among PyObject_Malloc's first instructions: after the size check and the
-	 * load of the allocator pointer. */
-	if (fn - seg < len)
-		out->guard_vaddr = pt_pyalloc_guard_target(text + (fn - seg),
-							   len - (fn - seg) < 48 ? len - (fn - seg) : 48, fn);
-	out->inlined_sites = pt_pyalloc_count_guards(text, len, seg, out->guard_vaddr, fn,
-						     fn + (sc->size[PT_PYALLOC_OBJ][0] ? sc->size[PT_PYALLOC_OBJ][0] : 1));
+	 * load of the allocator pointer (x86-64: 48 bytes; A64: 32 instructions, as the file's
+	 * own machine code, whatever the host's). */
+	at = fn - seg;
+	end = fn + (sc->size[PT_PYALLOC_OBJ][0] ? sc->size[PT_PYALLOC_OBJ][0] : 1);
+	head = at < len ? len - at : 0;
+	switch (pt_arch_isa_of_elf(e->machine)) {
+	case PT_ISA_X86_64:
+		if (head)
+			out->guard_vaddr = pt_pyalloc_guard_target(text + at, head < 48 ? head : 48,
+								   fn);
+		out->inlined_sites = pt_pyalloc_count_guards(text, len, seg, out->guard_vaddr, fn,
+							     end);
+		break;
+	case PT_ISA_A64:
+		if (head)
+			out->guard_vaddr = pt_arm64_pyalloc_guard_target(
+				text + at, head < 128 ? head : 128, fn);
+		out->inlined_sites = pt_arm64_pyalloc_count_guards(text, len, seg, out->guard_vaddr,
+								   fn, end);
+		break;
+	}
 	free(text);
 }
 

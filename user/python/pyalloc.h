@@ -40,7 +40,8 @@ int pt_pyalloc_find(const char *path, const char *open_path, struct pt_pyalloc *
 int pt_pyalloc_find_pid(pid_t pid, const char *path, uint64_t inode, struct pt_pyalloc *out);
 void pt_pyalloc_free(struct pt_pyalloc *p);
 
-/* Count guard sites in code (a text segment loaded at vaddr): "cmp $imm32, reg" and
+/* x86-64 code (A64's: arch/arm64.h pt_arm64_pyalloc_*, chosen by the file's e_machine).
+ * Count guard sites in code (a text segment loaded at vaddr): "cmp $imm32, reg" and
  * "cmpq $imm32, disp32(%rip)" with imm32 == target, and "lea disp32(%rip), reg" naming target,
  * outside [skip_lo, skip_hi). Pure (unit-tested). */
 uint32_t pt_pyalloc_count_guards(const uint8_t *code, size_t n, uint64_t vaddr, uint64_t target,

@@ -126,6 +126,7 @@ int pt_elf_open_fd(int fd, struct pt_elf *e)
 	}
 	e->fd = fd;
 	e->type = eh.e_type;
+	e->machine = eh.e_machine;
 	err = read_loads(e);
 	if (err)
 		goto fail;

@@ -24,6 +24,7 @@ struct pt_elf {
 	int own_fd;             /* close fd in pt_elf_close() */
 	Elf *elf;
 	uint16_t type;          /* e_type: ET_EXEC, ET_DYN, ... */
+	uint16_t machine;       /* e_machine: EM_X86_64, EM_AARCH64, ... */
 	struct pt_elf_load *loads;
 	int nloads;
 };
