@@ -91,6 +91,7 @@ modules="$kdir/root/lib/modules/$krel"
 	printf 'VMTEST_CWD=%q\n' "$PWD"
 	printf 'VMTEST_KERNEL=%q\n' "$kernel"
 	printf 'VMTEST_ARCH=%q\n' "$arch"
+	printf 'VMTEST_RUN=%q\n' "${run#"$repo/"}"
 	[ "$arch" = arm64 ] && printf 'VMTEST_TTY=/dev/hvc0\n'
 } > "$run/env"
 {
