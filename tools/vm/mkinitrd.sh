@@ -14,7 +14,8 @@ busybox=${BUSYBOX:-/bin/busybox}
 host_busybox=/bin/busybox
 krel=$(cat "$kdir/krel")
 out="$kdir/initrd.img"
-WANT="virtio_pci 9pnet_virtio 9p overlay virtio_rng"
+# MKINITRD_EXTRA: more (the arm64 guest's virtio_console, a module on 6.1, built in from 6.12).
+WANT="virtio_pci 9pnet_virtio 9p overlay virtio_rng ${MKINITRD_EXTRA:-}"
 
 if [ -f "$out" ] && [ "$out" -nt "$here/initramfs-init" ] && [ "$out" -nt "$0" ] && [ "$out" -nt "$kdir/ready" ] &&
 	[ "$out" -nt "$busybox" ]; then

@@ -21,5 +21,6 @@ echo "vmtest-all${VMTEST_ARCH:+ $VMTEST_ARCH}:"
 {
 	printf 'kernel\trelease\tpassed\tfailed\tskipped\tseconds\tnote\n'
 	cat "$VMTEST_RESULTS"
-} | awk -F'\t' '{ printf "  %-7s %-22s %6s %6s %7s %7s  %s\n", $1, $2, $3, $4, $5, $6, $7 }'
+} | awk -F'\t' -v w="$([ -n "${VMTEST_ARCH:-}" ] && echo 12 || echo 7)" \
+	'{ printf "  %-" w "s %-22s %6s %6s %7s %7s  %s\n", $1, $2, $3, $4, $5, $6, $7 }'
 exit $status

@@ -75,8 +75,8 @@ t0=$(date +%s%N)
 krel=$(VM_ARCH=${sub:+arm64} "$here/kernel.sh" "$kernel" "$kdir")
 t1=$(date +%s%N)
 if [ "$arch" = arm64 ]; then
-	# The arm64 busybox of the guest's root; virtio-pci and the virtio console are built in.
-	BUSYBOX="$rootfs/bin/busybox" "$here/mkinitrd.sh" "$kdir"
+	# The arm64 busybox of the guest's root; the virtio console carries the command's output.
+	MKINITRD_EXTRA=virtio_console BUSYBOX="$rootfs/bin/busybox" "$here/mkinitrd.sh" "$kdir"
 else
 	"$here/mkinitrd.sh" "$kdir"
 fi
