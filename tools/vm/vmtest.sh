@@ -64,12 +64,12 @@ if [ "$arch" = arm64 ]; then
 	*) echo "vmtest: --arch arm64: the current directory must be below $repo (the guest sees only it)" >&2
 		exit 2 ;;
 	esac
-	t=$(date +%s%N)
-	if [ ! -f "$rootfs/.peaktrace-rootfs-complete" ]; then
-		echo "vmtest: making the arm64 guest root $rootfs (tools/vm/rootfs-arm64.sh)" >&2
+	if [ -f "$rootfs/.peaktrace-rootfs-complete" ]; then
+		echo "vmtest: arm64 root ${rootfs#"$repo/"} (cached; made: $(cat "$rootfs/.peaktrace-rootfs-complete"))" >&2
+	else
+		echo "vmtest: making the arm64 guest root ${rootfs#"$repo/"} (tools/vm/rootfs-arm64.sh)" >&2
 		"$here/rootfs-arm64.sh" "$rootfs"
 	fi
-	echo "vmtest: arm64 root: $(cat "$rootfs/.peaktrace-rootfs-complete"); $(awk -v n=$(( $(date +%s%N) - t )) 'BEGIN { printf "%.1f", n / 1e9 }') s now" >&2
 fi
 t0=$(date +%s%N)
 krel=$(VM_ARCH=${sub:+arm64} "$here/kernel.sh" "$kernel" "$kdir")
