@@ -52,12 +52,12 @@ def run_section(ctx):
 
     src = os.path.join(WORKLOAD_SRC, "wl_static.c")
     target = os.path.join(outdir, "wl_static")
-    if os.path.exists(src) and compile_one("wl_static", [ctx.cross + "gcc", "-static", "-s", "-O2", src],
-                                           target, [src]):
+    if os.path.exists(src) and compile_one("wl_static", [ctx.cross + "gcc", "-static", "-s", "-O2",
+                                                         src], target, [src]):
         built["wl_static"] = {"fp": target, "nofp": target}
 
-    # wl_allocators_c linked against musl (dynamically: /lib/ld-musl-x86_64.so.1), if musl-gcc exists
-    # (Debian's musl-gcc builds for this host only: not in a cross build).
+    # wl_allocators_c linked against musl (dynamically: /lib/ld-musl-x86_64.so.1), if musl-gcc
+    # exists (Debian's musl-gcc builds for this host only: not in a cross build).
     src = os.path.join(WORKLOAD_SRC, "wl_allocators_c.c")
     target = os.path.join(outdir, "wl_allocators_c_musl")
     if os.path.exists(src) and not ctx.cross and shutil.which("musl-gcc") and compile_one(
