@@ -22,7 +22,8 @@ if [ -f "$out" ] && [ "$out" -nt "$here/initramfs-init" ] && [ "$out" -nt "$0" ]
 	exit 0
 fi
 [ -x "$busybox" ] || { echo "mkinitrd.sh: $busybox missing (apt-get install busybox-static)" >&2; exit 1; }
-[ -x "$host_busybox" ] || { echo "mkinitrd.sh: $host_busybox missing (apt-get install busybox-static)" >&2; exit 1; }
+[ -x "$host_busybox" ] ||
+	{ echo "mkinitrd.sh: $host_busybox missing (apt-get install busybox-static)" >&2; exit 1; }
 # A dynamically linked busybox would need its libraries in the initramfs.
 if file -L "$busybox" 2>/dev/null | grep -q dynamically; then
 	echo "mkinitrd.sh: $busybox is dynamically linked; install busybox-static" >&2; exit 1

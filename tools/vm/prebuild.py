@@ -22,7 +22,8 @@ from sections import build  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cross", default="", help="the cross compiler's prefix, e.g. aarch64-linux-gnu-")
+    ap.add_argument("--cross", default="",
+                    help="the cross compiler's prefix, e.g. aarch64-linux-gnu-")
     ap.add_argument("build", nargs="?", default="build")
     args = ap.parse_args()
     arg = args.build

@@ -31,15 +31,16 @@ t0=$(date +%s)
 # Two tries: a download cut short can fail one package.
 ok=
 for try in 1 2; do
-	if nice debootstrap --foreign --arch=arm64 --variant=minbase --include="$pkgs" "$suite" "$tmp" "$mirror" \
-		> "$tmp.log" 2>&1; then
+	if nice debootstrap --foreign --arch=arm64 --variant=minbase --include="$pkgs" \
+		"$suite" "$tmp" "$mirror" > "$tmp.log" 2>&1; then
 		ok=1
 		break
 	fi
 	grep -q 'Failed getting release file' "$tmp.log" && break
 	[ "$try" = 1 ] && { rm -rf --one-file-system "$tmp"; mkdir -p "$tmp"; }
 done
-[ -n "$ok" ] || { echo "rootfs-arm64: debootstrap failed (log: $tmp.log): $(tail -n 1 "$tmp.log")" >&2; exit 4; }
+[ -n "$ok" ] ||
+	{ echo "rootfs-arm64: debootstrap failed (log: $tmp.log): $(tail -n 1 "$tmp.log")" >&2; exit 4; }
 t1=$(date +%s)
 # The first stage unpacked the required packages; debpaths lists every package it fetched.
 n=0

@@ -47,7 +47,8 @@ fi
 if [ "${PEAKTRACE_UNPORTED:-}" = 1 ]; then
 	# An architecture whose port is not complete (arm64, issue 24): peaktrace refuses to trace
 	# there unless asked to go on. Said here so that no result below is read as the port's.
-	echo "vmtest guest: PEAKTRACE_UNPORTED=1: peaktrace's refusal of $(uname -m) is bypassed (its port is not complete)"
+	echo "vmtest guest: PEAKTRACE_UNPORTED=1: peaktrace's refusal of $(uname -m) is bypassed" \
+		"(its port is not complete)"
 fi
 if "$pt" --help 2>&1 | grep -q -- '--check-kernel'; then
 	out=$("$pt" --check-kernel 2>&1)
@@ -57,7 +58,8 @@ if "$pt" --help 2>&1 | grep -q -- '--check-kernel'; then
 		# The unported architecture's kernel is refused for what the port has yet to do: run the
 		# suite anyway, each case failing for itself.
 		lacks=$(printf '%s\n' "$out" | awk '$2 == "essential" && / missing/ { print $1 }' | paste -sd' ')
-		echo "vmtest guest: peaktrace refused $(uname -r) (--check-kernel, exit $rc; essential and missing: ${lacks:-?}); the suite runs anyway (PEAKTRACE_UNPORTED=1)"
+		echo "vmtest guest: peaktrace refused $(uname -r) (--check-kernel, exit $rc; essential and" \
+			"missing: ${lacks:-?}); the suite runs anyway (PEAKTRACE_UNPORTED=1)"
 	elif [ $rc != 0 ]; then
 		echo "vmtest guest: peaktrace refused $(uname -r) (--check-kernel, exit $rc): $(printf '%s\n' "$out" | grep -m1 .)"
 		exit 7

@@ -33,7 +33,8 @@ expect=run
 for r in ${VM_REFUSED:-5.10}; do [ "$r" = "$ver" ] && expect=refused; done
 
 t0=$(date +%s)
-"$here/vmtest.sh" --arch "$arch" --kernel "$ver" --timeout "${VMTEST_TIMEOUT:-900}" --prefix "[vm $label] " "$@" -- \
+"$here/vmtest.sh" --arch "$arch" --kernel "$ver" --timeout "${VMTEST_TIMEOUT:-900}" \
+	--prefix "[vm $label] " "$@" -- \
 	"${guest_env[@]}" bash tools/vm/smoke-guest.sh "$out" "" "$expect"
 rc=$?
 t1=$(date +%s)

@@ -8,8 +8,8 @@
 # the current directory, and exits with CMD's exit status. With --arch arm64: Debian's arm64
 # kernel under qemu-system-aarch64, the guest's root a bookworm arm64 one made on this host
 # (tools/vm/rootfs-arm64.sh, cached in build/vm/rootfs-arm64/), and this tree shared at its own
-# path (the current directory must be below it), both the same way. CMD's output (stdout and stderr) is
-# streamed to stdout; the whole console (kernel messages, the initramfs) is kept in
+# path (the current directory must be below it), both the same way. CMD's output (stdout and
+# stderr) is streamed to stdout; the whole console (kernel messages, the initramfs) is kept in
 # build/vm/run-VERSION/console.log (arm64: build/vm/run-arm64-VERSION/).
 #
 # Options:
@@ -61,11 +61,12 @@ rootfs="$vmdir/rootfs-arm64"
 if [ "$arch" = arm64 ]; then
 	case "$PWD/" in
 	"$repo"/*) ;;
-	*) echo "vmtest: --arch arm64: the current directory must be below $repo (the guest sees only it)" >&2
-		exit 2 ;;
+	*) echo "vmtest: --arch arm64: the current directory must be below $repo" \
+		"(the guest sees only it)" >&2; exit 2 ;;
 	esac
 	if [ -f "$rootfs/.peaktrace-rootfs-complete" ]; then
-		echo "vmtest: arm64 root ${rootfs#"$repo/"} (cached; made: $(cat "$rootfs/.peaktrace-rootfs-complete"))" >&2
+		echo "vmtest: arm64 root ${rootfs#"$repo/"}" \
+			"(cached; made: $(cat "$rootfs/.peaktrace-rootfs-complete"))" >&2
 	else
 		echo "vmtest: making the arm64 guest root ${rootfs#"$repo/"} (tools/vm/rootfs-arm64.sh)" >&2
 		"$here/rootfs-arm64.sh" "$rootfs"
@@ -103,7 +104,8 @@ modules="$kdir/root/lib/modules/$krel"
 # clock_gettime() becomes a syscall and an emulated MMIO read instead of a vDSO rdtsc.
 append="console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable vmtest.init=$here/guest-init.sh ${VMTEST_APPEND:-}"
 [ "$arch" = arm64 ] &&
-	append="console=ttyAMA0 quiet loglevel=3 panic=-1 vmtest.init=$here/guest-init.sh vmtest.repo=$repo ${VMTEST_APPEND:-}"
+	append="console=ttyAMA0 quiet loglevel=3 panic=-1 vmtest.init=$here/guest-init.sh"\
+" vmtest.repo=$repo ${VMTEST_APPEND:-}"
 # thread=single: with multi-threaded TCG, 6.12 oopsed twice in three smoke runs ("Oops: int3"
 # in mm_trace_rss_stat while peaktrace attached its tracepoint: a vCPU ran the int3 of a
 # text_poke_bp() after the patch had finished, which real CPUs never see). One host thread for
