@@ -198,9 +198,11 @@ check-arm64: deps-arm64
 	$(Q)tools/check-arm64.sh build-arm64/peaktrace-static
 
 # The cross build's dependencies: Debian's cross compiler and the :arm64 libraries the static link
-# takes (dpkg --add-architecture arm64), and qemu-user-static to run --help under emulation.
+# takes (dpkg --add-architecture arm64), and qemu-user-static to run --help under emulation;
+# libmicrohttpd-dev:arm64 for the Lambda-like host the arm64 VM runs (make vmtest ARCH=arm64).
 ARM64_DEPS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 \
-	libdw-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64 qemu-user-static
+	libdw-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64 \
+	qemu-user-static libmicrohttpd-dev:arm64
 .PHONY: deps-arm64
 deps-arm64:
 	@missing=""; for p in $(ARM64_DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

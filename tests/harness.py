@@ -404,13 +404,16 @@ class Context:
 
     res       Results
     build     the build directory, absolute; build_arg: as given on the command line
-    pt        BUILD/peaktrace
+    pt        BUILD/peaktrace (run.py: BUILD/peaktrace-static where only that was built, as in
+              make static ARCH=arm64's build-arm64/)
     tmp       the scratch directory (removed at the end unless --keep or a failure)
     print_ref --print-ref
     cases     tests/cases/*.json, loaded (casefile.load_cases)
     built     set by the build section: {"wl_basic": {"fp": path, "nofp": path}, ...}
     ref_so    set by the build section: ref_preload.so, None if it did not build
-    keep_dirs set by the case section: (case, flavor, mode) -> its output directory"""
+    keep_dirs set by the case section: (case, flavor, mode) -> its output directory
+    cross     the cross compiler's prefix the build section puts before gcc, g++ and strip
+              ("aarch64-linux-gnu-": tools/vm/prebuild.py --cross); "" builds for this host"""
 
     def __init__(self, res, build, build_arg, pt, tmp, print_ref=False):
         self.res, self.build, self.build_arg, self.pt, self.tmp = res, build, build_arg, pt, tmp
@@ -419,6 +422,7 @@ class Context:
         self.built = {}
         self.ref_so = None
         self.keep_dirs = {}
+        self.cross = ""
         self._kmissing = None
 
     def kernel_missing(self):

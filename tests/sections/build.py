@@ -43,7 +43,7 @@ def run_section(ctx):
         wl, ext = os.path.splitext(os.path.basename(src))
         if wl == "wl_static":
             continue
-        cc = "g++" if ext == ".cpp" else "gcc"
+        cc = ctx.cross + ("g++" if ext == ".cpp" else "gcc")
         for flavor, flags in FLAVORS.items():
             target = os.path.join(outdir, "%s_%s" % (wl, flavor))
             if compile_one("%s_%s" % (wl, flavor),
@@ -52,14 +52,15 @@ def run_section(ctx):
 
     src = os.path.join(WORKLOAD_SRC, "wl_static.c")
     target = os.path.join(outdir, "wl_static")
-    if os.path.exists(src) and compile_one("wl_static", ["gcc", "-static", "-s", "-O2", src],
-                                           target, [src]):
+    if os.path.exists(src) and compile_one("wl_static", [ctx.cross + "gcc", "-static", "-s", "-O2",
+                                                         src], target, [src]):
         built["wl_static"] = {"fp": target, "nofp": target}
 
-    # wl_allocators_c linked against musl (dynamically: /lib/ld-musl-x86_64.so.1), if musl-gcc exists.
+    # wl_allocators_c linked against musl (dynamically: /lib/ld-musl-x86_64.so.1), if musl-gcc
+    # exists (Debian's musl-gcc builds for this host only: not in a cross build).
     src = os.path.join(WORKLOAD_SRC, "wl_allocators_c.c")
     target = os.path.join(outdir, "wl_allocators_c_musl")
-    if os.path.exists(src) and shutil.which("musl-gcc") and compile_one(
+    if os.path.exists(src) and not ctx.cross and shutil.which("musl-gcc") and compile_one(
             "wl_allocators_c_musl", ["musl-gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-Wall", src],
             target, [src, os.path.join(WORKLOAD_SRC, "wl_alloc_c_api.h")]):
         built["wl_allocators_c_musl"] = {"fp": target}
@@ -69,16 +70,16 @@ def run_section(ctx):
     src = os.path.join(WORKLOAD_SRC, "lib_deep.c")
     full = os.path.join(outdir, "libdeep_full.so")
     target = os.path.join(outdir, "libdeep.so")
-    if os.path.exists(src) and compile_one("libdeep_full.so", ["gcc"] + FLAVORS["fp"] + ["-Wall", "-shared", "-fPIC", src],
+    if os.path.exists(src) and compile_one("libdeep_full.so", [ctx.cross + "gcc"] + FLAVORS["fp"] + ["-Wall", "-shared", "-fPIC", src],
                                            full, [src]):
-        rc, out, err = run(["strip", "--strip-all", "-o", target, full], timeout=60)
+        rc, out, err = run([ctx.cross + "strip", "--strip-all", "-o", target, full], timeout=60)
         if res.true("build/libdeep.so (stripped)", rc == 0 and os.path.exists(target), short(err, 400)):
             built["libdeep.so"] = {"fp": target, "nofp": target}
 
     src = os.path.join(WORKLOAD_SRC, "ref_preload.c")
     target = os.path.join(outdir, "ref_preload.so")
     ref = None
-    if compile_one("ref_preload.so", ["gcc", "-O2", "-g", "-Wall", "-shared", "-fPIC", src, "-ldl"],
+    if compile_one("ref_preload.so", [ctx.cross + "gcc", "-O2", "-g", "-Wall", "-shared", "-fPIC", src, "-ldl"],
                    target, [src]):
         ref = target
     ctx.built, ctx.ref_so = built, ref

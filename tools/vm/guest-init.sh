@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # PID 1 of a vmtest guest (tools/vm/vmtest.sh), started by the initramfs (initramfs-init) in the
 # host's root file system (9p, read-only, under a tmpfs overlay). Mounts what peaktrace and its
-# tests need, runs /vmout/cmd.sh (written by the host) with its output on ttyS1 (the host's
-# stdout), stores its exit status in /vmout/rc and powers off.
+# tests need, runs /vmout/cmd.sh (written by the host) with its output on ttyS1 (arm64: hvc0;
+# the host's stdout), stores its exit status in /vmout/rc and powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
 umask 022
@@ -58,13 +58,17 @@ ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null ||
 ulimit -c 0
 ulimit -l unlimited 2>/dev/null   # BPF maps on kernels before 5.11 are charged to RLIMIT_MEMLOCK
 
-tty=/dev/ttyS1
+# The command's output: the second serial port; the arm64 guest's is a virtio console (hvc0:
+# qemu's virt machine has one UART), named by the host in /vmout/env.
+tty=${VMTEST_TTY:-/dev/ttyS1}
 stty -F "$tty" raw -echo 2>/dev/null
 if grep -qw vmtest.shell /proc/cmdline; then
-	# --shell: an interactive shell on the console (ttyS0), the command not run.
-	stty -F /dev/ttyS0 sane 2>/dev/null
+	# --shell: an interactive shell on the console (ttyS0; arm64: ttyAMA0), the command not run.
+	con=/dev/ttyS0
+	[ "${VMTEST_ARCH:-x86}" = arm64 ] && con=/dev/ttyAMA0
+	stty -F $con sane 2>/dev/null
 	echo "vmtest guest: shell on $(uname -r); exit (or ^D) powers off"
-	cd "${VMTEST_CWD:-/}" && setsid -c bash -i </dev/ttyS0 >/dev/ttyS0 2>&1
+	cd "${VMTEST_CWD:-/}" && setsid -c bash -i <$con >$con 2>&1
 	echo 0 > "$out/rc"
 	off
 fi

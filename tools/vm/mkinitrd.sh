@@ -9,15 +9,21 @@
 set -euo pipefail
 kdir=${1:?usage: mkinitrd.sh KDIR}
 here=$(cd "$(dirname "$0")" && pwd)
+# BUSYBOX: the one put in the initramfs (the arm64 guest's: its root's); this host's runs cpio.
 busybox=${BUSYBOX:-/bin/busybox}
+host_busybox=/bin/busybox
 krel=$(cat "$kdir/krel")
 out="$kdir/initrd.img"
-WANT="virtio_pci 9pnet_virtio 9p overlay virtio_rng"
+# MKINITRD_EXTRA: more (the arm64 guest's virtio_console, a module on 6.1, built in from 6.12).
+WANT="virtio_pci 9pnet_virtio 9p overlay virtio_rng ${MKINITRD_EXTRA:-}"
 
-if [ -f "$out" ] && [ "$out" -nt "$here/initramfs-init" ] && [ "$out" -nt "$0" ] && [ "$out" -nt "$kdir/ready" ]; then
+if [ -f "$out" ] && [ "$out" -nt "$here/initramfs-init" ] && [ "$out" -nt "$0" ] && [ "$out" -nt "$kdir/ready" ] &&
+	[ "$out" -nt "$busybox" ]; then
 	exit 0
 fi
 [ -x "$busybox" ] || { echo "mkinitrd.sh: $busybox missing (apt-get install busybox-static)" >&2; exit 1; }
+[ -x "$host_busybox" ] ||
+	{ echo "mkinitrd.sh: $host_busybox missing (apt-get install busybox-static)" >&2; exit 1; }
 # A dynamically linked busybox would need its libraries in the initramfs.
 if file -L "$busybox" 2>/dev/null | grep -q dynamically; then
 	echo "mkinitrd.sh: $busybox is dynamically linked; install busybox-static" >&2; exit 1
@@ -45,6 +51,6 @@ done | while read -r kind path _; do
 	esac
 	echo "$name" >> "$tmp/modules/order"
 done
-(cd "$tmp" && find . -mindepth 1 | LC_ALL=C sort | "$busybox" cpio -o -H newc -R 0:0 2>/dev/null) | gzip -1 > "$out.tmp"
+(cd "$tmp" && find . -mindepth 1 | LC_ALL=C sort | "$host_busybox" cpio -o -H newc -R 0:0 2>/dev/null) | gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"
 echo "mkinitrd.sh: $out ($krel: $(tr '\n' ' ' < "$tmp/modules/order"))" >&2

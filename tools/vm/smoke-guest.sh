@@ -11,7 +11,15 @@ build=${1:-build}
 regex=${2:-$(sed 's/#.*//; /^[[:space:]]*$/d' tools/vm/smoke.regex | paste -sd'|')}
 expect=${3:-run}
 pt="$build/peaktrace"
-echo "vmtest guest: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%d MiB", $2/1024}' /proc/meminfo), python3 $(python3 -c 'import platform; print(platform.python_version())')"
+# build-arm64 (make static ARCH=arm64) has only the static binary; tests/run.py takes it too.
+[ -e "$pt" ] || pt="$build/peaktrace-static"
+echo "vmtest guest: $(uname -r) $(uname -m), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%d MiB", $2/1024}' /proc/meminfo), python3 $(python3 -c 'import platform; print(platform.python_version())')"
+if [ "${PEAKTRACE_UNPORTED:-}" = 1 ]; then
+	# An architecture whose port is not complete (arm64, issue 24): peaktrace refuses to trace
+	# there unless asked to go on. Said here so that no result below is read as the port's.
+	echo "vmtest guest: PEAKTRACE_UNPORTED=1: peaktrace's refusal of $(uname -m) is bypassed" \
+		"(its port is not complete)"
+fi
 if [ "$expect" = refused ]; then
 	# A kernel below peaktrace's floor (vm.mk's VM_REFUSED): the test is the refusal itself.
 	# --check-kernel exits 7; a run exits 7 with one line naming what is missing and the
@@ -19,9 +27,12 @@ if [ "$expect" = refused ]; then
 	"$pt" --check-kernel > /tmp/vmtest-ck.out 2>&1
 	ck=$?
 	sed 's/^/check-kernel: /' /tmp/vmtest-ck.out
-	"$pt" -q -o /tmp/vmtest-refused -- /bin/true > /tmp/vmtest-run.out 2>&1
+	"$pt" -q -o /tmp/vmtest-refused -- /bin/true > /tmp/vmtest-run.all 2>&1
 	rc=$?
-	sed 's/^/run: /' /tmp/vmtest-run.out
+	sed 's/^/run: /' /tmp/vmtest-run.all
+	# Under PEAKTRACE_UNPORTED=1 (arm64) the run's first line is that warning, asked for: the
+	# refusal is the rest.
+	grep -v '^peaktrace: warning: PEAKTRACE_UNPORTED=1: ' /tmp/vmtest-run.all > /tmp/vmtest-run.out
 	fails=0
 	check() {   # check WHAT CONDITION-STATUS DETAIL
 		if [ "$2" != 0 ]; then echo "FAIL vm/refused: $1: $3"; fails=$((fails + 1)); fi
@@ -46,7 +57,13 @@ if "$pt" --help 2>&1 | grep -q -- '--check-kernel'; then
 	out=$("$pt" --check-kernel 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | sed 's/^/check-kernel: /'
-	if [ $rc != 0 ]; then
+	if [ $rc != 0 ] && [ "${PEAKTRACE_UNPORTED:-}" = 1 ]; then
+		# The unported architecture's kernel is refused for what the port has yet to do: run the
+		# suite anyway, each case failing for itself.
+		lacks=$(printf '%s\n' "$out" | awk '$2 == "essential" && / missing/ { print $1 }' | paste -sd' ')
+		echo "vmtest guest: peaktrace refused $(uname -r) (--check-kernel, exit $rc; essential and" \
+			"missing: ${lacks:-?}); the suite runs anyway (PEAKTRACE_UNPORTED=1)"
+	elif [ $rc != 0 ]; then
 		echo "vmtest guest: peaktrace refused $(uname -r) (--check-kernel, exit $rc): $(printf '%s\n' "$out" | grep -m1 .)"
 		exit 7
 	fi
@@ -63,7 +80,7 @@ else
 		# say what failed, then the verifier's last words before the end of a program's log.
 		"$pt" -v -q -o "$pre" -- /bin/true > "$pre.v" 2>&1
 		cp "$pre.v" /vmout/peaktrace-v.log 2>/dev/null
-		echo "vmtest guest: from 'peaktrace -v -- /bin/true' (all of it: build/vm/run-$VMTEST_KERNEL/peaktrace-v.log on the host):"
+		echo "vmtest guest: from 'peaktrace -v -- /bin/true' (all of it: ${VMTEST_RUN:-build/vm/run-$VMTEST_KERNEL}/peaktrace-v.log on the host):"
 		grep -iE 'fail|error|invalid|not (allowed|supported)|unknown|too (large|complex)|denied|unsupported|missing' "$pre.v" |
 			grep -vE "relo #|found (data )?map|map '" | head -n 12 | sed 's/^/  /'
 		if grep -q -- '-- END PROG LOAD LOG --' "$pre.v"; then
@@ -91,6 +108,6 @@ rc=$?
 kept=$(sed -n 's/^outputs kept in //p' /tmp/vmtest-run.log | tail -n1)
 if [ -n "$kept" ] && [ -d "$kept" ]; then
 	timeout 120 tar -C "$kept" -czf /vmout/test-outputs.tgz . 2>/dev/null &&
-		echo "vmtest guest: $kept saved as build/vm/run-${VMTEST_KERNEL:-VERSION}/test-outputs.tgz on the host"
+		echo "vmtest guest: $kept saved as ${VMTEST_RUN:-build/vm/run-${VMTEST_KERNEL:-VERSION}}/test-outputs.tgz on the host"
 fi
 exit $rc

@@ -5,13 +5,16 @@
 # Boots Debian's kernel VERSION (5.10, 6.1, 6.12, newest: tools/vm/kernel.sh) under
 # qemu-system-x86_64 (TCG) with the host's root file system as the guest's (9p, read-only, under
 # a tmpfs overlay: the guest writes anywhere, nothing reaches the host), runs CMD ARGS as root in
-# the current directory, and exits with CMD's exit status. CMD's output (stdout and stderr) is
-# streamed to stdout; the whole console (kernel messages, the initramfs) is kept in
-# build/vm/run-VERSION/console.log.
+# the current directory, and exits with CMD's exit status. With --arch arm64: Debian's arm64
+# kernel under qemu-system-aarch64, the guest's root a bookworm arm64 one made on this host
+# (tools/vm/rootfs-arm64.sh, cached in build/vm/rootfs-arm64/), and this tree shared at its own
+# path (the current directory must be below it), both the same way. CMD's output (stdout and
+# stderr) is streamed to stdout; the whole console (kernel messages, the initramfs) is kept in
+# build/vm/run-VERSION/console.log (arm64: build/vm/run-arm64-VERSION/).
 #
 # Options:
 #   --kernel VERSION   5.10 | 6.1 | 6.12 | newest | a Debian suite name (required)
-#   --arch x86         the guest's architecture (only x86 for now)
+#   --arch x86|arm64   the guest's architecture (default x86)
 #   --timeout SEC      kill qemu after SEC seconds of wall time (default 900): exit 124
 #   --mem SIZE         guest memory (default 4G); --smp N: vCPUs (default 2)
 #   --prefix STR       put STR before every line of CMD's output (vm.mk: "[vm 6.1] ")
@@ -43,17 +46,41 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$kernel" ] || usage
 [ $# -gt 0 ] || [ $shell = 1 ] || usage
-[ "$arch" = x86 ] || { echo "vmtest: --arch $arch: only x86 is supported" >&2; exit 2; }
-command -v qemu-system-x86_64 >/dev/null ||
-	{ echo "vmtest: qemu-system-x86_64 missing (apt-get install qemu-system-x86, or make vm-deps)" >&2; exit 2; }
+case "$arch" in
+x86) qemu_bin=qemu-system-x86_64 qemu_pkg=qemu-system-x86 sub="" ;;
+arm64) qemu_bin=qemu-system-aarch64 qemu_pkg=qemu-system-arm sub="arm64-" ;;
+*) echo "vmtest: --arch $arch: x86 or arm64" >&2; exit 2 ;;
+esac
+command -v $qemu_bin >/dev/null ||
+	{ echo "vmtest: $qemu_bin missing (apt-get install $qemu_pkg, or make vm-deps)" >&2; exit 2; }
 
 vmdir="$repo/build/vm"
-kdir="$vmdir/kernel-$kernel"
-run="$vmdir/run-$kernel"
+kdir="$vmdir/kernel-$sub$kernel"
+run="$vmdir/run-$sub$kernel"
+rootfs="$vmdir/rootfs-arm64"
+if [ "$arch" = arm64 ]; then
+	case "$PWD/" in
+	"$repo"/*) ;;
+	*) echo "vmtest: --arch arm64: the current directory must be below $repo" \
+		"(the guest sees only it)" >&2; exit 2 ;;
+	esac
+	if [ -f "$rootfs/.peaktrace-rootfs-complete" ]; then
+		echo "vmtest: arm64 root ${rootfs#"$repo/"}" \
+			"(cached; made: $(cat "$rootfs/.peaktrace-rootfs-complete"))" >&2
+	else
+		echo "vmtest: making the arm64 guest root ${rootfs#"$repo/"} (tools/vm/rootfs-arm64.sh)" >&2
+		"$here/rootfs-arm64.sh" "$rootfs"
+	fi
+fi
 t0=$(date +%s%N)
-krel=$("$here/kernel.sh" "$kernel" "$kdir")
+krel=$(VM_ARCH=${sub:+arm64} "$here/kernel.sh" "$kernel" "$kdir")
 t1=$(date +%s%N)
-"$here/mkinitrd.sh" "$kdir"
+if [ "$arch" = arm64 ]; then
+	# The arm64 busybox of the guest's root; the virtio console carries the command's output.
+	MKINITRD_EXTRA=virtio_console BUSYBOX="$rootfs/bin/busybox" "$here/mkinitrd.sh" "$kdir"
+else
+	"$here/mkinitrd.sh" "$kdir"
+fi
 echo "vmtest: kernel $kernel: $krel (Debian $(cat "$kdir/pkgver"))" >&2
 
 rm -rf "$run"
@@ -64,6 +91,9 @@ modules="$kdir/root/lib/modules/$krel"
 	printf 'VMTEST_MODULES=%q\n' "$(readlink -f "$modules")"
 	printf 'VMTEST_CWD=%q\n' "$PWD"
 	printf 'VMTEST_KERNEL=%q\n' "$kernel"
+	printf 'VMTEST_ARCH=%q\n' "$arch"
+	printf 'VMTEST_RUN=%q\n' "${run#"$repo/"}"
+	[ "$arch" = arm64 ] && printf 'VMTEST_TTY=/dev/hvc0\n'
 } > "$run/env"
 {
 	echo "cd $(printf '%q' "$PWD") || { echo 'vmtest guest: this directory is not visible in the guest'; exit 125; }"
@@ -73,6 +103,9 @@ modules="$kdir/root/lib/modules/$krel"
 # tsc=reliable: without it 5.10 and 6.1 pick the HPET as clocksource under TCG, and every
 # clock_gettime() becomes a syscall and an emulated MMIO read instead of a vDSO rdtsc.
 append="console=ttyS0 quiet loglevel=3 panic=-1 tsc=reliable vmtest.init=$here/guest-init.sh ${VMTEST_APPEND:-}"
+[ "$arch" = arm64 ] &&
+	append="console=ttyAMA0 quiet loglevel=3 panic=-1 vmtest.init=$here/guest-init.sh"\
+" vmtest.repo=$repo ${VMTEST_APPEND:-}"
 # thread=single: with multi-threaded TCG, 6.12 oopsed twice in three smoke runs ("Oops: int3"
 # in mm_trace_rss_stat while peaktrace attached its tracepoint: a vCPU ran the int3 of a
 # text_poke_bp() after the patch had finished, which real CPUs never see). One host thread for
@@ -85,10 +118,33 @@ qemu=(qemu-system-x86_64 -accel "tcg,thread=${VMTEST_TCG_THREAD:-single}" -cpu "
 	-fsdev "local,id=vmout,path=$run,security_model=none,multidevs=remap"
 	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout
 	-device virtio-rng-pci)
+# arm64: qemu's virt board; pauth-impdef=on: -cpu max's pointer authentication with QARMA
+# emulated is twice as slow (DESIGN §11). The guest's root is the arm64 one, this tree a second
+# share; the command's output goes to a virtio console (virt has one UART: the kernel's console).
+[ "$arch" = arm64 ] &&
+	qemu=(qemu-system-aarch64 -M virt -accel "tcg,thread=${VMTEST_TCG_THREAD:-single}"
+	-cpu "${VMTEST_CPU:-max,pauth-impdef=on}" -smp "$smp" -m "$mem"
+	-nodefaults -no-user-config -display none -no-reboot
+	-kernel "$kdir/vmlinuz" -initrd "$kdir/initrd.img"
+	-fsdev "local,id=hostroot,path=$rootfs,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
+	-fsdev "local,id=repo,path=$repo,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=repo,mount_tag=repo
+	-fsdev "local,id=vmout,path=$run,security_model=none,multidevs=remap"
+	-device virtio-9p-pci,fsdev=vmout,mount_tag=vmout
+	-device virtio-rng-pci -device virtio-serial-pci)
+
+# The command's output: the second serial port (x86), the virtio console (arm64).
+out_dev=(-serial stdio)
+shell_out=(-serial null)
+if [ "$arch" = arm64 ]; then
+	out_dev=(-chardev stdio,id=cmdout -device virtconsole,chardev=cmdout)
+	shell_out=(-chardev null,id=cmdout -device virtconsole,chardev=cmdout)
+fi
 
 if [ $shell = 1 ]; then
 	# The console on this terminal (^A x quits qemu), no time limit.
-	exec "${qemu[@]}" -append "$append vmtest.shell" -serial mon:stdio -serial null
+	exec "${qemu[@]}" -append "$append vmtest.shell" -serial mon:stdio "${shell_out[@]}"
 fi
 
 # ttyS0, the console: console.log. ttyS1, CMD's output: qemu's stdout.
@@ -99,7 +155,7 @@ if [ $console = 1 ]; then
 fi
 set +e
 timeout -k 10 "$timeout" "${qemu[@]}" -append "$append" \
-	-serial "file:$run/console.log" -serial stdio </dev/null 2>"$run/qemu.stderr" |
+	-serial "file:$run/console.log" "${out_dev[@]}" </dev/null 2>"$run/qemu.stderr" |
 	tr -d '\r' | tee "$run/output.log" | { if [ -n "$prefix" ]; then sed -u "s/^/$(printf '%s' "$prefix" | sed 's/[\/&]/\\&/g')/"; else cat; fi; }
 qrc=${PIPESTATUS[0]}
 set -e
