@@ -151,6 +151,61 @@ static __always_inline int rss_fault(__u64 address)
 	return 0;
 }
 
+#ifdef PT_ARCH_FAULT_FENTRY
+/*
+ * Where there are no page-fault tracepoints (arm64), the entry of handle_mm_fault (on_mm_fault)
+ * feeds rss_fault's state instead. What that entry sees, against x86's tracepoints:
+ *  - The kernel also calls it with no exception and no registers (regs NULL): get_user_pages
+ *    (MAP_POPULATE, mlock, madvise(MADV_POPULATE_*), O_DIRECT buffers, ptrace, execve's
+ *    arguments) and fixup_user_fault (futexes). The tracepoints never see those: skipped, so
+ *    what they make resident goes to no_fault ("populated without a fault"), as on x86.
+ *  - One fault may call it several times: first under the VMA's own lock (FAULT_FLAG_VMA_LOCK;
+ *    a new anonymous mapping's first fault, a swap-in or a page still being read returns
+ *    VM_FAULT_RETRY), then under mmap_lock, again with FAULT_FLAG_TRIED after each
+ *    VM_FAULT_RETRY. An attempt that returns VM_FAULT_RETRY has installed nothing, so its
+ *    address simply stays pending; rss_g.faults counts the fault once: a call with
+ *    FAULT_FLAG_TRIED, or without the VMA lock right after one with it at the same address,
+ *    user or kernel alike, is its retry. (A new fault at that address, whose VMA lookup under
+ *    RCU failed because another thread was changing the mapping, right after one that made
+ *    nothing resident there, would be taken for a retry too: one fault fewer in the count.)
+ *  - Faults that end before it are not seen: no mapping or no access (SIGSEGV, -EFAULT),
+ *    faults with page faults disabled (bpf_probe_read_user, copy_*_nofault), kernel addresses.
+ *    They make nothing resident; rss_g.faults is lower than x86's tracepoints would count for
+ *    them (x86's page_fault_kernel also fires for the BPF programs' own reads of the target's
+ *    stack that fault, and leaves their address pending).
+ * A kernel fault on a user address (copy_to_user: read() into a fresh buffer) comes here with
+ * the kernel's registers: the stack is then the syscall's user one (bpf_task_pt_regs at the
+ * rss_stat), as for page_fault_kernel. FAULT_FLAG_* by CO-RE (VMA_LOCK: 6.4+).
+ */
+static __always_inline int rss_mm_fault(__u64 address, __u32 flags, struct pt_regs *regs)
+{
+	__u32 vma_lock = 0, tried = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_TRIED);
+	__u32 user = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER), prev;
+	struct thread_state *ts;
+	__u64 pf = address ? address : 1;
+	bool retry;
+
+	if (!regs || !is_target() || (__s64)address < 0)
+		return 0;
+	if (bpf_core_enum_value_exists(enum fault_flag, FAULT_FLAG_VMA_LOCK))
+		vma_lock = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_VMA_LOCK);
+	ts = thread_get(true);
+	if (!ts) {
+		count_err(PT_ERR_THREAD_STATE);
+		return 0;
+	}
+	prev = ts->pf_flags;
+	retry = (flags & tried) || ((prev & vma_lock) && !(flags & vma_lock) && ts->pf_addr == pf &&
+				    !((prev ^ flags) & user));
+	ts->pf_flags = flags;
+	ts->pf_addr = pf;
+	ts->sh_addr = 0;
+	if (!retry)
+		__sync_fetch_and_add(&rss_g.faults, 1);
+	return 0;
+}
+#endif
+
 /* The stack a fault's pages belong to: inside an allocator call the allocation's (as for its
  * syscalls, memstat.bpf.h), else the faulting instruction's, unwound from the saved registers
  * (a kernel fault: the syscall's own user stack). */

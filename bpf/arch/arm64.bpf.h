@@ -38,4 +38,9 @@
 #define PT_ARCH_SRET_AT_RETURN(ctx) 0
 #define PT_ARCH_SRET_ARG2(ctx)      PT_REGS_PARM2(ctx)
 
+/* Page faults: arm64 has no exceptions:page_fault_user/kernel (x86's tracepoints); the fault
+ * handler's calls of handle_mm_fault are traced at their entry instead (fentry: 6.4+ on arm64,
+ * where ftrace has direct calls), peaktrace.bpf.c's on_mm_fault and rss.bpf.h's rss_mm_fault. */
+#define PT_ARCH_FAULT_FENTRY 1
+
 #endif /* PEAKTRACE_ARCH_ARM64_BPF_H */

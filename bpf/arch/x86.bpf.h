@@ -38,4 +38,8 @@
 #define PT_ARCH_SRET_AT_RETURN(ctx) PT_REGS_RC(ctx)
 #define PT_ARCH_SRET_ARG2(ctx)      PT_REGS_PARM3(ctx)
 
+/* Page faults: the tracepoints exceptions:page_fault_user and page_fault_kernel (peaktrace.bpf.c
+ * on_page_fault_user/kernel), fired at every fault's exception entry. */
+#define PT_ARCH_FAULT_TRACEPOINTS 1
+
 #endif /* PEAKTRACE_ARCH_X86_BPF_H */

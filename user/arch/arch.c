@@ -8,8 +8,10 @@
 #include <string.h>
 #include "arch/arch.h"
 
+/* bpf/peaktrace.bpf.c's page-fault programs: each architecture's object has its own. */
 #if defined(__x86_64__)
-static const struct pt_arch host = { "x86_64", 1, NULL };
+static const char *const fault_progs[] = { "on_page_fault_user", "on_page_fault_kernel", NULL };
+static const struct pt_arch host = { "x86_64", 1, NULL, PT_FAULTS_TRACEPOINTS, fault_progs };
 #elif defined(__aarch64__)
 #include <stddef.h>
 #include <asm/ptrace.h>
@@ -22,16 +24,18 @@ _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_re
 /* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
  * the stacks' first frame is read at [sp] (x86's return address slot; arm64's is x30) and the
  * .eh_frame compiler and BPF walker know only x86-64's rules, return addresses keep their
- * PAC bits, RSS attribution needs exceptions:page_fault_user (x86-only), and aws-lambda-cpp's
- * request ids are read from rax. */
+ * PAC bits, and aws-lambda-cpp's request ids are read from rax. Page faults: fentry on
+ * handle_mm_fault (bpf/rss.bpf.h rss_mm_fault). */
+static const char *const fault_progs[] = { "on_mm_fault", NULL };
 static const struct pt_arch host = {
 	"aarch64", 0,
-	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses), "
-	"page-fault RSS attribution (no exceptions:page_fault_user) and aws-lambda-cpp request ids",
+	"the stack unwinder (first frame in x30, AArch64 CFI, PAC-signed return addresses) "
+	"and aws-lambda-cpp request ids",
+	PT_FAULTS_FENTRY, fault_progs,
 };
 #else
 static const struct pt_arch host = {
-	"unknown", 0, "everything: peaktrace knows x86-64 and arm64",
+	"unknown", 0, "everything: peaktrace knows x86-64 and arm64", 0, NULL,
 };
 #endif
 

@@ -8,11 +8,20 @@
 #define PEAKTRACE_ARCH_H
 #include <stdio.h>
 
+/* How this architecture's BPF object learns of page faults (bpf/arch/x86.bpf.h, arm64.bpf.h):
+ * which programs the loader attaches, and which kernel feature they need (kernel/features.c). */
+enum pt_arch_faults {
+	PT_FAULTS_TRACEPOINTS = 1,  /* exceptions:page_fault_user/kernel (x86) */
+	PT_FAULTS_FENTRY,           /* fentry on handle_mm_fault (arm64: no such tracepoints) */
+};
+
 struct pt_arch {
 	const char *name;      /* uname -m's spelling: "x86_64", "aarch64" */
 	int x86_code;          /* the machine code is x86-64's: attach/probeplace.c's decoder and
 				* attach/probes.c's thunk test apply */
 	const char *unported;  /* NULL, or what a tracing run would get wrong on it */
+	enum pt_arch_faults faults;
+	const char *const *fault_progs; /* the object's page-fault programs, NULL-terminated */
 };
 
 const struct pt_arch *pt_arch_host(void);
