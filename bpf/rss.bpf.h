@@ -688,12 +688,18 @@ struct rss_walk {
 	__s64 replaced;       /* fill, move: bytes that still had an owner */
 };
 
+/* The run restarts from RSS_OPAQUE0, not from 0: a constant there grows by one page at each page
+ * of the next run, and once the `if (w->run)` here has been decided on such a constant (which
+ * marks it precise), the callback's states differ at every page and are never found equal: the
+ * walk is verified page by page until "the sequence of 8193 jumps is too complex" (Debian's
+ * arm64 7.3 kernel, the same object that its amd64 7.3 took: its verifier reached this branch
+ * with the constant; the log showed w->run precise, 0x1000 apart at each page). */
 static __always_inline void rss_run_flush(struct rss_walk *w)
 {
 	if (w->run) {
 		pt_rss_owner_add(w->owner, -w->run);
 		w->removed += w->run;
-		w->run = 0;
+		w->run = RSS_OPAQUE0;
 	}
 }
 
