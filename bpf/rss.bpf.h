@@ -152,6 +152,8 @@ static __always_inline int rss_fault(__u64 address)
 }
 
 #ifdef PT_ARCH_FAULT_FENTRY
+#include "fault.h"
+
 /*
  * Where there are no page-fault tracepoints (arm64), the entry of handle_mm_fault (on_mm_fault)
  * feeds rss_fault's state instead. What that entry sees, against x86's tracepoints:
@@ -159,15 +161,9 @@ static __always_inline int rss_fault(__u64 address)
  *    (MAP_POPULATE, mlock, madvise(MADV_POPULATE_*), O_DIRECT buffers, ptrace, execve's
  *    arguments) and fixup_user_fault (futexes). The tracepoints never see those: skipped, so
  *    what they make resident goes to no_fault ("populated without a fault"), as on x86.
- *  - One fault may call it several times: first under the VMA's own lock (FAULT_FLAG_VMA_LOCK;
- *    a new anonymous mapping's first fault, a swap-in or a page still being read returns
- *    VM_FAULT_RETRY), then under mmap_lock, again with FAULT_FLAG_TRIED after each
- *    VM_FAULT_RETRY. An attempt that returns VM_FAULT_RETRY has installed nothing, so its
- *    address simply stays pending; rss_g.faults counts the fault once: a call with
- *    FAULT_FLAG_TRIED, or without the VMA lock right after one with it at the same address,
- *    user or kernel alike, is its retry. (A new fault at that address, whose VMA lookup under
- *    RCU failed because another thread was changing the mapping, right after one that made
- *    nothing resident there, would be taken for a retry too: one fault fewer in the count.)
+ *  - One fault may call it several times (bpf/fault.h): an attempt that returns VM_FAULT_RETRY
+ *    has installed nothing, so its address simply stays pending, and rss_g.faults counts the
+ *    fault once (pt_fault_is_retry).
  *  - Faults that end before it are not seen: no mapping or no access (SIGSEGV, -EFAULT),
  *    faults with page faults disabled (bpf_probe_read_user, copy_*_nofault), kernel addresses.
  *    They make nothing resident; rss_g.faults is lower than x86's tracepoints would count for
@@ -179,8 +175,10 @@ static __always_inline int rss_fault(__u64 address)
  */
 static __always_inline int rss_mm_fault(__u64 address, __u32 flags, struct pt_regs *regs)
 {
-	__u32 vma_lock = 0, tried = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_TRIED);
-	__u32 user = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER), prev;
+	struct pt_fault_bits b = {
+		.tried = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_TRIED),
+		.user = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER),
+	};
 	struct thread_state *ts;
 	__u64 pf = address ? address : 1;
 	bool retry;
@@ -188,15 +186,13 @@ static __always_inline int rss_mm_fault(__u64 address, __u32 flags, struct pt_re
 	if (!regs || !is_target() || (__s64)address < 0)
 		return 0;
 	if (bpf_core_enum_value_exists(enum fault_flag, FAULT_FLAG_VMA_LOCK))
-		vma_lock = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_VMA_LOCK);
+		b.vma_lock = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_VMA_LOCK);
 	ts = thread_get(true);
 	if (!ts) {
 		count_err(PT_ERR_THREAD_STATE);
 		return 0;
 	}
-	prev = ts->pf_flags;
-	retry = (flags & tried) || ((prev & vma_lock) && !(flags & vma_lock) && ts->pf_addr == pf &&
-				    !((prev ^ flags) & user));
+	retry = pt_fault_is_retry(ts->pf_flags, flags, ts->pf_addr == pf, &b);
 	ts->pf_flags = flags;
 	ts->pf_addr = pf;
 	ts->sh_addr = 0;
