@@ -16,9 +16,12 @@
  *                   btf_trace_sched_process_exec, as libbpf loads on_exec
  *   tracepoints     tp_btf ones: their btf_trace_<name> typedef in the BTF (what libbpf looks up
  *                   at load); tp/ ones: their tracefs id file (what attach/probes.c reads)
- *   fentry          where page faults are traced so (arm64): a tracing program loaded against
- *                   handle_mm_fault and attached, then closed (arm64 loads it from 6.0 on but
- *                   attaches it only from 6.4, with ftrace's direct calls: error 524 before)
+ *   fentry          where page faults are traced so (arm64): handle_mm_fault and ftrace's direct
+ *                   calls (register_ftrace_direct, 6.4's register_ftrace_direct_multi) in the
+ *                   BTF: arm64 loads such a program from 6.0 on but attaches it only with them
+ *                   (error 524 before); --check-kernel also loads one and attaches it (which
+ *                   patches the function: ~0.15-0.4 s under TCG with the close, so a run's own
+ *                   check does not, its attach of on_mm_fault follows)
  *   kfunc, iter     a FUNC of that name in the BTF (bpf_rdonly_cast, bpf_iter_task)
  *   mm_lock_seq     mm_struct's member, in either form bpf/unwind.bpf.h reads: the int of
  *                   6.4 on, or the seqcount_t it became (with "sequence")
@@ -384,6 +387,13 @@ static enum pt_kfeat_state tp_btf_loads(uint32_t btf_id)
 	return PT_KF_PRESENT;
 }
 
+static bool thorough;
+
+void pt_kfeat_set_thorough(bool on)
+{
+	thorough = on;
+}
+
 /* A tracing program at a kernel function's entry (fentry), loaded and attached as libbpf
  * attaches on_mm_fault, then closed: arm64 kernels before 6.4 load it, the attach fails. */
 static enum pt_kfeat_state fentry_attaches(uint32_t btf_id, char *detail)
@@ -396,10 +406,6 @@ static enum pt_kfeat_state fentry_attaches(uint32_t btf_id, char *detail)
 	};
 	int fd, lfd, err;
 
-	if (!btf_id) {
-		snprintf(detail, PT_KDETAIL_LEN, "no handle_mm_fault in the kernel's BTF");
-		return PT_KF_MISSING;
-	}
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &o);
 	if (fd < 0) {
 		err = errno;
@@ -419,6 +425,24 @@ static enum pt_kfeat_state fentry_attaches(uint32_t btf_id, char *detail)
 	snprintf(detail, PT_KDETAIL_LEN, "it loads, the attach fails: %s%s", strerror(err),
 		 err == 524 ? " (no ftrace direct calls: arm64 before 6.4)" : "");
 	return err == EPERM ? PT_KF_UNKNOWN : PT_KF_MISSING;
+}
+
+/* fentry on handle_mm_fault (hmf: its BTF id; direct: ftrace's direct calls are in the BTF). */
+static enum pt_kfeat_state fentry_fault(const struct pt_kfeats *k, uint32_t hmf, bool direct,
+					char *detail)
+{
+	if (!hmf) {
+		snprintf(detail, PT_KDETAIL_LEN, "no handle_mm_fault in the kernel's BTF");
+		return PT_KF_MISSING;
+	}
+	if (!direct) {
+		snprintf(detail, PT_KDETAIL_LEN, "no ftrace direct calls (register_ftrace_direct): "
+			 "a BPF trampoline cannot be attached there");
+		return PT_KF_MISSING;
+	}
+	if (!thorough)
+		return PT_KF_PRESENT;
+	return k->privileged ? fentry_attaches(hmf, detail) : PT_KF_UNKNOWN;
 }
 
 /* Where tracefs is (session.c mounts it when it is nowhere: so does the check, as root); NULL
@@ -527,7 +551,8 @@ static enum pt_kfeat_state mm_lock_seq(const struct pt_btf *b, uint32_t mm, char
 /* Everything the kernel's BTF answers. */
 static void probe_btf(struct pt_kfeats *k)
 {
-	enum { Q_RDONLY, Q_ITER, Q_PRIV, Q_EXEC, Q_EXIT, Q_PFU, Q_PFK, Q_MM, Q_TASK, Q_HMF, NQ };
+	enum { Q_RDONLY, Q_ITER, Q_PRIV, Q_EXEC, Q_EXIT, Q_PFU, Q_PFK, Q_MM, Q_TASK, Q_HMF, Q_DIRECT,
+	       Q_DIRECT_MULTI, NQ };
 	struct pt_btf_query q[NQ] = {
 		[Q_RDONLY] = { "bpf_rdonly_cast", BTF_KIND_FUNC },
 		[Q_ITER] = { "bpf_iter_task", BTF_KIND_FUNC },
@@ -539,6 +564,8 @@ static void probe_btf(struct pt_kfeats *k)
 		[Q_MM] = { "mm_struct", BTF_KIND_STRUCT },
 		[Q_TASK] = { "task_struct", BTF_KIND_STRUCT },
 		[Q_HMF] = { "handle_mm_fault", BTF_KIND_FUNC },
+		[Q_DIRECT] = { "register_ftrace_direct", BTF_KIND_FUNC },
+		[Q_DIRECT_MULTI] = { "register_ftrace_direct_multi", BTF_KIND_FUNC },
 	};
 	struct pt_btf b;
 	int err = pt_btf_open_vmlinux(&b);
@@ -571,10 +598,11 @@ static void probe_btf(struct pt_kfeats *k)
 		snprintf(k->detail[PT_KF_PRIV_STACK], PT_KDETAIL_LEN, "the kernel has it; whether a "
 			 "program gets one is the verifier's call at each load");
 	k->state[PT_KF_TP_BTF] = k->privileged ? tp_btf_loads(q[Q_EXEC].id) : PT_KF_UNKNOWN;
-	/* Probed only where it is this binary's way to page faults (it patches the function). */
+	/* Probed only where it is this binary's way to page faults. */
 	if (pt_kfeat_applies(k, PT_KF_FENTRY_FAULT))
-		k->state[PT_KF_FENTRY_FAULT] = k->privileged ?
-			fentry_attaches(q[Q_HMF].id, k->detail[PT_KF_FENTRY_FAULT]) : PT_KF_UNKNOWN;
+		k->state[PT_KF_FENTRY_FAULT] = fentry_fault(k, q[Q_HMF].id,
+							    q[Q_DIRECT].id || q[Q_DIRECT_MULTI].id,
+							    k->detail[PT_KF_FENTRY_FAULT]);
 	pt_btf_close(&b);
 }
 

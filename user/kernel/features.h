@@ -100,6 +100,10 @@ struct pt_kfeat_measured {
 	uint64_t attach_ns;          /* every probe attached (report.h's startup.attach_ns) */
 };
 
+/* Before the first pt_kfeats(): also run the probes that patch the kernel (--check-kernel: an
+ * fentry program attached to handle_mm_fault where page faults are traced so); a run's check
+ * reads the BTF for that instead. */
+void pt_kfeat_set_thorough(bool on);
 /* The running kernel, probed at the first call (PEAKTRACE_PRETEND_MISSING applied). */
 const struct pt_kfeats *pt_kfeats(void);
 /* Present on this kernel (pretending included)? Unknown counts as present: the load decides. */
