@@ -182,7 +182,7 @@ def run_lambda(ctx):
              through(lines, r".*memset.*"), mb * MiB)
 
 
-# "faults counted once": wl_faults makes N new one-page regions, each written once. Against a run
+# "faults counted once": wl_pagefaults makes N new one-page regions, each written once. Against a run
 # with no region, the report's "page faults seen" grows by the workload's own count of those
 # faults (getrusage: the kernel's, once per completed fault), within FAULTS_TOL of it, and so does
 # "made anonymous pages resident". Where faults are traced at handle_mm_fault's entry (arm64),
@@ -198,9 +198,9 @@ def run_faults(ctx):
     name = "rss/faults counted once"
     if not res.wanted(name):
         return
-    wl = ctx.built.get("wl_faults", {}).get("fp")
+    wl = ctx.built.get("wl_pagefaults", {}).get("fp")
     if not wl:
-        res.fail(name, "wl_faults not built")
+        res.fail(name, "wl_pagefaults not built")
         return
     got = {}
     for n in (0, FAULTS_N):
