@@ -137,6 +137,10 @@ int on_rss_stat(struct trace_event_raw_rss_stat *ctx)
 
 /* ---- RSS attribution by page (rss.bpf.h) ------------------------------------------------- */
 
+/* Each architecture's object has the fault programs its kernel can attach (arch/x86.bpf.h and
+ * arch/arm64.bpf.h say which; user/arch names them to the loader): x86's two tracepoints, or
+ * arm64's fentry. */
+#ifdef PT_ARCH_FAULT_TRACEPOINTS
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(on_page_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
@@ -150,6 +154,19 @@ int BPF_PROG(on_page_fault_kernel, unsigned long address, struct pt_regs *regs, 
 	PT_FLOOR_RETURN();
 	return rss_fault(address);
 }
+#endif
+
+#ifdef PT_ARCH_FAULT_FENTRY
+/* A BPF trampoline, not a raw tracepoint: it runs at every handle_mm_fault of every process
+ * (as the tracepoints run at every fault), the target's own checked first (rss_mm_fault). */
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(on_mm_fault, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
+	     struct pt_regs *regs)
+{
+	PT_FLOOR_RETURN();
+	return rss_mm_fault(address, flags, regs);
+}
+#endif
 
 /* ---- process lifetime --------------------------------------------------------------------- */
 

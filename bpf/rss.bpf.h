@@ -151,6 +151,57 @@ static __always_inline int rss_fault(__u64 address)
 	return 0;
 }
 
+#ifdef PT_ARCH_FAULT_FENTRY
+#include "fault.h"
+
+/*
+ * Where there are no page-fault tracepoints (arm64), the entry of handle_mm_fault (on_mm_fault)
+ * feeds rss_fault's state instead. What that entry sees, against x86's tracepoints:
+ *  - The kernel also calls it with no exception and no registers (regs NULL): get_user_pages
+ *    (MAP_POPULATE, mlock, madvise(MADV_POPULATE_*), O_DIRECT buffers, ptrace, execve's
+ *    arguments) and fixup_user_fault (futexes). The tracepoints never see those: skipped, so
+ *    what they make resident goes to no_fault ("populated without a fault"), as on x86.
+ *  - One fault may call it several times (bpf/fault.h): an attempt that returns VM_FAULT_RETRY
+ *    has installed nothing, so its address simply stays pending, and rss_g.faults counts the
+ *    fault once (pt_fault_is_retry).
+ *  - Faults that end before it are not seen: no mapping or no access (SIGSEGV, -EFAULT),
+ *    faults with page faults disabled (bpf_probe_read_user, copy_*_nofault), kernel addresses.
+ *    They make nothing resident; rss_g.faults is lower than x86's tracepoints would count for
+ *    them (x86's page_fault_kernel also fires for the BPF programs' own reads of the target's
+ *    stack that fault, and leaves their address pending).
+ * A kernel fault on a user address (copy_to_user: read() into a fresh buffer) comes here with
+ * the kernel's registers: the stack is then the syscall's user one (bpf_task_pt_regs at the
+ * rss_stat), as for page_fault_kernel. FAULT_FLAG_* by CO-RE (VMA_LOCK: 6.4+).
+ */
+static __always_inline int rss_mm_fault(__u64 address, __u32 flags, struct pt_regs *regs)
+{
+	struct pt_fault_bits b = {
+		.tried = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_TRIED),
+		.user = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_USER),
+	};
+	struct thread_state *ts;
+	__u64 pf = address ? address : 1;
+	bool retry;
+
+	if (!regs || !is_target() || (__s64)address < 0)
+		return 0;
+	if (bpf_core_enum_value_exists(enum fault_flag, FAULT_FLAG_VMA_LOCK))
+		b.vma_lock = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_VMA_LOCK);
+	ts = thread_get(true);
+	if (!ts) {
+		count_err(PT_ERR_THREAD_STATE);
+		return 0;
+	}
+	retry = pt_fault_is_retry(ts->pf_flags, flags, ts->pf_addr == pf, &b);
+	ts->pf_flags = flags;
+	ts->pf_addr = pf;
+	ts->sh_addr = 0;
+	if (!retry)
+		__sync_fetch_and_add(&rss_g.faults, 1);
+	return 0;
+}
+#endif
+
 /* The stack a fault's pages belong to: inside an allocator call the allocation's (as for its
  * syscalls, memstat.bpf.h), else the faulting instruction's, unwound from the saved registers
  * (a kernel fault: the syscall's own user stack). */
@@ -634,12 +685,19 @@ struct rss_walk {
 	__s64 replaced;       /* fill, move: bytes that still had an owner */
 };
 
+/* The run restarts from RSS_OPAQUE0, not from 0: a constant there grows by one page at each page
+ * of the next run, and once an `if (w->run)` has been decided on such a constant (which marks it
+ * precise), the callback's states differ at every page and are never found equal: the walk is
+ * verified page by page until "the sequence of 8193 jumps is too complex". Debian's arm64 7.3
+ * did that (its log: the block's flush after the inner loop reached with w->run == 4096, then
+ * w->run precise, 0x1000 apart at each page, 93,251 instructions); amd64 7.3's verifier, on the
+ * same code, widened the constant to an unknown before any branch was decided on it. */
 static __always_inline void rss_run_flush(struct rss_walk *w)
 {
 	if (w->run) {
 		pt_rss_owner_add(w->owner, -w->run);
 		w->removed += w->run;
-		w->run = 0;
+		w->run = RSS_OPAQUE0;
 	}
 }
 

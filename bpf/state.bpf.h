@@ -113,6 +113,10 @@ struct thread_state {
 	__u64 last_free; /* free_checks_thread: pointer the last free probe took */
 	__u64 sc_arg0, sc_arg1, sc_arg2, sc_arg3;
 	__u64 pf_addr;   /* rss.bpf.h: address of this thread's page fault in progress (0: none) */
+#ifdef PT_ARCH_FAULT_FENTRY
+	__u32 pf_flags;  /* rss.bpf.h rss_mm_fault: the flags of this thread's last handle_mm_fault */
+	__u32 pf_pad;
+#endif
 	__u64 rss_err[8];/* rss.bpf.h: this CPU's stack-cut counters before a fault's unwind */
 	__u64 sh_addr;   /* rss.bpf.h: the fault address a file/shmem growth was charged by, for
 			  * the same fault's further events (fault-around maps folio by folio) */

@@ -68,6 +68,7 @@ static int run_compare(struct pt_options *opt, int argc, char **argv)
 /* --check-kernel: the table and the verdict, nothing traced. */
 static int check_kernel(void)
 {
+	pt_kfeat_set_thorough(true);
 	switch (pt_kfeat_print(stdout, pt_kfeats())) {
 	case PT_KV_CAN_RUN: return EXIT_OK;
 	case PT_KV_CANNOT_RUN: return EXIT_BPF;

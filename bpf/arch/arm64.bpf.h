@@ -127,4 +127,9 @@ static __always_inline __u64 pt_arch_sret_take(void)
 #define PT_ARCH_FP_RA_KEEP(ts, cfa)   ((ts)->uw_ra_at = (cfa) - 8)
 #define PT_ARCH_FP_CFA(fp)            ((fp) + 16)
 
+/* Page faults: arm64 has no exceptions:page_fault_user/kernel (x86's tracepoints); the fault
+ * handler's calls of handle_mm_fault are traced at their entry instead (fentry: 6.4+ on arm64,
+ * where ftrace has direct calls), peaktrace.bpf.c's on_mm_fault and rss.bpf.h's rss_mm_fault. */
+#define PT_ARCH_FAULT_FENTRY 1
+
 #endif /* PEAKTRACE_ARCH_ARM64_BPF_H */

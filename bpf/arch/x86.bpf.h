@@ -68,4 +68,8 @@
 #define PT_ARCH_FP_RA_KEEP(ts, cfa)   do { } while (0)
 #define PT_ARCH_FP_CFA(fp)            ((fp) + 16)
 
+/* Page faults: the tracepoints exceptions:page_fault_user and page_fault_kernel (peaktrace.bpf.c
+ * on_page_fault_user/kernel), fired at every fault's exception entry. */
+#define PT_ARCH_FAULT_TRACEPOINTS 1
+
 #endif /* PEAKTRACE_ARCH_X86_BPF_H */

@@ -11,6 +11,7 @@
 #include <bpf/btf.h>
 #include "check.h"
 #include "kernel/btfscan.h"
+#include "arch/arch.h"
 #include "kernel/features.h"
 
 static void test_versions(void)
@@ -144,6 +145,50 @@ static void test_refusal(void)
 	all_present(&k, "5.10.0-30-amd64");
 	k.state[PT_KF_LOOP] = PT_KF_MISSING;
 	CHECK_STR(pt_kfeat_state_text(&k, PT_KF_LOOP, st, sizeof(st)), "missing", "5.10 without bpf_loop");
+}
+
+/* The page faults' feature is the architecture's own: x86's tracepoints, arm64's fentry. The
+ * other's row is not needed (nor printed), whatever its state. */
+static void test_faults(void)
+{
+	struct pt_kfeats k;
+	char buf[1024];
+	int n;
+
+	CHECK(pt_kfeat_defs[PT_KF_TP_PAGE_FAULT].faults == PT_FAULTS_TRACEPOINTS &&
+	      pt_kfeat_defs[PT_KF_FENTRY_FAULT].faults == PT_FAULTS_FENTRY,
+	      "each page-fault feature names its way");
+	for (int id = 0; id < PT_KF_COUNT; id++)
+		CHECK(!pt_kfeat_defs[id].faults || id == PT_KF_TP_PAGE_FAULT || id == PT_KF_FENTRY_FAULT,
+		      "%s: only the page-fault features differ by architecture", pt_kfeat_defs[id].name);
+
+	all_present(&k, "7.3.4+deb13-arm64");
+	k.faults = PT_FAULTS_FENTRY;
+	k.state[PT_KF_TP_PAGE_FAULT] = PT_KF_MISSING;
+	CHECK(pt_kfeat_refusal(&k, buf, sizeof(buf)) == 0 && !pt_kfeat_applies(&k, PT_KF_TP_PAGE_FAULT),
+	      "arm64 without page-fault tracepoints: runs (%s)", buf);
+	CHECK(pt_kfeat_essential(&k, PT_KF_FENTRY_FAULT) && !pt_kfeat_essential(&k, PT_KF_TP_PAGE_FAULT),
+	      "arm64: fentry essential, the tracepoints not");
+	all_present(&k, "6.1.0-50-arm64");
+	k.faults = PT_FAULTS_FENTRY;
+	k.state[PT_KF_TP_PAGE_FAULT] = k.state[PT_KF_FENTRY_FAULT] = PT_KF_MISSING;
+	n = pt_kfeat_refusal(&k, buf, sizeof(buf));
+	CHECK_STR(buf, "this kernel (6.1.0-50-arm64) lacks fentry on handle_mm_fault (6.4+, arm64): RSS "
+		  "attribution by page: who faulted each page in (arm64 has no page-fault tracepoints); "
+		  "`peaktrace --check-kernel` lists what it has", "arm64 6.1: the refusal");
+	CHECK(n == 1, "one feature named (%d): the tracepoints are not arm64's", n);
+	k.state[PT_KF_FENTRY_FAULT] = PT_KF_UNKNOWN;
+	CHECK(pt_kfeat_count(&k, PT_KF_UNKNOWN, true) == 1, "fentry not probed (not root): unknown, needed");
+
+	all_present(&k, "6.18.44-fc-v1252");
+	k.faults = PT_FAULTS_TRACEPOINTS;
+	k.state[PT_KF_FENTRY_FAULT] = PT_KF_UNKNOWN;   /* x86 does not probe it */
+	CHECK(pt_kfeat_refusal(&k, buf, sizeof(buf)) == 0 && pt_kfeat_count(&k, PT_KF_UNKNOWN, true) == 0,
+	      "x86: fentry's row neither needed nor unknown");
+	k.state[PT_KF_TP_PAGE_FAULT] = PT_KF_MISSING;
+	n = pt_kfeat_refusal(&k, buf, sizeof(buf));
+	CHECK(n == 1 && strstr(buf, "lacks the tracepoints exceptions:page_fault_user/kernel (5.5+, "
+			       "x86 only)"), "x86 without the tracepoints: refused (%d): %s", n, buf);
 }
 
 static void test_pretend(void)
@@ -337,6 +382,7 @@ int main(void)
 	test_versions();
 	test_table();
 	test_refusal();
+	test_faults();
 	test_pretend();
 	test_cost();
 	test_btf_blob();

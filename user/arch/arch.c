@@ -9,8 +9,12 @@
 #include <string.h>
 #include "arch/arch.h"
 
+/* bpf/peaktrace.bpf.c's page-fault programs: each architecture's object has its own. */
 #if defined(__x86_64__)
-static const struct pt_arch host = { "x86_64", PT_ISA_X86_64, NULL, EM_X86_64 };
+static const char *const fault_progs[] = { "on_page_fault_user", "on_page_fault_kernel", NULL };
+static const struct pt_arch host = {
+	"x86_64", PT_ISA_X86_64, NULL, EM_X86_64, PT_FAULTS_TRACEPOINTS, fault_progs,
+};
 #elif defined(__aarch64__)
 #include <stddef.h>
 #include <asm/ptrace.h>
@@ -21,18 +25,18 @@ _Static_assert(offsetof(struct user_pt_regs, sp) == 8 * PT_A64_SP, "sp");
 _Static_assert(offsetof(struct user_pt_regs, pc) == 8 * PT_A64_PC, "pc");
 _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_regs");
 /* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
- * RSS attribution needs exceptions:page_fault_user (x86-only). Ported: the stacks (frame 0 in
- * x30, AArch64 CFI rows, PAC-signed return addresses stripped: bpf/arch/arm64.bpf.h,
- * unwind/cfi.c), probe placement and pymalloc guards in A64 code, aws-lambda-cpp's result
- * pointer from x8. */
+ * CPython's frames (the smoke set's python case names no frame of the script: being looked
+ * into). Ported: the stacks (frame 0 in x30, AArch64 CFI rows, PAC-signed return
+ * addresses stripped: bpf/arch/arm64.bpf.h, unwind/cfi.c), page faults (fentry on
+ * handle_mm_fault: bpf/rss.bpf.h rss_mm_fault), probe placement and pymalloc guards in A64
+ * code, aws-lambda-cpp's result pointer from x8. */
+static const char *const fault_progs[] = { "on_mm_fault", NULL };
 static const struct pt_arch host = {
-	"aarch64", PT_ISA_A64,
-	"page-fault RSS attribution (no exceptions:page_fault_user)",
-	EM_AARCH64,
+	"aarch64", PT_ISA_A64, "CPython frames", EM_AARCH64, PT_FAULTS_FENTRY, fault_progs,
 };
 #else
 static const struct pt_arch host = {
-	"unknown", PT_ISA_NONE, "everything: peaktrace knows x86-64 and arm64", EM_NONE,
+	"unknown", PT_ISA_NONE, "everything: peaktrace knows x86-64 and arm64", EM_NONE, 0, NULL,
 };
 #endif
 

@@ -12,6 +12,13 @@
  * A64 (arch/arm64.c). */
 enum pt_isa { PT_ISA_NONE = 0, PT_ISA_X86_64, PT_ISA_A64 };
 
+/* How this architecture's BPF object learns of page faults (bpf/arch/x86.bpf.h, arm64.bpf.h):
+ * which programs the loader attaches, and which kernel feature they need (kernel/features.c). */
+enum pt_arch_faults {
+	PT_FAULTS_TRACEPOINTS = 1,  /* exceptions:page_fault_user/kernel (x86) */
+	PT_FAULTS_FENTRY,           /* fentry on handle_mm_fault (arm64: no such tracepoints) */
+};
+
 struct pt_arch {
 	const char *name;      /* uname -m's spelling: "x86_64", "aarch64" */
 	int isa;               /* enum pt_isa: the code the kernel's uprobes run here (probe
@@ -19,6 +26,9 @@ struct pt_arch {
 	const char *unported;  /* NULL, or what a tracing run would get wrong on it */
 	unsigned int elf_machine; /* ELF e_machine of its code: the CFI tables the BPF unwinder
 				   * reads are built for this machine only (unwind/cfi.h) */
+
+	enum pt_arch_faults faults;
+	const char *const *fault_progs; /* the object's page-fault programs, NULL-terminated */
 };
 
 const struct pt_arch *pt_arch_host(void);

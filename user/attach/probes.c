@@ -231,6 +231,39 @@ static int attach_tp(struct pt_links *links, struct bpf_program *p, const char *
 	return pt_links_add_tp(links, l, dup, 0);
 }
 
+/* The skeleton's program of that name (what skel->progs.NAME is: bpfload.c points it at the
+ * copy of the object that loaded it), or NULL: the page-fault programs differ by architecture,
+ * and the skeleton of each has only its own. */
+static struct bpf_program *skel_prog_named(struct peaktrace_bpf *skel, const char *name)
+{
+	const struct bpf_object_skeleton *s = skel->skeleton;
+
+	for (int i = 0; i < s->prog_cnt; i++) {
+		const struct bpf_prog_skeleton *p =
+			(const void *)((const char *)s->progs + (size_t)i * s->prog_skel_sz);
+
+		if (!strcmp(p->name, name))
+			return *p->prog;
+	}
+	return NULL;
+}
+
+/* BTF raw tracepoints and trampolines: their own links. */
+static int attach_raw(struct pt_links *links, struct bpf_program *p, const char *name)
+{
+	int err;
+
+	if (!p) {
+		fprintf(stderr, "peaktrace: failed to attach %s: not in the BPF object\n", name);
+		return -ENOENT;
+	}
+	err = pt_links_add(links, bpf_program__attach(p), 0);
+	if (err)
+		fprintf(stderr, "peaktrace: failed to attach %s: %s\n", bpf_program__section_name(p),
+			strerror(-err));
+	return err;
+}
+
 int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bool boundaries)
 {
 	/* The memory syscalls' two programs see the other syscalls too (bpf/memstat.bpf.h tells
@@ -254,22 +287,19 @@ int pt_attach_tracepoints(struct peaktrace_bpf *skel, struct pt_links *links, bo
 		{ skel->progs.on_write_enter, "syscalls", "sys_enter_sendto", true },
 		{ skel->progs.on_write_enter, "syscalls", "sys_enter_writev", true },
 	};
-	/* BTF raw tracepoints (bpf/peaktrace.bpf.c says why): their own links. */
-	struct bpf_program *raw[] = {
-		skel->progs.on_page_fault_user, skel->progs.on_page_fault_kernel, skel->progs.on_exec,
-		skel->progs.on_exit,
-	};
+	/* BTF raw tracepoints (bpf/peaktrace.bpf.c says why), and the page faults' programs of
+	 * this architecture (x86's tracepoints, arm64's fentry: arch/arch.h), in that order. */
+	struct bpf_program *raw[] = { skel->progs.on_exec, skel->progs.on_exit };
+	const char *const *fp = pt_arch_host()->fault_progs;
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
-		err = pt_links_add(links, bpf_program__attach(raw[i]), 0);
-		if (err) {
-			fprintf(stderr, "peaktrace: failed to attach %s: %s\n",
-				bpf_program__section_name(raw[i]), strerror(-err));
+	for (; fp && *fp; fp++)
+		if ((err = attach_raw(links, skel_prog_named(skel, *fp), *fp)))
 			return err;
-		}
-	}
+	for (i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
+		if ((err = attach_raw(links, raw[i], bpf_program__name(raw[i]))))
+			return err;
 	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		if (tps[i].rapi && !boundaries)
 			continue;

@@ -16,6 +16,12 @@
  *                   btf_trace_sched_process_exec, as libbpf loads on_exec
  *   tracepoints     tp_btf ones: their btf_trace_<name> typedef in the BTF (what libbpf looks up
  *                   at load); tp/ ones: their tracefs id file (what attach/probes.c reads)
+ *   fentry          where page faults are traced so (arm64): handle_mm_fault and ftrace's direct
+ *                   calls (register_ftrace_direct, 6.4's register_ftrace_direct_multi) in the
+ *                   BTF: arm64 loads such a program from 6.0 on but attaches it only with them
+ *                   (error 524 before); --check-kernel also loads one and attaches it (which
+ *                   patches the function: ~0.15-0.4 s under TCG with the close, so a run's own
+ *                   check does not, its attach of on_mm_fault follows)
  *   kfunc, iter     a FUNC of that name in the BTF (bpf_rdonly_cast, bpf_iter_task)
  *   mm_lock_seq     mm_struct's member, in either form bpf/unwind.bpf.h reads: the int of
  *                   6.4 on, or the seqcount_t it became (with "sequence")
@@ -35,6 +41,7 @@
 #include "util/file.h"
 #include "attach/nspid.h"
 #include "attach/umulti.h"
+#include "arch/arch.h"
 #include "kernel/btfscan.h"
 #include "kernel/features.h"
 
@@ -52,8 +59,9 @@
  *     invocation, unwind), bpf_find_vma (unwind, rss), bpf_for_each_map_elem (rss at exec),
  *     bpf_get_ns_current_pid_tgid (python), bpf_probe_read_user (everywhere);
  *   - the tracepoints: attach/probes.c attaches every one and fails the run without it, and a
- *     tp_btf program whose btf_trace_ typedef is missing fails the load (on arm64 there is no
- *     exceptions:page_fault_user: peaktrace is x86-64 only today).
+ *     tp_btf program whose btf_trace_ typedef is missing fails the load; the page faults' by
+ *     architecture (arch/arch.h): x86's tracepoints exceptions:page_fault_user/kernel, arm64's
+ *     fentry on handle_mm_fault (arm64 has no such tracepoints).
  * Optional: bpf_rdonly_cast (a .rodata flag takes it out, set from pt_kfeat_rdonly_cast()),
  * uprobe-multi (perf-event uprobes instead: session.c's s->multi), mm_lock_seq (CO-RE checks
  * for either form; without it JIT frames are looked up at every walk).
@@ -90,7 +98,13 @@ const struct pt_kfeat_def pt_kfeat_defs[PT_KF_COUNT] = {
 	[PT_KF_TP_SCHED] = { "tp_sched_process", "the tracepoints sched:sched_process_exec/exit", "5.5",
 		NULL, PT_NEED_ESSENTIAL, "the target's exec and exit are traced there" },
 	[PT_KF_TP_PAGE_FAULT] = { "tp_page_fault", "the tracepoints exceptions:page_fault_user/kernel",
-		"5.5", "x86 only", PT_NEED_ESSENTIAL, "RSS attribution by page: who faulted each page in" },
+		"5.5", "x86 only", PT_NEED_ESSENTIAL, "RSS attribution by page: who faulted each page in",
+		PT_FAULTS_TRACEPOINTS },
+	/* arm64's BPF trampolines (6.0) reach ftrace-managed kernel functions through ftrace's
+	 * direct calls, arm64's from 6.4 ("arm64: ftrace: Add direct call support"). */
+	[PT_KF_FENTRY_FAULT] = { "fentry_fault", "fentry on handle_mm_fault", "6.4", "arm64",
+		PT_NEED_ESSENTIAL, "RSS attribution by page: who faulted each page in (arm64 has no "
+		"page-fault tracepoints)", PT_FAULTS_FENTRY },
 	[PT_KF_TP_RSS_STAT] = { "tp_rss_stat", "the tracepoint kmem:rss_stat", "5.5", NULL,
 		PT_NEED_ESSENTIAL, "the RSS counters and their peak" },
 	[PT_KF_TP_SYSCALLS] = { "tp_syscalls", "the syscall tracepoints", "", "CONFIG_FTRACE_SYSCALLS",
@@ -200,10 +214,17 @@ int pt_kfeat_pretend(struct pt_kfeats *k, const char *list)
 	return 0;
 }
 
+bool pt_kfeat_applies(const struct pt_kfeats *k, enum pt_kfeat_id id)
+{
+	return !pt_kfeat_defs[id].faults || pt_kfeat_defs[id].faults == k->faults;
+}
+
 bool pt_kfeat_essential(const struct pt_kfeats *k, enum pt_kfeat_id id)
 {
 	enum pt_kfeat_need need = pt_kfeat_defs[id].need;
 
+	if (!pt_kfeat_applies(k, id))
+		return false;
 	return need == PT_NEED_ESSENTIAL || (need == PT_NEED_IN_PIDNS && k->in_pidns);
 }
 
@@ -366,6 +387,64 @@ static enum pt_kfeat_state tp_btf_loads(uint32_t btf_id)
 	return PT_KF_PRESENT;
 }
 
+static bool thorough;
+
+void pt_kfeat_set_thorough(bool on)
+{
+	thorough = on;
+}
+
+/* A tracing program at a kernel function's entry (fentry), loaded and attached as libbpf
+ * attaches on_mm_fault, then closed: arm64 kernels before 6.4 load it, the attach fails. */
+static enum pt_kfeat_state fentry_attaches(uint32_t btf_id, char *detail)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = btf_id);
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd, lfd, err;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &o);
+	if (fd < 0) {
+		err = errno;
+		if (err == EPERM)
+			return PT_KF_UNKNOWN;
+		snprintf(detail, PT_KDETAIL_LEN, "the load fails: %s", strerror(err));
+		return PT_KF_MISSING;
+	}
+	lfd = bpf_raw_tracepoint_open(NULL, fd);
+	err = errno;
+	close(fd);
+	if (lfd >= 0) {
+		close(lfd);
+		return PT_KF_PRESENT;
+	}
+	/* 524: the kernel's ENOTSUPP, no trampoline for an ftrace-managed function. */
+	snprintf(detail, PT_KDETAIL_LEN, "it loads, the attach fails: %s%s", strerror(err),
+		 err == 524 ? " (no ftrace direct calls: arm64 before 6.4)" : "");
+	return err == EPERM ? PT_KF_UNKNOWN : PT_KF_MISSING;
+}
+
+/* fentry on handle_mm_fault (hmf: its BTF id; direct: ftrace's direct calls are in the BTF). */
+static enum pt_kfeat_state fentry_fault(const struct pt_kfeats *k, uint32_t hmf, bool direct,
+					char *detail)
+{
+	if (!hmf) {
+		snprintf(detail, PT_KDETAIL_LEN, "no handle_mm_fault in the kernel's BTF");
+		return PT_KF_MISSING;
+	}
+	if (!direct) {
+		snprintf(detail, PT_KDETAIL_LEN, "no ftrace direct calls (register_ftrace_direct): "
+			 "a BPF trampoline cannot be attached there");
+		return PT_KF_MISSING;
+	}
+	if (!thorough)
+		return PT_KF_PRESENT;
+	return k->privileged ? fentry_attaches(hmf, detail) : PT_KF_UNKNOWN;
+}
+
 /* Where tracefs is (session.c mounts it when it is nowhere: so does the check, as root); NULL
  * with errno EACCES when it is there but not ours to read (/sys/kernel/tracing is 0700). */
 static const char *tracefs(void)
@@ -472,7 +551,8 @@ static enum pt_kfeat_state mm_lock_seq(const struct pt_btf *b, uint32_t mm, char
 /* Everything the kernel's BTF answers. */
 static void probe_btf(struct pt_kfeats *k)
 {
-	enum { Q_RDONLY, Q_ITER, Q_PRIV, Q_EXEC, Q_EXIT, Q_PFU, Q_PFK, Q_MM, Q_TASK, NQ };
+	enum { Q_RDONLY, Q_ITER, Q_PRIV, Q_EXEC, Q_EXIT, Q_PFU, Q_PFK, Q_MM, Q_TASK, Q_HMF, Q_DIRECT,
+	       Q_DIRECT_MULTI, NQ };
 	struct pt_btf_query q[NQ] = {
 		[Q_RDONLY] = { "bpf_rdonly_cast", BTF_KIND_FUNC },
 		[Q_ITER] = { "bpf_iter_task", BTF_KIND_FUNC },
@@ -483,6 +563,9 @@ static void probe_btf(struct pt_kfeats *k)
 		[Q_PFK] = { "btf_trace_page_fault_kernel", BTF_KIND_TYPEDEF },
 		[Q_MM] = { "mm_struct", BTF_KIND_STRUCT },
 		[Q_TASK] = { "task_struct", BTF_KIND_STRUCT },
+		[Q_HMF] = { "handle_mm_fault", BTF_KIND_FUNC },
+		[Q_DIRECT] = { "register_ftrace_direct", BTF_KIND_FUNC },
+		[Q_DIRECT_MULTI] = { "register_ftrace_direct_multi", BTF_KIND_FUNC },
 	};
 	struct pt_btf b;
 	int err = pt_btf_open_vmlinux(&b);
@@ -515,6 +598,11 @@ static void probe_btf(struct pt_kfeats *k)
 		snprintf(k->detail[PT_KF_PRIV_STACK], PT_KDETAIL_LEN, "the kernel has it; whether a "
 			 "program gets one is the verifier's call at each load");
 	k->state[PT_KF_TP_BTF] = k->privileged ? tp_btf_loads(q[Q_EXEC].id) : PT_KF_UNKNOWN;
+	/* Probed only where it is this binary's way to page faults. */
+	if (pt_kfeat_applies(k, PT_KF_FENTRY_FAULT))
+		k->state[PT_KF_FENTRY_FAULT] = fentry_fault(k, q[Q_HMF].id,
+							    q[Q_DIRECT].id || q[Q_DIRECT_MULTI].id,
+							    k->detail[PT_KF_FENTRY_FAULT]);
 	pt_btf_close(&b);
 }
 
@@ -556,6 +644,7 @@ static void probe_all(struct pt_kfeats *k)
 		pt_kver_parse(k->release, &k->major, &k->minor);
 	}
 	k->in_pidns = pt_in_pid_namespace();
+	k->faults = pt_arch_host()->faults;
 	k->privileged = can_load();
 	probe_uprobes(k);
 	probe_tracefs(k);
@@ -619,6 +708,8 @@ enum pt_kfeat_verdict pt_kfeat_print(FILE *f, const struct pt_kfeats *k)
 	for (id = 0; id < PT_KF_COUNT; id++) {
 		const struct pt_kfeat_def *d = &pt_kfeat_defs[id];
 
+		if (!pt_kfeat_applies(k, id))
+			continue;
 		fprintf(f, "%-27s %-9s %-26s %-22s %s\n", d->name, need_names[d->need],
 			since_col(id, since, sizeof(since)), pt_kfeat_state_text(k, id, state, sizeof(state)),
 			d->without);

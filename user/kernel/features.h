@@ -36,6 +36,7 @@ enum pt_kfeat_id {
 	PT_KF_FIND_VMA,
 	PT_KF_TP_SCHED,
 	PT_KF_TP_PAGE_FAULT,
+	PT_KF_FENTRY_FAULT,
 	PT_KF_TP_RSS_STAT,
 	PT_KF_TP_SYSCALLS,
 	/* essential inside a PID namespace of peaktrace's own, else unused */
@@ -70,6 +71,9 @@ struct pt_kfeat_def {
 	const char *note;        /* "x86 only", "CONFIG_FTRACE_SYSCALLS", or NULL */
 	enum pt_kfeat_need need;
 	const char *without;     /* essential: what needs it; optional: what its absence costs */
+	int faults;              /* 0: every architecture; else only where the BPF object learns
+				  * of page faults this way (enum pt_arch_faults: the other's row
+				  * is neither probed, needed nor shown) */
 };
 extern const struct pt_kfeat_def pt_kfeat_defs[PT_KF_COUNT];
 
@@ -81,6 +85,7 @@ struct pt_kfeats {
 	int major, minor;            /* parsed from release; 0.0 when it cannot be */
 	char machine[PT_KREL_LEN];   /* uname -m */
 	bool in_pidns;               /* peaktrace runs in a PID namespace of its own */
+	int faults;                  /* this binary's way to page faults (enum pt_arch_faults) */
 	bool privileged;             /* BPF programs could be loaded: the probes that load one ran */
 	enum pt_kfeat_state state[PT_KF_COUNT];
 	bool pretended[PT_KF_COUNT]; /* PEAKTRACE_PRETEND_MISSING said so (its state: missing) */
@@ -95,6 +100,10 @@ struct pt_kfeat_measured {
 	uint64_t attach_ns;          /* every probe attached (report.h's startup.attach_ns) */
 };
 
+/* Before the first pt_kfeats(): also run the probes that patch the kernel (--check-kernel: an
+ * fentry program attached to handle_mm_fault where page faults are traced so); a run's check
+ * reads the BTF for that instead. */
+void pt_kfeat_set_thorough(bool on);
 /* The running kernel, probed at the first call (PEAKTRACE_PRETEND_MISSING applied). */
 const struct pt_kfeats *pt_kfeats(void);
 /* Present on this kernel (pretending included)? Unknown counts as present: the load decides. */
@@ -111,6 +120,9 @@ const char *pt_kfeat_since_text(enum pt_kfeat_id id, char *buf, size_t size);
 /* Mark the features of a PEAKTRACE_PRETEND_MISSING list missing. 0, or -EINVAL with the first
  * unknown name said in k->pretend_error. */
 int pt_kfeat_pretend(struct pt_kfeats *k, const char *list);
+/* Does this feature concern this binary at all (a page-fault feature of another architecture's
+ * way does not: --check-kernel shows no row for it)? */
+bool pt_kfeat_applies(const struct pt_kfeats *k, enum pt_kfeat_id id);
 /* Is this feature needed here (essential, or in_pidns and PT_NEED_IN_PIDNS)? */
 bool pt_kfeat_essential(const struct pt_kfeats *k, enum pt_kfeat_id id);
 /* How many needed features are missing / could not be probed. */
