@@ -10,8 +10,9 @@
  *           above), which CPython's allocators never do. Addresses are below 0x8000'0000'0000
  *           (PIE at 0x55.., libraries and mmaps at 0x7f..).
  *   arm64   48: Debian's kernels (VA_BITS 48; 52 again only for mappings asked above 2^48).
- *           The PIE base is 2/3 of TASK_SIZE (0xaaaa'aaaa'....), mmaps below 0xffff'ffff'ffff:
- *           every heap address has bit 47 set, which a 47-bit field loses.
+ *           mmaps (pymalloc's arenas, large mallocs) just below 0xffff'ffff'ffff and a PIE at
+ *           2/3 of TASK_SIZE (0xaaaa'aaaa'...., its brk heap after it): their addresses have
+ *           bit 47 set, which a 47-bit field loses.
  */
 #ifndef PEAKTRACE_ARCH_UVA_H
 #define PEAKTRACE_ARCH_UVA_H

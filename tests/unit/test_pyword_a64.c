@@ -3,9 +3,10 @@
  * test_pyword_a64 — the Python frame words (bpf/pyframe.h) in arm64's layout, on any host: 48
  * user-address bits (bpf/arch/uva.h), so a code object's address keeps 45 bits and the
  * instruction index 17. The addresses are the kinds CPython's code objects have on Debian's
- * arm64 kernels (VA_BITS 48): the brk heap after a PIE at 2/3 of TASK_SIZE (0xaaaa....), the
- * mmap area under 2^48 (0xffff....). Both have bit 47 set: x86-64's 44-bit field dropped it
- * and every frame came out as "[python code 0x...]" (issue 24).
+ * arm64 kernels (VA_BITS 48): the mmap area under 2^48 (0xffff....: pymalloc's arenas, large
+ * mallocs), the brk heap after a PIE at 2/3 of TASK_SIZE (0xaaaa....). Both have bit 47 set:
+ * x86-64's 44-bit field dropped it, and the script's frames under Debian's python3.11 came out
+ * as "[python code 0x7fff805c06f0]" for 0xffff805c06f0 (issue 24).
  */
 #define PT_ARCH_USER_VA_BITS 48
 #include <stdint.h>
@@ -15,8 +16,8 @@
 int main(void)
 {
 	static const __u64 codes[] = {
-		0xaaaab1c2d3e0ULL,   /* brk heap, after /usr/bin/python3.11 */
-		0xffff8a4b5c60ULL,   /* an mmap (pymalloc arena, large malloc) */
+		0xffff805c06f0ULL,   /* an mmap: a code object of the smoke set's script */
+		0xaaaab1c2d3e0ULL,   /* a PIE's brk heap */
 		0xfffffffffff8ULL,   /* the highest 8-byte-aligned user address */
 		0x7f1234567890ULL,   /* below 2^47, as on x86-64 */
 		0x8ULL,
