@@ -10,10 +10,11 @@
  *
  * A word (bit 63 set: never a user-space return address, so a word cannot be mistaken for a
  * PC even if the two arrays were mixed up):
- *   frame:     1 | 0 | idx:18 | code >> 3 : 44
- *              code: the code object (8-byte aligned, below 2^47 on x86-64 with 4-level
- *              paging); idx: instruction index in code units + 1, 0 = unknown, saturated at
- *              the field's maximum (the line is then the one of the last indexable unit).
+ *   frame:     1 | 0 | idx:62-C | code >> 3 : C
+ *              code: the code object (8-byte aligned, below 2^PT_ARCH_USER_VA_BITS: C is 44
+ *              on x86-64, 45 on arm64, whose heap addresses have bit 47 set, arch/uva.h);
+ *              idx: instruction index in code units + 1, 0 = unknown, saturated at the
+ *              field's maximum (the line is then the one of the last indexable unit).
  *   boundary:  1 | 1 | 0...0 | kind:2
  *              kind PT_PY_B_ENTRY: the frames since the previous boundary (or the leaf) were
  *              run by one native _PyEval_EvalFrameDefault call: 3.11 marks the first frame of
@@ -28,6 +29,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "arch/uva.h"
 
 /* Python words kept per stack (frames and boundaries). A 3.11+ interpreter runs Python-to-
  * Python calls in the same native eval frame, so a deep Python stack is a short native one:
@@ -43,9 +45,11 @@
 
 #define PT_PY_TAG (1ULL << 63)
 #define PT_PY_BOUNDARY (1ULL << 62)
-#define PT_PY_IDX_SHIFT 44
-#define PT_PY_IDX_MAX ((1U << 18) - 1)
-#define PT_PY_CODE_MASK ((1ULL << 44) - 1)
+/* A code object's address without its 3 alignment bits, then the index above it. */
+#define PT_PY_CODE_BITS (PT_ARCH_USER_VA_BITS - 3)
+#define PT_PY_IDX_SHIFT PT_PY_CODE_BITS
+#define PT_PY_IDX_MAX ((1U << (62 - PT_PY_CODE_BITS)) - 1)
+#define PT_PY_CODE_MASK ((1ULL << PT_PY_CODE_BITS) - 1)
 
 enum { PT_PY_B_ENTRY = 1, PT_PY_B_TRUNC = 2 };
 

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	pt_cli_parse(argc, argv, &opt);
 	if (opt.check_kernel)
 		return check_kernel();
-	/* An architecture not fully ported (arm64, issue 24) traces nothing rather than wrongly. */
+	/* An architecture not fully ported (user/arch/arch.c) traces nothing rather than wrongly. */
 	if (pt_arch_refuse(stderr))
 		return EXIT_UNSUPPORTED;
 	if ((opt.follow || opt.npids > 1) && !opt.outdir)

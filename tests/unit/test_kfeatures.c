@@ -127,6 +127,17 @@ static void test_refusal(void)
 	n = pt_kfeat_unknown(&k, buf, sizeof(buf));
 	CHECK_STR(buf, "the BPF ring buffer, BTF raw tracepoints (tp_btf)", "the unknown needed ones named");
 	CHECK(n == 2, "and counted (%d): optional and informational ones are not", n);
+	/* bpf() itself missing (qemu-user on any kernel): one line saying so, not a list of
+	 * unknown features and then the load's ENOSYS. */
+	all_present(&k, "6.18.0-1-amd64");
+	k.state[PT_KF_RINGBUF] = k.state[PT_KF_TP_BTF] = PT_KF_UNKNOWN;
+	k.no_bpf_syscall = true;
+	n = pt_kfeat_refusal(&k, buf, sizeof(buf));
+	CHECK(n == 1 && strstr(buf, "this kernel (6.18.0-1-amd64) has no bpf() system call") &&
+	      strstr(buf, "qemu-user") && !strchr(buf, '\n') && !strstr(buf, "ring buffer"),
+	      "no bpf(): refused in one line (%d): %s", n, buf);
+	k.no_bpf_syscall = false;
+	CHECK(pt_kfeat_refusal(&k, buf, sizeof(buf)) == 0, "with bpf(), the same unknowns: no refusal");
 
 	/* The state column. */
 	all_present(&k, "4.18.0-553.el8_10.x86_64");

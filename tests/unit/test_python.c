@@ -20,6 +20,9 @@ static void test_words(void)
 	CHECK(w >> 63, "frame word has the tag bit (never a user address)");
 	CHECK(!pt_py_is_boundary(w), "frame word is not a boundary");
 	CHECK_EQ_U64(pt_py_word_code(w), code, "code object round-trips");
+	/* The highest x86-64 user address (4-level paging), on arm64 too (48 bits there). */
+	CHECK_EQ_U64(pt_py_word_code(pt_py_frame_word(0x7ffffffffff8ULL, 42)), 0x7ffffffffff8ULL,
+		     "the top of a 47-bit address space round-trips");
 	CHECK_EQ_U64(pt_py_word_idx(w), 42, "instruction index round-trips");
 	CHECK_EQ_U64(pt_py_word_idx(pt_py_frame_word(code, 1u << 30)), PT_PY_IDX_MAX, "index saturates");
 	CHECK(pt_py_is_boundary(pt_py_boundary_word(PT_PY_B_ENTRY)), "entry boundary");

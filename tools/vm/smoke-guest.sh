@@ -15,8 +15,9 @@ pt="$build/peaktrace"
 [ -e "$pt" ] || pt="$build/peaktrace-static"
 echo "vmtest guest: $(uname -r) $(uname -m), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%d MiB", $2/1024}' /proc/meminfo), python3 $(python3 -c 'import platform; print(platform.python_version())')"
 if [ "${PEAKTRACE_UNPORTED:-}" = 1 ]; then
-	# An architecture whose port is not complete (arm64, issue 24): peaktrace refuses to trace
-	# there unless asked to go on. Said here so that no result below is read as the port's.
+	# An architecture whose port is not complete (user/arch/arch.c; none now): peaktrace refuses
+	# to trace there unless asked to go on. Said here so that no result below is read as the
+	# port's.
 	echo "vmtest guest: PEAKTRACE_UNPORTED=1: peaktrace's refusal of $(uname -m) is bypassed" \
 		"(its port is not complete)"
 fi

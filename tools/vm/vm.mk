@@ -16,9 +16,12 @@ VM_APT_PKGS := qemu-system-x86 busybox-static kmod xz-utils
 VM_ENV      :=
 ifeq ($(ARCH),arm64)
 # 5.10 is left out on arm64: its refusal is the same code as on x86-64, and a boot costs ~20 s.
-# (6.1 will be arm64's refused kernel once page faults are traced with fentry on handle_mm_fault,
-# 6.4+ there: VM_REFUSED=6.1 on the command line tests that now.)
+# 6.1 is arm64's refused kernel: page faults are traced with fentry on handle_mm_fault, 6.4+
+# there (unless VM_REFUSED is given).
 VM_KERNELS  := $(filter-out 5.10,$(VM_KERNELS))
+ifeq ($(origin VM_REFUSED),file)
+VM_REFUSED  := 6.1
+endif
 VM_APT_PKGS := qemu-system-arm busybox-static kmod xz-utils debootstrap
 VM_ENV      := VMTEST_ARCH=arm64
 endif

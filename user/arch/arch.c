@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * arch.c — which architecture this is, decided at compile time: the one place in user/ that
- * tests it. x86-64 is the whole product; on arm64 the binary builds (make static ARCH=arm64)
- * and refuses to trace until the parts below are ported, rather than print wrong figures.
+ * tests it. x86-64 and arm64 (make static ARCH=arm64) are ported; an architecture with parts
+ * not ported names them in `unported` and refuses to trace, rather than print wrong figures.
  */
 #include <elf.h>
 #include <stdlib.h>
@@ -24,15 +24,14 @@ _Static_assert(offsetof(struct user_pt_regs, regs[PT_A64_FP]) == 8 * PT_A64_FP, 
 _Static_assert(offsetof(struct user_pt_regs, sp) == 8 * PT_A64_SP, "sp");
 _Static_assert(offsetof(struct user_pt_regs, pc) == 8 * PT_A64_PC, "pc");
 _Static_assert(sizeof(struct user_pt_regs) == PT_A64_USER_REGS_SIZE, "user_pt_regs");
-/* What an arm64 run would get wrong today (issue 24's list; arch/arm64.c has the pure parts):
- * CPython's frames (the smoke set's python case names no frame of the script: being looked
- * into). Ported: the stacks (frame 0 in x30, AArch64 CFI rows, PAC-signed return
- * addresses stripped: bpf/arch/arm64.bpf.h, unwind/cfi.c), page faults (fentry on
- * handle_mm_fault: bpf/rss.bpf.h rss_mm_fault), probe placement and pymalloc guards in A64
- * code, aws-lambda-cpp's result pointer from x8. */
+/* Nothing left unported (issue 24; arch/arm64.c has the pure parts): the stacks (frame 0 in
+ * x30, AArch64 CFI rows, PAC-signed return addresses stripped: bpf/arch/arm64.bpf.h,
+ * unwind/cfi.c), page faults (fentry on handle_mm_fault: bpf/rss.bpf.h rss_mm_fault), probe
+ * placement and pymalloc guards in A64 code, aws-lambda-cpp's result pointer from x8, and
+ * CPython's frames (their code objects' addresses have 48 bits: bpf/arch/uva.h). */
 static const char *const fault_progs[] = { "on_mm_fault", NULL };
 static const struct pt_arch host = {
-	"aarch64", PT_ISA_A64, "CPython frames", EM_AARCH64, PT_FAULTS_FENTRY, fault_progs,
+	"aarch64", PT_ISA_A64, NULL, EM_AARCH64, PT_FAULTS_FENTRY, fault_progs,
 };
 #else
 static const struct pt_arch host = {

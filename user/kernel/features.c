@@ -249,6 +249,14 @@ int pt_kfeat_refusal(const struct pt_kfeats *k, char *buf, size_t size)
 		snprintf(buf, size, "%s", k->pretend_error);
 		return -EINVAL;
 	}
+	/* No bpf() at all: every feature would be "unknown" and the load fail with ENOSYS; one
+	 * line says why instead. */
+	if (k->no_bpf_syscall) {
+		snprintf(buf, size, "this kernel (%s) has no bpf() system call (ENOSYS: built without "
+			 "CONFIG_BPF_SYSCALL, or an emulator that does not pass it on, as qemu-user)",
+			 k->release[0] ? k->release : "?");
+		return 1;
+	}
 	len = (size_t)snprintf(buf, size, "this kernel (%s) lacks ", k->release[0] ? k->release : "?");
 	for (id = 0; id < PT_KF_COUNT; id++) {
 		char since[64];
@@ -340,7 +348,7 @@ static enum pt_kfeat_state libbpf_answer(int r)
 
 /* "r0 = 0; exit" loaded: the later probes' loads fail with EPERM without privilege, and
  * libbpf's helper probe reads that as "supported". */
-static bool can_load(void)
+static bool can_load(struct pt_kfeats *k)
 {
 	struct bpf_insn insns[2] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0 },
@@ -348,8 +356,10 @@ static bool can_load(void)
 	};
 	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, NULL, "GPL", insns, 2, NULL);
 
-	if (fd < 0)
+	if (fd < 0) {
+		k->no_bpf_syscall = errno == ENOSYS;
 		return false;
+	}
 	close(fd);
 	return true;
 }
@@ -645,7 +655,7 @@ static void probe_all(struct pt_kfeats *k)
 	}
 	k->in_pidns = pt_in_pid_namespace();
 	k->faults = pt_arch_host()->faults;
-	k->privileged = can_load();
+	k->privileged = can_load(k);
 	probe_uprobes(k);
 	probe_tracefs(k);
 	probe_btf(k);

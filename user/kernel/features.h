@@ -87,6 +87,8 @@ struct pt_kfeats {
 	bool in_pidns;               /* peaktrace runs in a PID namespace of its own */
 	int faults;                  /* this binary's way to page faults (enum pt_arch_faults) */
 	bool privileged;             /* BPF programs could be loaded: the probes that load one ran */
+	bool no_bpf_syscall;         /* bpf() answered ENOSYS: no BPF at all (a kernel without
+				      * CONFIG_BPF_SYSCALL, or qemu-user, which does not emulate it) */
 	enum pt_kfeat_state state[PT_KF_COUNT];
 	bool pretended[PT_KF_COUNT]; /* PEAKTRACE_PRETEND_MISSING said so (its state: missing) */
 	char detail[PT_KF_COUNT][PT_KDETAIL_LEN];   /* what the probe saw, when worth saying */
