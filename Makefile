@@ -126,8 +126,11 @@ DEPS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc g
 EXTRA_DEPS += libzstd-dev liblzma-dev libbz2-dev debootstrap
 # The allocators tests (tests/run.py): jemalloc, tcmalloc and mimalloc to LD_PRELOAD, musl-gcc.
 EXTRA_DEPS += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 musl-tools
+# A package also installed for arm64 (make deps-arm64: libbpf-dev:arm64 ...) is ambiguous to a
+# bare `dpkg -s NAME`: asked again for this machine's architecture.
 deps:
-	@missing=""; for p in $(DEPS) $(EXTRA_DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@a=$$(dpkg --print-architecture); missing=""; for p in $(DEPS) $(EXTRA_DEPS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || dpkg -s $$p:$$a >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
