@@ -3,14 +3,20 @@
  * memory the test made itself (a 64 MiB malloc is an mmapped chunk, a small one on the main
  * thread is in [heap], on another thread in a thread arena's heap; a thread's local variable is
  * on its stack; an mmap is anonymous; a global is a private copy of the executable's .bss). */
+#include <bpf/bpf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 #include "tests/unit/memkind.h"
+#include "bpf/peaktrace.h"
 
 static char global_buf[1 << 16];
 
@@ -74,6 +80,81 @@ static void kept_checks(char *big, char *small, char *anon, const struct seen *t
 	pt_rss_kinds_free(&k);
 }
 
+/* The kinds told at the end against the maps kept while a target ran (it has exited, as when
+ * attached): a child holding a 64 MiB malloc, and two anonymous mmaps, all written; while it
+ * lives, a look at the chunk's fault and at one mmap's (pt_rss_kinds_early); then it exits.
+ * Three stacks, their last faults there (a real BPF array map of pt_stack_stats, as the
+ * kernel's): the chunk is a malloc chunk, the mmap looked at is anonymous, and the mmap never
+ * looked at is not known (its maps alone cannot tell a heap), counted in kept_unlooked. */
+static void capture_kept_checks(void)
+{
+	struct pt_rss_kinds k = { 0 };
+	struct pt_stack_stats st[3];
+	uint64_t a[3];   /* the chunk, the mmap looked at, the mmap never looked at */
+	int go[2], addrs[2], map_fd, status;
+	uint32_t i;
+	pid_t pid;
+
+	CHECK(pipe(go) == 0 && pipe(addrs) == 0, "capture: pipes");
+	pid = fork();
+	if (pid == 0) {
+		char *big = malloc(64 << 20);
+		char *m1 = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *m2 = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint64_t w[3] = { (uint64_t)(uintptr_t)big, (uint64_t)(uintptr_t)m1, (uint64_t)(uintptr_t)m2 };
+		char c;
+
+		close(go[1]);   /* its read ends when the parent closes its end */
+		if (!big || m1 == MAP_FAILED || m2 == MAP_FAILED)
+			_exit(1);
+		memset(big, 1, 64 << 20);
+		memset(m1, 1, 4 << 20);
+		memset(m2, 1, 4 << 20);
+		if (write(addrs[1], w, sizeof(w)) != sizeof(w) || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	CHECK(pid > 0 && read(addrs[0], a, sizeof(a)) == sizeof(a), "capture: the child's regions");
+	if (pid <= 0)
+		return;
+	pt_rss_kinds_queue(&k, 0, a[0] + (63 << 20), 0);
+	pt_rss_kinds_queue(&k, 1, a[1] + 4096, 0);
+	pt_rss_kinds_early(&k, pid, 0);
+	CHECK(k.kept && k.kept->n > 0 && k.nqueued == 0 && k.early_dropped == 0,
+	      "capture: both faults looked at while it ran, its maps kept");
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "capture: the child ran and exited");
+	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(uint32_t), sizeof(st[0]), 3, NULL);
+	if (map_fd < 0) {
+		printf("skip: capture: no BPF array map (%s): the kept-maps capture is not checked\n",
+		       strerror(errno));
+		pt_rss_kinds_free(&k);
+		return;
+	}
+	memset(st, 0, sizeof(st));
+	st[0].rss_addr = a[0] + (63 << 20);
+	st[1].rss_addr = a[1] + 4096;
+	st[2].rss_addr = a[2] + 4096;
+	for (i = 0; i < 3; i++) {
+		st[i].rss_now = 4096;
+		st[i].rss_sp = 1;   /* in no mapping: not a stack */
+		CHECK(bpf_map_update_elem(map_fd, &i, &st[i], 0) == 0, "capture: stats map entry");
+	}
+	CHECK_EQ_U64(pt_rss_kinds_capture(&k, pid, map_fd, 3), 0, "capture: told against the kept maps");
+	CHECK(k.from_kept, "capture: from the maps kept while it ran (it is gone)");
+	CHECK_EQ_U64(pt_rss_kind_of_stack(&k, 0), PT_MK_HEAP_MMAPPED,
+		     "capture: the 64 MiB malloc looked at: malloc heap, mmapped chunk");
+	CHECK_EQ_U64(pt_rss_kind_of_stack(&k, 1), PT_MK_ANON,
+		     "capture: an mmap looked at, no heap header: anonymous mmap");
+	CHECK_EQ_U64(pt_rss_kind_of_stack(&k, 2), PT_MK_UNKNOWN,
+		     "capture: an mmap never looked at: not known, not guessed anonymous");
+	CHECK_EQ_U64(k.kept_unlooked, 1, "capture: the stack never looked at is counted");
+	close(map_fd);
+	pt_rss_kinds_free(&k);
+}
+
 int main(void)
 {
 	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
@@ -115,6 +196,7 @@ int main(void)
 		     "an unmapped address: unmapped by the end");
 	CHECK_EQ_U64(kind_of(fd, 0, sp), PT_MK_UNKNOWN, "no address: not known");
 	kept_checks(big, small, anon, &th, sp);
+	capture_kept_checks();
 	pthread_join(t, &ret);
 	free(ret);
 	close(fd);

@@ -45,6 +45,9 @@
 #define SCAN_BUDGET (1ULL << 20)   /* 4 GiB of address space scanned for chunk headers */
 #define CHUNK 256
 #define READS 8192                 /* header reads one look keeps (direct-mapped by address) */
+/* k->early's mark of a stack looked at while the target ran whose page was read and held no
+ * heap header (plain anonymous memory then); never a kind (enum pt_mem_kind < PT_MK_COUNT). */
+#define EARLY_PLAIN 0xff
 
 /* A header read: the first 40 bytes at addr (a V8 page header; a chunk header is 16). */
 struct pt_kind_read {
@@ -511,8 +514,15 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		else if (in_mmapped_chunk(k, fd, &run, a, &capped))
 			kind = PT_MK_HEAP_MMAPPED;
 		if (!kind) {
+			uint64_t w[2];
+
 			k->early_dropped += capped;   /* not looked at to the end: counted, not silent */
-			continue;
+			/* Looked at to the end, its page read (the scans' last read, kept by
+			 * header_read): plain anonymous memory, unless a heap was seen before. */
+			if (capped || header_read(k, fd, a & ~(KIND_PAGE - 1), w, sizeof(w), &capped) ||
+			    (st < k->nearly && k->early[st]))
+				continue;
+			kind = EARLY_PLAIN;
 		}
 		if (st >= k->nearly) {
 			uint32_t n = st + 1024;
@@ -587,6 +597,7 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 		}
 		for (j = 0; j < (uint32_t)got; j++) {
 			bool capped = false;
+			uint8_t e;
 
 			if (st[j].rss_now <= 0 && st[j].rss_peak <= 0)
 				continue;
@@ -595,14 +606,22 @@ int pt_rss_kinds_capture(struct pt_rss_kinds *k, pid_t pid, int stats_fd, uint32
 			else
 				k->kind[i + j] = pt_mem_kind_of(k, use, fd, st[j].rss_addr, st[j].rss_sp, &capped);
 			k->scan_capped += capped;
+			e = i + j < k->nearly ? k->early[i + j] : 0;
 			/* Unmapped by the end, or a runtime heap's pages reused as plain memory:
 			 * the heap its first fault was in (kept maps: no chunk scan was made, so a
 			 * glibc mmapped chunk too). */
-			if (i + j < k->nearly && k->early[i + j] &&
+			if (e && e != EARLY_PLAIN &&
 			    (k->kind[i + j] == PT_MK_GONE || k->kind[i + j] == PT_MK_UNKNOWN ||
-			     (k->kind[i + j] == PT_MK_ANON &&
-			      (k->early[i + j] != PT_MK_HEAP_MMAPPED || k->from_kept))))
-				k->kind[i + j] = k->early[i + j];
+			     (k->kind[i + j] == PT_MK_ANON && (e != PT_MK_HEAP_MMAPPED || k->from_kept))))
+				k->kind[i + j] = e;
+			/* Kept maps say "anonymous" without reading anything: plain anonymous
+			 * memory only if a look while it ran read the page and found no heap;
+			 * never looked at (its fault's event skipped, or the target gone before
+			 * the look), it is not known, not a guess. */
+			else if (k->from_kept && k->kind[i + j] == PT_MK_ANON && e != EARLY_PLAIN) {
+				k->kind[i + j] = PT_MK_UNKNOWN;
+				k->kept_unlooked++;
+			}
 		}
 	}
 	k->read = true;

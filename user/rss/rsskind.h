@@ -45,7 +45,8 @@ struct pt_rss_kinds {
 	/* The heap (PT_MK_PYMALLOC, PT_MK_V8, PT_MK_HEAP_MMAPPED, else 0) the latest region of
 	 * each stack's faults that was recognised as one was in, seen while the target ran
 	 * (pt_rss_kinds_early): the kind when its pages' mapping is gone by the end (or, for the
-	 * runtimes' heaps, plain anonymous memory). */
+	 * runtimes' heaps, plain anonymous memory). rsskind.c's EARLY_PLAIN: looked at, its page
+	 * read, no heap there (what tells "anonymous mmap" when the kinds come from kept maps). */
 	uint8_t *early;
 	uint32_t nearly;
 	uint64_t early_queued[1024][3];  /* (stack, address, ktime ns) not looked at yet */
@@ -73,6 +74,8 @@ struct pt_rss_kinds {
 	uint64_t kept_gen;       /* the kernel's mapping generation then (rss_g.map_gen) */
 	uint64_t kept_reads;     /* times they were read */
 	bool from_kept;          /* the kinds were told against them, not the maps at the end */
+	uint64_t kept_unlooked;  /* stacks then in an anonymous mapping never looked at while it
+				  * ran: "not known" (the kept maps alone cannot tell a heap) */
 	uint64_t end_ns;         /* when the kinds were told (CLOCK_MONOTONIC ns) */
 };
 

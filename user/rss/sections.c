@@ -63,8 +63,12 @@ void pt_rss_kinds_text(FILE *f, const struct pt_rss_view *rv)
 			   "shown as anonymous mmap)", rv->rss->kinds.scan_capped);
 	if (rv->rss->kernel.kind_ev_skipped || rv->rss->kinds.early_dropped)
 		fprintf(f, "; %" PRIu64 " faults in new regions not looked at while the target ran "
-			   "(rate limit or busy ring buffer; a heap unmapped by the end may show as "
+			   "(rate limit, busy ring buffer, or the target gone first; a heap unmapped by the end may show as "
 			   "\"unmapped by the end\")", (uint64_t)rv->rss->kernel.kind_ev_skipped + rv->rss->kinds.early_dropped);
+	if (rv->rss->kinds.kept_unlooked)
+		fprintf(f, "; %" PRIu64 " stack%s \"not known\": in anonymous memory never looked at while "
+			   "the target ran (its maps alone cannot tell a heap from a plain mmap)",
+			rv->rss->kinds.kept_unlooked, rv->rss->kinds.kept_unlooked == 1 ? "" : "s");
 	fputc('\n', f);
 }
 
@@ -85,9 +89,11 @@ void pt_rss_kinds_json(FILE *f, const struct pt_rss_view *rv)
 		fprintf(f, "%s\"%s_bytes\": %" PRIu64, i ? ", " : "", pt_mem_kind_key(i), v[i]);
 	fprintf(f, "}, \"kind_stacks_mixed\": %" PRIu64 ", \"kind_scan_reads\": %" PRIu64
 		   ", \"kind_scan_capped\": %" PRIu64 ", \"kind_looks_skipped\": %" PRIu64
-		   ", \"kind_looks_dropped\": %" PRIu64 ", \"kind_reads_not_resident\": %" PRIu64,
+		   ", \"kind_looks_dropped\": %" PRIu64 ", \"kind_reads_not_resident\": %" PRIu64
+		   ", \"kind_not_looked_stacks\": %" PRIu64,
 		rv->prof->rss_kind_mixed, rv->rss->kinds.scan_reads, rv->rss->kinds.scan_capped,
-		(uint64_t)rv->rss->kernel.kind_ev_skipped, rv->rss->kinds.early_dropped, rv->rss->kinds.not_resident);
+		(uint64_t)rv->rss->kernel.kind_ev_skipped, rv->rss->kinds.early_dropped, rv->rss->kinds.not_resident,
+		rv->rss->kinds.kept_unlooked);
 }
 
 uint64_t pt_rss_kind_bytes(const struct pt_rss_view *rv, enum pt_mem_kind k)
