@@ -81,16 +81,19 @@ static void kept_checks(char *big, char *small, char *anon, const struct seen *t
 }
 
 /* The kinds told at the end against the maps kept while a target ran (it has exited, as when
- * attached): a child holding a 64 MiB malloc, and two anonymous mmaps, all written; while it
- * lives, a look at the chunk's fault and at one mmap's (pt_rss_kinds_early); then it exits.
- * Three stacks, their last faults there (a real BPF array map of pt_stack_stats, as the
- * kernel's): the chunk is a malloc chunk, the mmap looked at is anonymous, and the mmap never
- * looked at is not known (its maps alone cannot tell a heap), counted in kept_unlooked. */
+ * attached): a child holding a 64 MiB malloc and three anonymous mmaps, two written whole, one
+ * only in the middle of each page; while it lives, a look at the chunk's fault and at two
+ * mmaps' (pt_rss_kinds_early); then it exits. Four stacks, their last faults there (a real BPF
+ * array map of pt_stack_stats, as the kernel's): the chunk is a malloc chunk, the written mmap
+ * looked at is anonymous; the mmap never looked at is not known (its maps alone cannot tell a
+ * heap), and so is the one whose page starts with zeros (as a heap whose header was not
+ * written yet when looked at); both counted in kept_unlooked. */
 static void capture_kept_checks(void)
 {
 	struct pt_rss_kinds k = { 0 };
-	struct pt_stack_stats st[3];
-	uint64_t a[3];   /* the chunk, the mmap looked at, the mmap never looked at */
+	struct pt_stack_stats st[4];
+	/* the chunk, the mmap looked at, the mmap never looked at, the one with zeroed page starts */
+	uint64_t a[4];
 	int go[2], addrs[2], map_fd, status;
 	uint32_t i;
 	pid_t pid;
@@ -101,15 +104,19 @@ static void capture_kept_checks(void)
 		char *big = malloc(64 << 20);
 		char *m1 = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char *m2 = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		uint64_t w[3] = { (uint64_t)(uintptr_t)big, (uint64_t)(uintptr_t)m1, (uint64_t)(uintptr_t)m2 };
+		char *m3 = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint64_t w[4] = { (uint64_t)(uintptr_t)big, (uint64_t)(uintptr_t)m1, (uint64_t)(uintptr_t)m2,
+				  (uint64_t)(uintptr_t)m3 };
 		char c;
 
 		close(go[1]);   /* its read ends when the parent closes its end */
-		if (!big || m1 == MAP_FAILED || m2 == MAP_FAILED)
+		if (!big || m1 == MAP_FAILED || m2 == MAP_FAILED || m3 == MAP_FAILED)
 			_exit(1);
 		memset(big, 1, 64 << 20);
 		memset(m1, 1, 4 << 20);
 		memset(m2, 1, 4 << 20);
+		for (size_t o = 2048; o < (4 << 20); o += 4096)
+			m3[o] = 1;
 		if (write(addrs[1], w, sizeof(w)) != sizeof(w) || read(go[0], &c, 1) < 0)
 			_exit(1);
 		_exit(0);
@@ -120,13 +127,14 @@ static void capture_kept_checks(void)
 		return;
 	pt_rss_kinds_queue(&k, 0, a[0] + (63 << 20), 0);
 	pt_rss_kinds_queue(&k, 1, a[1] + 4096, 0);
+	pt_rss_kinds_queue(&k, 3, a[3] + 4096 + 2048, 0);
 	pt_rss_kinds_early(&k, pid, 0);
 	CHECK(k.kept && k.kept->n > 0 && k.nqueued == 0 && k.early_dropped == 0,
-	      "capture: both faults looked at while it ran, its maps kept");
+	      "capture: the faults looked at while it ran, its maps kept");
 	close(go[1]);
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "capture: the child ran and exited");
-	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(uint32_t), sizeof(st[0]), 3, NULL);
+	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(uint32_t), sizeof(st[0]), 4, NULL);
 	if (map_fd < 0) {
 		printf("skip: capture: no BPF array map (%s): the kept-maps capture is not checked\n",
 		       strerror(errno));
@@ -137,12 +145,13 @@ static void capture_kept_checks(void)
 	st[0].rss_addr = a[0] + (63 << 20);
 	st[1].rss_addr = a[1] + 4096;
 	st[2].rss_addr = a[2] + 4096;
-	for (i = 0; i < 3; i++) {
+	st[3].rss_addr = a[3] + 4096 + 2048;
+	for (i = 0; i < 4; i++) {
 		st[i].rss_now = 4096;
 		st[i].rss_sp = 1;   /* in no mapping: not a stack */
 		CHECK(bpf_map_update_elem(map_fd, &i, &st[i], 0) == 0, "capture: stats map entry");
 	}
-	CHECK_EQ_U64(pt_rss_kinds_capture(&k, pid, map_fd, 3), 0, "capture: told against the kept maps");
+	CHECK_EQ_U64(pt_rss_kinds_capture(&k, pid, map_fd, 4), 0, "capture: told against the kept maps");
 	CHECK(k.from_kept, "capture: from the maps kept while it ran (it is gone)");
 	CHECK_EQ_U64(pt_rss_kind_of_stack(&k, 0), PT_MK_HEAP_MMAPPED,
 		     "capture: the 64 MiB malloc looked at: malloc heap, mmapped chunk");
@@ -150,7 +159,9 @@ static void capture_kept_checks(void)
 		     "capture: an mmap looked at, no heap header: anonymous mmap");
 	CHECK_EQ_U64(pt_rss_kind_of_stack(&k, 2), PT_MK_UNKNOWN,
 		     "capture: an mmap never looked at: not known, not guessed anonymous");
-	CHECK_EQ_U64(k.kept_unlooked, 1, "capture: the stack never looked at is counted");
+	CHECK_EQ_U64(pt_rss_kind_of_stack(&k, 3), PT_MK_UNKNOWN,
+		     "capture: an mmap looked at whose page starts with zeros: not known (a header may follow)");
+	CHECK_EQ_U64(k.kept_unlooked, 2, "capture: those two stacks are counted");
 	close(map_fd);
 	pt_rss_kinds_free(&k);
 }

@@ -518,9 +518,12 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 
 			k->early_dropped += capped;   /* not looked at to the end: counted, not silent */
 			/* Looked at to the end, its page read (the scans' last read, kept by
-			 * header_read): plain anonymous memory, unless a heap was seen before. */
+			 * header_read): plain anonymous memory, unless a heap was seen before, or
+			 * the page starts with zeros (a header not written yet: the faulting thread
+			 * can be held off the CPU past the settling time; told no more than a
+			 * stack never looked at). */
 			if (capped || header_read(k, fd, a & ~(KIND_PAGE - 1), w, sizeof(w), &capped) ||
-			    (st < k->nearly && k->early[st]))
+			    !(w[0] | w[1]) || (st < k->nearly && k->early[st]))
 				continue;
 			kind = EARLY_PLAIN;
 		}
