@@ -149,6 +149,10 @@ def check_thp_truth(res, prefix, thp, truth):
         print("INFO %s: THP %s, the workload's THP only where madvised: %s" % (
             prefix, why, {1: "yes", 0: "no (kernel before 6.18): its heaps without a top pad "
                           "instead (M_TOP_PAD 0)"}.get(guard, "not logged")), flush=True)
+    if thp == "thp":
+        # After the peak THP is off for it (khugepaged too): no collapse inside the release
+        # windows, whose deltas are the truth of the "at the end" checks.
+        res.eq("%s: THP turned off after the peak (its prctl)" % prefix, truth.get("thp_off_after_peak"), 1)
     if thp == "thp" and not ok:
         res.skip("%s: THP really used" % prefix, why)
         return
