@@ -3,7 +3,8 @@
 #
 # tests/workloads/wl_python.py allocates known amounts from known functions (bytearray(n)
 # mallocs n + 1 bytes); each site's line is read from its "# SITE name" comment (tests/pyfix.py). For each
-# CPython found (Debian's 3.11, pyenv's 3.12 and 3.13; a missing one is a counted skip) and
+# CPython found (Debian's 3.11, pyenv's 3.12 and 3.13, else Debian's /usr/bin/python3.12 or 3.13:
+# the arm64 vmtest guest's trixie root; a missing one is a counted skip) and
 # each mode (launch, attach), peaktrace runs the workload and the test checks, in the folded
 # alloc profile and in report.json:
 #   - each site's Python frames, root first, as `wl_python:function:line`, contiguous, between
@@ -40,7 +41,8 @@ def pythons():
     out = [("3.11", "/usr/bin/python3.11" if os.access("/usr/bin/python3.11", os.X_OK) else None)]
     for minor in ("3.12", "3.13"):
         found = sorted(glob.glob("/root/.pyenv/versions/%s.*/bin/python%s" % (minor, minor)))
-        out.append((minor, found[-1] if found else None))
+        debian = "/usr/bin/python" + minor
+        out.append((minor, found[-1] if found else debian if os.access(debian, os.X_OK) else None))
     return out
 
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# tools/vm/rootfs-arm64.sh DIR: a Debian bookworm arm64 root file system in DIR for the arm64
-# vmtest guest (tools/vm/README.md), made on this host without running any arm64 code:
+# tools/vm/rootfs-arm64.sh DIR [SUITE]: a Debian arm64 root file system in DIR for the arm64
+# vmtest guest (tools/vm/README.md), SUITE bookworm (the default) or trixie (VM_SUITE=trixie:
+# glibc 2.41 and python3.13, built with pointer authentication and BTI), made on this host
+# without running any arm64 code:
 # `debootstrap --foreign` fetches the packages (and unpacks the required ones), then every other
 # .deb it fetched is unpacked with dpkg-deb | tar (--keep-directory-symlink: bookworm's /bin,
 # /lib, /sbin are symlinks into /usr). No maintainer script runs (debootstrap's second stage
@@ -9,16 +11,22 @@
 # needs is made below (/etc/passwd and /etc/group, the alternatives' symlinks, /bin/sh).
 # bookworm, because the arm64 static binary and the workloads are cross-built against bookworm's
 # arm64 glibc (Debian 12's cross gcc; trixie's sysroot wants glibc 2.38 symbols).
+# The binaries run unchanged in a trixie root (a newer glibc runs what was linked against 2.36).
 # Packages: minbase, and what the smoke set runs in the guest: python3 (Debian's
-# /usr/bin/python3.11 is the python case's interpreter), binutils (nm and readelf, the tests'
-# symbol truth), procps, iproute2 (lo up), libmicrohttpd12 (the Lambda-like host), busybox-static
+# /usr/bin/python3.11, trixie's python3.13, is the python case's interpreter), binutils (nm and readelf, the tests'
+# symbol truth), procps, iproute2 (lo up), libmicrohttpd12 (the Lambda-like host; trixie's is
+# libmicrohttpd12t64, the 64-bit time_t rename: the same libmicrohttpd.so.12), busybox-static
 # (the initramfs' /init shell: tools/vm/mkinitrd.sh takes it from here).
 # DIR/.peaktrace-rootfs-complete is the stamp: a DIR that has it is not rebuilt (rm -rf DIR).
 set -euo pipefail
-dir=${1:?usage: rootfs-arm64.sh DIR}
+dir=${1:?usage: rootfs-arm64.sh DIR [bookworm|trixie]}
 mirror=${VM_MIRROR:-http://deb.debian.org/debian}
-suite=bookworm
-pkgs=python3,binutils,procps,iproute2,libmicrohttpd12,busybox-static
+suite=${2:-bookworm}
+case "$suite" in
+bookworm) pkgs=python3,binutils,procps,iproute2,libmicrohttpd12,busybox-static ;;
+trixie) pkgs=python3,binutils,procps,iproute2,libmicrohttpd12t64,busybox-static ;;
+*) echo "rootfs-arm64: suite $suite: bookworm or trixie" >&2; exit 2 ;;
+esac
 stamp="$dir/.peaktrace-rootfs-complete"
 if [ -f "$stamp" ]; then
 	exit 0
@@ -63,5 +71,5 @@ mkdir -p "$tmp/vmout"
 rm -rf "$tmp/var/cache/apt/archives/"*.deb "$tmp/debootstrap"
 mv "$tmp" "$dir"
 t2=$(date +%s)
-echo "fetched in $((t1 - t0)) s, $n packages unpacked in $((t2 - t1)) s" > "$stamp"
+echo "$suite, fetched in $((t1 - t0)) s, $n packages unpacked in $((t2 - t1)) s" > "$stamp"
 echo "rootfs-arm64: $dir: $(cat "$stamp"), $(du -sm "$dir" | cut -f1) MB" >&2

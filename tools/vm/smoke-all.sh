@@ -8,19 +8,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 [ $# -gt 0 ] || set -- 5.10 6.1 6.12 newest
 mkdir -p build/vm
-# VMTEST_ARCH=arm64 (make vmtest-all ARCH=arm64): the arm64 kernels, a table of their own.
-export VMTEST_RESULTS=build/vm/results-all${VMTEST_ARCH:+-$VMTEST_ARCH}.tsv
+# VMTEST_ARCH=arm64 (make vmtest-all ARCH=arm64): the arm64 kernels, a table of their own (and
+# one of its own for a trixie root: VMTEST_SUITE=trixie).
+suite=${VMTEST_SUITE:-bookworm}
+[ "$suite" = bookworm ] && suite=
+export VMTEST_RESULTS=build/vm/results-all${VMTEST_ARCH:+-$VMTEST_ARCH}${suite:+-$suite}.tsv
 : > "$VMTEST_RESULTS"
 status=0
 for v in "$@"; do
-	echo "=== vmtest ${VMTEST_ARCH:+$VMTEST_ARCH }$v"
+	echo "=== vmtest ${VMTEST_ARCH:+$VMTEST_ARCH }${suite:+$suite }$v"
 	"$here/smoke.sh" "$v" || status=1
 done
 echo
-echo "vmtest-all${VMTEST_ARCH:+ $VMTEST_ARCH}:"
+echo "vmtest-all${VMTEST_ARCH:+ $VMTEST_ARCH}${suite:+ $suite}:"
 {
 	printf 'kernel\trelease\tpassed\tfailed\tskipped\tseconds\tnote\n'
 	cat "$VMTEST_RESULTS"
-} | awk -F'\t' -v w="$([ -n "${VMTEST_ARCH:-}" ] && echo 12 || echo 7)" \
+} | awk -F'\t' -v w="$([ -n "$suite" ] && echo 20 || { [ -n "${VMTEST_ARCH:-}" ] && echo 12; } || echo 7)" \
 	'{ printf "  %-" w "s %-22s %6s %6s %7s %7s  %s\n", $1, $2, $3, $4, $5, $6, $7 }'
 exit $status

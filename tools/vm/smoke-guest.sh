@@ -10,6 +10,14 @@
 build=${1:-build}
 regex=${2:-$(sed 's/#.*//; /^[[:space:]]*$/d' tools/vm/smoke.regex | paste -sd'|')}
 expect=${3:-run}
+# The python case is the guest root's own CPython, /usr/bin/python3's version: 3.11 in the host's
+# root (x86) and bookworm's arm64 one, 3.13 in trixie's (tests/sections/python.py takes Debian's
+# /usr/bin/python3.X when no pyenv build of it is there). smoke.regex names 3.11.
+pyver=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+if [ -z "${2:-}" ] && [ -n "$pyver" ] && [ "$pyver" != 3.11 ]; then
+	old='python/3\.11/' new="python/${pyver%%.*}\\.${pyver#*.}/"
+	regex=${regex//"$old"/"$new"}
+fi
 pt="$build/peaktrace"
 # build-arm64 (make static ARCH=arm64) has only the static binary; tests/run.py takes it too.
 [ -e "$pt" ] || pt="$build/peaktrace-static"

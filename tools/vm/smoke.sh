@@ -11,6 +11,8 @@
 # build directory build-arm64 (make static ARCH=arm64's peaktrace-static and the cross-built
 # workloads), "[vm arm64 VERSION] " and "vmtest arm64 VERSION (...)". VMTEST_UNPORTED=1 runs the
 # guest with PEAKTRACE_UNPORTED=1 (an architecture refusal bypassed: none is left on arm64).
+# VMTEST_SUITE=trixie (make vmtest ARCH=arm64 VM_SUITE=trixie): the guest's root is Debian
+# trixie's (arm64 only), "[vm arm64 trixie VERSION] ", build/vm/run-arm64-trixie-VERSION/.
 # Exit status: the guest's (0 when every case passed).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,11 +22,14 @@ shift
 cd "$repo"
 arch=${VMTEST_ARCH:-x86}
 if [ "$arch" = arm64 ]; then
-	label="arm64 $ver" sub="arm64-" out=${OUT:-build-arm64}
+	label="arm64 $ver" sub="arm64-" ksub="arm64-" out=${OUT:-build-arm64}
+	if [ "${VMTEST_SUITE:-bookworm}" != bookworm ]; then
+		label="arm64 $VMTEST_SUITE $ver" sub="arm64-$VMTEST_SUITE-"
+	fi
 	guest_env=()
 	[ "${VMTEST_UNPORTED:-0}" = 1 ] && guest_env=(env PEAKTRACE_UNPORTED=1)
 else
-	label=$ver sub="" out=${OUT:-build} guest_env=()
+	label=$ver sub="" ksub="" out=${OUT:-build} guest_env=()
 fi
 run="build/vm/run-$sub$ver"
 results=${VMTEST_RESULTS:-build/vm/results.tsv}
@@ -39,7 +44,7 @@ t0=$(date +%s)
 rc=$?
 t1=$(date +%s)
 
-krel=$(cat "build/vm/kernel-$sub$ver/krel" 2>/dev/null || echo "?")
+krel=$(cat "build/vm/kernel-$ksub$ver/krel" 2>/dev/null || echo "?")
 # The counts: tests/run.py's case lines, less the build/ ones (the workloads, prebuilt on the
 # host, each reported as a passing case).
 if grep -qE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$run/output.log" 2>/dev/null; then

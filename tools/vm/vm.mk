@@ -8,12 +8,16 @@
 # kernels under qemu-system-aarch64, a bookworm arm64 guest root made on this host (cached in
 # build/vm/rootfs-arm64/), make static ARCH=arm64's binary and the workloads and Lambda-like host
 # cross-built into build-arm64/; kernels cached under build/vm/kernel-arm64-VERSION/.
+# VM_SUITE=trixie (ARCH=arm64 only): the guest root is Debian trixie's (glibc 2.41 and python3.13,
+# built with pointer authentication and BTI), cached in build/vm/rootfs-arm64-trixie/; the same
+# cross-built binaries run in it.
 KERNEL      ?= newest
 VM_KERNELS  ?= 5.10 6.1 6.12 newest
 # Below peaktrace's floor (bpf_loop, 5.17): the test there is a clean refusal (one line, exit 7).
 VM_REFUSED  ?= 5.10
 VM_APT_PKGS := qemu-system-x86 busybox-static kmod xz-utils
 VM_ENV      :=
+VM_SUITE    ?= bookworm
 ifeq ($(ARCH),arm64)
 # 5.10 is left out on arm64: its refusal is the same code as on x86-64, and a boot costs ~20 s.
 # 6.1 is arm64's refused kernel: page faults are traced with fentry on handle_mm_fault, 6.4+
@@ -23,7 +27,9 @@ ifeq ($(origin VM_REFUSED),file)
 VM_REFUSED  := 6.1
 endif
 VM_APT_PKGS := qemu-system-arm busybox-static kmod xz-utils debootstrap
-VM_ENV      := VMTEST_ARCH=arm64
+VM_ENV      := VMTEST_ARCH=arm64 VMTEST_SUITE=$(VM_SUITE)
+else ifneq ($(VM_SUITE),bookworm)
+$(error VM_SUITE=$(VM_SUITE): ARCH=arm64 only (the x86 guest runs this host's root))
 endif
 
 .PHONY: vm-deps vmtest vmtest-all vm-prebuild

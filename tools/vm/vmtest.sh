@@ -7,14 +7,18 @@
 # a tmpfs overlay: the guest writes anywhere, nothing reaches the host), runs CMD ARGS as root in
 # the current directory, and exits with CMD's exit status. With --arch arm64: Debian's arm64
 # kernel under qemu-system-aarch64, the guest's root a bookworm arm64 one made on this host
-# (tools/vm/rootfs-arm64.sh, cached in build/vm/rootfs-arm64/), and this tree shared at its own
+# (tools/vm/rootfs-arm64.sh, cached in build/vm/rootfs-arm64/; --suite trixie: trixie's, in
+# build/vm/rootfs-arm64-trixie/), and this tree shared at its own
 # path (the current directory must be below it), both the same way. CMD's output (stdout and
 # stderr) is streamed to stdout; the whole console (kernel messages, the initramfs) is kept in
-# build/vm/run-VERSION/console.log (arm64: build/vm/run-arm64-VERSION/).
+# build/vm/run-VERSION/console.log (arm64: build/vm/run-arm64-VERSION/, trixie's root:
+# build/vm/run-arm64-trixie-VERSION/).
 #
 # Options:
 #   --kernel VERSION   5.10 | 6.1 | 6.12 | newest | a Debian suite name (required)
 #   --arch x86|arm64   the guest's architecture (default x86)
+#   --suite SUITE      arm64: the guest root's Debian suite, bookworm or trixie (default
+#                      $VMTEST_SUITE, else bookworm); x86's guest runs the host's root
 #   --timeout SEC      kill qemu after SEC seconds of wall time (default 900): exit 124
 #   --mem SIZE         guest memory (default 4G); --smp N: vCPUs (default 2)
 #   --prefix STR       put STR before every line of CMD's output (vm.mk: "[vm 6.1] ")
@@ -27,12 +31,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-kernel="" arch=x86 timeout=900 mem=4G smp=2 prefix="" shell=0 console=0
+kernel="" arch=x86 suite=${VMTEST_SUITE:-bookworm} timeout=900 mem=4G smp=2 prefix="" shell=0 console=0
 usage() { sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=${2:?}; shift 2 ;;
 	--arch) arch=${2:?}; shift 2 ;;
+	--suite) suite=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
@@ -51,13 +56,19 @@ x86) qemu_bin=qemu-system-x86_64 qemu_pkg=qemu-system-x86 sub="" ;;
 arm64) qemu_bin=qemu-system-aarch64 qemu_pkg=qemu-system-arm sub="arm64-" ;;
 *) echo "vmtest: --arch $arch: x86 or arm64" >&2; exit 2 ;;
 esac
+case "$arch/$suite" in
+*/bookworm) rsub="" ;;
+arm64/trixie) rsub="trixie-" ;;
+arm64/*) echo "vmtest: --suite $suite: bookworm or trixie" >&2; exit 2 ;;
+*) echo "vmtest: --suite $suite: the x86 guest runs this host's root (--arch arm64 only)" >&2; exit 2 ;;
+esac
 command -v $qemu_bin >/dev/null ||
 	{ echo "vmtest: $qemu_bin missing (apt-get install $qemu_pkg, or make vm-deps)" >&2; exit 2; }
 
 vmdir="$repo/build/vm"
 kdir="$vmdir/kernel-$sub$kernel"
-run="$vmdir/run-$sub$kernel"
-rootfs="$vmdir/rootfs-arm64"
+run="$vmdir/run-$sub$rsub$kernel"
+rootfs="$vmdir/rootfs-arm64${rsub:+-${rsub%-}}"
 if [ "$arch" = arm64 ]; then
 	case "$PWD/" in
 	"$repo"/*) ;;
@@ -69,7 +80,7 @@ if [ "$arch" = arm64 ]; then
 			"(cached; made: $(cat "$rootfs/.peaktrace-rootfs-complete"))" >&2
 	else
 		echo "vmtest: making the arm64 guest root ${rootfs#"$repo/"} (tools/vm/rootfs-arm64.sh)" >&2
-		"$here/rootfs-arm64.sh" "$rootfs"
+		"$here/rootfs-arm64.sh" "$rootfs" "$suite"
 	fi
 fi
 t0=$(date +%s%N)
