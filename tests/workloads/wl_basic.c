@@ -222,6 +222,28 @@ WL_SCENARIO void scn_peak(void)
 		free(p[i]);
 }
 
+/* a1/4321 f1/4321 — malloc called with sp 256 KiB below the caller's frame, on stack pages the
+ * process never touched: alloca's area is written only at its top (the last byte), and nothing
+ * between the alloca and the call stores below it (no call, the size and the area made opaque
+ * by empty asm, not by wl_opaque_*()'s calls, whose frames would touch the pages at sp). On
+ * arm64 the return address is in x30, not at [sp], and [sp] cannot be read from the uprobe (no
+ * faulting there): the stack must still be kept, whole (scn_untouched_stack <- main). */
+#define UNTOUCHED_BYTES (256 << 10)
+WL_SCENARIO void scn_untouched_stack(void)
+{
+	size_t n = UNTOUCHED_BYTES, sz = 4321;
+	volatile char *area;
+	void *p;
+
+	__asm__ volatile("" : "+r"(n), "+r"(sz));
+	area = __builtin_alloca(n);
+	area[n - 1] = 1;
+	p = malloc(sz);
+	wl_sink((void *)area);
+	wl_sink(p);
+	free(p);
+}
+
 /* a1/7070 l1/7070 p0/0 — allocated after the peak. */
 WL_SCENARIO void scn_late_leak(void)
 {
@@ -252,6 +274,7 @@ int main(int argc, char **argv)
 	scn_strdup();
 	scn_free_null();
 	scn_failures();
+	scn_untouched_stack();
 	held = scn_held_over_peak();
 	scn_early_big();
 	scn_small_loop();
