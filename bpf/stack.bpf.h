@@ -140,9 +140,11 @@ static __always_inline __u32 unwind(struct thread_state *ts, __u64 ip, __u64 sp,
 		 * the return address and walk with single reads. */
 		whole = false;
 		if (bpf_probe_read_user(ts->win, 8, (void *)sp)) {
-			/* A fault on the stack's own new page (ip given): sp is not readable yet,
-			 * but the frames above it are; walk them with no window. */
-			if (!ip) {
+			/* A fault on the stack's own new page (ip given), or an entry whose caller's
+			 * frame bottom was never touched (arm64: frame 0 is in x30, not at [sp]):
+			 * sp is not readable yet, but the frames above it are; walk them with no
+			 * window. On x86-64 frame 0 is [sp] itself: nothing to keep. */
+			if (!ip && !PT_ARCH_ENTRY_RA_IN_REG) {
 				count_err(PT_ERR_STACK_READ);
 				*hash = 0;
 				return 0;

@@ -92,6 +92,12 @@ static __always_inline __u64 pt_arch_sret_take(void)
 #define PT_ARCH_KEEP_LR(ts, lr)       ((ts)->uw_lr = (lr))
 #define PT_ARCH_ENTRY_RA(ts)          PT_ARCH_STRIP_RA((ts)->uw_lr)
 #define PT_ARCH_ENTRY_SP_ADJ          0
+/* Frame 0 at an entry is not read from the stack: sp may point at a stack page the program
+ * never touched (a caller's frame made by `sub sp, sp, #N` whose lowest bytes were never
+ * written), which bpf_probe_read_user cannot fault in from a uprobe. The capture then keeps
+ * frame 0 from x30 and walks the frames above with single reads (stack.bpf.h unwind), as at a
+ * fault's ip. */
+#define PT_ARCH_ENTRY_RA_IN_REG       1
 /*
  * Pointer authentication: code built with -mbranch-protection (trixie's glibc) signs x30 with
  * paciasp before saving it, so the return addresses on the stack (and x30 itself once the

@@ -48,6 +48,8 @@
 #define PT_ARCH_KEEP_LR(ts, lr)       do { } while (0)
 #define PT_ARCH_ENTRY_RA(ts)          ((ts)->win[0])
 #define PT_ARCH_ENTRY_SP_ADJ          8
+/* Frame 0 at an entry is read from [sp]: an unreadable sp there leaves no stack at all. */
+#define PT_ARCH_ENTRY_RA_IN_REG       0
 /* Return addresses are plain addresses. */
 #define PT_ARCH_STRIP_RA(ra)          (ra)
 /* The frame-pointer walk's first rbp lies above the pushed return address: above sp. */
