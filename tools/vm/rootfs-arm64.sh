@@ -23,10 +23,11 @@ dir=${1:?usage: rootfs-arm64.sh DIR [bookworm|trixie]}
 mirror=${VM_MIRROR:-http://deb.debian.org/debian}
 suite=${2:-bookworm}
 case "$suite" in
-bookworm) pkgs=python3,binutils,procps,iproute2,libmicrohttpd12,busybox-static ;;
-trixie) pkgs=python3,binutils,procps,iproute2,libmicrohttpd12t64,busybox-static ;;
+bookworm) mhd=libmicrohttpd12 ;;
+trixie) mhd=libmicrohttpd12t64 ;;
 *) echo "rootfs-arm64: suite $suite: bookworm or trixie" >&2; exit 2 ;;
 esac
+pkgs=python3,binutils,procps,iproute2,$mhd,busybox-static
 stamp="$dir/.peaktrace-rootfs-complete"
 if [ -f "$stamp" ]; then
 	exit 0
