@@ -9,6 +9,7 @@
 #include "arenas/arenas.h"
 #include "bpf/chunk.h"
 #include "compare/compare.h"
+#include "tests/unit/mergedheap.h"
 
 static const char fixture[] =
 	"55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0                          [heap]\n"
@@ -132,6 +133,107 @@ static void test_own_arena(void)
 	      (unsigned long long)row.resident_bytes, (unsigned long long)row.mapped_bytes);
 	free(p);
 	free(text);
+	free(m);
+	free(w);
+}
+
+/* heap_info's four words at a boundary: an arena's first heap, a later one, and what is not. */
+static void test_heap_info(void)
+{
+	const uint64_t h = 0x7f0004000000ULL, first = 0x7f0000000000ULL;
+	uint64_t w[4] = { h + 0x30, 0, 0x21000, 0x21000 };
+
+	CHECK(pt_heap_info_ok(w, h), "a first heap: its arena in its first page, no prev");
+	w[2] = 0x20000;
+	CHECK(pt_heap_info_ok(w, h), "shrunk: size below mprotect_size");
+	w[2] = 0x22000;
+	CHECK(!pt_heap_info_ok(w, h), "size above mprotect_size: not one");
+	w[2] = 0x21000;
+	w[3] = (64ULL << 20) + 4096;
+	CHECK(!pt_heap_info_ok(w, h), "mprotect_size above 64 MiB: not one");
+	w[3] = 0x21000;
+	w[2] = 0x21010;
+	CHECK(!pt_heap_info_ok(w, h), "a size not in whole pages: not one");
+	w[2] = 0;
+	CHECK(!pt_heap_info_ok(w, h), "size 0: not one");
+	w[2] = 0x21000;
+	w[0] = h + 4096;
+	CHECK(!pt_heap_info_ok(w, h), "no prev, its arena past its first page: not one");
+	w[0] = first + 0x30;
+	w[1] = first;
+	CHECK(pt_heap_info_ok(w, h), "a later heap: prev a boundary, its arena in another's first page");
+	w[1] = first + 8;
+	CHECK(!pt_heap_info_ok(w, h), "prev not on a boundary: not one");
+	w[1] = first;
+	w[0] = first + 0x5000;
+	CHECK(!pt_heap_info_ok(w, h), "a later heap whose arena is past a first page: not one");
+	w[0] = h + 0x30;
+	CHECK(!pt_heap_info_ok(w, h), "a later heap naming itself as its arena's: not one");
+	w[0] = first + 0x34;
+	CHECK(!pt_heap_info_ok(w, h), "an arena address not 8-aligned: not one");
+}
+
+/* The bytes of [a, e) in read-write mappings of /proc/self/maps (mapped), and resident by
+ * mincore (resident): the truth for an arena's heaps, independent of smaps and pagemap. */
+static void rw_truth(uint64_t a, uint64_t e, uint64_t *mapped, uint64_t *resident)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long s, t;
+	char line[512], perms[8];
+	unsigned char vec[16384];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		uint64_t lo, hi, i;
+
+		if (sscanf(line, "%llx-%llx %7s", &s, &t, perms) != 3 || perms[0] != 'r' || perms[1] != 'w')
+			continue;
+		lo = s > a ? s : a;
+		hi = t < e ? t : e;
+		if (lo >= hi)
+			continue;
+		*mapped += hi - lo;
+		if (mincore((void *)(uintptr_t)lo, hi - lo, vec) == 0)
+			for (i = 0; i < (hi - lo) / 4096; i++)
+				*resident += vec[i] & 1 ? 4096 : 0;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* A thread arena's two heaps, the first merged with the mapping just below it by the kernel
+ * (mergedheap.h): read from smaps as peaktrace reads a target's, the heap is split off the
+ * mapping at its boundary and both heaps are the arena's, their mapped and resident bytes
+ * those of the maps and mincore; the mapping below is not. */
+static void test_merged_heap(void)
+{
+	struct merged_heap mh = { 0 };
+	struct pt_arena_row row;
+	struct pt_smap *m = NULL;
+	uint64_t *w = NULL, mapped = 0, resident = 0;
+	int n, i, at_h1 = -1, below = -1;
+
+	CHECK(merged_heap_make(&mh) == 0 && mh.merged, "merged: setup (a heap one mapping with the one below)");
+	n = pt_smaps_read(getpid(), &m, &w);
+	CHECK(n > 0, "merged: our own smaps read");
+	for (i = 0; i < n; i++) {
+		if (m[i].start == mh.h1)
+			at_h1 = i;
+		if (m[i].start == mh.below)
+			below = i;
+	}
+	CHECK(at_h1 >= 0 && w[at_h1] == mh.arena, "merged: the heap split off at its boundary, naming its arena");
+	CHECK(below >= 0 && m[below].end == mh.h1 && w[below] == 0 && m[below].rss == 0,
+	      "merged: the mapping below ends at the heap, not a heap, nothing resident (never written)");
+	memset(&row, 0, sizeof(row));
+	row.addr = mh.arena;
+	pt_arenas_attribute(&row, 1, m, n > 0 ? n : 0, w);
+	rw_truth(mh.h1, mh.h1 + MH_HEAP, &mapped, &resident);
+	rw_truth(mh.h2, mh.h2 + MH_HEAP, &mapped, &resident);
+	CHECK_EQ_U64(row.heaps, 2, "merged: both heaps are the arena's");
+	CHECK_EQ_U64(row.mapped_bytes, mapped, "merged: mapped = the read-write parts of its two 64 MiB");
+	CHECK_EQ_U64(row.resident_bytes, resident, "merged: resident = mincore's count there");
+	CHECK_EQ_U64(pt_arenas_resident_in_memory(getpid()) >= (int64_t)resident, 1,
+		     "merged: arena memory resident in all counts both heaps");
 	free(m);
 	free(w);
 }
@@ -331,6 +433,8 @@ int main(void)
 	test_parse();
 	test_attribute();
 	test_own_arena();
+	test_heap_info();
+	test_merged_heap();
 	test_advice();
 	test_compare();
 	test_untraced();

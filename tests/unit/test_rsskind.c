@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "tests/unit/memkind.h"
+#include "tests/unit/mergedheap.h"
 #include "bpf/peaktrace.h"
 
 static char global_buf[1 << 16];
@@ -77,6 +78,44 @@ static void kept_checks(char *big, char *small, char *anon, const struct seen *t
 		CHECK_EQ_U64(pt_rss_kind_kept(&k, (uint64_t)(uintptr_t)later + 4096, sp), PT_MK_UNKNOWN,
 			     "kept: mapped after the keep: not known (not unmapped by the end)");
 	munmap(later, 1 << 20);
+	pt_rss_kinds_free(&k);
+}
+
+/* A thread arena's two heaps, the first merged with a mapping just below it (mergedheap.h):
+ * told by the heap_info at the 64 MiB boundary below the address, not by the mapping's start;
+ * the merged mapping below is not the heap. The same against the maps kept. */
+static void merged_heap_checks(int fd, uint64_t sp)
+{
+	struct merged_heap mh = { 0 };
+	struct pt_rss_kinds k = { 0 };
+
+	CHECK(merged_heap_make(&mh) == 0, "merged: setup (two heaps, a mapping just below the first)");
+	CHECK(mh.merged, "merged: the kernel made the mapping below and the heap one mapping");
+	CHECK_EQ_U64(kind_of(fd, mh.small, sp), PT_MK_HEAP_ARENA,
+		     "merged: a small block in a heap merged with the mapping below: thread arena");
+	CHECK_EQ_U64(kind_of(fd, mh.below + 4096, sp), PT_MK_ANON,
+		     "merged: the mapping below, in the same line of the maps: anonymous mmap");
+	CHECK_EQ_U64(kind_of(fd, mh.last, sp), PT_MK_HEAP_ARENA,
+		     "merged: a block in the arena's second heap (heap_info.prev set): thread arena");
+	pt_rss_kinds_keep(&k, getpid(), 1, PT_KIND_KEEP_NS);
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, mh.small, sp), PT_MK_HEAP_ARENA, "merged: kept: the first heap");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, mh.below + 4096, sp), PT_MK_ANON, "merged: kept: the mapping below");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, mh.last, sp), PT_MK_HEAP_ARENA, "merged: kept: the second heap");
+	/* Kept again, the mappings the same: the boundaries are not read again (a read racing
+	 * with the target's DONTNEED would fault a page back in). The heap_info's size word
+	 * zeroed meanwhile (restored after; the arena is idle: its thread has exited) would
+	 * read as no heap. */
+	{
+		volatile uint64_t *hi = (volatile uint64_t *)(uintptr_t)mh.h2;
+		uint64_t size = hi[2];
+
+		hi[2] = 0;
+		pt_rss_kinds_keep(&k, getpid(), 2, k.kept_ns + 2 * PT_KIND_KEEP_NS);
+		hi[2] = size;
+	}
+	CHECK_EQ_U64(k.kept_reads, 2, "merged: kept again (a new generation)");
+	CHECK_EQ_U64(pt_rss_kind_kept(&k, mh.last, sp), PT_MK_HEAP_ARENA,
+		     "merged: kept again: the second heap's verdict stands, its boundary not read again");
 	pt_rss_kinds_free(&k);
 }
 
@@ -207,6 +246,7 @@ int main(void)
 		     "an unmapped address: unmapped by the end");
 	CHECK_EQ_U64(kind_of(fd, 0, sp), PT_MK_UNKNOWN, "no address: not known");
 	kept_checks(big, small, anon, &th, sp);
+	merged_heap_checks(fd, sp);
 	capture_kept_checks();
 	pthread_join(t, &ret);
 	free(ret);

@@ -75,6 +75,19 @@ bool pt_smap_heap_candidate(const struct pt_smap *m)
 	return m->anon && !m->heap && m->rw && (m->start & (PT_HEAP_MAX_SIZE - 1)) == 0;
 }
 
+bool pt_heap_info_ok(const uint64_t w[4], uint64_t h)
+{
+	const uint64_t page = 4096, in = PT_HEAP_MAX_SIZE - 1;
+
+	if (!w[2] || ((w[2] | w[3]) & (page - 1)) || w[2] > w[3] || w[3] > PT_HEAP_MAX_SIZE ||
+	    (w[0] & 7))
+		return false;
+	if (!w[1])
+		return w[0] >= h && w[0] < h + page;
+	return !(w[1] & in) && w[1] != h && (w[0] & in) < page && (w[0] & ~in) != h &&
+	       w[0] >= PT_HEAP_MAX_SIZE;
+}
+
 void pt_arenas_attribute(struct pt_arena_row *rows, int nrows, const struct pt_smap *m, int nm,
 			 const uint64_t *first_word)
 {
@@ -272,6 +285,86 @@ static void read_settings(struct pt_arenas *a, pid_t pid)
 	pt_environ_free(&env);
 }
 
+/* A thread arena's heap_info at boundary h: its page resident (reading an untouched page could
+ * make it so) and pt_heap_info_ok. */
+static bool heap_at(int fd, int pm, uint64_t h, uint64_t w[4])
+{
+	return pt_page_resident(pm, h) && pread(fd, w, 32, (off_t)h) == 32 && pt_heap_info_ok(w, h);
+}
+
+/* Bytes of [a, e) present in pagemap pm (what smaps' Rss counts, for a piece of a mapping). */
+static uint64_t present_bytes(int pm, uint64_t a, uint64_t e)
+{
+	uint64_t buf[512], n = 0;
+
+	while (a < e) {
+		uint64_t k = (e - a) / 4096, i;
+
+		if (k > 512)
+			k = 512;
+		if (!k || pread(pm, buf, k * 8, (off_t)(a / 4096 * 8)) != (ssize_t)(k * 8))
+			break;
+		for (i = 0; i < k; i++)
+			n += buf[i] & PT_PAGEMAP_PRESENT ? 4096 : 0;
+		a += k * 4096;
+	}
+	return n;
+}
+
+/* Mappings longer than this are not looked into for heaps at their inner boundaries (1,024 of
+ * them: as many full heaps merged in a row): such a mapping is a runtime's reservation or a
+ * sanitizer's shadow, and a read per boundary would cost more than the rest of the maps. */
+#define SPLIT_SPAN (64ULL << 30)
+
+/* Split the mappings of m (n, room for max) holding a heap at an inner 64 MiB boundary (the
+ * kernel merged it with its neighbour below, or a full heap with the next one above): at the
+ * boundary and 64 MiB above it, each piece's rss from pagemap. The number of mappings now. */
+static int split_merged_heaps(struct pt_smap **mp, int n, int fd, int pm)
+{
+	struct pt_smap *m = *mp, *out = NULL;
+	int i, no = 0, room = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t cut[2 * (SPLIT_SPAN / PT_HEAP_MAX_SIZE) + 1], w[4], h, a;
+		int nc = 0, c;
+
+		if (m[i].anon && !m[i].heap && m[i].rw && m[i].end - m[i].start <= SPLIT_SPAN)
+			for (h = (m[i].start | (PT_HEAP_MAX_SIZE - 1)) + 1; h < m[i].end; h += PT_HEAP_MAX_SIZE)
+				if (heap_at(fd, pm, h, w)) {
+					if (!nc || cut[nc - 1] != h)
+						cut[nc++] = h;
+					if (h + PT_HEAP_MAX_SIZE < m[i].end)
+						cut[nc++] = h + PT_HEAP_MAX_SIZE;
+				}
+		if (no + nc + 1 > room) {
+			struct pt_smap *o;
+
+			room = (no + nc + 1) * 2 > n ? (no + nc + 1) * 2 : n;
+			if (!(o = realloc(out, room * sizeof(*o)))) {
+				free(out);
+				return -1;
+			}
+			out = o;
+		}
+		if (!nc) {
+			out[no++] = m[i];
+			continue;
+		}
+		for (c = 0, a = m[i].start; c <= nc; c++) {
+			uint64_t e = c < nc ? cut[c] : m[i].end;
+
+			out[no] = m[i];
+			out[no].start = a;
+			out[no].end = e;
+			out[no++].rss = present_bytes(pm, a, e);
+			a = e;
+		}
+	}
+	free(m);
+	*mp = out;
+	return no;
+}
+
 int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 {
 	char path[64];
@@ -286,28 +379,35 @@ int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	for (const char *p = text; (p = strchr(p, '\n')); p++)
 		max++;
 	m = calloc(max, sizeof(*m));
-	w = calloc(max, sizeof(*w));
-	n = m && w ? pt_smaps_parse(text, m, max) : -1;
+	n = m ? pt_smaps_parse(text, m, max) : -1;
 	free(text);
 	if (n <= 0) {
 		free(m);
-		free(w);
 		return n < 0 ? -ENOMEM : -ESRCH;   /* a process without mappings has exited */
 	}
 	fd = pt_proc_mem_open(pid);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
 	pm = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pm >= 0)
+		n = split_merged_heaps(&m, n, fd, pm);
+	w = n > 0 ? calloc(n, sizeof(*w)) : NULL;
 	/* Only a first page the target touched (pt_page_resident): a heap's heap_info is written
 	 * when it is made, and reading another mapping's untouched first page could make it
 	 * resident. */
-	for (i = 0; fd >= 0 && pm >= 0 && i < n; i++)
-		if (pt_smap_heap_candidate(&m[i]) &&
-		    (!pt_page_resident(pm, m[i].start) || pread(fd, &w[i], 8, (off_t)m[i].start) != 8))
-			w[i] = 0;
+	for (i = 0; w && fd >= 0 && pm >= 0 && i < n; i++) {
+		uint64_t hi[4];
+
+		if (pt_smap_heap_candidate(&m[i]) && heap_at(fd, pm, m[i].start, hi))
+			w[i] = hi[0];
+	}
 	if (fd >= 0)
 		close(fd);
 	if (pm >= 0)
 		close(pm);
+	if (!w) {
+		free(m);
+		return -ENOMEM;
+	}
 	*mout = m;
 	*wout = w;
 	return n;

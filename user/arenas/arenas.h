@@ -118,8 +118,19 @@ struct pt_smap {
 int pt_smaps_parse(const char *text, struct pt_smap *out, int max);
 /* A thread-arena heap could be here: read-write, anonymous, not [heap], 64 MiB-aligned. */
 bool pt_smap_heap_candidate(const struct pt_smap *m);
+/* glibc's heap_info at the 64 MiB boundary h, its first four words w (ar_ptr, prev, size,
+ * mprotect_size: malloc/arena.c): a thread arena's heap. An arena's first heap has no prev and
+ * its arena (malloc_state) right after the heap_info, in h's first page; a later heap has a
+ * 64 MiB-aligned prev and its arena in another boundary's first page. size and mprotect_size
+ * are whole pages, 0 < size <= mprotect_size <= 64 MiB. Unrelated memory would have to satisfy
+ * all of it at a 64 MiB boundary. */
+bool pt_heap_info_ok(const uint64_t w[4], uint64_t h);
 /* The target's mappings (/proc/PID/smaps, bounded, non-blocking) and the first word of every
- * heap candidate (0 if unread), both malloc'd. Returns the number of mappings or -errno. */
+ * heap candidate (0 if unread or not a heap_info: pt_heap_info_ok), both malloc'd. A thread
+ * arena's heap the kernel merged with an adjacent mapping of the same flags (an anonymous
+ * mapping just below it, or the next heap above a full one: one line in the maps) is split
+ * off as its own entry at its 64 MiB boundary, the pieces' rss counted from pagemap. Returns
+ * the number of mappings or -errno. */
 int pt_smaps_read(pid_t pid, struct pt_smap **m, uint64_t **first_word);
 /* Attribute heaps to arenas: the main arena gets "[heap]"; a read-write anonymous mapping that
  * starts on a 64 MiB boundary and whose first word (first_word[i], 0 if unread) is the address of

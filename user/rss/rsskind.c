@@ -12,7 +12,9 @@
  *   a file path                          private copy of a file mapping
  *   other "[...]"                        other
  *   the sp's mapping, addr within [sp - 64 KiB, sp + 8 MiB)   thread stack
- *   64 MiB-aligned, first word in its first page             malloc heap: thread arena
+ *   a glibc heap_info at the 64 MiB boundary at or below addr, inside the run of read-write
+ *   anonymous mappings holding addr (arenas.h pt_heap_info_ok; the kernel merges a heap's
+ *   mapping with an adjacent one of the same flags)           malloc heap: thread arena
  *   a glibc mmapped chunk's header at a page start at or below addr (prev_size 0, IS_MMAPPED,
  *   page-multiple size reaching past addr, inside the mapping)  malloc heap: mmapped chunk
  *   a CPython pymalloc pool header at the 16 KiB pool start      CPython pymalloc arenas
@@ -32,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arenas/arenas.h"
 #include "arenas/resident.h"
 #include "maps/mapread.h"
 #include "target/proc.h"
@@ -305,14 +308,20 @@ static bool in_mmapped_chunk(struct pt_rss_kinds *k, int fd, const struct pt_map
 	}
 }
 
-/* A glibc thread arena's heap: 64 MiB-aligned, its first word (heap_info.ar_ptr) pointing into
- * its first page. */
-static bool arena_heap(struct pt_rss_kinds *k, int fd, const struct pt_mapping *mp)
+/* addr (in mapping i of m, read-write anonymous) is in a glibc thread arena's heap: a
+ * heap_info at the 64 MiB boundary at or below it, that boundary inside the run of read-write
+ * anonymous mappings holding addr. Not the mapping's start: the kernel merges a heap's
+ * read-write part with an adjacent mapping of the same flags (seen in a 7.3 arm64 guest: the
+ * 2 MiB left of a 6 MiB mmap just below a heap, one line in the maps), and a full heap with
+ * the next one above it. One read a look (header_read: the stacks faulting in one heap share
+ * it). */
+static bool arena_heap(struct pt_rss_kinds *k, int fd, const struct pt_maps *m, int i, uint64_t addr,
+		       bool *capped)
 {
-	uint64_t w;
+	uint64_t h = addr & ~(ARENA_HEAP - 1), w[4];
 
-	return !(mp->start & (ARENA_HEAP - 1)) && kind_pread(k, fd, &w, 8, mp->start) &&
-	       w >= mp->start && w < mp->start + KIND_PAGE;
+	return anon_rw(&m->m[i]) && h >= anon_run(m, i).start && !header_read(k, fd, h, w, sizeof(w), capped) &&
+	       pt_heap_info_ok(w, h);
 }
 
 /* ---- the maps kept while the target runs ------------------------------------------------ */
@@ -325,43 +334,85 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
-/* Mapping mp of the maps being kept is a thread arena's heap: its first word read now, else
- * (unreadable: a target exiting reads as nothing) what the maps kept before said of a mapping
- * at the same start (a heap never moves). */
-static bool kept_arena_of(struct pt_rss_kinds *k, int fd, const struct pt_mapping *mp)
+/* The keeps' verdicts on 64 MiB boundaries (kept_heaps: the boundary, its low bit set for a
+ * heap): 1 a heap, 0 read and not one, -1 not decided. */
+#define KEPT_HEAP 1ULL
+static int kept_verdict(const struct pt_rss_kinds *k, uint64_t h)
 {
-	uint64_t w;
-	int o;
+	uint32_t i;
 
-	if (!anon_rw(mp) || (mp->start & (ARENA_HEAP - 1)))
-		return false;
-	if (fd >= 0 && kind_pread(k, fd, &w, 8, mp->start))
-		return w >= mp->start && w < mp->start + KIND_PAGE;
-	return k->kept && (o = map_of(k->kept, mp->start)) >= 0 && k->kept->m[o].start == mp->start &&
-	       k->kept_arena[o];
+	for (i = 0; i < k->nkept_heaps; i++)
+		if ((k->kept_heaps[i] & ~KEPT_HEAP) == h)
+			return (int)(k->kept_heaps[i] & KEPT_HEAP);
+	return -1;
 }
 
-/* Take m (left empty) as the kept maps, each anonymous 64 MiB-aligned mapping tested for a
- * thread arena's heap now, while its first page can be read (fd: the target's /proc/PID/mem;
- * -1: not read). */
+static bool kept_heap_at(const struct pt_rss_kinds *k, uint64_t h)
+{
+	return kept_verdict(k, h) == 1;
+}
+
+/* Boundary h of mapping mp (being kept) is a heap's: decided by the last keep if mp is the same
+ * mapping as then (its verdict stands: a heap is made by a new mapping), else read now (fd >= 0,
+ * the page resident). 1, 0, or -1 when neither (unreadable: a heap the last keep found there
+ * stays one, a target exiting reads as nothing). Each boundary is read once while its mapping
+ * stays the same: a read of a page the target is giving back at that moment (a DONTNEED
+ * between the pagemap test and the read) would fault it in again, a page of "another task". */
+static int keep_verdict(struct pt_rss_kinds *k, int fd, const struct pt_mapping *mp, uint64_t h)
+{
+	int o = k->kept ? map_of(k->kept, h) : -1, v = kept_verdict(k, h);
+	uint64_t w[4];
+
+	if (v >= 0 && o >= 0 && k->kept->m[o].start == mp->start && k->kept->m[o].end == mp->end)
+		return v;
+	if (fd >= 0 && kind_pread(k, fd, w, sizeof(w), h))
+		return pt_heap_info_ok(w, h);
+	return v == 1 ? 1 : -1;
+}
+
+/* Mappings longer than this are not looked into at their inner 64 MiB boundaries (1,024: as
+ * many full heaps merged in a row): a runtime's reservation or a sanitizer's shadow. */
+#define KEEP_SPAN (64ULL << 30)
+
+/* Take m (left empty) as the kept maps, and the thread arenas' heaps in them: every 64 MiB
+ * boundary inside a read-write anonymous mapping tested for a heap_info (keep_verdict; fd: the
+ * target's /proc/PID/mem, -1: not read). */
 static void keep_maps(struct pt_rss_kinds *k, struct pt_maps *m, int fd)
 {
-	uint8_t *arena = calloc(m->n > 0 ? (size_t)m->n : 1, 1);
+	uint64_t *heaps = NULL, h;
+	uint32_t n = 0, room = 0;
 	int i;
 
-	if (!arena)
+	if (!k->kept && !(k->kept = calloc(1, sizeof(*k->kept))))
 		return;
-	if (!k->kept && !(k->kept = calloc(1, sizeof(*k->kept)))) {
-		free(arena);
-		return;
+	for (i = 0; i < m->n; i++) {
+		const struct pt_mapping *mp = &m->m[i];
+
+		if (!anon_rw(mp) || mp->end - mp->start > KEEP_SPAN)
+			continue;
+		for (h = (mp->start + ARENA_HEAP - 1) & ~(ARENA_HEAP - 1); h < mp->end; h += ARENA_HEAP) {
+			int v = keep_verdict(k, fd, mp, h);
+
+			if (v < 0)
+				continue;
+			if (n == room) {
+				uint64_t *nh = realloc(heaps, (room = room ? 2 * room : 16) * sizeof(*nh));
+
+				if (!nh) {
+					free(heaps);
+					return;
+				}
+				heaps = nh;
+			}
+			heaps[n++] = h | (v ? KEPT_HEAP : 0);
+		}
 	}
-	for (i = 0; i < m->n; i++)
-		arena[i] = kept_arena_of(k, fd, &m->m[i]);
 	pt_maps_free(k->kept);
 	*k->kept = *m;
 	memset(m, 0, sizeof(*m));
-	free(k->kept_arena);
-	k->kept_arena = arena;
+	free(k->kept_heaps);
+	k->kept_heaps = heaps;
+	k->nkept_heaps = n;
 	k->kept_ns = mono_ns();
 	k->kept_reads++;
 }
@@ -394,17 +445,14 @@ void pt_rss_kinds_keep(struct pt_rss_kinds *k, pid_t pid, uint64_t gen, uint64_t
 }
 
 /* A kind told against the kept maps, without reading the target (gone): a thread arena's heap
- * as kept_arena says; an address in none of them is not known (mapped after the last read,
- * or unmapped before it: "unmapped by the end" would be a guess). */
+ * where the keep found one (its 64 MiB: the part not read-write then is reserved for it); an
+ * address in none of the maps is not known (mapped after the last read, or unmapped before
+ * it: "unmapped by the end" would be a guess). */
 static enum pt_mem_kind kept_kind(const struct pt_rss_kinds *k, enum pt_mem_kind kind, uint64_t addr)
 {
-	int i;
-
 	if (kind == PT_MK_GONE)
 		return PT_MK_UNKNOWN;
-	if (kind != PT_MK_ANON || (i = map_of(k->kept, addr)) < 0)
-		return kind;
-	return k->kept_arena[i] ? PT_MK_HEAP_ARENA : kind;
+	return kind == PT_MK_ANON && kept_heap_at(k, addr & ~(ARENA_HEAP - 1)) ? PT_MK_HEAP_ARENA : kind;
 }
 
 enum pt_mem_kind pt_rss_kind_kept(struct pt_rss_kinds *k, uint64_t addr, uint64_t sp)
@@ -440,7 +488,7 @@ enum pt_mem_kind pt_mem_kind_of(struct pt_rss_kinds *k, const struct pt_maps *m,
 		return PT_MK_THREAD_STACK;
 	if (fd < 0)
 		return PT_MK_ANON;
-	if (arena_heap(k, fd, mp))
+	if (arena_heap(k, fd, m, i, addr, capped))
 		return PT_MK_HEAP_ARENA;
 	if (in_pymalloc_pool(k, fd, addr))
 		return PT_MK_PYMALLOC;
@@ -502,7 +550,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 			continue;
 		/* A thread arena's heap is told at the end, by its first word: scanning it for
 		 * chunk headers page by page (64 MiB) would find none. */
-		if (arena_heap(k, fd, &m.m[i]))
+		if (arena_heap(k, fd, &m, i, a, &capped))
 			continue;
 		run = anon_run(&m, i);
 		if (in_pymalloc_pool(k, fd, a))
@@ -653,7 +701,7 @@ void pt_rss_kinds_free(struct pt_rss_kinds *k)
 {
 	pt_maps_free(k->kept);
 	free(k->kept);
-	free(k->kept_arena);
+	free(k->kept_heaps);
 	free(k->kind);
 	free(k->early);
 	free(k->reads);

@@ -16,8 +16,8 @@
 enum pt_mem_kind {
 	PT_MK_UNKNOWN = 0,       /* no fault address recorded */
 	PT_MK_HEAP_MAIN,         /* [heap]: glibc's main arena (brk) */
-	PT_MK_HEAP_ARENA,        /* a glibc thread arena's heap: 64 MiB-aligned, its first word
-	                          * pointing into it */
+	PT_MK_HEAP_ARENA,        /* a glibc thread arena's heap: a heap_info at the 64 MiB
+	                          * boundary below (arenas.h pt_heap_info_ok) */
 	PT_MK_HEAP_MMAPPED,      /* a glibc mmapped chunk (its header at a page start) */
 	PT_MK_MAIN_STACK,        /* [stack] */
 	PT_MK_THREAD_STACK,      /* the mapping the faulting thread's sp was in, near the sp */
@@ -65,11 +65,13 @@ struct pt_rss_kinds {
 	int pm_fd;               /* during a look: the target's pagemap, when pm_open */
 	bool pm_open;
 	/* The target's maps as last read while it ran (by a look, or pt_rss_kinds_keep when its
-	 * mappings changed), with each mapping's glibc thread-arena test made then: what the kinds
-	 * are told against when the maps are gone by the end (a target killed while attached:
-	 * "not known" before). kept_arena: per kept mapping, 1 when a thread arena's heap. */
+	 * mappings changed), with the glibc thread arenas' heaps found in them then: what the
+	 * kinds are told against when the maps are gone by the end (a target killed while
+	 * attached: "not known" before). kept_heaps: the 64 MiB boundaries decided then, a
+	 * heap's with its low bit set (rsskind.c keep_verdict). */
 	struct pt_maps *kept;
-	uint8_t *kept_arena;
+	uint64_t *kept_heaps;
+	uint32_t nkept_heaps;
 	uint64_t kept_ns;        /* when they were read (CLOCK_MONOTONIC ns) */
 	uint64_t kept_gen;       /* the kernel's mapping generation then (rss_g.map_gen) */
 	uint64_t kept_reads;     /* times they were read */
@@ -101,7 +103,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now);
 void pt_rss_kinds_keep(struct pt_rss_kinds *k, pid_t pid, uint64_t gen, uint64_t now);
 
 /* The kind of a fault at addr (user sp then) told against the kept maps alone, nothing of the
- * target read (it is gone): a thread arena as kept_arena says, an address in none of them
+ * target read (it is gone): a thread arena where kept_heaps has one, an address in none of them
  * PT_MK_UNKNOWN; an anonymous mapping PT_MK_ANON (the looks' kinds are laid over it later). */
 enum pt_mem_kind pt_rss_kind_kept(struct pt_rss_kinds *k, uint64_t addr, uint64_t sp);
 
