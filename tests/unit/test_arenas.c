@@ -432,9 +432,9 @@ int main(void)
 {
 	test_parse();
 	test_attribute();
+	test_merged_heap();   /* first: before any thread arena (test_rsskind.c says why) */
 	test_own_arena();
 	test_heap_info();
-	test_merged_heap();
 	test_advice();
 	test_compare();
 	test_untraced();
