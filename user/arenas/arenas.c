@@ -311,57 +311,70 @@ static uint64_t present_bytes(int pm, uint64_t a, uint64_t e)
 	return n;
 }
 
-/* Mappings longer than this are not looked into for heaps at their inner boundaries (1,024 of
- * them: as many full heaps merged in a row): such a mapping is a runtime's reservation or a
- * sanitizer's shadow, and a read per boundary would cost more than the rest of the maps. */
-#define SPLIT_SPAN (64ULL << 30)
-
-/* Split the mappings of m (n, room for max) holding a heap at an inner 64 MiB boundary (the
- * kernel merged it with its neighbour below, or a full heap with the next one above): at the
- * boundary and 64 MiB above it, each piece's rss from pagemap. The number of mappings now. */
-static int split_merged_heaps(struct pt_smap **mp, int n, int fd, int pm)
+/* The mappings of m (n of them) with the first word of every thread-arena heap at a 64 MiB
+ * boundary of a read-write anonymous mapping (pt_heap_info_ok, read once), into *mout and
+ * *wout: a mapping holding a heap at an inner boundary (the kernel merged it with its neighbour
+ * below, or a full heap with the next one above) split at the boundary and 64 MiB above it,
+ * each piece's rss from pagemap; an unsplit mapping keeps smaps' Rss. fd, pm: the target's
+ * memory and pagemap (-1: nothing read, every first word 0). The number of mappings, or -1. */
+/* out[*no] = mapping mp's piece [a, e), its first word w[*no] = word. */
+static void piece(struct pt_smap *out, uint64_t *w, int *no, const struct pt_smap *mp, uint64_t a,
+		  uint64_t e, uint64_t word)
 {
-	struct pt_smap *m = *mp, *out = NULL;
+	out[*no] = *mp;
+	out[*no].start = a;
+	out[*no].end = e;
+	w[(*no)++] = word;
+}
+
+static int heaps_of_maps(const struct pt_smap *m, int n, int fd, int pm, struct pt_smap **mout,
+			 uint64_t **wout)
+{
+	struct pt_smap *out = NULL;
+	uint64_t *w = NULL;
 	int i, no = 0, room = 0;
 
 	for (i = 0; i < n; i++) {
-		uint64_t cut[2 * (SPLIT_SPAN / PT_HEAP_MAX_SIZE) + 1], w[4], h, a;
-		int nc = 0, c;
+		bool look = fd >= 0 && pm >= 0 && m[i].anon && !m[i].heap && m[i].rw;
+		bool inner = m[i].end - m[i].start <= PT_HEAP_SCAN_SPAN;
+		uint64_t h = (m[i].start + PT_HEAP_MAX_SIZE - 1) & ~(PT_HEAP_MAX_SIZE - 1), a = m[i].start;
+		int first = no, need = look && inner && h < m[i].end ?
+					       2 * (int)((m[i].end - h) / PT_HEAP_MAX_SIZE) + 3 : 2;
 
-		if (m[i].anon && !m[i].heap && m[i].rw && m[i].end - m[i].start <= SPLIT_SPAN)
-			for (h = (m[i].start | (PT_HEAP_MAX_SIZE - 1)) + 1; h < m[i].end; h += PT_HEAP_MAX_SIZE)
-				if (heap_at(fd, pm, h, w)) {
-					if (!nc || cut[nc - 1] != h)
-						cut[nc++] = h;
-					if (h + PT_HEAP_MAX_SIZE < m[i].end)
-						cut[nc++] = h + PT_HEAP_MAX_SIZE;
-				}
-		if (no + nc + 1 > room) {
+		if (no + need > room) {
 			struct pt_smap *o;
+			uint64_t *ow;
 
-			room = (no + nc + 1) * 2 > n ? (no + nc + 1) * 2 : n;
-			if (!(o = realloc(out, room * sizeof(*o)))) {
+			room = 2 * (no + need) > n ? 2 * (no + need) : n;
+			o = realloc(out, room * sizeof(*o));
+			out = o ? o : out;
+			ow = realloc(w, room * sizeof(*ow));
+			w = ow ? ow : w;
+			if (!o || !ow) {
 				free(out);
+				free(w);
 				return -1;
 			}
-			out = o;
 		}
-		if (!nc) {
-			out[no++] = m[i];
-			continue;
-		}
-		for (c = 0, a = m[i].start; c <= nc; c++) {
-			uint64_t e = c < nc ? cut[c] : m[i].end;
+		/* Pieces: before a heap, the heap (64 MiB at most), after the last; a mapping over
+		 * PT_HEAP_SCAN_SPAN looked at its start only. */
+		for (; look && h < m[i].end && (inner || h == m[i].start); h += PT_HEAP_MAX_SIZE) {
+			uint64_t hi[4];
 
-			out[no] = m[i];
-			out[no].start = a;
-			out[no].end = e;
-			out[no++].rss = present_bytes(pm, a, e);
-			a = e;
+			if (!heap_at(fd, pm, h, hi))
+				continue;
+			if (h > a)
+				piece(out, w, &no, &m[i], a, h, 0);
+			a = h + PT_HEAP_MAX_SIZE < m[i].end ? h + PT_HEAP_MAX_SIZE : m[i].end;
+			piece(out, w, &no, &m[i], h, a, hi[0]);
 		}
+		if (a < m[i].end)
+			piece(out, w, &no, &m[i], a, m[i].end, 0);
+		for (int p = first; no - first > 1 && p < no; p++)
+			out[p].rss = present_bytes(pm, out[p].start, out[p].end);
 	}
-	free(m);
-	*mp = out;
+	*mout = out;
+	*wout = w;
 	return no;
 }
 
@@ -370,8 +383,7 @@ int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	char path[64];
 	char *text;
 	struct pt_smap *m;
-	uint64_t *w;
-	int n, i, fd, pm, max = 1;
+	int n, fd, pm, max = 1;
 
 	text = pt_proc_read(pid, "smaps", NULL);
 	if (!text)
@@ -388,29 +400,13 @@ int pt_smaps_read(pid_t pid, struct pt_smap **mout, uint64_t **wout)
 	fd = pt_proc_mem_open(pid);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
 	pm = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && pm >= 0)
-		n = split_merged_heaps(&m, n, fd, pm);
-	w = n > 0 ? calloc(n, sizeof(*w)) : NULL;
-	/* Only a first page the target touched (pt_page_resident): a heap's heap_info is written
-	 * when it is made, and reading another mapping's untouched first page could make it
-	 * resident. */
-	for (i = 0; w && fd >= 0 && pm >= 0 && i < n; i++) {
-		uint64_t hi[4];
-
-		if (pt_smap_heap_candidate(&m[i]) && heap_at(fd, pm, m[i].start, hi))
-			w[i] = hi[0];
-	}
+	n = heaps_of_maps(m, n, fd, pm, mout, wout);
 	if (fd >= 0)
 		close(fd);
 	if (pm >= 0)
 		close(pm);
-	if (!w) {
-		free(m);
-		return -ENOMEM;
-	}
-	*mout = m;
-	*wout = w;
-	return n;
+	free(m);
+	return n < 0 ? -ENOMEM : n;
 }
 
 static int cmp_tid(const void *x, const void *y)

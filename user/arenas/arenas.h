@@ -125,6 +125,11 @@ bool pt_smap_heap_candidate(const struct pt_smap *m);
  * are whole pages, 0 < size <= mprotect_size <= 64 MiB. Unrelated memory would have to satisfy
  * all of it at a 64 MiB boundary. */
 bool pt_heap_info_ok(const uint64_t w[4], uint64_t h);
+/* Mappings longer than this are looked into for heaps at their start only, not at their inner
+ * 64 MiB boundaries (1,024: as many full heaps merged in a row): such a mapping is a runtime's
+ * reservation or a sanitizer's shadow, and a read per boundary would cost more than the rest
+ * of the maps (arenas.c, rsskind.c). */
+#define PT_HEAP_SCAN_SPAN (64ULL << 30)
 /* The target's mappings (/proc/PID/smaps, bounded, non-blocking) and the first word of every
  * heap candidate (0 if unread or not a heap_info: pt_heap_info_ok), both malloc'd. A thread
  * arena's heap the kernel merged with an adjacent mapping of the same flags (an anonymous

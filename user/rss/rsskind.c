@@ -370,10 +370,6 @@ static int keep_verdict(struct pt_rss_kinds *k, int fd, const struct pt_mapping 
 	return v == 1 ? 1 : -1;
 }
 
-/* Mappings longer than this are not looked into at their inner 64 MiB boundaries (1,024: as
- * many full heaps merged in a row): a runtime's reservation or a sanitizer's shadow. */
-#define KEEP_SPAN (64ULL << 30)
-
 /* Take m (left empty) as the kept maps, and the thread arenas' heaps in them: every 64 MiB
  * boundary inside a read-write anonymous mapping tested for a heap_info (keep_verdict; fd: the
  * target's /proc/PID/mem, -1: not read). */
@@ -388,9 +384,10 @@ static void keep_maps(struct pt_rss_kinds *k, struct pt_maps *m, int fd)
 	for (i = 0; i < m->n; i++) {
 		const struct pt_mapping *mp = &m->m[i];
 
-		if (!anon_rw(mp) || mp->end - mp->start > KEEP_SPAN)
+		if (!anon_rw(mp))
 			continue;
-		for (h = (mp->start + ARENA_HEAP - 1) & ~(ARENA_HEAP - 1); h < mp->end; h += ARENA_HEAP) {
+		for (h = (mp->start + ARENA_HEAP - 1) & ~(ARENA_HEAP - 1);
+		     h < mp->end && (mp->end - mp->start <= PT_HEAP_SCAN_SPAN || h == mp->start); h += ARENA_HEAP) {
 			int v = keep_verdict(k, fd, mp, h);
 
 			if (v < 0)
@@ -548,7 +545,7 @@ void pt_rss_kinds_early(struct pt_rss_kinds *k, pid_t pid, uint64_t now)
 		 * written yet, says nothing against an earlier heap of the same stack. */
 		if (i < 0 || !anon_rw(&m.m[i]))
 			continue;
-		/* A thread arena's heap is told at the end, by its first word: scanning it for
+		/* A thread arena's heap is told at the end, by its heap_info: scanning it for
 		 * chunk headers page by page (64 MiB) would find none. */
 		if (arena_heap(k, fd, &m, i, a, &capped))
 			continue;
